@@ -1,0 +1,23 @@
+# Two commands do all set-up on a fresh machine (see README):
+#   make demo   record a Paddle and a Torch model in two processes, compare, write the report
+#   make test   run the whole test suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench clean-demo
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q torch==2.13.0 paddlepaddle==3.3.1
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/padiff-trace run examples/simple_paddle.py examples/simple_torch.py --out out/demo --force
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) bench/trace_io.py

@@ -1,0 +1,82 @@
+"""Logical dtypes (what the framework had) and storage dtypes (what HDF5 holds).
+
+numpy has no bfloat16, so a bfloat16 tensor is stored as its raw 16-bit patterns
+(``<u2``) and decoded losslessly to float32 on read (bfloat16 is the upper half of
+a float32). Booleans are stored as ``u1`` (0/1). Everything is little-endian.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["STORAGE", "decode", "logical_name", "storage_dtype", "to_float64"]
+
+# logical name -> storage dtype
+STORAGE: dict[str, np.dtype] = {
+    "bool": np.dtype("u1"),
+    "uint8": np.dtype("u1"),
+    "int8": np.dtype("i1"),
+    "int16": np.dtype("<i2"),
+    "uint16": np.dtype("<u2"),
+    "int32": np.dtype("<i4"),
+    "uint32": np.dtype("<u4"),
+    "int64": np.dtype("<i8"),
+    "uint64": np.dtype("<u8"),
+    "float16": np.dtype("<f2"),
+    "bfloat16": np.dtype("<u2"),
+    "float32": np.dtype("<f4"),
+    "float64": np.dtype("<f8"),
+    "complex64": np.dtype("<c8"),
+    "complex128": np.dtype("<c16"),
+    # 8-bit floats: raw bit patterns, statistics not computed
+    "float8_e4m3fn": np.dtype("u1"),
+    "float8_e5m2": np.dtype("u1"),
+}
+
+_UNDECODED = {"float8_e4m3fn", "float8_e5m2"}
+
+
+def logical_name(arr: np.ndarray) -> str:
+    """The logical dtype name of a numpy array (bfloat16 cannot come from numpy)."""
+    name = arr.dtype.name
+    if name not in STORAGE:
+        raise TypeError(f"unsupported array dtype {arr.dtype}")
+    return name
+
+
+def storage_dtype(logical: str) -> np.dtype:
+    try:
+        return STORAGE[logical]
+    except KeyError:
+        raise TypeError(f"unsupported logical dtype {logical!r}; known: {sorted(STORAGE)}") from None
+
+
+def to_storage(arr: np.ndarray, logical: str) -> np.ndarray:
+    """A C-contiguous little-endian array of the storage dtype holding ``arr``'s bits."""
+    want = storage_dtype(logical)
+    if arr.dtype == np.bool_:
+        arr = arr.view(np.uint8)
+    if arr.dtype != want:
+        if arr.dtype.itemsize != want.itemsize or arr.dtype.kind != want.kind:
+            raise TypeError(f"array of dtype {arr.dtype} cannot hold logical {logical}")
+        arr = arr.astype(want)  # byte order only
+    return np.ascontiguousarray(arr)
+
+
+def decode(stored: np.ndarray, logical: str) -> np.ndarray:
+    """Storage array -> the closest numpy array of the logical dtype (bfloat16 -> float32)."""
+    if logical == "bfloat16":
+        return (stored.astype(np.uint32) << 16).view(np.float32)
+    if logical == "bool":
+        return stored.view(np.bool_)
+    return stored
+
+
+def to_float64(stored: np.ndarray, logical: str) -> np.ndarray | None:
+    """Values as float64 (complex as complex128); None when the dtype cannot be decoded."""
+    if logical in _UNDECODED:
+        return None
+    vals = decode(stored, logical)
+    if vals.dtype.kind == "c":
+        return vals.astype(np.complex128, copy=False)
+    return vals.astype(np.float64, copy=False)

@@ -1,0 +1,82 @@
+"""The exception tree of padiff-trace.
+
+    PadiffTraceError                      every error this project raises on purpose
+    ├── UserError                         bad input: one line, no traceback, CLI exit 2
+    │   ├── TraceNotFoundError            (also FileNotFoundError)
+    │   ├── NotATraceError                a file that is not a padiff-trace trace
+    │   ├── CorruptTraceError             truncated or damaged shard
+    │   ├── UnsupportedVersionError       written by a newer padiff-trace
+    │   ├── TraceExistsError              (also FileExistsError) refusing to overwrite
+    │   ├── SpecError                     a spec file breaks the contract
+    │   ├── MappingError                  a mapping file is invalid or matches nothing
+    │   └── WeightTransferError           weights cannot be matched onto a model
+    ├── TraceWriteError                   (also OSError) disk full, unwritable path
+    └── InternalError                     a bug in padiff-trace: reported with traceback
+
+Every message names the file or record concerned and, for mismatches, both sides.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CorruptTraceError",
+    "InternalError",
+    "MappingError",
+    "NotATraceError",
+    "PadiffTraceError",
+    "SpecError",
+    "TraceExistsError",
+    "TraceNotFoundError",
+    "TraceWriteError",
+    "UnsupportedVersionError",
+    "UserError",
+    "WeightTransferError",
+]
+
+
+class PadiffTraceError(Exception):
+    """Base of every error padiff-trace raises on purpose."""
+
+
+class UserError(PadiffTraceError):
+    """The user's input is wrong; shown as one line, CLI exits with 2."""
+
+
+class TraceNotFoundError(UserError, FileNotFoundError):
+    """The trace path does not exist."""
+
+
+class NotATraceError(UserError):
+    """The path exists but is not a padiff-trace trace."""
+
+
+class CorruptTraceError(UserError):
+    """A shard of the trace is truncated or damaged."""
+
+
+class UnsupportedVersionError(UserError):
+    """The trace was written in a format version newer than this reader."""
+
+
+class TraceExistsError(UserError, FileExistsError):
+    """Refusing to overwrite an existing trace."""
+
+
+class SpecError(UserError):
+    """A spec file does not follow the contract (model(), inputs(), ...)."""
+
+
+class MappingError(UserError):
+    """A mapping file is malformed or one of its entries matches nothing."""
+
+
+class WeightTransferError(UserError):
+    """Weights from a trace cannot be matched onto the model."""
+
+
+class TraceWriteError(PadiffTraceError, OSError):
+    """Writing the trace failed (disk full, permissions); flushed shards stay readable."""
+
+
+class InternalError(PadiffTraceError):
+    """A bug in padiff-trace itself."""

@@ -1,0 +1,383 @@
+"""Lazy, read-only access to a trace: a Mapping from sequence number to Record."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from ._dtypes import decode, storage_dtype, to_float64
+from ._errors import CorruptTraceError, NotATraceError, TraceNotFoundError, UnsupportedVersionError
+from ._records import Frame, stack_from_json
+from ._schema import FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
+from ._stats import CHUNK_ELEMS
+
+__all__ = ["Record", "Trace", "open_trace"]
+
+_SHARD_RE = re.compile(r"shard-(\d+)\.h5$")
+_MAX_OPEN = 32
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Record:
+    """Metadata of one record; tensor data is read on demand."""
+
+    trace: Trace = field(repr=False)
+    row: int = field(repr=False)  # row in the trace's index
+    seq: int
+    step: int
+    phase: Phase
+    kind: Kind
+    module: str
+    module_type: str
+    call: int
+    parent: int
+    call_index: int
+    position: str
+    dtype: str
+    shape: tuple[int, ...]
+    device: str
+    numel: int
+    has_data: bool
+
+    @property
+    def stats(self) -> dict[str, float]:
+        vals = self.trace._rows["stats"][self.row]
+        return {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
+
+    @property
+    def stack(self) -> tuple[Frame, ...]:
+        return self.trace._stack(int(self.trace._rows["stack"][self.row]))
+
+    @property
+    def is_tensor(self) -> bool:
+        return not self.dtype.startswith("py:")
+
+    @property
+    def name(self) -> str:
+        """``module[call_index]:position`` - a readable identifier."""
+        mod = self.module or "<root>"
+        return f"{mod}#{self.call_index}:{self.position}" if self.position else f"{mod}#{self.call_index}"
+
+    def read(self) -> np.ndarray:
+        """The tensor (bfloat16 decoded to float32, bool as bool), shaped."""
+        return self.trace.read(self.seq)
+
+    def iter_chunks(self, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
+        """Flat float64 (complex128 for complex) chunks of the tensor, in C order."""
+        return self.trace.iter_chunks(self.seq, chunk_elems)
+
+
+class Trace(Mapping[int, Record]):
+    """A trace opened for reading. ``trace[seq]`` -> Record, iteration in sequence order."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._files: OrderedDict[int, h5py.File] = OrderedDict()
+        self._shard_paths, self._single = _find_shards(self.path)
+        metas: list[dict[str, Any]] = []
+        rows: list[np.ndarray] = []
+        shard_of: list[np.ndarray] = []
+        strings: dict[str, int] = {}
+        self._strings: list[str] = []
+        self.final = False
+        self.summary: dict[str, Any] = {}
+        for i, sp in enumerate(self._shard_paths):
+            f = self._file(i)
+            attrs = f.attrs
+            try:
+                table = f["records"][...]
+                local = [s.decode("utf-8") if isinstance(s, bytes) else s for s in f["strings"][...]]
+                if "blob" not in f or "tensors" not in f:
+                    raise KeyError("blob")
+            except (OSError, KeyError, ValueError) as exc:
+                raise CorruptTraceError(f"{sp}: damaged shard ({_short(exc)})") from None
+            if table.dtype != RECORD_DTYPE:
+                raise CorruptTraceError(f"{sp}: record table has layout {table.dtype}, expected {RECORD_DTYPE}")
+            metas.append(json.loads(_attr_str(attrs, "meta")))
+            remap = np.array([strings.setdefault(s, len(strings)) for s in local] or [0], dtype=np.int32)
+            for col in ("module", "module_type", "position", "dtype", "shape", "device", "stack"):
+                if len(table) and (table[col].max() >= len(local) or table[col].min() < 0):
+                    raise CorruptTraceError(f"{sp}: record table refers to missing strings")
+                table[col] = remap[table[col]]
+            rows.append(table)
+            shard_of.append(np.full(len(table), i, dtype=np.int32))
+            if bool(attrs.get("final", False)):
+                self.final = True
+            if "summary" in attrs:
+                self.summary = json.loads(_attr_str(attrs, "summary"))
+        self._strings = list(strings)
+        self._rows = np.concatenate(rows) if rows else np.zeros(0, RECORD_DTYPE)
+        self._shard_of = np.concatenate(shard_of) if shard_of else np.zeros(0, np.int32)
+        order = np.argsort(self._rows["seq"], kind="stable")
+        if not np.all(order == np.arange(len(order))):
+            self._rows, self._shard_of = self._rows[order], self._shard_of[order]
+        self._seq_index = {int(s): i for i, s in enumerate(self._rows["seq"])} if len(self._rows) else {}
+        self.meta: dict[str, Any] = metas[0] if metas else {}
+        self._stack_cache: dict[int, tuple[Frame, ...]] = {}
+        self._shape_cache: dict[int, tuple[int, ...]] = {}
+        self.missing_shards = _gaps(self._shard_paths) if not self._single else []
+
+    # ------------------------------------------------------------------ mapping
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(int(s) for s in self._rows["seq"])
+
+    def __getitem__(self, seq: int) -> Record:
+        try:
+            i = self._seq_index[int(seq)]
+        except KeyError:
+            raise KeyError(f"{self.path}: no record with sequence number {seq}") from None
+        return self._record(i)
+
+    def __contains__(self, seq: object) -> bool:
+        return isinstance(seq, (int, np.integer)) and int(seq) in self._seq_index
+
+    def records(self) -> Iterator[Record]:
+        """All records in sequence order."""
+        return (self._record(i) for i in range(len(self._rows)))
+
+    @property
+    def complete(self) -> bool:
+        return self.final and not self.missing_shards
+
+    @property
+    def table(self) -> np.ndarray:
+        """The raw index (structured array, string columns as ids into ``strings``)."""
+        return self._rows
+
+    @property
+    def strings(self) -> list[str]:
+        return self._strings
+
+    def select(
+        self,
+        module: str | None = None,
+        kind: Kind | str | Iterable[Kind | str] | None = None,
+        phase: Phase | str | Iterable[Phase | str] | None = None,
+        step: int | Iterable[int] | None = None,
+    ) -> list[Record]:
+        """Records matching all given filters; ``module`` is a glob (``encoder.*.q_proj``)."""
+        mask = np.ones(len(self._rows), dtype=bool)
+        if module is not None:
+            ok = np.array([fnmatch.fnmatchcase(s, module) for s in self._strings] or [False])
+            mask &= ok[self._rows["module"]]
+        if kind is not None:
+            mask &= np.isin(self._rows["kind"], [int(_enum(Kind, k)) for k in _many(kind)])
+        if phase is not None:
+            mask &= np.isin(self._rows["phase"], [int(_enum(Phase, p)) for p in _many(phase)])
+        if step is not None:
+            mask &= np.isin(self._rows["step"], [int(s) for s in _many(step)])
+        return [self._record(int(i)) for i in np.flatnonzero(mask)]
+
+    def counts(self) -> dict[str, Counter[str]]:
+        kinds = Counter(Kind(int(k)).label for k in self._rows["kind"])
+        phases = Counter(Phase(int(p)).label for p in self._rows["phase"])
+        return {"kind": kinds, "phase": phases}
+
+    def steps(self) -> list[int]:
+        return sorted(int(s) for s in np.unique(self._rows["step"]))
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self._shard_paths)
+
+    # ------------------------------------------------------------------ data
+    def read(self, seq: int) -> np.ndarray:
+        rec = self[seq]
+        if not rec.has_data:
+            raise KeyError(f"{self.path}: record {seq} ({rec.name}) holds statistics only, no tensor data")
+        stored = self._read_stored(rec, 0, rec.numel)
+        return decode(stored, rec.dtype).reshape(rec.shape)
+
+    def iter_chunks(self, seq: int, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
+        rec = self[seq]
+        if not rec.has_data:
+            raise KeyError(f"{self.path}: record {seq} ({rec.name}) holds statistics only, no tensor data")
+        for start in range(0, rec.numel, chunk_elems):
+            stored = self._read_stored(rec, start, min(rec.numel, start + chunk_elems))
+            vals = to_float64(stored, rec.dtype)
+            if vals is None:
+                raise KeyError(f"{self.path}: record {seq} has dtype {rec.dtype}, which cannot be decoded")
+            yield vals
+
+    def _read_stored(self, rec: Record, start: int, stop: int) -> np.ndarray:
+        i = rec.row
+        row = self._rows[i]
+        sdt = storage_dtype(rec.dtype)
+        shard = int(self._shard_of[i])
+        f = self._file(shard)
+        try:
+            if row["data_loc"] == DataLoc.DATASET:
+                return f["tensors"][str(rec.seq)][start:stop]
+            off = int(row["offset"]) + start * sdt.itemsize
+            raw = f["blob"][off : off + (stop - start) * sdt.itemsize]
+            return raw.view(sdt)
+        except (OSError, KeyError, ValueError) as exc:
+            raise CorruptTraceError(
+                f"{self._shard_paths[shard]}: cannot read record {rec.seq} ({rec.name}): {_short(exc)}"
+            ) from None
+
+    # ------------------------------------------------------------------ internals
+    def _record(self, i: int) -> Record:
+        r = self._rows[i]
+        s = self._strings
+        shape_id = int(r["shape"])
+        shape = self._shape_cache.get(shape_id)
+        if shape is None:
+            shape = self._shape_cache[shape_id] = tuple(json.loads(s[shape_id]))
+        return Record(
+            self,
+            i,
+            int(r["seq"]),
+            int(r["step"]),
+            Phase(int(r["phase"])),
+            Kind(int(r["kind"])),
+            s[r["module"]],
+            s[r["module_type"]],
+            int(r["call"]),
+            int(r["parent"]),
+            int(r["call_index"]),
+            s[r["position"]],
+            s[r["dtype"]],
+            shape,
+            s[r["device"]],
+            int(r["numel"]),
+            int(r["data_loc"]) != DataLoc.NONE,
+        )
+
+    def _stack(self, sid: int) -> tuple[Frame, ...]:
+        st = self._stack_cache.get(sid)
+        if st is None:
+            st = self._stack_cache[sid] = stack_from_json(self._strings[sid])
+        return st
+
+    def _file(self, i: int) -> h5py.File:
+        f = self._files.get(i)
+        if f is not None:
+            self._files.move_to_end(i)
+            return f
+        path = self._shard_paths[i]
+        f = _open_shard(path)
+        self._files[i] = f
+        if len(self._files) > _MAX_OPEN:
+            _, old = self._files.popitem(last=False)
+            old.close()
+        return f
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "complete" if self.complete else "incomplete"
+        return f"<Trace {self.path} {self.meta.get('framework', '?')} {len(self)} records, {state}>"
+
+
+def open_trace(path: str | os.PathLike[str]) -> Trace:
+    """Open a trace directory (or a single shard file) for reading."""
+    return Trace(path)
+
+
+def is_trace(path: str | os.PathLike[str]) -> bool:
+    p = Path(path)
+    return p.is_dir() and any(p.glob(SHARD_GLOB))
+
+
+# ---------------------------------------------------------------------- helpers
+def _find_shards(path: Path) -> tuple[list[Path], bool]:
+    if not path.exists():
+        raise TraceNotFoundError(f"{path}: no such trace")
+    if path.is_file():
+        return [path], True
+    shards = sorted((p for p in path.iterdir() if _SHARD_RE.search(p.name)), key=_shard_no)
+    if not shards:
+        partial = list(path.glob(SHARD_GLOB + ".part"))
+        why = "only an unfinished shard (the recorder was killed before its first flush)" if partial else "no shards"
+        raise NotATraceError(f"{path}: not a padiff-trace trace ({why})")
+    return shards, False
+
+
+def _shard_no(p: Path) -> int:
+    m = _SHARD_RE.search(p.name)
+    return int(m.group(1)) if m else -1
+
+
+def _gaps(paths: list[Path]) -> list[int]:
+    have = {_shard_no(p) for p in paths}
+    return [i for i in range(max(have) + 1) if i not in have] if have else []
+
+
+def _open_shard(path: Path) -> h5py.File:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise TraceNotFoundError(f"{path}: cannot open: {exc.strerror}") from None
+    if size == 0:
+        raise CorruptTraceError(f"{path}: empty file (0 bytes)")
+    if not h5py.is_hdf5(path):
+        raise NotATraceError(f"{path}: not an HDF5 file, so not a padiff-trace trace")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise CorruptTraceError(f"{path}: damaged or truncated HDF5 file ({_short(exc)})") from None
+    try:
+        fmt = _attr_str(f.attrs, "format") if "format" in f.attrs else None
+    except (OSError, ValueError):
+        fmt = None
+    if fmt != FORMAT_NAME:
+        f.close()
+        raise NotATraceError(f"{path}: an HDF5 file, but not a padiff-trace trace (format attribute {fmt!r})")
+    version = int(f.attrs.get("format_version", -1))
+    if version > FORMAT_VERSION:
+        f.close()
+        raise UnsupportedVersionError(
+            f"{path}: trace format version {version} is newer than this reader's {FORMAT_VERSION}; "
+            "upgrade padiff-trace"
+        )
+    if version < 1:
+        f.close()
+        raise CorruptTraceError(f"{path}: invalid format version {version}")
+    return f
+
+
+def _attr_str(attrs: Any, key: str) -> str:
+    v = attrs[key]
+    return v.decode("utf-8") if isinstance(v, bytes) else str(v)
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+def _many(x: Any) -> list[Any]:
+    if isinstance(x, (str, int, Kind, Phase)):
+        return [x]
+    return list(x)
+
+
+def _enum(cls: Any, v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            return cls[v.upper()]
+        except KeyError:
+            names = ", ".join(m.label for m in cls)
+            raise ValueError(f"unknown {cls.__name__.lower()} {v!r}; one of: {names}") from None
+    return cls(v)

@@ -1,0 +1,111 @@
+"""One shard file of a trace: an HDF5 file written once, then renamed into place.
+
+A shard is written under ``<name>.part`` and renamed to ``<name>`` only after
+``h5py.File.close()`` returned; a reader never looks at ``.part`` files. So a
+process killed at any moment leaves only complete shards behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from ._schema import FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, DataLoc
+
+__all__ = ["ShardWriter", "shard_name", "BIG_TENSOR_BYTES"]
+
+BIG_TENSOR_BYTES = 1 << 20  # tensors at least this large get a dataset of their own
+_ROW_CHUNK = 4096
+
+
+def shard_name(index: int) -> str:
+    return f"shard-{index:06d}.h5"
+
+
+class ShardWriter:
+    """Accumulates records of one shard; small tensors are packed into one blob."""
+
+    def __init__(self, directory: Path, index: int, meta_json: str, compression: str | None) -> None:
+        self.index = index
+        self.final_path = directory / shard_name(index)
+        self.part_path = directory / (shard_name(index) + ".part")
+        self._compression = compression
+        self._file = h5py.File(self.part_path, "w")
+        self._file.attrs["format"] = FORMAT_NAME
+        self._file.attrs["format_version"] = FORMAT_VERSION
+        self._file.attrs["meta"] = meta_json
+        self._file.attrs["shard"] = index
+        self._tensors = self._file.create_group("tensors")
+        self._rows = np.zeros(_ROW_CHUNK, dtype=RECORD_DTYPE)
+        self.n_rows = 0
+        self._strings: dict[str, int] = {}
+        self._blob = bytearray()
+        self.data_bytes = 0
+
+    def intern(self, text: str) -> int:
+        idx = self._strings.get(text)
+        if idx is None:
+            idx = self._strings[text] = len(self._strings)
+        return idx
+
+    def add_row(self) -> np.void:
+        if self.n_rows == len(self._rows):
+            self._rows = np.concatenate([self._rows, np.zeros(len(self._rows), dtype=RECORD_DTYPE)])
+        row = self._rows[self.n_rows]
+        self.n_rows += 1
+        return row
+
+    def put_data(self, seq: int, stored: np.ndarray) -> tuple[DataLoc, int, int]:
+        """Store a flat storage array; return (location, offset, nbytes)."""
+        nbytes = stored.nbytes
+        self.data_bytes += nbytes
+        if nbytes >= BIG_TENSOR_BYTES:
+            kwargs: dict[str, Any] = {}
+            if self._compression:
+                kwargs = {"compression": self._compression, "chunks": (max(1, BIG_TENSOR_BYTES // stored.itemsize),)}
+                if self._compression == "gzip":
+                    kwargs["compression_opts"] = 4
+                kwargs["shuffle"] = True
+            self._tensors.create_dataset(str(seq), data=stored.reshape(-1), **kwargs)
+            return DataLoc.DATASET, 0, nbytes
+        offset = len(self._blob)
+        if nbytes:
+            self._blob += memoryview(stored.reshape(-1)).cast("B")
+        return DataLoc.BLOB, offset, nbytes
+
+    @property
+    def blob_bytes(self) -> int:
+        return len(self._blob)
+
+    def close(self, final: bool, summary: dict[str, Any] | None = None) -> Path:
+        f = self._file
+        rows = self._rows[: self.n_rows]
+        f.create_dataset("records", data=rows, chunks=True, maxshape=(None,), fletcher32=True)
+        strings = np.array(list(self._strings), dtype=object)
+        f.create_dataset("strings", data=strings, dtype=h5py.string_dtype("utf-8"))
+        blob = np.frombuffer(self._blob, dtype=np.uint8)
+        kwargs: dict[str, Any] = {}
+        if self._compression and blob.size:
+            kwargs = {"compression": self._compression, "chunks": (min(blob.size, 1 << 20),), "shuffle": True}
+        f.create_dataset("blob", data=blob, **kwargs)
+        f.attrs["final"] = bool(final)
+        if self.n_rows:
+            f.attrs["first_seq"] = int(self._rows[0]["seq"])
+            f.attrs["last_seq"] = int(self._rows[self.n_rows - 1]["seq"])
+        if summary is not None:
+            f.attrs["summary"] = json.dumps(summary)
+        f.close()
+        self._blob = bytearray()
+        os.replace(self.part_path, self.final_path)
+        return self.final_path
+
+    def abort(self) -> None:
+        try:
+            self._file.close()
+        except Exception:  # noqa: BLE001 - best effort while already failing
+            pass

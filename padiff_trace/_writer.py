@@ -1,0 +1,314 @@
+"""Streaming trace writer: producers enqueue, one background thread writes shards.
+
+Flush policy: the open shard is closed (and becomes visible and crash-safe) when
+it holds ``flush_records`` records, ``flush_bytes`` bytes of tensor data, or is
+``flush_seconds`` old, whichever comes first, and on ``close()``. The queue is
+bounded by ``queue_bytes``: a producer waits while it is full, nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ._dtypes import storage_dtype, to_storage
+from ._errors import TraceExistsError, TraceWriteError
+from ._meta import base_meta
+from ._records import RecordHeader, stack_to_json
+from ._schema import FORMAT_VERSION, SHARD_GLOB, DataLoc, Kind, Phase
+from ._shard import ShardWriter
+from ._stats import tensor_stats
+
+__all__ = ["Deferred", "TraceWriter", "WriterOptions"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """A tensor whose host copy completes later (e.g. an async device->host copy).
+
+    ``fetch()`` runs on the writer thread and returns the host array.
+    """
+
+    nbytes: int
+    fetch: Callable[[], np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class WriterOptions:
+    flush_records: int = 10_000
+    flush_seconds: float = 2.0
+    flush_bytes: int = 256 << 20
+    queue_bytes: int = 512 << 20
+    compression: str | None = None  # None, "gzip" or "lzf"
+    stats_only: bool = False
+    max_data_bytes: int | None = None  # larger tensors keep statistics only
+
+
+@dataclass(slots=True)
+class _Item:
+    seq: int
+    header: RecordHeader
+    data: np.ndarray | Deferred | None
+    dtype: str | None
+    shape: tuple[int, ...] | None
+    keep_data: bool
+    nbytes: int
+
+
+_CLOSE = object()
+
+
+class TraceWriter:
+    """Write a trace directory of shards. Use as a context manager or call ``close()``."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        meta: Mapping[str, Any] | None = None,
+        options: WriterOptions | None = None,
+        overwrite: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.options = options or WriterOptions()
+        if self.options.compression not in (None, "gzip", "lzf"):
+            raise ValueError(f"unknown compression {self.options.compression!r}; use gzip or lzf")
+        self._prepare_dir(overwrite)
+        full_meta = base_meta()
+        full_meta.update(meta or {})
+        full_meta["format_version"] = FORMAT_VERSION
+        self.meta = full_meta
+        self._meta_json = json.dumps(full_meta, ensure_ascii=False, sort_keys=True, default=str)
+        self._cond = threading.Condition()
+        self._queue: collections.deque[Any] = collections.deque()
+        self._queued_bytes = 0
+        self._seq = 0
+        self._error: BaseException | None = None
+        self._closed = False
+        self._counts: dict[str, int] = collections.Counter()
+        self._steps: set[int] = set()
+        self._shard_index = 0
+        self._abort_reason: str | None = None
+        self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
+        self._thread.start()
+
+    # ---------------------------------------------------------------- producer side
+    def append(
+        self,
+        header: RecordHeader,
+        data: np.ndarray | Deferred | None,
+        *,
+        dtype: str | None = None,
+        shape: tuple[int, ...] | None = None,
+        keep_data: bool = True,
+    ) -> int:
+        """Queue one record; returns its sequence number. Blocks while the queue is full.
+
+        ``data`` must not be modified by the caller afterwards. ``dtype`` is the logical
+        dtype (needed for bfloat16, whose bits arrive as uint16, and for non-tensors,
+        e.g. ``"py:NoneType"`` with ``data=None``).
+        """
+        nbytes = 0 if data is None else int(data.nbytes)
+        with self._cond:
+            self._raise_if_failed()
+            if self._closed:
+                raise TraceWriteError(f"{self.path}: writer is closed")
+            cap = self.options.queue_bytes
+            while self._queued_bytes and self._queued_bytes + nbytes > cap and self._error is None:
+                self._cond.wait()
+            self._raise_if_failed()
+            seq = self._seq
+            self._seq += 1
+            self._queue.append(_Item(seq, header, data, dtype, shape, keep_data, nbytes))
+            self._queued_bytes += nbytes
+            self._cond.notify_all()
+        return seq
+
+    def close(self) -> None:
+        """Write everything queued, mark the trace complete and stop the thread."""
+        with self._cond:
+            if self._closed:
+                self._raise_if_failed()
+                return
+            self._closed = True
+            self._queue.append(_CLOSE)
+            self._cond.notify_all()
+        self._thread.join()
+        self._raise_if_failed()
+
+    def abort(self, reason: str) -> None:
+        """Write what is queued but leave the trace marked incomplete."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._abort_reason = reason
+            self._queue.append(_CLOSE)
+            self._cond.notify_all()
+        self._thread.join()
+
+    @property
+    def records_written(self) -> int:
+        return self._seq
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort(f"{getattr(exc_type, '__name__', exc_type)}: {exc}")
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise TraceWriteError(f"{self.path}: writing the trace failed: {self._error}") from self._error
+
+    def _prepare_dir(self, overwrite: bool) -> None:
+        p = self.path
+        if p.exists() and not p.is_dir():
+            raise TraceExistsError(f"{p}: exists and is not a trace directory")
+        existing = sorted(p.glob(SHARD_GLOB)) + sorted(p.glob(SHARD_GLOB + ".part")) if p.exists() else []
+        if existing:
+            if not overwrite:
+                raise TraceExistsError(f"{p}: a trace already exists here (pass overwrite/--force to replace it)")
+            for f in existing:  # only our own shard files, never anything else in the directory
+                f.unlink()
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+            probe = p / ".padiff-write-test"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise TraceWriteError(f"{p}: cannot write the trace here: {exc.strerror or exc}") from exc
+
+    # ---------------------------------------------------------------- writer thread
+    def _run(self) -> None:
+        shard: ShardWriter | None = None
+        opened = 0.0
+        opts = self.options
+        try:
+            while True:
+                with self._cond:
+                    while not self._queue:
+                        timeout = None if shard is None else max(0.0, opened + opts.flush_seconds - time.monotonic())
+                        if timeout == 0.0:
+                            break
+                        self._cond.wait(timeout)
+                    item = self._queue.popleft() if self._queue else None
+                if item is None:  # flush by age
+                    if shard is not None:
+                        shard.close(final=False)
+                        shard = None
+                    continue
+                if item is _CLOSE:
+                    if shard is None:
+                        shard = self._new_shard()
+                    final = self._abort_reason is None
+                    summary = self._summary()
+                    if not final:
+                        summary["aborted"] = self._abort_reason
+                    shard.close(final=final, summary=summary)
+                    shard = None
+                    return
+                if shard is None:
+                    shard = self._new_shard()
+                    opened = time.monotonic()
+                self._write(shard, item)
+                with self._cond:
+                    self._queued_bytes -= item.nbytes
+                    self._cond.notify_all()
+                if (
+                    shard.n_rows >= opts.flush_records
+                    or shard.data_bytes >= opts.flush_bytes
+                    or time.monotonic() - opened >= opts.flush_seconds
+                ):
+                    shard.close(final=False)
+                    shard = None
+        except BaseException as exc:  # noqa: BLE001 - surfaced to the producer
+            logger.debug("writer thread failed", exc_info=True)
+            if shard is not None:
+                shard.abort()
+            with self._cond:
+                self._error = exc
+                self._queue.clear()
+                self._queued_bytes = 0
+                self._cond.notify_all()
+
+    def _new_shard(self) -> ShardWriter:
+        shard = ShardWriter(self.path, self._shard_index, self._meta_json, self.options.compression)
+        self._shard_index += 1
+        return shard
+
+    def _write(self, shard: ShardWriter, item: _Item) -> None:
+        h = item.header
+        arr: np.ndarray | None
+        if isinstance(item.data, Deferred):
+            arr = item.data.fetch()
+        else:
+            arr = item.data
+        row = shard.add_row()
+        row["seq"] = item.seq
+        row["step"] = h.step
+        row["phase"] = int(h.phase)
+        row["kind"] = int(h.kind)
+        row["call"] = h.call
+        row["parent"] = h.parent
+        row["call_index"] = h.call_index
+        row["module"] = shard.intern(h.module)
+        row["module_type"] = shard.intern(h.module_type)
+        row["position"] = shard.intern(h.position)
+        row["device"] = shard.intern(h.device)
+        row["stack"] = shard.intern(stack_to_json(h.stack))
+        self._counts[Kind(h.kind).label] += 1
+        self._steps.add(h.step)
+        if arr is None:
+            row["dtype"] = shard.intern(item.dtype or "py:NoneType")
+            row["shape"] = shard.intern(json.dumps(list(item.shape or ())))
+            row["stats"] = np.nan
+            return
+        logical = item.dtype or arr.dtype.name
+        shape = tuple(item.shape) if item.shape is not None else tuple(arr.shape)
+        stored = to_storage(np.asarray(arr), logical)
+        row["dtype"] = shard.intern(logical)
+        row["shape"] = shard.intern(json.dumps(list(shape)))
+        row["numel"] = stored.size
+        row["stats"] = tensor_stats(stored, logical)
+        opts = self.options
+        keep = item.keep_data and not opts.stats_only
+        if keep and opts.max_data_bytes is not None and stored.nbytes > opts.max_data_bytes:
+            keep = False
+        if keep:
+            loc, off, nb = shard.put_data(item.seq, stored)
+            row["data_loc"], row["offset"], row["nbytes"] = int(loc), off, nb
+        else:
+            row["data_loc"] = int(DataLoc.NONE)
+        assert stored.dtype == storage_dtype(logical)
+
+    def _summary(self) -> dict[str, Any]:
+        return {
+            "records": self._seq,
+            "counts": dict(self._counts),
+            "steps": sorted(self._steps),
+            "shards": self._shard_index,
+            "closed": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+
+
+def phase_of(kind: Kind) -> Phase:
+    """The phase a kind of record normally belongs to."""
+    if kind in (Kind.GRAD_OUTPUT, Kind.GRAD_INPUT, Kind.PARAM_GRAD):
+        return Phase.BACKWARD
+    if kind in (Kind.PARAM, Kind.BUFFER):
+        return Phase.OTHER
+    return Phase.FORWARD

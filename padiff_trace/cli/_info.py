@@ -1,0 +1,132 @@
+"""``padiff-trace info`` and ``padiff-trace ls``: look inside a trace."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .._reader import open_trace
+from .._schema import STAT_FIELDS
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "info",
+        help="metadata and record counts of a trace",
+        description="Show a trace's metadata (framework, device, tags...), record counts by kind "
+        "and phase, steps, size on disk, and whether the recorder closed it cleanly.",
+    )
+    p.add_argument("trace", help="trace directory written by a recorder (or one shard file)")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.set_defaults(handler=_info)
+
+    p = sub.add_parser(
+        "ls",
+        help="list the records of a trace",
+        description="List a trace's records in execution order, one line each, "
+        "optionally filtered. Columns: seq, step, phase, kind, module#call:position, type, dtype, shape, "
+        "max|x| and whether tensor data is stored.",
+    )
+    p.add_argument("trace", help="trace directory")
+    p.add_argument("--module", help="glob on the module path, e.g. 'encoder.layers.*.linear1'")
+    p.add_argument("--kind", action="append", help="record kind (repeatable): module_output, grad_output, param, ...")
+    p.add_argument("--phase", action="append", choices=["forward", "backward", "other"])
+    p.add_argument("--step", type=int, action="append", help="only this step (repeatable)")
+    p.add_argument("--stats", action="store_true", help="print all statistics")
+    p.add_argument("--limit", type=int, default=0, help="print at most N records")
+    p.set_defaults(handler=_ls)
+
+
+def _info(args: argparse.Namespace) -> int:
+    with open_trace(args.trace) as tr:
+        counts = tr.counts()
+        info: dict[str, Any] = {
+            "path": str(tr.path),
+            "complete": tr.complete,
+            "records": len(tr),
+            "steps": tr.steps(),
+            "size_bytes": tr.size_bytes(),
+            "shards": len(tr._shard_paths),
+            "meta": tr.meta,
+            "counts": {k: dict(v) for k, v in counts.items()},
+        }
+        if tr.missing_shards:
+            info["missing_shards"] = tr.missing_shards
+        if "aborted" in tr.summary:
+            info["aborted"] = tr.summary["aborted"]
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    meta = info["meta"]
+    state = "complete" if info["complete"] else "INCOMPLETE"
+    why = ""
+    if not info["complete"]:
+        if "aborted" in info:
+            why = f" (recorder stopped: {info['aborted']})"
+        elif info.get("missing_shards"):
+            why = f" (missing shards {info['missing_shards']})"
+        else:
+            why = " (the recorder did not close it: killed or still running)"
+    out = [
+        f"trace      {info['path']}",
+        f"state      {state}{why}",
+        f"framework  {meta.get('framework')} {meta.get('framework_version', '')}".rstrip(),
+        f"device     {meta.get('device')}   default dtype {meta.get('default_dtype') or '-'}",
+        f"created    {meta.get('created')} on {meta.get('host')} (python {meta.get('python')})",
+        f"command    {meta.get('command')}",
+        f"seed       {meta.get('seed')}",
+        f"tags       {_fmt_tags(meta.get('tags') or {})}",
+        f"format     v{meta.get('format_version')}, {info['shards']} shard(s), {_size(info['size_bytes'])}",
+        f"records    {info['records']} in steps {_fmt_steps(info['steps'])}",
+    ]
+    for key in ("phase", "kind"):
+        items = ", ".join(f"{k} {v}" for k, v in sorted(info["counts"][key].items()))
+        out.append(f"  by {key:<6} {items or '-'}")
+    print("\n".join(out))
+    return 0
+
+
+def _ls(args: argparse.Namespace) -> int:
+    with open_trace(args.trace) as tr:
+        recs = tr.select(module=args.module, kind=args.kind, phase=args.phase, step=args.step)
+        if args.limit:
+            recs = recs[: args.limit]
+        w = sys.stdout.write
+        for r in recs:
+            st = r.stats
+            shape = "x".join(map(str, r.shape)) or "scalar"
+            base = (
+                f"{r.seq:>7} s{r.step:<3} {r.phase.label[:3]} {r.kind.label:<13} {r.name:<50} "
+                f"{r.module_type:<18} {r.dtype:<9} {shape:<16}"
+            )
+            if args.stats:
+                base += " " + " ".join(f"{k}={st[k]:.4g}" for k in STAT_FIELDS)
+            else:
+                amax = max(abs(st["min"]), abs(st["max"])) if r.is_tensor else float("nan")
+                base += f" max|x|={amax:<10.4g} {'data' if r.has_data else 'stats'}"
+            w(base.rstrip() + "\n")
+    return 0
+
+
+def _fmt_tags(tags: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(tags.items())) or "-"
+
+
+def _fmt_steps(steps: list[int]) -> str:
+    if not steps:
+        return "-"
+    if steps == list(range(steps[0], steps[-1] + 1)):
+        return f"{steps[0]}..{steps[-1]}" if len(steps) > 1 else str(steps[0])
+    return ",".join(map(str, steps))
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
