@@ -1,0 +1,57 @@
+"""Record ONE Paddle or PyTorch model into a padiff-trace trace.
+
+    with recorder.record(model, "traces/paddle.trace", tags={"model": "bert"}) as rec:
+        out = model(x)
+        loss = rec.loss(out.mean())
+        loss.backward()
+        opt.step()
+        rec.step()          # ends the step: parameter grads, weights after the update
+
+``recorder.probe(name, tensor)`` records any tensor from inside user code and is a
+no-op when no recorder is active. Importing this package imports no framework;
+the adapter for the model's framework is loaded when ``record`` is called.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, TypeVar
+
+from ._adapter import detect, get_adapter
+from ._options import RecordOptions
+from ._session import Recorder, active_recorder
+
+__all__ = ["RecordOptions", "Recorder", "probe", "record"]
+
+T = TypeVar("T")
+
+
+def record(
+    model: Any,
+    path: str | os.PathLike[str],
+    *,
+    tags: dict[str, str] | None = None,
+    overwrite: bool = False,
+    meta: dict[str, Any] | None = None,
+    **options: Any,
+) -> Recorder:
+    """A context manager recording ``model`` into the trace directory ``path``.
+
+    Keyword options mirror ``padiff-trace record`` flags (see ``RecordOptions``):
+    include, exclude, phases, kinds, steps, every, input_grads, weights, stats_only,
+    max_tensor_bytes, full_stack, compression, flush_records, flush_seconds,
+    queue_bytes, seed. Unknown options are an error.
+    """
+    if tags:
+        options["tags"] = {str(k): str(v) for k, v in tags.items()}
+    opts = RecordOptions.from_kwargs(options)
+    adapter = get_adapter(detect(model))
+    return Recorder(model, path, adapter, opts, meta=meta, overwrite=overwrite)
+
+
+def probe(name: str, value: T) -> T:
+    """Record ``value`` (a tensor or nested tensors) as ``name``; returns it unchanged."""
+    rec = active_recorder()
+    if rec is not None:
+        rec.probe(name, value)
+    return value

@@ -1,0 +1,121 @@
+"""What the shared recorder needs from a framework; one thin adapter per framework.
+
+Adapters are registered by name with the module they live in and imported only
+when a model of that framework is recorded (``detect`` looks at the model's class
+hierarchy without importing anything).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+
+from padiff_trace import Deferred, UserError
+
+__all__ = ["Adapter", "HostTensor", "detect", "get_adapter"]
+
+_ADAPTERS = {"torch": "recorder.torch_", "paddle": "recorder.paddle_"}
+
+HostTensor = tuple["np.ndarray | Deferred", str, tuple[int, ...], str]  # data, logical dtype, shape, device
+
+PreHook = Callable[[Any, tuple[Any, ...], dict[str, Any]], None]
+PostHook = Callable[[Any, tuple[Any, ...], dict[str, Any], Any], None]
+
+
+class Adapter(ABC):
+    """Converts between one framework and the recorder; holds no recording state."""
+
+    name: str
+
+    @abstractmethod
+    def version(self) -> str: ...
+
+    @abstractmethod
+    def framework_modules(self) -> list[Any]:
+        """The framework's top-level module(s), whose frames are hidden from stacks."""
+
+    @abstractmethod
+    def is_tensor(self, x: Any) -> bool: ...
+
+    @abstractmethod
+    def to_host(self, t: Any) -> HostTensor:
+        """A private host copy of ``t`` (later in-place changes of ``t`` must not show)."""
+
+    @abstractmethod
+    def requires_grad(self, t: Any) -> bool: ...
+
+    @abstractmethod
+    def register_grad_hook(self, t: Any, fn: Callable[[Any], None]) -> Any: ...
+
+    @abstractmethod
+    def named_modules(self, model: Any) -> Iterator[tuple[str, Any]]: ...
+
+    @abstractmethod
+    def register_forward_hooks(self, module: Any, pre: PreHook, post: PostHook) -> list[Any]:
+        """Hooks around every call; ``post`` must also run when forward raises."""
+
+    @abstractmethod
+    def named_state(self, model: Any) -> Iterator[tuple[str, Any, bool]]:
+        """(full name, tensor, is_parameter) for every parameter and buffer, deduplicated."""
+
+    @abstractmethod
+    def grad_of(self, param: Any) -> Any | None: ...
+
+    @abstractmethod
+    def device_of(self, model: Any) -> str: ...
+
+    @abstractmethod
+    def default_dtype(self) -> str: ...
+
+    @abstractmethod
+    def from_numpy(self, arr: np.ndarray, dtype: str, device: str) -> Any:
+        """A new framework tensor holding ``arr`` as logical ``dtype`` on ``device``."""
+
+    @abstractmethod
+    def assign(self, target: Any, arr: np.ndarray, index: slice | None = None) -> None:
+        """Copy ``arr`` into a parameter/buffer in place (optionally into rows ``index``)."""
+
+    @abstractmethod
+    def no_grad(self) -> AbstractContextManager[Any]: ...
+
+    @abstractmethod
+    def zero_grad(self, model: Any, optimizer: Any | None) -> None: ...
+
+    @abstractmethod
+    def cast_model(self, model: Any, dtype: str) -> None: ...
+
+    def is_floating(self, t: Any) -> bool:
+        return "float" in self.dtype_name(t)
+
+    @abstractmethod
+    def dtype_name(self, t: Any) -> str: ...
+
+    def remove(self, handles: list[Any]) -> None:
+        for h in handles:
+            h.remove()
+
+
+def detect(model: Any) -> str:
+    """'torch' or 'paddle', from the model's class hierarchy (no import)."""
+    for cls in type(model).__mro__:
+        top = (cls.__module__ or "").split(".")[0]
+        if top in _ADAPTERS:
+            return top
+    raise UserError(
+        f"cannot tell the framework of model type {type(model).__module__}.{type(model).__qualname__}: "
+        "expected a torch.nn.Module or a paddle.nn.Layer"
+    )
+
+
+def get_adapter(name: str) -> Adapter:
+    try:
+        mod = importlib.import_module(_ADAPTERS[name])
+    except KeyError:
+        raise UserError(f"unknown framework {name!r}; known: {', '.join(_ADAPTERS)}") from None
+    adapter: Adapter = mod.make_adapter()
+    return adapter

@@ -1,0 +1,255 @@
+"""The framework-independent recorder: hooks -> records -> trace writer."""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import logging
+import os
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from padiff_trace import Kind, Phase, RecordHeader, TraceWriter
+
+from ._adapter import Adapter
+from ._nest import flatten, flatten_call
+from ._options import RecordOptions
+from ._stack import StackCapture
+
+__all__ = ["Recorder", "active_recorder"]
+
+logger = logging.getLogger(__name__)
+
+_ACTIVE: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("padiff_trace_recorder", default=None)
+
+_PY_SCALARS = (bool, int, float)
+
+
+def active_recorder() -> Recorder | None:
+    return _ACTIVE.get()
+
+
+@dataclasses.dataclass(slots=True)
+class _Call:
+    call: int
+    path: str
+    mtype: str
+    call_index: int
+    stack: tuple[Any, ...]
+
+
+class Recorder:
+    """Records one model into one trace. Use through ``recorder.record(...)``."""
+
+    def __init__(
+        self,
+        model: Any,
+        path: str | os.PathLike[str],
+        adapter: Adapter,
+        options: RecordOptions,
+        meta: dict[str, Any] | None = None,
+        overwrite: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.options = options
+        self._adapter = adapter
+        self._model: Any = model
+        self._extra_meta = dict(meta or {})
+        self._overwrite = overwrite
+        self._writer: TraceWriter | None = None
+        self._handles: list[Any] = []
+        self._types: dict[str, str] = {}
+        self._stack = StackCapture(adapter.framework_modules(), full=options.full_stack)
+        self._calls: list[_Call] = []
+        self._call_counts: Counter[str] = Counter()
+        self._next_call = 0
+        self._step = 0
+        self._grads_done = False
+        self._token: contextvars.Token[Recorder | None] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> Recorder:
+        ad, model, opts = self._adapter, self._model, self.options
+        meta = {
+            "framework": ad.name,
+            "framework_version": ad.version(),
+            "device": ad.device_of(model),
+            "default_dtype": ad.default_dtype(),
+            "model_type": type(model).__name__,
+            "seed": opts.seed,
+            "tags": dict(opts.tags),
+            "options": {"stats_only": opts.stats_only, "weights": opts.weights, "every": opts.every},
+        }
+        meta.update(self._extra_meta)
+        self._writer = TraceWriter(self.path, meta, opts.writer_options(), overwrite=self._overwrite)
+        try:
+            for path, module in ad.named_modules(model):
+                mtype = type(module).__name__
+                self._types[path] = mtype
+                self._handles += ad.register_forward_hooks(module, self._make_pre(path, mtype), self._make_post(path))
+            if opts.weights != "none":
+                self._record_weights()
+        except BaseException:
+            self._teardown(failed=True, reason="recorder set-up failed")
+            raise
+        self._token = _ACTIVE.set(self)
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        reason = None if exc_type is None else f"{exc_type.__name__}: {exc}"
+        self._teardown(failed=exc_type is not None, reason=reason)
+
+    def _teardown(self, failed: bool, reason: str | None) -> None:
+        self._adapter.remove(self._handles)
+        self._handles.clear()
+        if self._token is not None:
+            _ACTIVE.reset(self._token)
+            self._token = None
+        writer, self._writer = self._writer, None
+        self._model = None
+        if writer is None:
+            return
+        if failed:
+            writer.abort(reason or "failed")
+        else:
+            writer.close()
+
+    @property
+    def step_index(self) -> int:
+        return self._step
+
+    # ------------------------------------------------------------------ user API
+    def loss(self, loss: Any) -> Any:
+        """Record the loss of the current step; returns it unchanged."""
+        self._emit(RecordHeader(self._step, Phase.FORWARD, Kind.LOSS, "", self._types.get("", ""), position="loss"), loss)
+        return loss
+
+    def probe(self, name: str, value: Any) -> Any:
+        """Record ``value`` under ``name`` inside the innermost active module call."""
+        top = self._calls[-1] if self._calls else None
+        path = top.path if top else ""
+        key = f"{path}\0{name}"
+        idx = self._call_counts[key]
+        self._call_counts[key] += 1
+        header = RecordHeader(
+            self._step,
+            Phase.FORWARD,
+            Kind.PROBE,
+            path,
+            top.mtype if top else self._types.get("", ""),
+            top.call if top else -1,
+            self._calls[-2].call if len(self._calls) > 1 else -1,
+            idx,
+            name,
+            stack=self._stack.capture(2),
+        )
+        for pos, leaf in flatten(value, name, self._adapter.is_tensor):
+            self._emit(dataclasses.replace(header, position=pos), leaf)
+        return value
+
+    def backward_done(self) -> None:
+        """Record parameter gradients of this step (call after ``loss.backward()``)."""
+        if self._grads_done:
+            return
+        self._grads_done = True
+        if not self._recording(Kind.PARAM_GRAD, Phase.BACKWARD, ""):
+            return
+        for name, tensor, is_param in self._adapter.named_state(self._model):
+            grad = self._adapter.grad_of(tensor) if is_param else None
+            if grad is not None:
+                mod, local = _split(name)
+                header = RecordHeader(self._step, Phase.BACKWARD, Kind.PARAM_GRAD, mod, self._types.get(mod, ""), position=local)
+                self._emit(header, grad)
+
+    def step(self) -> None:
+        """End the current step (after ``optimizer.step()``, before zeroing grads)."""
+        self.backward_done()
+        self._step += 1
+        self._call_counts.clear()
+        self._grads_done = False
+        if self.options.weights == "steps":
+            self._record_weights()
+
+    # ------------------------------------------------------------------ hooks
+    def _make_pre(self, path: str, mtype: str) -> Callable[..., None]:
+        def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            parent = self._calls[-1].call if self._calls else -1
+            idx = self._call_counts[path]
+            self._call_counts[path] += 1
+            call = _Call(self._next_call, path, mtype, idx, self._stack.capture(2))
+            self._next_call += 1
+            self._calls.append(call)
+            kind = Kind.MODULE_INPUT if parent >= 0 else Kind.MODEL_INPUT
+            if not self._recording(kind, Phase.FORWARD, path):
+                return
+            header = RecordHeader(self._step, Phase.FORWARD, kind, path, mtype, call.call, parent, idx, stack=call.stack)
+            want_igrad = self.options.kind_wanted(Kind.GRAD_INPUT)
+            for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
+                h = dataclasses.replace(header, position=pos)
+                self._emit(h, leaf)
+                if want_igrad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
+                    self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_INPUT))
+
+        return pre
+
+    def _make_post(self, path: str) -> Callable[..., None]:
+        def post(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
+            if not self._calls or self._calls[-1].path != path:
+                return  # forward raised below us and the stack was already unwound
+            call = self._calls.pop()
+            parent = self._calls[-1].call if self._calls else -1
+            if not self._recording(Kind.MODULE_OUTPUT, Phase.FORWARD, path):
+                return
+            header = RecordHeader(
+                self._step, Phase.FORWARD, Kind.MODULE_OUTPUT, path, call.mtype, call.call, parent, call.call_index, stack=call.stack
+            )
+            want_grad = self.options.kind_wanted(Kind.GRAD_OUTPUT) and self.options.phase_wanted(Phase.BACKWARD)
+            for pos, leaf in flatten(out, "out", self._adapter.is_tensor):
+                h = dataclasses.replace(header, position=pos)
+                self._emit(h, leaf)
+                if want_grad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
+                    self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_OUTPUT))
+
+        return post
+
+    def _grad_hook(self, header: RecordHeader, kind: Kind) -> Callable[[Any], None]:
+        def hook(grad: Any) -> None:
+            if self._writer is not None and grad is not None:
+                self._emit(dataclasses.replace(header, phase=Phase.BACKWARD, kind=kind, step=self._step), grad)
+
+        return hook
+
+    # ------------------------------------------------------------------ writing
+    def _recording(self, kind: Kind, phase: Phase, path: str) -> bool:
+        o = self.options
+        return o.step_wanted(self._step) and o.kind_wanted(kind) and o.phase_wanted(phase) and o.module_wanted(path)
+
+    def _record_weights(self) -> None:
+        if not self.options.step_wanted(self._step) or not self.options.phase_wanted(Phase.OTHER):
+            return
+        for name, tensor, is_param in self._adapter.named_state(self._model):
+            kind = Kind.PARAM if is_param else Kind.BUFFER
+            mod, local = _split(name)
+            if self.options.kind_wanted(kind) and self.options.module_wanted(mod):
+                self._emit(RecordHeader(self._step, Phase.OTHER, kind, mod, self._types.get(mod, ""), position=local), tensor)
+
+    def _emit(self, header: RecordHeader, value: Any) -> None:
+        writer = self._writer
+        if writer is None:
+            return
+        if self._adapter.is_tensor(value):
+            data, dtype, shape, device = self._adapter.to_host(value)
+            writer.append(dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape)
+        elif isinstance(value, _PY_SCALARS):
+            writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
+        else:
+            writer.append(dataclasses.replace(header, device="python"), None, dtype=f"py:{type(value).__name__}")
+
+
+def _split(name: str) -> tuple[str, str]:
+    mod, _, local = name.rpartition(".")
+    return mod, local

@@ -1,0 +1,85 @@
+"""Capture the user's stack at a hook, cheaply, with relocatable file names."""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import sysconfig
+from types import FrameType, ModuleType
+
+from padiff_trace import Frame
+
+__all__ = ["StackCapture"]
+
+
+class StackCapture:
+    """Walks ``sys._getframe`` and keeps user frames (outermost first).
+
+    Frames of the framework(s), of padiff-trace and of the standard library are
+    dropped unless ``full`` is set. Stacks are memoised by (code, line) keys, so a
+    module called at the same place every step costs one dictionary lookup.
+    """
+
+    def __init__(self, framework_modules: list[ModuleType], full: bool = False) -> None:
+        self.full = full
+        here = os.path.dirname(os.path.abspath(__file__))
+        skip = [here, os.path.dirname(os.path.abspath(sys.modules["padiff_trace"].__file__ or here))]
+        for mod in framework_modules:
+            skip.append(os.path.dirname(os.path.abspath(mod.__file__ or "")))
+        self._skip = tuple(p + os.sep for p in skip)
+        paths = sysconfig.get_paths()
+        self._stdlib = tuple({paths["stdlib"] + os.sep, paths["platstdlib"] + os.sep})
+        self._site = tuple({paths["purelib"] + os.sep, paths["platlib"] + os.sep})
+        self._cwd = os.getcwd() + os.sep
+        self._roots = sorted({os.path.abspath(p) + os.sep for p in sys.path if p}, key=len, reverse=True)
+        self._keep: dict[str, bool] = {}
+        self._rel: dict[str, str] = {}
+        self._stacks: dict[tuple[tuple[object, int], ...], tuple[Frame, ...]] = {}
+
+    def _is_user(self, filename: str) -> bool:
+        keep = self._keep.get(filename)
+        if keep is None:
+            keep = not (
+                filename.startswith(self._skip)
+                or filename.startswith("<frozen")
+                or (filename.startswith(self._stdlib) and not filename.startswith(self._site))
+            )
+            self._keep[filename] = keep
+        return keep
+
+    def relpath(self, filename: str) -> str:
+        rel = self._rel.get(filename)
+        if rel is None:
+            path = os.path.abspath(filename) if not filename.startswith("<") else filename
+            if path.startswith(self._cwd):
+                rel = path[len(self._cwd) :]
+            else:
+                rel = next((path[len(r) :] for r in self._roots if path.startswith(r)), os.path.basename(path))
+            self._rel[filename] = rel
+        return rel
+
+    def capture(self, skip: int = 1) -> tuple[Frame, ...]:
+        f: FrameType | None = sys._getframe(skip)
+        key: list[tuple[object, int]] = []
+        frames: list[FrameType] = []
+        while f is not None:
+            code = f.f_code
+            if self.full or self._is_user(code.co_filename):
+                key.append((code, f.f_lineno))
+                frames.append(f)
+            f = f.f_back
+        k = tuple(key)
+        st = self._stacks.get(k)
+        if st is None:
+            st = tuple(
+                Frame(
+                    self.relpath(fr.f_code.co_filename),
+                    lineno,
+                    fr.f_code.co_name,
+                    linecache.getline(fr.f_code.co_filename, lineno).strip(),
+                )
+                for fr, (_, lineno) in zip(reversed(frames), reversed(key))
+            )
+            self._stacks[k] = st
+        return st

@@ -1,0 +1,115 @@
+"""PaddlePaddle adapter. Imported only when a paddle model is recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+import paddle
+
+from ._adapter import Adapter, HostTensor, PostHook, PreHook
+
+__all__ = ["PaddleAdapter", "make_adapter"]
+
+_BN_STATS = ("_mean", "_variance")
+
+
+class PaddleAdapter(Adapter):
+    name = "paddle"
+
+    def version(self) -> str:
+        return str(paddle.__version__)
+
+    def framework_modules(self) -> list[Any]:
+        return [paddle]
+
+    def is_tensor(self, x: Any) -> bool:
+        return isinstance(x, paddle.Tensor)
+
+    def dtype_name(self, t: Any) -> str:
+        return str(t.dtype).removeprefix("paddle.")
+
+    def to_host(self, t: Any) -> HostTensor:
+        # Tensor.numpy() returns a private host copy (bfloat16 as its uint16 bits).
+        # On GPU paddle offers no event-based async copy through its public API, so
+        # this synchronises; untested here (CPU-only machines), see README.
+        shape = tuple(t.shape)
+        device = _place(t)
+        logical = self.dtype_name(t)
+        arr = np.ascontiguousarray(t.detach().numpy())
+        if logical == "bfloat16" and arr.dtype != np.uint16:
+            arr = arr.view(np.uint16)
+        return arr, logical, shape, device
+
+    def requires_grad(self, t: Any) -> bool:
+        return not bool(t.stop_gradient)
+
+    def register_grad_hook(self, t: Any, fn: Callable[[Any], None]) -> Any:
+        return t.register_hook(fn)
+
+    def named_modules(self, model: Any) -> Iterator[tuple[str, Any]]:
+        return iter(model.named_sublayers(include_self=True))
+
+    def register_forward_hooks(self, module: Any, pre: PreHook, post: PostHook) -> list[Any]:
+        return [
+            module.register_forward_pre_hook(pre, with_kwargs=True),
+            module.register_forward_post_hook(post, with_kwargs=True, always_call=True),
+        ]
+
+    def named_state(self, model: Any) -> Iterator[tuple[str, Any, bool]]:
+        for name, p in model.named_parameters():
+            # BatchNorm running statistics are non-trainable parameters in paddle; they
+            # are buffers in torch. Record them as buffers on both sides.
+            is_param = not (name.rsplit(".", 1)[-1] in _BN_STATS and not p.trainable)
+            yield name, p, is_param
+        for name, b in model.named_buffers():
+            yield name, b, False
+
+    def grad_of(self, param: Any) -> Any | None:
+        return param.grad
+
+    def device_of(self, model: Any) -> str:
+        for p in model.parameters():
+            return _place(p)
+        return "cpu"
+
+    def default_dtype(self) -> str:
+        return str(paddle.get_default_dtype())
+
+    def from_numpy(self, arr: np.ndarray, dtype: str, device: str) -> Any:
+        if dtype == "bfloat16":
+            return paddle.to_tensor(np.asarray(arr, dtype=np.float32)).astype("bfloat16")
+        return paddle.to_tensor(np.array(arr, copy=True), dtype=dtype)
+
+    def assign(self, target: Any, arr: np.ndarray, index: slice | None = None) -> None:
+        if index is not None:
+            full = target.numpy()
+            full[index] = arr
+            arr = full
+        if tuple(target.shape) != tuple(arr.shape):
+            raise ValueError(f"shape {tuple(arr.shape)} does not fit {tuple(target.shape)}")
+        with paddle.no_grad():
+            target.set_value(np.ascontiguousarray(arr).astype(target.numpy().dtype, copy=False))
+
+    def no_grad(self) -> AbstractContextManager[Any]:
+        return paddle.no_grad()
+
+    def zero_grad(self, model: Any, optimizer: Any | None) -> None:
+        if optimizer is not None:
+            optimizer.clear_grad()
+        else:
+            model.clear_gradients()
+
+    def cast_model(self, model: Any, dtype: str) -> None:
+        model.to(dtype=dtype)
+
+
+def _place(t: Any) -> str:
+    text = str(t.place)
+    return text[len("Place(") : -1] if text.startswith("Place(") else text
+
+
+def make_adapter() -> PaddleAdapter:
+    return PaddleAdapter()

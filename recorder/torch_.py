@@ -1,0 +1,144 @@
+"""PyTorch adapter. Imported only when a torch model is recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+import torch
+
+from padiff_trace import Deferred
+
+from ._adapter import Adapter, HostTensor, PostHook, PreHook
+
+__all__ = ["TorchAdapter", "make_adapter"]
+
+_BITS = {torch.bfloat16: (torch.int16, np.uint16, "bfloat16")}
+for _name, _np in (("float8_e4m3fn", np.uint8), ("float8_e5m2", np.uint8)):
+    if hasattr(torch, _name):
+        _BITS[getattr(torch, _name)] = (torch.uint8, _np, _name)
+
+_NP_TO_TORCH = {
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "bool": torch.bool,
+    "complex64": torch.complex64,
+    "complex128": torch.complex128,
+}
+
+
+class TorchAdapter(Adapter):
+    name = "torch"
+
+    def version(self) -> str:
+        return str(torch.__version__)
+
+    def framework_modules(self) -> list[Any]:
+        return [torch]
+
+    def is_tensor(self, x: Any) -> bool:
+        return isinstance(x, torch.Tensor)
+
+    def dtype_name(self, t: Any) -> str:
+        return str(t.dtype).removeprefix("torch.")
+
+    def to_host(self, t: Any) -> HostTensor:
+        t = t.detach()
+        shape = tuple(t.shape)
+        device = str(t.device)
+        bits = _BITS.get(t.dtype)
+        logical = bits[2] if bits else self.dtype_name(t)
+        if bits:
+            t = t.contiguous().view(bits[0])
+        if t.device.type != "cpu":
+            # Async copy into pinned memory; the writer thread waits on the event,
+            # so the model's stream is never synchronised per tensor.
+            host = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+            host.copy_(t, non_blocking=True)
+            event = torch.cuda.Event() if t.device.type == "cuda" else None
+            if event is not None:
+                event.record()
+
+            def fetch(host: torch.Tensor = host, event: Any = event, bits: Any = bits) -> np.ndarray:
+                if event is not None:
+                    event.synchronize()
+                arr = host.numpy()
+                return arr.view(bits[1]) if bits else arr
+
+            return Deferred(host.numel() * host.element_size(), fetch), logical, shape, device
+        arr = np.array(t.numpy(), copy=True, order="C")
+        if bits:
+            arr = arr.view(bits[1])
+        return arr, logical, shape, device
+
+    def requires_grad(self, t: Any) -> bool:
+        return bool(t.requires_grad)
+
+    def register_grad_hook(self, t: Any, fn: Callable[[Any], None]) -> Any:
+        return t.register_hook(fn)
+
+    def named_modules(self, model: Any) -> Iterator[tuple[str, Any]]:
+        return iter(model.named_modules())
+
+    def register_forward_hooks(self, module: Any, pre: PreHook, post: PostHook) -> list[Any]:
+        return [
+            module.register_forward_pre_hook(pre, with_kwargs=True),
+            module.register_forward_hook(post, with_kwargs=True, always_call=True),
+        ]
+
+    def named_state(self, model: Any) -> Iterator[tuple[str, Any, bool]]:
+        for name, p in model.named_parameters():
+            yield name, p, True
+        for name, b in model.named_buffers():
+            yield name, b, False
+
+    def grad_of(self, param: Any) -> Any | None:
+        return param.grad
+
+    def device_of(self, model: Any) -> str:
+        for p in model.parameters():
+            return str(p.device)
+        return "cpu"
+
+    def default_dtype(self) -> str:
+        return self.dtype_name(torch.empty(0))
+
+    def from_numpy(self, arr: np.ndarray, dtype: str, device: str) -> Any:
+        if dtype == "bfloat16":
+            t = torch.from_numpy(np.ascontiguousarray(arr).view(np.int16).copy()).view(torch.bfloat16)
+        else:
+            t = torch.from_numpy(np.array(arr, copy=True)).to(_NP_TO_TORCH.get(dtype, torch.float32))
+        return t.to(device)
+
+    def assign(self, target: Any, arr: np.ndarray, index: slice | None = None) -> None:
+        with torch.no_grad():
+            src = torch.from_numpy(np.ascontiguousarray(arr)).to(dtype=target.dtype, device=target.device)
+            dst = target if index is None else target[index]
+            if tuple(dst.shape) != tuple(src.shape):
+                raise ValueError(f"shape {tuple(src.shape)} does not fit {tuple(dst.shape)}")
+            dst.copy_(src)
+
+    def no_grad(self) -> AbstractContextManager[Any]:
+        return torch.no_grad()
+
+    def zero_grad(self, model: Any, optimizer: Any | None) -> None:
+        if optimizer is not None:
+            optimizer.zero_grad(set_to_none=True)
+        else:
+            model.zero_grad(set_to_none=True)
+
+    def cast_model(self, model: Any, dtype: str) -> None:
+        model.to(_NP_TO_TORCH[dtype])
+
+
+def make_adapter() -> TorchAdapter:
+    return TorchAdapter()
