@@ -73,12 +73,16 @@ class Adapter(ABC):
     def default_dtype(self) -> str: ...
 
     @abstractmethod
-    def from_numpy(self, arr: np.ndarray, dtype: str, device: str) -> Any:
-        """A new framework tensor holding ``arr`` as logical ``dtype`` on ``device``."""
+    def tensor_like(self, arr: np.ndarray, dtype: str, like: Any) -> Any:
+        """A new tensor holding ``arr`` as logical ``dtype``, on ``like``'s device and
+        requiring grad when ``like`` does."""
 
     @abstractmethod
     def assign(self, target: Any, arr: np.ndarray, index: slice | None = None) -> None:
         """Copy ``arr`` into a parameter/buffer in place (optionally into rows ``index``)."""
+
+    @abstractmethod
+    def seed(self, seed: int) -> None: ...
 
     @abstractmethod
     def no_grad(self) -> AbstractContextManager[Any]: ...

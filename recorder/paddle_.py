@@ -78,10 +78,13 @@ class PaddleAdapter(Adapter):
     def default_dtype(self) -> str:
         return str(paddle.get_default_dtype())
 
-    def from_numpy(self, arr: np.ndarray, dtype: str, device: str) -> Any:
-        if dtype == "bfloat16":
-            return paddle.to_tensor(np.asarray(arr, dtype=np.float32)).astype("bfloat16")
-        return paddle.to_tensor(np.array(arr, copy=True), dtype=dtype)
+    def tensor_like(self, arr: np.ndarray, dtype: str, like: Any) -> Any:
+        if dtype == "bfloat16":  # the reader decodes bfloat16 to float32, losslessly
+            t = paddle.to_tensor(np.asarray(arr, dtype=np.float32), place=like.place).astype("bfloat16")
+        else:
+            t = paddle.to_tensor(np.array(arr, copy=True), dtype=dtype, place=like.place)
+        t.stop_gradient = like.stop_gradient
+        return t
 
     def assign(self, target: Any, arr: np.ndarray, index: slice | None = None) -> None:
         if index is not None:
@@ -92,6 +95,9 @@ class PaddleAdapter(Adapter):
             raise ValueError(f"shape {tuple(arr.shape)} does not fit {tuple(target.shape)}")
         with paddle.no_grad():
             target.set_value(np.ascontiguousarray(arr).astype(target.numpy().dtype, copy=False))
+
+    def seed(self, seed: int) -> None:
+        paddle.seed(seed)
 
     def no_grad(self) -> AbstractContextManager[Any]:
         return paddle.no_grad()

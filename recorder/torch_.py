@@ -112,12 +112,10 @@ class TorchAdapter(Adapter):
     def default_dtype(self) -> str:
         return self.dtype_name(torch.empty(0))
 
-    def from_numpy(self, arr: np.ndarray, dtype: str, device: str) -> Any:
-        if dtype == "bfloat16":
-            t = torch.from_numpy(np.ascontiguousarray(arr).view(np.int16).copy()).view(torch.bfloat16)
-        else:
-            t = torch.from_numpy(np.array(arr, copy=True)).to(_NP_TO_TORCH.get(dtype, torch.float32))
-        return t.to(device)
+    def tensor_like(self, arr: np.ndarray, dtype: str, like: Any) -> Any:
+        t = torch.from_numpy(np.array(arr, copy=True)).to(_NP_TO_TORCH.get(dtype, torch.float32))
+        t = t.to(like.device)
+        return t.requires_grad_(bool(like.requires_grad) and t.is_floating_point())
 
     def assign(self, target: Any, arr: np.ndarray, index: slice | None = None) -> None:
         with torch.no_grad():
@@ -126,6 +124,9 @@ class TorchAdapter(Adapter):
             if tuple(dst.shape) != tuple(src.shape):
                 raise ValueError(f"shape {tuple(src.shape)} does not fit {tuple(dst.shape)}")
             dst.copy_(src)
+
+    def seed(self, seed: int) -> None:
+        torch.manual_seed(seed)
 
     def no_grad(self) -> AbstractContextManager[Any]:
         return torch.no_grad()

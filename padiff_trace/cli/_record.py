@@ -1,0 +1,200 @@
+"""``padiff-trace record`` (one model, this process) and ``run`` (two recorders + compare)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .._errors import UserError
+
+__all__ = ["register"]
+
+logger = logging.getLogger(__name__)
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.I)
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _size(text: str) -> int:
+    m = _SIZE.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 4096, 64MB, 1GiB)")
+    unit = (m.group(2) or "").lower()[:1]
+    return int(float(m.group(1)) * _UNITS[unit])
+
+
+def _tag(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"tag {text!r}: expected KEY=VALUE")
+    return key, value
+
+
+def _add_recording_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what to record")
+    g.add_argument("--steps", type=int, default=1, help="training steps to run (default 1)")
+    g.add_argument("--include", action="append", default=[], metavar="GLOB", help="only modules matching (repeatable)")
+    g.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip modules matching (repeatable)")
+    g.add_argument("--phase", action="append", default=[], choices=["forward", "backward", "other"])
+    g.add_argument("--kind", action="append", default=[], metavar="KIND", help="only these record kinds (repeatable)")
+    g.add_argument("--only-step", type=int, action="append", default=[], metavar="N", help="record only step N (repeatable)")
+    g.add_argument("--every", type=int, default=1, metavar="K", help="record every K-th step")
+    g.add_argument("--input-grads", action="store_true", help="also record gradients w.r.t. module inputs")
+    g.add_argument("--weights", choices=["steps", "start", "none"], default="steps", help="when to record weights")
+    g.add_argument("--stats-only", action="store_true", help="statistics and metadata only, no tensor data")
+    g.add_argument("--max-tensor-bytes", type=_size, metavar="SIZE", help="larger tensors keep statistics only")
+    g.add_argument("--full-stack", action="store_true", help="keep framework and library frames in stacks")
+    g.add_argument("--compression", choices=["gzip", "lzf"], help="lossless compression of tensor data")
+    g.add_argument("--flush-seconds", type=float, default=2.0, help="flush (crash-safe point) at least this often")
+    g.add_argument("--seed", type=int, help="seed python, numpy and the framework before model()")
+    g.add_argument("--dtype", choices=["float64", "float32"], help="cast the model to this dtype")
+    g.add_argument("--tag", type=_tag, action="append", default=[], metavar="KEY=VALUE", help="store a tag (repeatable)")
+    g.add_argument("--force", action="store_true", help="replace an existing trace at the output path")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "record",
+        help="run a spec file's model and record it into a trace",
+        description="Run SPEC.py (model(), inputs(), optional loss(output) and optimizer(model)) "
+        "in this process and record every module input/output, gradient, weight and stack into "
+        "the trace directory OUT. The framework is detected from the model.",
+    )
+    p.add_argument("spec", help="spec file, see README 'Spec files'")
+    p.add_argument("--out", required=True, help="trace directory to write (e.g. traces/paddle.trace)")
+    p.add_argument("--inputs-from", metavar="TRACE", help="feed the inputs recorded in another trace")
+    p.add_argument("--weights-from", metavar="TRACE", help="initialise weights from another trace's step 0")
+    _add_recording_flags(p)
+    p.set_defaults(handler=_record)
+
+    p = sub.add_parser(
+        "run",
+        help="record two specs in two processes, then compare",
+        description="Record SPEC_A, then record SPEC_B in a second process replaying A's inputs and "
+        "weights, then compare the two traces. Traces and the report go to OUT.",
+    )
+    p.add_argument("spec_a", help="reference spec (e.g. the Paddle model)")
+    p.add_argument("spec_b", help="spec to check against it (e.g. the Torch model)")
+    p.add_argument("--out", required=True, help="output directory for both traces and the report")
+    p.add_argument("--no-replay", action="store_true", help="do not copy A's inputs and weights into B")
+    p.add_argument("--mapping", help="module mapping file for the comparison (JSON or YAML)")
+    p.add_argument("--atol", type=float)
+    p.add_argument("--rtol", type=float)
+    p.add_argument("--mode", help="verdict mode (see 'compare --help')")
+    _add_recording_flags(p)
+    p.set_defaults(handler=_run)
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from recorder import RecordOptions
+
+    return RecordOptions(
+        include=tuple(args.include),
+        exclude=tuple(args.exclude),
+        phases=tuple(args.phase),
+        kinds=tuple(args.kind),
+        steps=tuple(args.only_step),
+        every=args.every,
+        input_grads=args.input_grads,
+        weights=args.weights,
+        stats_only=args.stats_only,
+        max_tensor_bytes=args.max_tensor_bytes,
+        full_stack=args.full_stack,
+        compression=args.compression,
+        flush_seconds=args.flush_seconds,
+        tags=dict(args.tag),
+        seed=args.seed,
+    )
+
+
+def _record(args: argparse.Namespace) -> int:
+    from recorder._spec import run_spec
+
+    options = _options(args)
+    try:
+        out = run_spec(
+            args.spec,
+            args.out,
+            options,
+            steps=args.steps,
+            inputs_from=args.inputs_from,
+            weights_from=args.weights_from,
+            dtype=args.dtype,
+            overwrite=args.force,
+        )
+    except UserError:
+        raise
+    except Exception as exc:  # the user's model raised: show their traceback, keep the trace
+        traceback.print_exc()
+        print(
+            f"padiff-trace: error: the model raised {type(exc).__name__}: {exc}; "
+            f"everything recorded before it is in {args.out} (marked incomplete)",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"recorded {args.spec} -> {out}")
+    return 0
+
+
+def _child_argv(args: argparse.Namespace, spec: str, out: Path, replay_from: Path | None) -> list[str]:
+    argv = [sys.executable, "-m", "padiff_trace", "record", spec, "--out", str(out), "--steps", str(args.steps)]
+    for flag in ("include", "exclude", "phase", "kind", "only_step"):
+        for v in getattr(args, flag):
+            argv += [f"--{flag.replace('_', '-')}", str(v)]
+    for k, v in args.tag:
+        argv += ["--tag", f"{k}={v}"]
+    argv += ["--every", str(args.every), "--weights", args.weights, "--flush-seconds", str(args.flush_seconds)]
+    for flag in ("input_grads", "stats_only", "full_stack", "force"):
+        if getattr(args, flag):
+            argv.append(f"--{flag.replace('_', '-')}")
+    for flag in ("max_tensor_bytes", "compression", "seed", "dtype"):
+        if getattr(args, flag) is not None:
+            argv += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    if replay_from is not None:
+        argv += ["--inputs-from", str(replay_from), "--weights-from", str(replay_from)]
+    return argv
+
+
+def _trace_names(spec_a: str, spec_b: str, out: Path) -> tuple[Path, Path]:
+    a, b = Path(spec_a).stem, Path(spec_b).stem
+    if a == b:
+        a, b = f"{a}-a", f"{b}-b"
+    return out / f"{a}.trace", out / f"{b}.trace"
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    trace_a, trace_b = _trace_names(args.spec_a, args.spec_b, out)
+    env = dict(os.environ)  # the children get the user's environment, untouched
+    for spec, trace, replay in ((args.spec_a, trace_a, None), (args.spec_b, trace_b, None if args.no_replay else trace_a)):
+        argv = _child_argv(args, spec, trace, replay)
+        logger.info("running %s", " ".join(argv))
+        print(f"recording {spec} -> {trace}", flush=True)
+        rc = subprocess.run(argv, env=env).returncode
+        if rc != 0:
+            print(f"padiff-trace: error: recording {spec} failed (exit {rc})", file=sys.stderr)
+            return 2 if rc == 2 else 1
+    return _compare_after_run(args, trace_a, trace_b, out)
+
+
+def _compare_after_run(args: argparse.Namespace, trace_a: Path, trace_b: Path, out: Path) -> int:
+    import analyzer
+
+    options: dict[str, Any] = {}
+    for key in ("atol", "rtol", "mode", "mapping"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    report = analyzer.compare(trace_a, trace_b, **options)
+    report_dir = out / "report"
+    report.write(report_dir)
+    print(report.summary_text())
+    print(f"report written to {report_dir}")
+    return int(report.exit_code)

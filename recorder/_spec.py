@@ -1,0 +1,138 @@
+"""Run a spec file under the recorder (what ``padiff-trace record SPEC.py`` does).
+
+Spec contract:
+    model()            -> the model (a torch.nn.Module or a paddle.nn.Layer)
+    inputs()           -> positional args (tuple), keyword args (dict) or (args, kwargs);
+                          a single tensor is taken as one positional argument
+    loss(output)       -> optional; a scalar (default: mean of the first float output)
+    optimizer(model)   -> optional; an optimizer (default: none, weights stay put)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import logging
+import os
+import random
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from padiff_trace import SpecError
+
+from ._adapter import Adapter, detect, get_adapter
+from ._nest import flatten
+from ._options import RecordOptions
+from ._replay import replay_inputs, transfer_weights
+from ._session import Recorder
+
+__all__ = ["Spec", "load_spec", "run_spec", "split_inputs"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Spec:
+    path: Path
+    module: ModuleType
+    model: Callable[[], Any]
+    inputs: Callable[[], Any]
+    loss: Callable[[Any], Any] | None
+    optimizer: Callable[[Any], Any] | None
+
+
+def load_spec(path: str | os.PathLike[str]) -> Spec:
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(f"{p}: no such spec file")
+    name = f"padiff_spec_{p.stem}"
+    mspec = importlib.util.spec_from_file_location(name, p)
+    if mspec is None or mspec.loader is None:
+        raise SpecError(f"{p}: cannot be imported as a Python file")
+    mod = importlib.util.module_from_spec(mspec)
+    sys.modules[name] = mod
+    sys.path.insert(0, str(p.resolve().parent))  # the spec may import its neighbours
+    mspec.loader.exec_module(mod)
+    missing = [f for f in ("model", "inputs") if not callable(getattr(mod, f, None))]
+    if missing:
+        raise SpecError(f"{p}: spec must define {' and '.join(f + '()' for f in missing)} (see README: spec files)")
+    return Spec(p, mod, mod.model, mod.inputs, getattr(mod, "loss", None), getattr(mod, "optimizer", None))
+
+
+def split_inputs(obj: Any, is_tensor: Callable[[Any], bool], where: Path) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if is_tensor(obj):
+        return (obj,), {}
+    if isinstance(obj, dict):
+        return (), dict(obj)
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], (tuple, list)) and isinstance(obj[1], dict):
+        return tuple(obj[0]), dict(obj[1])
+    if isinstance(obj, (tuple, list)):
+        return tuple(obj), {}
+    raise SpecError(f"{where}: inputs() returned {type(obj).__name__}; expected a tuple, a dict or (args, kwargs)")
+
+
+def _default_loss(adapter: Adapter, out: Any, where: Path) -> Any:
+    for _, leaf in flatten(out, "out", adapter.is_tensor):
+        if adapter.is_tensor(leaf) and adapter.is_floating(leaf):
+            return leaf.mean()
+    raise SpecError(f"{where}: the model output has no float tensor; define loss(output) in the spec")
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    for fw in ("torch", "paddle"):
+        if fw in sys.modules:
+            get_adapter(fw).seed(seed)
+
+
+def run_spec(
+    spec_path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    options: RecordOptions,
+    *,
+    steps: int = 1,
+    inputs_from: str | None = None,
+    weights_from: str | None = None,
+    dtype: str | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Record ``steps`` training steps of the spec's model into ``out``."""
+    spec = load_spec(spec_path)
+    if options.seed is not None:
+        _seed_everything(options.seed)
+    model = spec.model()
+    adapter = get_adapter(detect(model))
+    if options.seed is not None:
+        adapter.seed(options.seed)
+    if dtype:
+        adapter.cast_model(model, dtype)
+    args, kwargs = split_inputs(spec.inputs(), adapter.is_tensor, spec.path)
+    if weights_from:
+        transfer_weights(adapter, model, weights_from)
+    if inputs_from:
+        args, kwargs = replay_inputs(adapter, args, kwargs, inputs_from)
+    optimizer = spec.optimizer(model) if spec.optimizer else None
+    if optimizer is None and options.weights == "steps":
+        options = dataclasses.replace(options, weights="start")  # nothing changes them
+    meta = {"spec": spec.path.name, "steps": steps, "replayed_inputs": bool(inputs_from), "replayed_weights": bool(weights_from)}
+    with Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite) as rec:
+        for _ in tqdm(range(steps), desc=f"record {spec.path.name}", unit="step", disable=steps < 2, leave=False):
+            output = model(*args, **kwargs)
+            loss = spec.loss(output) if spec.loss else _default_loss(adapter, output, spec.path)
+            rec.loss(loss)
+            if adapter.is_tensor(loss) and adapter.requires_grad(loss):
+                loss.backward()
+                rec.backward_done()
+                if optimizer is not None:
+                    optimizer.step()
+            rec.step()
+            adapter.zero_grad(model, optimizer)
+    return Path(out)
