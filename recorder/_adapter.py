@@ -93,6 +93,10 @@ class Adapter(ABC):
     @abstractmethod
     def cast_model(self, model: Any, dtype: str) -> None: ...
 
+    @abstractmethod
+    def cast_tensor(self, t: Any, dtype: str) -> Any:
+        """``t`` converted to float ``dtype`` (a leaf keeps its requires-grad flag)."""
+
     def is_floating(self, t: Any) -> bool:
         return "float" in self.dtype_name(t)
 

@@ -28,7 +28,7 @@ from tqdm import tqdm
 from padiff_trace import SpecError
 
 from ._adapter import Adapter, detect, get_adapter
-from ._nest import flatten
+from ._nest import flatten, flatten_call, rebuild
 from ._options import RecordOptions
 from ._replay import replay_inputs, transfer_weights
 from ._session import Recorder
@@ -85,6 +85,17 @@ def _default_loss(adapter: Adapter, out: Any, where: Path) -> Any:
     raise SpecError(f"{where}: the model output has no float tensor; define loss(output) in the spec")
 
 
+def _cast_inputs(adapter: Adapter, args: tuple[Any, ...], kwargs: dict[str, Any], dtype: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Floating tensor leaves of the inputs converted to ``dtype`` (ints, bools stay)."""
+    replace = {
+        pos: adapter.cast_tensor(leaf, dtype)
+        for pos, leaf in flatten_call(args, kwargs, adapter.is_tensor)
+        if adapter.is_tensor(leaf) and adapter.is_floating(leaf)
+    }
+    new_args = rebuild(tuple(args), "args", replace, adapter.is_tensor)
+    return tuple(new_args), {k: rebuild(v, f'kwargs["{k}"]', replace, adapter.is_tensor, 1) for k, v in kwargs.items()}
+
+
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -119,10 +130,12 @@ def run_spec(
         transfer_weights(adapter, model, weights_from)
     if inputs_from:
         args, kwargs = replay_inputs(adapter, args, kwargs, inputs_from)
+    if dtype:
+        args, kwargs = _cast_inputs(adapter, args, kwargs, dtype)
     optimizer = spec.optimizer(model) if spec.optimizer else None
     if optimizer is None and options.weights == "steps":
         options = dataclasses.replace(options, weights="start")  # nothing changes them
-    meta = {"spec": spec.path.name, "steps": steps, "replayed_inputs": bool(inputs_from), "replayed_weights": bool(weights_from)}
+    meta = {"spec": spec.path.name, "cast_dtype": dtype, "steps": steps, "replayed_inputs": bool(inputs_from), "replayed_weights": bool(weights_from)}
     with Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite) as rec:
         for _ in tqdm(range(steps), desc=f"record {spec.path.name}", unit="step", disable=steps < 2, leave=False):
             output = model(*args, **kwargs)

@@ -111,6 +111,11 @@ class PaddleAdapter(Adapter):
     def cast_model(self, model: Any, dtype: str) -> None:
         model.to(dtype=dtype)
 
+    def cast_tensor(self, t: Any, dtype: str) -> Any:
+        out = t.detach().astype(dtype)
+        out.stop_gradient = t.stop_gradient
+        return out
+
 
 def _place(t: Any) -> str:
     text = str(t.place)
