@@ -164,19 +164,19 @@ def align(score: np.ndarray) -> list[tuple[int, int]]:
     NaN counts as no match. Rows are vectorised: O(n*m) time in numpy, an int8
     traceback of n*m bytes. Ties prefer matching, then the earlier ``j``.
     """
-    s = np.asarray(score, dtype=np.float64)
+    s = np.asarray(score)
     if s.ndim != 2:
         raise ValueError(f"align: score must be 2-D, got shape {s.shape}")
     n, m = s.shape
     if n == 0 or m == 0:
         return []
-    s = np.where(s > 0, s, -np.inf)  # NaN > 0 is False: no match
     back = np.empty((n, m), dtype=np.int8)
     prev = np.zeros(m + 1)
     row = np.empty(m + 1)
     for i in range(n):
         up = prev[1:]
-        diag = prev[:-1] + s[i]
+        srow = s[i].astype(np.float64)
+        diag = prev[:-1] + np.where(srow > 0, srow, -np.inf)  # NaN > 0 is False: no match
         best = np.maximum(up, diag)
         row[0] = 0.0
         row[1:] = best

@@ -1,0 +1,34 @@
+"""The analyzer: two traces -> alignment -> metrics -> report. numpy + h5py only.
+
+    report = analyzer.compare("runs/paddle", "runs/torch", mode="mean")
+    print(report.summary_text()); report.write("runs/report"); sys.exit(report.exit_code)
+"""
+
+from __future__ import annotations
+
+from ._compare import CompareOptions, align, compare
+from ._mapping import Mapping, MappingEntry, load_mapping
+from ._metrics import DEFAULT_TOLERANCES, MODES, Metrics, Tolerance
+from ._pairing import Alignment, CallPair
+from ._report import SCHEMA_VERSION, Amplifier, Divergence, PairResult, Report, alignment_text
+
+__all__ = [
+    "DEFAULT_TOLERANCES",
+    "MODES",
+    "SCHEMA_VERSION",
+    "Alignment",
+    "Amplifier",
+    "CallPair",
+    "CompareOptions",
+    "Divergence",
+    "Mapping",
+    "MappingEntry",
+    "Metrics",
+    "PairResult",
+    "Report",
+    "Tolerance",
+    "align",
+    "alignment_text",
+    "compare",
+    "load_mapping",
+]
