@@ -46,8 +46,9 @@ class Kind(enum.IntEnum):
     PARAM_GRAD = 7
     LOSS = 8
     PROBE = 9
-    OP_INPUT = 10  # reserved for op-level recording
+    OP_INPUT = 10  # op-level recording: a framework function called inside forward
     OP_OUTPUT = 11
+    OP_GRAD_OUTPUT = 12  # gradient of the loss w.r.t. an op output
 
     @property
     def label(self) -> str:

@@ -82,6 +82,13 @@ class Adapter(ABC):
         """Copy ``arr`` into a parameter/buffer in place (optionally into rows ``index``)."""
 
     @abstractmethod
+    def intercept_ops(
+        self, on_op: Callable[[str, tuple[Any, ...], dict[str, Any], Any], None], internal: Callable[[str], bool]
+    ) -> AbstractContextManager[Any]:
+        """While active, call ``on_op(name, args, kwargs, out)`` after every framework op
+        whose calling frame's file is not ``internal``."""
+
+    @abstractmethod
     def seed(self, seed: int) -> None: ...
 
     @abstractmethod

@@ -26,6 +26,9 @@ class RecordOptions:
     stats_only: bool = False
     max_tensor_bytes: int | None = None  # larger tensors keep statistics only
     full_stack: bool = False
+    ops: bool = False  # op-level records (framework functions called inside forward)
+    ops_include: tuple[str, ...] = ()  # only ops inside modules matching these globs
+    ops_internal: bool = False  # also ops called by the framework's own layers
     compression: str | None = None
     flush_records: int = 10_000
     flush_seconds: float = 2.0
@@ -51,7 +54,7 @@ class RecordOptions:
         unknown = sorted(set(kwargs) - known)
         if unknown:
             raise TypeError(f"unknown recording option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        conv = {k: tuple(v) if k in ("include", "exclude", "phases", "kinds", "steps") else v for k, v in kwargs.items()}
+        conv = {k: tuple(v) if k in ("include", "exclude", "phases", "kinds", "steps", "ops_include") else v for k, v in kwargs.items()}
         return cls(**conv)
 
     def writer_options(self) -> WriterOptions:
@@ -68,6 +71,9 @@ class RecordOptions:
         if self.include and not any(fnmatch.fnmatchcase(path, p) for p in self.include):
             return False
         return not any(fnmatch.fnmatchcase(path, p) for p in self.exclude)
+
+    def ops_wanted(self, path: str) -> bool:
+        return self.ops and (not self.ops_include or any(fnmatch.fnmatchcase(path, p) for p in self.ops_include))
 
     def kind_wanted(self, kind: Kind) -> bool:
         if kind == Kind.GRAD_INPUT and not self.input_grads:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import logging
@@ -70,6 +71,7 @@ class Recorder:
         self._step = 0
         self._grads_done = False
         self._token: contextvars.Token[Recorder | None] | None = None
+        self._ops: contextlib.ExitStack | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Recorder:
@@ -93,6 +95,10 @@ class Recorder:
                 self._handles += ad.register_forward_hooks(module, self._make_pre(path, mtype), self._make_post(path))
             if opts.weights != "none":
                 self._record_weights()
+            if opts.ops:
+                self._ops = contextlib.ExitStack()
+                internal = (lambda f: False) if opts.ops_internal else self._stack.is_internal
+                self._ops.enter_context(ad.intercept_ops(self._on_op, internal))
         except BaseException:
             self._teardown(failed=True, reason="recorder set-up failed")
             raise
@@ -104,6 +110,9 @@ class Recorder:
         self._teardown(failed=exc_type is not None, reason=reason)
 
     def _teardown(self, failed: bool, reason: str | None) -> None:
+        if self._ops is not None:
+            self._ops.close()  # restores the framework's functions
+            self._ops = None
         self._adapter.remove(self._handles)
         self._handles.clear()
         if self._token is not None:
@@ -215,6 +224,38 @@ class Recorder:
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_OUTPUT))
 
         return post
+
+    def _on_op(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
+        if not self._calls or self._writer is None:
+            return  # only ops made inside a module's forward
+        top = self._calls[-1]
+        path = top.path
+        if not self.options.ops_wanted(path):
+            return
+        is_tensor = self._adapter.is_tensor
+        outs = [(pos, leaf) for pos, leaf in flatten(out, "out", is_tensor) if is_tensor(leaf)]
+        if not outs:
+            return  # shape queries and the like
+        key = f"{path}\0op:{name}"
+        idx = self._call_counts[key]
+        self._call_counts[key] += 1
+        call = self._next_call
+        self._next_call += 1
+        if not self._recording(Kind.OP_OUTPUT, Phase.FORWARD, path):
+            return
+        header = RecordHeader(
+            self._step, Phase.FORWARD, Kind.OP_INPUT, path, name, call, top.call, idx, stack=self._stack.capture(3)
+        )
+        if self.options.kind_wanted(Kind.OP_INPUT):
+            for pos, leaf in flatten_call(args, kwargs, is_tensor):
+                if is_tensor(leaf):
+                    self._emit(dataclasses.replace(header, position=pos), leaf)
+        want_grad = self.options.kind_wanted(Kind.OP_GRAD_OUTPUT) and self.options.phase_wanted(Phase.BACKWARD)
+        for pos, leaf in outs:
+            h = dataclasses.replace(header, kind=Kind.OP_OUTPUT, position=pos)
+            self._emit(h, leaf)
+            if want_grad and self._adapter.requires_grad(leaf):
+                self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.OP_GRAD_OUTPUT))
 
     def _grad_hook(self, header: RecordHeader, kind: Kind) -> Callable[[Any], None]:
         def hook(grad: Any) -> None:

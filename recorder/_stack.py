@@ -48,6 +48,10 @@ class StackCapture:
             self._keep[filename] = keep
         return keep
 
+    def is_internal(self, filename: str) -> bool:
+        """A frame of the framework(s) or of padiff-trace itself."""
+        return filename.startswith(self._skip)
+
     def relpath(self, filename: str) -> str:
         rel = self._rel.get(filename)
         if rel is None:

@@ -99,6 +99,13 @@ class PaddleAdapter(Adapter):
     def seed(self, seed: int) -> None:
         paddle.seed(seed)
 
+    def intercept_ops(
+        self, on_op: Callable[[str, tuple[Any, ...], dict[str, Any], Any], None], internal: Callable[[str], bool]
+    ) -> AbstractContextManager[Any]:
+        from .paddle_ops import intercept_paddle_ops
+
+        return intercept_paddle_ops(on_op, internal)
+
     def no_grad(self) -> AbstractContextManager[Any]:
         return paddle.no_grad()
 

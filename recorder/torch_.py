@@ -6,8 +6,11 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
+import sys
+
 import numpy as np
 import torch
+from torch.overrides import TorchFunctionMode
 
 from padiff_trace import Deferred
 
@@ -128,6 +131,11 @@ class TorchAdapter(Adapter):
     def seed(self, seed: int) -> None:
         torch.manual_seed(seed)
 
+    def intercept_ops(
+        self, on_op: Callable[[str, tuple[Any, ...], dict[str, Any], Any], None], internal: Callable[[str], bool]
+    ) -> AbstractContextManager[Any]:
+        return _OpMode(on_op, internal)
+
     def no_grad(self) -> AbstractContextManager[Any]:
         return torch.no_grad()
 
@@ -142,6 +150,32 @@ class TorchAdapter(Adapter):
 
     def cast_tensor(self, t: Any, dtype: str) -> Any:
         return t.detach().to(_NP_TO_TORCH[dtype]).requires_grad_(t.requires_grad)
+
+
+_OVERRIDES = torch.overrides.__file__
+
+
+class _OpMode(TorchFunctionMode):
+    """Reports every torch function / Tensor method call (torch's own interception)."""
+
+    def __init__(self, on_op: Callable[[str, tuple[Any, ...], dict[str, Any], Any], None], internal: Callable[[str], bool]) -> None:
+        super().__init__()
+        self._on_op = on_op
+        self._internal = internal
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        frame = sys._getframe(1)
+        own = getattr(func, "__code__", None)
+        while frame is not None and (frame.f_code.co_filename == _OVERRIDES or frame.f_code is own):
+            frame = frame.f_back
+        if frame is not None and not self._internal(frame.f_code.co_filename):
+            name = getattr(func, "__name__", None) or str(func)
+            if name == "__get__":  # attribute access such as x.T
+                name = getattr(getattr(func, "__self__", None), "__name__", name)
+            self._on_op(name, args, kwargs, out)
+        return out
 
 
 def make_adapter() -> TorchAdapter:

@@ -51,6 +51,9 @@ def _add_recording_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--stats-only", action="store_true", help="statistics and metadata only, no tensor data")
     g.add_argument("--max-tensor-bytes", type=_size, metavar="SIZE", help="larger tensors keep statistics only")
     g.add_argument("--full-stack", action="store_true", help="keep framework and library frames in stacks")
+    g.add_argument("--ops", action="store_true", help="op-level records: framework calls inside forward")
+    g.add_argument("--ops-include", action="append", default=[], metavar="GLOB", help="ops only inside these modules")
+    g.add_argument("--ops-internal", action="store_true", help="also ops made by the framework's own layers")
     g.add_argument("--compression", choices=["gzip", "lzf"], help="lossless compression of tensor data")
     g.add_argument("--flush-seconds", type=float, default=2.0, help="flush (crash-safe point) at least this often")
     g.add_argument("--seed", type=int, help="seed python, numpy and the framework before model()")
@@ -107,6 +110,9 @@ def _options(args: argparse.Namespace) -> Any:
         stats_only=args.stats_only,
         max_tensor_bytes=args.max_tensor_bytes,
         full_stack=args.full_stack,
+        ops=args.ops,
+        ops_include=tuple(args.ops_include),
+        ops_internal=args.ops_internal,
         compression=args.compression,
         flush_seconds=args.flush_seconds,
         tags=dict(args.tag),
@@ -145,13 +151,13 @@ def _record(args: argparse.Namespace) -> int:
 
 def _child_argv(args: argparse.Namespace, spec: str, out: Path, replay_from: Path | None) -> list[str]:
     argv = [sys.executable, "-m", "padiff_trace", "record", spec, "--out", str(out), "--steps", str(args.steps)]
-    for flag in ("include", "exclude", "phase", "kind", "only_step"):
+    for flag in ("include", "exclude", "phase", "kind", "only_step", "ops_include"):
         for v in getattr(args, flag):
             argv += [f"--{flag.replace('_', '-')}", str(v)]
     for k, v in args.tag:
         argv += ["--tag", f"{k}={v}"]
     argv += ["--every", str(args.every), "--weights", args.weights, "--flush-seconds", str(args.flush_seconds)]
-    for flag in ("input_grads", "stats_only", "full_stack", "force"):
+    for flag in ("input_grads", "stats_only", "full_stack", "ops", "ops_internal", "force"):
         if getattr(args, flag):
             argv.append(f"--{flag.replace('_', '-')}")
     for flag in ("max_tensor_bytes", "compression", "seed", "dtype"):
