@@ -296,12 +296,13 @@ def pair_weights(
             continue
         used.add((rb.module, rb.position))
         perm: tuple[int, ...] | None = None
-        if ra.shape != rb.shape:
-            entry = al.module_entries.get(mod)
-            if entry is not None and entry.transpose and _permuted(ra.shape, entry.transpose) == rb.shape:
-                perm = entry.transpose
-            elif len(ra.shape) == 2 and ra.shape[::-1] == rb.shape and canonical_type(ra.module_type) == "linear":
-                perm = (1, 0)
+        entry = al.module_entries.get(mod)
+        cross = {al.a.framework, al.b.framework} == {"paddle", "torch"}
+        if entry is not None and entry.transpose and _permuted(ra.shape, entry.transpose) == rb.shape:
+            perm = entry.transpose
+        elif cross and name == "weight" and canonical_type(ra.module_type) == "linear" and len(ra.shape) == 2:
+            # paddle Linear weight is [in, out], torch [out, in]: always a transpose, also when square
+            perm = (1, 0) if ra.shape[::-1] == rb.shape else None
         out.append((ra, rb, perm))
     un_b = [r for k, r in wb.items() if k not in used and k[1] not in IGNORED_WEIGHTS]
     return out, un_a, un_b

@@ -178,8 +178,9 @@ class Report:
         L: list[str] = []
         verdict = "DIVERGED" if self.failed else "ALIGNED"
         L.append(f"padiff-trace compare: {verdict}  (mode {self.mode}, {self._tol_text()})")
-        L.append(f"  A {a.framework} {a.trace.meta.get('framework_version', '')}  {a.path}")
-        L.append(f"  B {b.framework} {b.trace.meta.get('framework_version', '')}  {b.path}  (reference)")
+        for side, v, tail in (("A", a, ""), ("B", b, "  (reference)")):
+            head = f"  {side} {v.framework} {v.trace.meta.get('framework_version', '')}  "
+            L.append(head + _left_clip(v.path, width - len(head) - len(tail)) + tail)
         counts: dict[str, list[int]] = {}
         for p in self.pairs:
             c = counts.setdefault(p.role, [0, 0])
@@ -220,8 +221,9 @@ class Report:
             for k, x in enumerate(self.amplifiers[:5], 1):
                 L.append(
                     f" {k}. x{x.ratio:<9.3g} {x.call_pair.a.label} [{x.call_pair.a.module_type}]"
-                    f" <-> {x.call_pair.b.label}"[: width + 20]
+                    f" <-> {x.call_pair.b.label}"
                 )
+                L[-1] = L[-1][:width]
                 L.append(f"      in {x.in_rel_l2:.2e} -> out {x.out_rel_l2:.2e}")
         nf = self.first_nonfinite
         if nf["a"] or nf["b"]:
@@ -344,6 +346,10 @@ def _metrics_line(m: Metrics) -> str:
         return f"statistics only: |d mean| {m.extra.get('mean', 0):.3g}, |d l2| {m.extra.get('l2', 0):.3g}"
     return (f"max|a-b| {m.max_abs:.3g} at {list(m.argmax)}  mean {m.mean_abs:.3g}  rel-L2 {m.rel_l2:.3g}"
             f"  cos {m.cosine:.6f}")
+
+
+def _left_clip(text: str, n: int) -> str:
+    return text if len(text) <= n else "..." + text[-max(n - 3, 1):]
 
 
 def _wrap(head: str, items: list[str], width: int) -> list[str]:

@@ -1,0 +1,68 @@
+"""``padiff-trace compare`` and ``padiff-trace align``: two traces, offline."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["register"]
+
+_MAPPING_HELP = (
+    "JSON (or .yaml with pyyaml) file pinning paddle module paths to torch paths; "
+    "'*' matches one path component and must capture the same text on both sides"
+)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare two traces and find the first divergence",
+        description="Align the module calls of trace A and trace B (the reference), compare every paired "
+        "input, output, gradient and weight, and report the verdict, the first divergence with both "
+        "call stacks, and the modules that amplify the error most. Exit 0 aligned, 1 diverged, 2 bad input.",
+    )
+    p.add_argument("a", help="trace A (e.g. the paddle run)")
+    p.add_argument("b", help="trace B, the reference (e.g. the torch run)")
+    p.add_argument("--mapping", metavar="FILE", help=_MAPPING_HELP)
+    p.add_argument("--mode", choices=["mean", "strict", "rel-l2"], default="mean",
+                   help="mean: mean|a-b| <= atol + rtol*mean|b| (default); strict: every element "
+                   "|a-b| <= atol + rtol*|b|; rel-l2: ||a-b|| <= atol*sqrt(n) + rtol*||b||")
+    p.add_argument("--atol", type=float, help="absolute tolerance for every float pair (default: per dtype)")
+    p.add_argument("--rtol", type=float, help="relative tolerance for every float pair (default: per dtype)")
+    p.add_argument("--report", metavar="DIR", help="write report.txt, report.json and pairs.csv into DIR")
+    p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
+    p.set_defaults(handler=_compare)
+
+    p = sub.add_parser(
+        "align",
+        help="show how the module calls of two traces pair up",
+        description="Print the pairing of trace A's and trace B's module calls (first step) and the calls "
+        "that stayed unpaired, without comparing any numbers.",
+    )
+    p.add_argument("a", help="trace A")
+    p.add_argument("b", help="trace B")
+    p.add_argument("--mapping", metavar="FILE", help=_MAPPING_HELP)
+    p.set_defaults(handler=_align)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import analyzer
+
+    report = analyzer.compare(
+        args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet
+    )
+    if args.report:
+        report.write(args.report)
+    text = report.summary_text()
+    print(text.splitlines()[0] if args.quiet else text)
+    if args.report and not args.quiet:
+        print(f"report written to {args.report}")
+    return report.exit_code
+
+
+def _align(args: argparse.Namespace) -> int:
+    import analyzer
+
+    al = analyzer.align(args.a, args.b, mapping=args.mapping)
+    print(analyzer.alignment_text(al))
+    return 0

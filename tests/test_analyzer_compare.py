@@ -1,0 +1,212 @@
+"""analyzer.compare/align on synthetic traces (fast; real frameworks in test_analyzer_real.py)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_analyzer_helpers import Synth, toy_model
+
+import analyzer
+from padiff_trace import MappingError, UserError
+from padiff_trace.cli import main
+
+
+def _pair(tmp_path: Path, **b_kw: object) -> tuple[Path, Path]:
+    a = toy_model(tmp_path / "a", "paddle", noise=1e-7)
+    b = toy_model(tmp_path / "b", "torch", noise=1e-7, **b_kw)  # type: ignore[arg-type]
+    return a, b
+
+
+def test_noise_only_pair_passes_by_default(tmp_path: Path) -> None:
+    a, b = _pair(tmp_path)
+    r = analyzer.compare(a, b)
+    assert r.exit_code == 0 and r.first_divergence is None
+    roles = {p.role for p in r.pairs}
+    assert {"model_input", "output", "grad_output", "param", "param_grad", "loss"} <= roles
+    # the transposed Linear weights were paired and compared, not reported as mismatch
+    w = [p for p in r.pairs if p.role == "param" and p.a.position == "weight"]
+    assert w and all(p.perm == (1, 0) and p.passed for p in w)
+
+
+def test_planted_layernorm_bug_localized_with_both_stacks(tmp_path: Path) -> None:
+    a = toy_model(tmp_path / "a", "paddle", ln_eps=1e-1)
+    b = toy_model(tmp_path / "b", "torch", noise=1e-7)
+    r = analyzer.compare(a, b)
+    assert r.exit_code == 1
+    d = r.first_divergence
+    assert d is not None and d.pair.role == "output"
+    assert d.pair.a.module == "norm" and d.pair.b.module == "norm"
+    assert not d.inputs_failed and d.input_rel_l2 is not None and d.input_rel_l2 < 1e-6
+    text = r.summary_text()
+    assert "model_p.py:12  h = self.norm(h)" in text and "model_t.py:12  h = self.norm(h)" in text
+    assert r.amplifiers[0].call_pair.a.module == "norm"
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_trees_that_differ_align_without_mapping(tmp_path: Path) -> None:
+    # A applies ReLU functionally (no call), B has an extra Dropout module
+    a = toy_model(tmp_path / "a", "paddle", functional_relu=True)
+    b = toy_model(tmp_path / "b", "torch", extra_dropout=True)
+    al = analyzer.align(a, b)
+    pairs = {(p.a.module, p.b.module) for p in al.pairs}
+    assert pairs == {("", ""), ("fc1", "fc1"), ("norm", "norm"), ("block", "block"), ("block.fc2", "block.fc2")}
+    assert sorted(c.module for c in al.unpaired_b) == ["act", "drop"]
+    assert analyzer.compare(a, b).exit_code == 0
+
+
+def test_wrong_pair_is_not_made_for_unrelated_types(tmp_path: Path) -> None:
+    a = toy_model(tmp_path / "a", "paddle")
+    s = Synth(tmp_path / "b", "torch")
+    x = np.ones((3, 8), np.float32)
+    with s.call("", "Net", {"args[0]": x}, ("m.py", 1, "f")) as root:
+        with s.call("conv", "Conv2d", {"args[0]": x}, ("m.py", 2, "g")) as c:
+            c.out({"out": np.ones((3, 16), np.float32)})
+        root.out({"out": np.ones((3, 4), np.float32)})
+    s.close()
+    al = analyzer.align(a, tmp_path / "b")
+    assert [(p.a.module, p.b.module) for p in al.pairs] == [("", "")]
+
+
+def test_wildcard_mapping_pins_renamed_modules(tmp_path: Path) -> None:
+    a = toy_model(tmp_path / "a", "paddle", names={"fc1": "layers.0.proj", "block": "head"})
+    b = toy_model(tmp_path / "b", "torch", names={"fc1": "blocks.0.dense", "block": "classifier"})
+    m = tmp_path / "map.json"
+    m.write_text(json.dumps({"version": 1, "modules": [
+        {"paddle": "layers.*.proj", "torch": "blocks.*.dense"},
+        {"paddle": "head", "torch": "classifier", "blackbox": True},
+    ]}))
+    al = analyzer.align(a, b, mapping=m)
+    by = {p.a.module: (p.b.module, p.how) for p in al.pairs}
+    assert by["layers.0.proj"] == ("blocks.0.dense", "mapping")
+    assert by["head"] == ("classifier", "mapping")
+    assert "head.fc2" not in by and [c.module for c in al.hidden_a] == ["head.fc2"]
+    r = analyzer.compare(a, b, mapping=m)
+    assert r.exit_code == 0
+    # weights follow the module pairs, including inside the black box (parent paired)
+    names = {(p.a.module, p.b.module) for p in r.pairs if p.role == "param"}
+    assert ("layers.0.proj", "blocks.0.dense") in names and ("head.fc2", "classifier.fc2") in names
+
+
+def test_mapping_entry_matching_nothing_names_it(tmp_path: Path) -> None:
+    a, b = _pair(tmp_path)
+    m = tmp_path / "map.json"
+    m.write_text(json.dumps({"encoder.*.attn": "enc.*.attention"}))
+    with pytest.raises(MappingError, match=r"entry 0 \('encoder\.\*\.attn' -> 'enc\.\*\.attention'\) matches nothing"):
+        analyzer.align(a, b, mapping=m)
+    m.write_text(json.dumps({"modules": [{"paddle": "a.*", "torch": "b"}]}))
+    with pytest.raises(MappingError, match="same wildcards"):
+        analyzer.align(a, b, mapping=m)
+    m.write_text("{not json")
+    with pytest.raises(MappingError, match="invalid JSON"):
+        analyzer.align(a, b, mapping=m)
+
+
+def test_yaml_mapping(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    a, b = _pair(tmp_path)
+    m = tmp_path / "map.yaml"
+    m.write_text("modules:\n  - {paddle: norm, torch: norm, blackbox: true}\n")
+    assert any(p.how == "mapping" for p in analyzer.align(a, b, mapping=m).pairs)
+
+
+def test_shape_mismatch_is_a_failing_pair_not_a_crash(tmp_path: Path) -> None:
+    def one(path: Path, fw: str, shape: tuple[int, ...]) -> Path:
+        s = Synth(path, fw)
+        x = np.ones((2, 3), np.float32)
+        with s.call("", "Net", {"args[0]": x}, ("m.py", 1, "y = model(x)")) as root:
+            with s.call("emb", "Embedding", {"args[0]": x}, ("m.py", 2, "e = self.emb(x)")) as c:
+                c.out({"out": np.ones((2, 3), np.float32)})
+            root.out({"out": np.ones((2, 3), np.float32)})
+        s.param("emb", "Embedding", "weight", np.ones(shape, np.float32))
+        s.close()
+        return path
+
+    r = analyzer.compare(one(tmp_path / "a", "paddle", (4, 3)), one(tmp_path / "b", "torch", (5, 3)))
+    bad = [p for p in r.pairs if not p.passed]
+    assert len(bad) == 1 and "shape mismatch: A [4, 3] vs B [5, 3]" in bad[0].reason
+    assert r.exit_code == 1
+
+
+def test_nan_and_stats_only(tmp_path: Path) -> None:
+    a = toy_model(tmp_path / "a", "paddle", nan_in_fc2=True)
+    b = toy_model(tmp_path / "b", "torch")
+    r = analyzer.compare(a, b)
+    fa = r.first_nonfinite["a"]
+    assert fa is not None and fa.module == "block.fc2" and r.first_nonfinite["b"] is None
+    assert r.first_divergence is not None and r.first_divergence.pair.a.module == "block.fc2"
+    assert r.first_divergence.pair.metrics.nan_mismatch == 1  # type: ignore[union-attr]
+
+    s = toy_model(tmp_path / "s", "torch", stats_only=True)
+    r2 = analyzer.compare(tmp_path / "b", s)
+    assert r2.exit_code == 0 and all(p.metrics.stats_only for p in r2.pairs if p.metrics)  # type: ignore[union-attr]
+    s2 = toy_model(tmp_path / "s2", "torch", stats_only=True, ln_eps=1e-1)
+    r3 = analyzer.compare(tmp_path / "b", s2)
+    assert r3.first_divergence is not None and r3.first_divergence.pair.a.module == "norm"
+
+
+def test_backward_only_difference(tmp_path: Path) -> None:
+    a = toy_model(tmp_path / "a", "paddle")
+    b = toy_model(tmp_path / "b", "torch", grad_bug=True)
+    r = analyzer.compare(a, b)
+    d = r.first_divergence
+    assert d is not None and d.pair.role == "param_grad" and d.pair.a.module == "block.fc2"
+
+
+def test_modes_and_explicit_tolerances(tmp_path: Path) -> None:
+    a = toy_model(tmp_path / "a", "paddle", noise=1e-4)
+    b = toy_model(tmp_path / "b", "torch", noise=1e-4)
+    assert analyzer.compare(a, b).exit_code == 1
+    assert analyzer.compare(a, b, rtol=1e-3).exit_code == 0
+    assert analyzer.compare(a, b, mode="strict").exit_code == 1
+    assert analyzer.compare(a, b, mode="strict", atol=1e-2, rtol=1e-2).exit_code == 0
+    assert analyzer.compare(a, b, mode="rel-l2", rtol=1e-3).exit_code == 0
+    with pytest.raises(UserError, match="unknown compare mode"):
+        analyzer.compare(a, b, mode="loose")
+    with pytest.raises(TypeError, match="unknown compare option"):
+        analyzer.compare(a, b, tolerance=1)
+
+
+def test_report_files(tmp_path: Path) -> None:
+    a = toy_model(tmp_path / "a", "paddle", ln_eps=1e-1)
+    b = toy_model(tmp_path / "b", "torch")
+    r = analyzer.compare(a, b)
+    out = r.write(tmp_path / "rep")
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["schema_version"] == 1 and doc["verdict"] == "diverged" and doc["exit_code"] == 1
+    assert doc["weights"] and doc["param_grads"] and doc["pairs"]
+    first = doc["pairs"][[p["index"] for p in doc["pairs"]].index(doc["first_divergence"]["index"])]
+    assert first["a"]["module"] == "norm" and first["a"]["stack"][-1][:2] == ["model_p.py", 12]
+    rows = list(csv.DictReader((out / "pairs.csv").open()))
+    assert len(rows) == len(r.pairs) and {"a", "b", "max_abs", "mean_abs", "rel_l2"} <= set(rows[0])
+    txt = (out / "report.txt").read_text()
+    assert "mean diff:" in txt and "max diff:" in txt and "norm#0:out" in txt
+
+
+def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = _pair(tmp_path)
+    assert main(["compare", str(a), str(b), "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("padiff-trace compare: ALIGNED")
+    c = toy_model(tmp_path / "c", "paddle", ln_eps=1e-1)
+    assert main(["compare", str(c), str(b), "--report", str(tmp_path / "rep")]) == 1
+    assert "First divergence" in capsys.readouterr().out and (tmp_path / "rep" / "report.json").exists()
+    assert main(["compare", str(a), str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing" in err
+    assert main(["align", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "norm#0 [LayerNorm]  <->  norm#0 [LayerNorm]" in out and "only in B: 0" in out
+
+
+def test_analyzer_imports_no_framework() -> None:
+    code = (
+        "import sys, analyzer, padiff_trace.cli._compare, padiff_trace._match\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'paddle')]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
