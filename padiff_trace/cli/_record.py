@@ -6,13 +6,16 @@ import argparse
 import logging
 import os
 import re
+import resource
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
 
 from .._errors import UserError
+from .._reader import open_trace
 
 __all__ = ["register"]
 
@@ -124,6 +127,7 @@ def _record(args: argparse.Namespace) -> int:
     from recorder._spec import run_spec
 
     options = _options(args)
+    start = time.perf_counter()
     try:
         out = run_spec(
             args.spec,
@@ -145,7 +149,13 @@ def _record(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"recorded {args.spec} -> {out}")
+    with open_trace(out) as tr:
+        n, size = len(tr), tr.size_bytes()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"recorded {args.spec} -> {out}: {n} records, {size / 2**20:.1f} MiB, "
+        f"{time.perf_counter() - start:.1f} s, peak RSS {peak:.0f} MiB"
+    )
     return 0
 
 
