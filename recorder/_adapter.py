@@ -89,6 +89,10 @@ class Adapter(ABC):
         whose calling frame's file is not ``internal``."""
 
     @abstractmethod
+    def straight_through(self, local: Any, value: Any) -> Any:
+        """A tensor equal to ``value`` whose gradient flows unchanged into ``local``."""
+
+    @abstractmethod
     def seed(self, seed: int) -> None: ...
 
     @abstractmethod

@@ -54,8 +54,10 @@ class Recorder:
         options: RecordOptions,
         meta: dict[str, Any] | None = None,
         overwrite: bool = False,
+        single_step: Any | None = None,
     ) -> None:
         self.path = Path(path)
+        self._single = single_step  # a SingleStep plan: replaces inputs and output grads
         self.options = options
         self._adapter = adapter
         self._model: Any = model
@@ -184,17 +186,22 @@ class Recorder:
             self._record_weights()
 
     # ------------------------------------------------------------------ hooks
-    def _make_pre(self, path: str, mtype: str) -> Callable[..., None]:
-        def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def _make_pre(self, path: str, mtype: str) -> Callable[..., Any]:
+        def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             parent = self._calls[-1].call if self._calls else -1
             idx = self._call_counts[path]
             self._call_counts[path] += 1
             call = _Call(self._next_call, path, mtype, idx, self._stack.capture(2))
             self._next_call += 1
             self._calls.append(call)
+            replaced = None
+            if self._single is not None and parent >= 0:
+                replaced = self._single.inputs(self._step, path, idx, args, kwargs)
+                if replaced is not None:
+                    args, kwargs = replaced
             kind = Kind.MODULE_INPUT if parent >= 0 else Kind.MODEL_INPUT
             if not self._recording(kind, Phase.FORWARD, path):
-                return
+                return replaced
             header = RecordHeader(self._step, Phase.FORWARD, kind, path, mtype, call.call, parent, idx, stack=call.stack)
             want_igrad = self.options.kind_wanted(Kind.GRAD_INPUT)
             for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
@@ -202,6 +209,7 @@ class Recorder:
                 self._emit(h, leaf)
                 if want_igrad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_INPUT))
+            return replaced
 
         return pre
 
@@ -217,6 +225,7 @@ class Recorder:
                 self._step, Phase.FORWARD, Kind.MODULE_OUTPUT, path, call.mtype, call.call, parent, call.call_index, stack=call.stack
             )
             want_grad = self.options.kind_wanted(Kind.GRAD_OUTPUT) and self.options.phase_wanted(Phase.BACKWARD)
+            want_grad = want_grad or self._single is not None
             for pos, leaf in flatten(out, "out", self._adapter.is_tensor):
                 h = dataclasses.replace(header, position=pos)
                 self._emit(h, leaf)
@@ -257,10 +266,15 @@ class Recorder:
             if want_grad and self._adapter.requires_grad(leaf):
                 self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.OP_GRAD_OUTPUT))
 
-    def _grad_hook(self, header: RecordHeader, kind: Kind) -> Callable[[Any], None]:
-        def hook(grad: Any) -> None:
-            if self._writer is not None and grad is not None:
+    def _grad_hook(self, header: RecordHeader, kind: Kind) -> Callable[[Any], Any]:
+        def hook(grad: Any) -> Any:
+            if self._writer is None or grad is None:
+                return None
+            if self.options.kind_wanted(kind):
                 self._emit(dataclasses.replace(header, phase=Phase.BACKWARD, kind=kind, step=self._step), grad)
+            if self._single is not None and kind == Kind.GRAD_OUTPUT:
+                return self._single.grad(self._step, header.module, header.call_index, header.position, grad)
+            return None
 
         return hook
 

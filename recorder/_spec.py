@@ -10,6 +10,7 @@ Spec contract:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import logging
@@ -32,6 +33,7 @@ from ._nest import flatten, flatten_call, rebuild
 from ._options import RecordOptions
 from ._replay import replay_inputs, transfer_weights
 from ._session import Recorder
+from ._single_step import SingleStep
 
 __all__ = ["Spec", "load_spec", "run_spec", "split_inputs"]
 
@@ -114,6 +116,7 @@ def run_spec(
     weights_from: str | None = None,
     dtype: str | None = None,
     overwrite: bool = False,
+    single_step_plan: str | None = None,
 ) -> Path:
     """Record ``steps`` training steps of the spec's model into ``out``."""
     spec = load_spec(spec_path)
@@ -136,7 +139,13 @@ def run_spec(
     if optimizer is None and options.weights == "steps":
         options = dataclasses.replace(options, weights="start")  # nothing changes them
     meta = {"spec": spec.path.name, "cast_dtype": dtype, "steps": steps, "replayed_inputs": bool(inputs_from), "replayed_weights": bool(weights_from)}
-    with Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite) as rec:
+    single = SingleStep(single_step_plan, adapter) if single_step_plan else None
+    if single is not None:
+        meta["single_step"] = True
+    with contextlib.ExitStack() as cleanup:
+        if single is not None:
+            cleanup.callback(single.close)
+        rec = cleanup.enter_context(Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite, single_step=single))
         for _ in tqdm(range(steps), desc=f"record {spec.path.name}", unit="step", disable=steps < 2, leave=False):
             output = model(*args, **kwargs)
             loss = spec.loss(output) if spec.loss else _default_loss(adapter, output, spec.path)

@@ -99,6 +99,11 @@ class PaddleAdapter(Adapter):
     def seed(self, seed: int) -> None:
         paddle.seed(seed)
 
+    def straight_through(self, local: Any, value: Any) -> Any:
+        if local.stop_gradient:
+            return value
+        return _StraightThrough.apply(local, value.detach())
+
     def intercept_ops(
         self, on_op: Callable[[str, tuple[Any, ...], dict[str, Any], Any], None], internal: Callable[[str], bool]
     ) -> AbstractContextManager[Any]:
@@ -122,6 +127,18 @@ class PaddleAdapter(Adapter):
         out = t.detach().astype(dtype)
         out.stop_gradient = t.stop_gradient
         return out
+
+
+class _StraightThrough(paddle.autograd.PyLayer):
+    """Forward: the replacement value, exactly. Backward: the gradient, to the original."""
+
+    @staticmethod
+    def forward(ctx: Any, local: Any, value: Any) -> Any:
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> Any:
+        return grad
 
 
 def _place(t: Any) -> str:

@@ -131,6 +131,11 @@ class TorchAdapter(Adapter):
     def seed(self, seed: int) -> None:
         torch.manual_seed(seed)
 
+    def straight_through(self, local: Any, value: Any) -> Any:
+        if not local.requires_grad:
+            return value
+        return _StraightThrough.apply(local, value.detach())
+
     def intercept_ops(
         self, on_op: Callable[[str, tuple[Any, ...], dict[str, Any], Any], None], internal: Callable[[str], bool]
     ) -> AbstractContextManager[Any]:
@@ -153,6 +158,18 @@ class TorchAdapter(Adapter):
 
 
 _OVERRIDES = torch.overrides.__file__
+
+
+class _StraightThrough(torch.autograd.Function):
+    """Forward: the replacement value, exactly. Backward: the gradient, to the original."""
+
+    @staticmethod
+    def forward(ctx: Any, local: Any, value: Any) -> Any:
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> Any:
+        return grad, None
 
 
 class _OpMode(TorchFunctionMode):

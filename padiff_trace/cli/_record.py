@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import re
@@ -77,6 +78,15 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, help="trace directory to write (e.g. traces/paddle.trace)")
     p.add_argument("--inputs-from", metavar="TRACE", help="feed the inputs recorded in another trace")
     p.add_argument("--weights-from", metavar="TRACE", help="initialise weights from another trace's step 0")
+    p.add_argument(
+        "--single-step-from",
+        metavar="TRACE",
+        help="single-step replay: every module paired with a module of TRACE receives TRACE's recorded inputs "
+        "(and, in backward, output gradients), so its error is its own (runs a quick stats-only pass first "
+        "to align the two models)",
+    )
+    p.add_argument("--single-step-plan", metavar="JSON", help=argparse.SUPPRESS)
+    p.add_argument("--mapping", help="module mapping file used to pair modules for --single-step-from")
     _add_recording_flags(p)
     p.set_defaults(handler=_record)
 
@@ -94,6 +104,11 @@ def register(sub: Any) -> None:
     p.add_argument("--atol", type=float)
     p.add_argument("--rtol", type=float)
     p.add_argument("--mode", help="verdict mode (see 'compare --help')")
+    p.add_argument(
+        "--single-step",
+        action="store_true",
+        help="also record B single-step against A and report each module's local error next to its accumulated error",
+    )
     _add_recording_flags(p)
     p.set_defaults(handler=_run)
 
@@ -128,6 +143,9 @@ def _record(args: argparse.Namespace) -> int:
 
     options = _options(args)
     start = time.perf_counter()
+    plan = args.single_step_plan
+    if args.single_step_from and not plan:
+        plan = _make_plan(args)
     try:
         out = run_spec(
             args.spec,
@@ -138,6 +156,7 @@ def _record(args: argparse.Namespace) -> int:
             weights_from=args.weights_from,
             dtype=args.dtype,
             overwrite=args.force,
+            single_step_plan=plan,
         )
     except UserError:
         raise
@@ -157,6 +176,26 @@ def _record(args: argparse.Namespace) -> int:
         f"{time.perf_counter() - start:.1f} s, peak RSS {peak:.0f} MiB"
     )
     return 0
+
+
+def _make_plan(args: argparse.Namespace) -> str:
+    """Record a stats-only structural pass of this spec, align it with the other trace, write the plan."""
+    from analyzer._single_step import single_step_plan
+
+    out = Path(args.out)
+    base = out.with_name(out.name + ".structure")
+    argv = [sys.executable, "-m", "padiff_trace", "record", args.spec, "--out", str(base), "--force", "--stats-only"]
+    argv += ["--weights", "none", "--steps", str(args.steps)]
+    for flag in ("inputs_from", "weights_from", "seed", "dtype"):
+        if getattr(args, flag) is not None:
+            argv += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    rc = subprocess.run(argv, stdout=subprocess.DEVNULL).returncode
+    if rc != 0:
+        raise UserError(f"{args.spec}: the structural pass for single-step replay failed (exit {rc})")
+    plan = single_step_plan(base, args.single_step_from, args.mapping)
+    path = out.with_name(out.name + ".single-step.json")
+    path.write_text(json.dumps(plan))
+    return str(path)
 
 
 def _child_argv(args: argparse.Namespace, spec: str, out: Path, replay_from: Path | None) -> list[str]:
@@ -198,19 +237,44 @@ def _run(args: argparse.Namespace) -> int:
         if rc != 0:
             print(f"padiff-trace: error: recording {spec} failed (exit {rc})", file=sys.stderr)
             return 2 if rc == 2 else 1
-    return _compare_after_run(args, trace_a, trace_b, out)
+    rc = _compare_after_run(args, trace_a, trace_b, out)
+    if args.single_step:
+        _single_step_after_run(args, env, trace_a, trace_b, out)
+    return rc
+
+
+def _compare_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: getattr(args, k) for k in ("atol", "rtol", "mode", "mapping") if getattr(args, k) is not None}
 
 
 def _compare_after_run(args: argparse.Namespace, trace_a: Path, trace_b: Path, out: Path) -> int:
     import analyzer
 
-    options: dict[str, Any] = {}
-    for key in ("atol", "rtol", "mode", "mapping"):
-        if getattr(args, key) is not None:
-            options[key] = getattr(args, key)
-    report = analyzer.compare(trace_a, trace_b, **options)
+    report = analyzer.compare(trace_a, trace_b, **_compare_options(args))
     report_dir = out / "report"
     report.write(report_dir)
     print(report.summary_text())
     print(f"report written to {report_dir}")
     return int(report.exit_code)
+
+
+def _single_step_after_run(args: argparse.Namespace, env: dict[str, str], trace_a: Path, trace_b: Path, out: Path) -> None:
+    import analyzer
+    from analyzer._single_step import local_vs_accumulated, single_step_plan
+
+    plan = single_step_plan(trace_b, trace_a, args.mapping)
+    plan_path = out / "single-step-plan.json"
+    plan_path.write_text(json.dumps(plan))
+    trace_ss = trace_b.with_name(trace_b.stem + "-single-step.trace")
+    argv = _child_argv(args, args.spec_b, trace_ss, trace_a) + ["--single-step-plan", str(plan_path)]
+    print(f"recording {args.spec_b} single-step against {trace_a} -> {trace_ss}", flush=True)
+    rc = subprocess.run(argv, env=env).returncode
+    if rc != 0:
+        raise UserError(f"single-step recording of {args.spec_b} failed (exit {rc})")
+    acc = analyzer.compare(trace_a, trace_b, **_compare_options(args))
+    local = analyzer.compare(trace_a, trace_ss, **_compare_options(args))
+    rows, text = local_vs_accumulated(acc, local)
+    (out / "report").mkdir(parents=True, exist_ok=True)
+    (out / "report" / "single_step.json").write_text(json.dumps({"schema_version": 1, "rows": rows}, indent=1))
+    (out / "report" / "single_step.txt").write_text(text + "\n")
+    print(text)

@@ -1,0 +1,95 @@
+"""Single-step replay plans: which records of the other trace each module call receives.
+
+``single_step_plan(this, other)`` aligns the two traces exactly as ``compare`` does
+and lists, for every paired module call (every step of ``other``), the other side's
+recorded inputs and output gradients with any layout permutation needed to bring them
+into this model's layout. The recorder (``--single-step-plan``) feeds them in.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ._compare import align
+from ._pairing import pair_leaves
+
+__all__ = ["single_step_plan"]
+
+
+def _inverse(perm: tuple[int, ...] | None) -> list[int] | None:
+    if not perm:
+        return None
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+def single_step_plan(this: str | os.PathLike[str], other: str | os.PathLike[str], mapping: Any = None) -> dict[str, Any]:
+    """A JSON-able plan for recording ``this`` trace's model single-step against ``other``."""
+    al = align(this, other, mapping)
+    va, vb = al.a, al.b
+    b_calls = {(c.step, c.module, c.call_index): c for cs in vb.calls.values() for c in cs}
+    calls: dict[str, dict[str, list[list[Any]]]] = {}
+    for pair in al.pairs:
+        a, b0 = pair.a, pair.b
+        if a.parent == -1:
+            continue  # model inputs: replayed with --inputs-from
+        for step in vb.steps:
+            b = b_calls.get((step, b0.module, b0.call_index))
+            if b is None:
+                continue
+            ins, _, _ = pair_leaves(a.inputs, b.inputs, pair.perm)
+            outs, _, _ = pair_leaves(a.outputs, b.outputs, pair.perm)
+            entry: dict[str, list[list[Any]]] = {
+                "inputs": [[x.position, y.seq, _inverse(p)] for x, y, p in ins if y.has_data],
+                "grads": [],
+            }
+            for x, y, p in outs:
+                g = vb.grads_out.get((b.id, y.position))
+                if g is not None and g.has_data:
+                    entry["grads"].append([x.position, g.seq, _inverse(p)])
+            calls[f"{step}|{a.module}|{a.call_index}"] = entry
+    va.trace.close()
+    return {"trace": str(os.path.abspath(other)), "this": str(os.path.abspath(this)), "calls": calls}
+
+
+def local_vs_accumulated(accumulated: Any, local: Any, top: int = 15) -> tuple[list[dict[str, Any]], str]:
+    """Per module call: output error of the normal run next to the single-step run.
+
+    Both arguments are ``Report`` objects comparing the same reference (A) with the
+    normal and the single-step recording of the other model. Rows are ranked by local
+    error (relative L2 of the forward output; backward: of the output gradient).
+    """
+
+    def errors(report: Any) -> dict[tuple[str, str, int, str], float]:
+        out: dict[tuple[str, str, int, str], float] = {}
+        for p in report.pairs:
+            if p.role in ("output", "grad_output") and p.metrics is not None and p.step == 0:
+                key = (p.role, p.a.module, p.a.call_index, p.a.position)
+                out[key] = max(out.get(key, 0.0), float(p.metrics.rel_l2))
+        return out
+
+    acc, loc = errors(accumulated), errors(local)
+    types = {(p.a.module): p.a.module_type for p in local.pairs}
+    rows = [
+        {
+            "phase": "forward" if role == "output" else "backward",
+            "module": mod,
+            "module_type": types.get(mod, ""),
+            "call_index": idx,
+            "position": pos,
+            "local_rel_l2": loc[key],
+            "accumulated_rel_l2": acc.get(key, float("nan")),
+        }
+        for key in loc
+        for role, mod, idx, pos in [key]
+    ]
+    rows.sort(key=lambda r: -r["local_rel_l2"])
+    lines = ["Local (single-step) vs accumulated error, ranked by local error (relative L2):", ""]
+    lines.append(f"  {'phase':<8} {'module':<40} {'local':>10} {'accum.':>10}")
+    for r in rows[:top]:
+        name = f"{r['module'] or '<root>'}#{r['call_index']}"
+        lines.append(f"  {r['phase']:<8} {name[:40]:<40} {r['local_rel_l2']:>10.2e} {r['accumulated_rel_l2']:>10.2e}")
+    return rows, "\n".join(lines)
