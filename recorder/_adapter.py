@@ -40,6 +40,10 @@ class Adapter(ABC):
         """The framework's top-level module(s), whose frames are hidden from stacks."""
 
     @abstractmethod
+    def call_plumbing(self) -> tuple[str, ...]:
+        """Framework files that only dispatch a module/op call (never a call site)."""
+
+    @abstractmethod
     def is_tensor(self, x: Any) -> bool: ...
 
     @abstractmethod

@@ -66,7 +66,7 @@ class Recorder:
         self._writer: TraceWriter | None = None
         self._handles: list[Any] = []
         self._types: dict[str, str] = {}
-        self._stack = StackCapture(adapter.framework_modules(), full=options.full_stack)
+        self._stack = StackCapture(adapter.framework_modules(), full=options.full_stack, plumbing=adapter.call_plumbing())
         self._calls: list[_Call] = []
         self._call_counts: Counter[str] = Counter()
         self._next_call = 0

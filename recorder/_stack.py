@@ -12,6 +12,8 @@ from padiff_trace import Frame
 
 __all__ = ["StackCapture"]
 
+_SITE_DIRS = ("site-packages", "dist-packages")
+
 
 class StackCapture:
     """Walks ``sys._getframe`` and keeps user frames (outermost first).
@@ -21,10 +23,13 @@ class StackCapture:
     module called at the same place every step costs one dictionary lookup.
     """
 
-    def __init__(self, framework_modules: list[ModuleType], full: bool = False) -> None:
+    def __init__(self, framework_modules: list[ModuleType], full: bool = False, plumbing: tuple[str, ...] = ()) -> None:
         self.full = full
         here = os.path.dirname(os.path.abspath(__file__))
         skip = [here, os.path.dirname(os.path.abspath(sys.modules["padiff_trace"].__file__ or here))]
+        # console scripts (padiff-trace, pytest) live next to the interpreter: never user code
+        self._own = tuple(p + os.sep for p in [*skip, os.path.dirname(os.path.abspath(sys.executable))])
+        self._plumbing = frozenset(os.path.abspath(f) for f in plumbing)
         for mod in framework_modules:
             skip.append(os.path.dirname(os.path.abspath(mod.__file__ or "")))
         self._skip = tuple(p + os.sep for p in skip)
@@ -42,6 +47,7 @@ class StackCapture:
         if keep is None:
             keep = not (
                 filename.startswith(self._skip)
+                or filename.startswith(self._own)
                 or filename.startswith("<frozen")
                 or (filename.startswith(self._stdlib) and not filename.startswith(self._site))
             )
@@ -56,20 +62,33 @@ class StackCapture:
         rel = self._rel.get(filename)
         if rel is None:
             path = os.path.abspath(filename) if not filename.startswith("<") else filename
-            if path.startswith(self._cwd):
+            site = next((r for r in self._roots if path.startswith(r) and r.rstrip(os.sep).endswith(_SITE_DIRS)), None)
+            if site is not None:
+                rel = path[len(site) :]
+            elif path.startswith(self._cwd):
                 rel = path[len(self._cwd) :]
             else:
                 rel = next((path[len(r) :] for r in self._roots if path.startswith(r)), os.path.basename(path))
             self._rel[filename] = rel
         return rel
 
+    def _is_plumbing(self, filename: str) -> bool:
+        return filename.startswith(self._own) or filename in self._plumbing
+
     def capture(self, skip: int = 1) -> tuple[Frame, ...]:
+        """User frames, outermost first; the innermost frame is always the call site
+        (the line that called the module or op), even inside framework code."""
         f: FrameType | None = sys._getframe(skip)
         key: list[tuple[object, int]] = []
         frames: list[FrameType] = []
+        site_seen = False
         while f is not None:
             code = f.f_code
-            if self.full or self._is_user(code.co_filename):
+            keep = self.full or self._is_user(code.co_filename)
+            if not site_seen and not self._is_plumbing(code.co_filename):
+                site_seen = True
+                keep = True
+            if keep:
                 key.append((code, f.f_lineno))
                 frames.append(f)
             f = f.f_back

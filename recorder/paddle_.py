@@ -25,6 +25,12 @@ class PaddleAdapter(Adapter):
     def framework_modules(self) -> list[Any]:
         return [paddle]
 
+    def call_plumbing(self) -> tuple[str, ...]:
+        import paddle.nn.layer.layers as layers
+        import paddle.utils.decorator_utils as deco
+
+        return (layers.__file__ or "", deco.__file__ or "")
+
     def is_tensor(self, x: Any) -> bool:
         return isinstance(x, paddle.Tensor)
 

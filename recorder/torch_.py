@@ -48,6 +48,9 @@ class TorchAdapter(Adapter):
     def framework_modules(self) -> list[Any]:
         return [torch]
 
+    def call_plumbing(self) -> tuple[str, ...]:
+        return (torch.nn.modules.module.__file__ or "", torch.overrides.__file__ or "")
+
     def is_tensor(self, x: Any) -> bool:
         return isinstance(x, torch.Tensor)
 
