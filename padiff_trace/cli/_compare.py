@@ -29,7 +29,9 @@ def register(sub: Any) -> None:
                    "|a-b| <= atol + rtol*|b|; rel-l2: ||a-b|| <= atol*sqrt(n) + rtol*||b||")
     p.add_argument("--atol", type=float, help="absolute tolerance for every float pair (default: per dtype)")
     p.add_argument("--rtol", type=float, help="relative tolerance for every float pair (default: per dtype)")
-    p.add_argument("--report", metavar="DIR", help="write report.txt, report.json and pairs.csv into DIR")
+    p.add_argument("--report", metavar="DIR", help="write report.txt, report.json, pairs.csv (and report.html "
+                   "when plotly is installed) into DIR")
+    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report to FILE (needs the [html] extra)")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
     p.set_defaults(handler=_compare)
 
@@ -47,12 +49,17 @@ def register(sub: Any) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     import analyzer
+    from analyzer._html import write_default_html, write_html
 
     report = analyzer.compare(
         args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet
     )
     if args.report:
         report.write(args.report)
+        if not args.html:
+            write_default_html(report, args.report)
+    if args.html:
+        write_html(report, args.html)
     text = report.summary_text()
     print(text.splitlines()[0] if args.quiet else text)
     if args.report and not args.quiet:

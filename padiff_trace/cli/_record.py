@@ -249,10 +249,12 @@ def _compare_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _compare_after_run(args: argparse.Namespace, trace_a: Path, trace_b: Path, out: Path) -> int:
     import analyzer
+    from analyzer._html import write_default_html
 
     report = analyzer.compare(trace_a, trace_b, **_compare_options(args))
     report_dir = out / "report"
     report.write(report_dir)
+    write_default_html(report, report_dir)
     print(report.summary_text())
     print(f"report written to {report_dir}")
     return int(report.exit_code)

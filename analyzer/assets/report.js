@@ -1,0 +1,101 @@
+// padiff-trace HTML report: tables and plots built from the embedded JSON.
+// Every string from a trace is inserted with textContent, never as HTML.
+"use strict";
+(function () {
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const fmt = (v) => (typeof v === "number" ? (Number.isInteger(v) && Math.abs(v) < 1e6 ? String(v) : v === 0 ? "0" : Math.abs(v) < 1e-3 || Math.abs(v) >= 1e4 ? v.toExponential(2) : v.toPrecision(4)) : v == null ? "" : String(v));
+  const COLS = [
+    ["index", "#", true], ["step", "step", true], ["role", "kind", false], ["verdict", "verdict", false],
+    ["cls", "class", false], ["a", "A", false], ["a_type", "A type", false], ["b", "B", false],
+    ["shape", "shape", false], ["max_abs", "max |a-b|", true], ["mean_abs", "mean |a-b|", true],
+    ["rel_l2", "rel L2", true], ["cosine", "cosine", true], ["reason", "reason", false],
+  ];
+
+  function buildTable(host, rows, firstIndex) {
+    const wrap = document.createElement("div");
+    const controls = document.createElement("div");
+    controls.className = "controls";
+    const text = document.createElement("input");
+    text.placeholder = "filter module path…";
+    text.className = "filter-text";
+    const role = document.createElement("select");
+    role.className = "filter-kind";
+    const verdict = document.createElement("select");
+    verdict.className = "filter-verdict";
+    for (const [sel, values] of [[role, ["", ...new Set(rows.map((r) => r.role))]], [verdict, ["", "FAIL", "ok"]]]) {
+      for (const v of values) {
+        const o = document.createElement("option");
+        o.value = v;
+        o.textContent = v === "" ? "(all)" : v;
+        sel.appendChild(o);
+      }
+    }
+    const count = document.createElement("span");
+    count.className = "muted row-count";
+    controls.append("module ", text, " kind ", role, " verdict ", verdict, count);
+    const tw = document.createElement("div");
+    tw.className = "tablewrap";
+    const table = document.createElement("table");
+    const thead = table.createTHead().insertRow();
+    let sortKey = "index", sortDir = 1;
+    for (const [key, label] of COLS) {
+      const th = document.createElement("th");
+      th.textContent = label;
+      th.dataset.key = key;
+      th.addEventListener("click", () => { sortDir = sortKey === key ? -sortDir : 1; sortKey = key; render(); });
+      thead.appendChild(th);
+    }
+    const tbody = table.createTBody();
+    tw.appendChild(table);
+    wrap.append(controls, tw);
+    host.appendChild(wrap);
+
+    function render() {
+      const q = text.value.trim().toLowerCase();
+      const shown = rows.filter((r) =>
+        (!q || r.a.toLowerCase().includes(q) || r.b.toLowerCase().includes(q)) &&
+        (!role.value || r.role === role.value) && (!verdict.value || r.verdict === verdict.value));
+      shown.sort((x, y) => {
+        const a = x[sortKey], b = y[sortKey];
+        return (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))) * sortDir;
+      });
+      tbody.replaceChildren();
+      for (const r of shown.slice(0, 5000)) {
+        const tr = tbody.insertRow();
+        if (r.verdict === "FAIL") tr.classList.add("fail");
+        if (r.index === firstIndex) tr.classList.add("first");
+        for (const [key, , num] of COLS) {
+          const td = tr.insertCell();
+          td.textContent = num ? fmt(r[key]) : r[key] == null ? "" : String(r[key]);
+          if (num) td.className = "num";
+          if (key === "cls" && r.cls) td.className = "cls-" + r.cls.replace(/[^a-z_]/g, "");
+        }
+      }
+      count.textContent = ` ${shown.length} of ${rows.length} rows` + (shown.length > 5000 ? " (first 5000 shown)" : "");
+    }
+    for (const el of [text, role, verdict]) el.addEventListener("input", render);
+    return { text, role, verdict, render };
+  }
+
+  const tables = {};
+  for (const [id, key] of [["table-pairs", "pairs"], ["table-weights", "weights"], ["table-grads", "param_grads"]]) {
+    const host = document.getElementById(id);
+    if (host && data.rows[key].length) tables[key] = buildTable(host, data.rows[key], data.first_index);
+    else if (host) host.textContent = "none recorded";
+  }
+  // Initial filters from the URL: #module=...&kind=...&verdict=...
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (tables.pairs) {
+    if (params.get("module")) tables.pairs.text.value = params.get("module");
+    if (params.get("kind")) tables.pairs.role.value = params.get("kind");
+    if (params.get("verdict")) tables.pairs.verdict.value = params.get("verdict");
+  }
+  for (const t of Object.values(tables)) t.render();
+
+  if (window.Plotly) {
+    for (const fig of data.figures) {
+      const el = document.getElementById(fig.div);
+      if (el) window.Plotly.newPlot(el, fig.figure.data, fig.figure.layout, { responsive: true, displaylogo: false });
+    }
+  }
+})();
