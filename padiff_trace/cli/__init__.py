@@ -17,7 +17,7 @@ from .._errors import UserError
 
 __all__ = ["main", "build_parser"]
 
-_COMMAND_MODULES = ("_info", "_record", "_compare")
+_COMMAND_MODULES = ("_info", "_record", "_compare", "_archive")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from .._reader import open_trace
+from .._catalog import catalog
+from .._reader import is_trace, open_trace
+from ._archive import parse_tags, print_catalog
 from .._schema import STAT_FIELDS
 
 __all__ = ["register"]
@@ -26,12 +29,15 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "ls",
-        help="list the records of a trace",
-        description="List a trace's records in execution order, one line each, "
+        help="list the records of a trace, or the traces under a directory",
+        description="For a directory of archived traces: one line per trace (model and version tags, "
+        "framework, device, date, steps, size, complete or not), filterable by --tag. "
+        "For a trace: its records in execution order, one line each, "
         "optionally filtered. Columns: seq, step, phase, kind, module#call:position, type, dtype, shape, "
         "max|x| and whether tensor data is stored.",
     )
-    p.add_argument("trace", help="trace directory")
+    p.add_argument("trace", help="a trace directory, or a directory holding traces (then: a catalog of them)")
+    p.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE", help="catalog: only traces with this tag")
     p.add_argument("--module", help="glob on the module path, e.g. 'encoder.layers.*.linear1'")
     p.add_argument("--kind", action="append", help="record kind (repeatable): module_output, grad_output, param, ...")
     p.add_argument("--phase", action="append", choices=["forward", "backward", "other"])
@@ -91,6 +97,10 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _ls(args: argparse.Namespace) -> int:
+    root = Path(args.trace)
+    if root.is_dir() and not is_trace(root):
+        print_catalog(catalog(root, parse_tags(args.tag)), root)
+        return 0
     with open_trace(args.trace) as tr:
         recs = tr.select(module=args.module, kind=args.kind, phase=args.phase, step=args.step)
         if args.limit:
