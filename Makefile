@@ -14,8 +14,13 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# Demo: (1) the PaDiff README's SimpleLayer twin -> ALIGNED (exit 0);
+# (2) a 4-layer TransformerEncoder port with a planted bug -> DIVERGED (exit 1 expected).
 demo: $(STAMP)
-	$(VENV)/bin/padiff-trace run examples/simple_paddle.py examples/simple_torch.py --out out/demo --force
+	$(VENV)/bin/padiff-trace run examples/simple_paddle.py examples/simple_torch.py --out out/demo/simple --force
+	rc=0; $(VENV)/bin/padiff-trace run examples/transformer_paddle.py examples/transformer_torch.py \
+		--out out/demo/transformer --force --tag model=transformer || rc=$$?; test $$rc -le 1
+	@echo "reports: out/demo/simple/report/ and out/demo/transformer/report/ (open report.html)"
 
 test: $(STAMP)
 	$(PY) -m pytest -q
