@@ -134,6 +134,12 @@ class Recorder:
         return self._step
 
     # ------------------------------------------------------------------ user API
+    def model_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Record inputs as model inputs without running the model (a replay export)."""
+        header = RecordHeader(self._step, Phase.FORWARD, Kind.MODEL_INPUT, "", self._types.get("", ""))
+        for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
+            self._emit(dataclasses.replace(header, position=pos), leaf)
+
     def loss(self, loss: Any) -> Any:
         """Record the loss of the current step; returns it unchanged."""
         self._emit(RecordHeader(self._step, Phase.FORWARD, Kind.LOSS, "", self._types.get("", ""), position="loss"), loss)

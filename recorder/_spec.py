@@ -146,6 +146,8 @@ def run_spec(
         if single is not None:
             cleanup.callback(single.close)
         rec = cleanup.enter_context(Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite, single_step=single))
+        if steps == 0:  # export only: weights (recorded on entry) and the inputs, for replay elsewhere
+            rec.model_inputs(args, kwargs)
         for _ in tqdm(range(steps), desc=f"record {spec.path.name}", unit="step", disable=steps < 2, leave=False):
             output = model(*args, **kwargs)
             loss = spec.loss(output) if spec.loss else _default_loss(adapter, output, spec.path)

@@ -43,7 +43,7 @@ def _tag(text: str) -> tuple[str, str]:
 
 def _add_recording_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to record")
-    g.add_argument("--steps", type=int, default=1, help="training steps to run (default 1)")
+    g.add_argument("--steps", type=int, default=1, help="training steps to run (default 1; 0: export weights and inputs only)")
     g.add_argument("--include", action="append", default=[], metavar="GLOB", help="only modules matching (repeatable)")
     g.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip modules matching (repeatable)")
     g.add_argument("--phase", action="append", default=[], choices=["forward", "backward", "other"])
@@ -100,6 +100,12 @@ def register(sub: Any) -> None:
     p.add_argument("spec_b", help="spec to check against it (e.g. the Torch model)")
     p.add_argument("--out", required=True, help="output directory for both traces and the report")
     p.add_argument("--no-replay", action="store_true", help="do not copy A's inputs and weights into B")
+    p.add_argument(
+        "--concurrent",
+        action="store_true",
+        help="record A and B at the same time (separate devices or cores): A's weights and inputs are "
+        "exported first (a quick --steps 0 pass), then both recorders run in parallel",
+    )
     p.add_argument("--mapping", help="module mapping file for the comparison (JSON or YAML)")
     p.add_argument("--atol", type=float)
     p.add_argument("--rtol", type=float)
@@ -229,18 +235,49 @@ def _run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     trace_a, trace_b = _trace_names(args.spec_a, args.spec_b, out)
     env = dict(os.environ)  # the children get the user's environment, untouched
-    for spec, trace, replay in ((args.spec_a, trace_a, None), (args.spec_b, trace_b, None if args.no_replay else trace_a)):
-        argv = _child_argv(args, spec, trace, replay)
-        logger.info("running %s", " ".join(argv))
-        print(f"recording {spec} -> {trace}", flush=True)
-        rc = subprocess.run(argv, env=env).returncode
-        if rc != 0:
-            print(f"padiff-trace: error: recording {spec} failed (exit {rc})", file=sys.stderr)
-            return 2 if rc == 2 else 1
+    if args.concurrent:
+        rc = _record_concurrently(args, env, trace_a, trace_b, out)
+        if rc is not None:
+            return rc
+    else:
+        for spec, trace, replay in ((args.spec_a, trace_a, None), (args.spec_b, trace_b, None if args.no_replay else trace_a)):
+            argv = _child_argv(args, spec, trace, replay)
+            logger.info("running %s", " ".join(argv))
+            print(f"recording {spec} -> {trace}", flush=True)
+            rc = subprocess.run(argv, env=env).returncode
+            if rc != 0:
+                print(f"padiff-trace: error: recording {spec} failed (exit {rc})", file=sys.stderr)
+                return 2 if rc == 2 else 1
     rc = _compare_after_run(args, trace_a, trace_b, out)
     if args.single_step:
         _single_step_after_run(args, env, trace_a, trace_b, out)
     return rc
+
+
+def _record_concurrently(args: argparse.Namespace, env: dict[str, str], trace_a: Path, trace_b: Path, out: Path) -> int | None:
+    """Export A's weights and inputs, then run both recorders at once; an exit code on failure."""
+    replay: Path | None = None
+    if not args.no_replay:
+        replay = out / (trace_a.stem + ".export.trace")
+        argv = _child_argv(args, args.spec_a, replay, None)
+        argv[argv.index("--steps") + 1] = "0"
+        print(f"exporting weights and inputs of {args.spec_a} -> {replay}", flush=True)
+        rc = subprocess.run(argv + ["--force"] * ("--force" not in argv), env=env, stdout=subprocess.DEVNULL).returncode
+        if rc != 0:
+            print(f"padiff-trace: error: exporting {args.spec_a} failed (exit {rc})", file=sys.stderr)
+            return 2 if rc == 2 else 1
+    jobs = []
+    # A replays its own export too: a spec whose model() is not seeded gets the same weights twice
+    for spec, trace, src in ((args.spec_a, trace_a, replay), (args.spec_b, trace_b, replay)):
+        print(f"recording {spec} -> {trace} (concurrently)", flush=True)
+        jobs.append((spec, subprocess.Popen(_child_argv(args, spec, trace, src), env=env)))
+    worst = None
+    for spec, proc in jobs:
+        rc = proc.wait()
+        if rc != 0:
+            print(f"padiff-trace: error: recording {spec} failed (exit {rc})", file=sys.stderr)
+            worst = max(worst or 0, 2 if rc == 2 else 1)
+    return worst
 
 
 def _compare_options(args: argparse.Namespace) -> dict[str, Any]:
