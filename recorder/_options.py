@@ -23,7 +23,7 @@ class RecordOptions:
     every: int = 1  # record every k-th step
     input_grads: bool = False  # GRAD_INPUT records (gradient w.r.t. each module input)
     weights: str = "steps"  # steps: at start and after every step; start: once; none
-    stats_only: bool = False
+    stats_only: bool = False  # no tensor data, except what replay needs (model inputs, step-0 weights)
     max_tensor_bytes: int | None = None  # larger tensors keep statistics only
     full_stack: bool = False
     ops: bool = False  # op-level records (framework functions called inside forward)
@@ -63,7 +63,7 @@ class RecordOptions:
             flush_seconds=self.flush_seconds,
             queue_bytes=self.queue_bytes,
             compression=self.compression,
-            stats_only=self.stats_only,
+            stats_only=False,  # the recorder decides per record (see keep_data)
             max_data_bytes=self.max_tensor_bytes,
         )
 
@@ -71,6 +71,13 @@ class RecordOptions:
         if self.include and not any(fnmatch.fnmatchcase(path, p) for p in self.include):
             return False
         return not any(fnmatch.fnmatchcase(path, p) for p in self.exclude)
+
+    def keep_data(self, kind: Kind, step: int) -> bool:
+        """Whether a record keeps its tensor data. Stats-only still keeps the model inputs
+        and the initial weights, so that another recorder can replay them."""
+        if not self.stats_only:
+            return True
+        return kind == Kind.MODEL_INPUT or (kind in (Kind.PARAM, Kind.BUFFER) and step == 0)
 
     def ops_wanted(self, path: str) -> bool:
         return self.ops and (not self.ops_include or any(fnmatch.fnmatchcase(path, p) for p in self.ops_include))

@@ -304,7 +304,8 @@ class Recorder:
             return
         if self._adapter.is_tensor(value):
             data, dtype, shape, device = self._adapter.to_host(value)
-            writer.append(dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape)
+            keep = self.options.keep_data(header.kind, header.step)
+            writer.append(dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep)
         elif isinstance(value, _PY_SCALARS):
             writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
         else:
