@@ -10,10 +10,16 @@ from ._compare import CompareOptions, align, compare
 from ._mapping import Mapping, MappingEntry, load_mapping
 from ._metrics import DEFAULT_TOLERANCES, MODES, Metrics, Tolerance
 from ._pairing import Alignment, CallPair
+from ._noise import NOISE_FACTOR, NoiseFloor, noise_floor
+from ._referee import CLASSES, RATIO
 from ._report import SCHEMA_VERSION, Amplifier, Divergence, PairResult, Report, alignment_text
+from ._single_step import local_vs_accumulated, single_step_plan
 
 __all__ = [
+    "CLASSES",
     "DEFAULT_TOLERANCES",
+    "NOISE_FACTOR",
+    "RATIO",
     "MODES",
     "SCHEMA_VERSION",
     "Alignment",
@@ -24,6 +30,7 @@ __all__ = [
     "Mapping",
     "MappingEntry",
     "Metrics",
+    "NoiseFloor",
     "PairResult",
     "Report",
     "Tolerance",
@@ -31,4 +38,7 @@ __all__ = [
     "alignment_text",
     "compare",
     "load_mapping",
+    "local_vs_accumulated",
+    "noise_floor",
+    "single_step_plan",
 ]

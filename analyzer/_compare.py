@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -16,14 +17,16 @@ from padiff_trace import Kind, Record, UserError, open_trace
 from ._calls import TraceView, build_view, phase_rank
 from ._mapping import Mapping, load_mapping
 from ._metrics import MODES, Metrics, Tolerance, measure, tolerance_for, verdict
+from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._pairing import Alignment, CallPair, align_views, pair_leaves, pair_weights
+from ._referee import Referee, classify, side_errors
 from ._report import PairResult, Report
 
 __all__ = ["compare", "align", "CompareOptions"]
 
 logger = logging.getLogger(__name__)
 
-_OPTION_NAMES = {"mapping", "atol", "rtol", "mode", "quiet", "progress"}
+_OPTION_NAMES = {"mapping", "atol", "rtol", "mode", "quiet", "progress", "reference", "reference_b"}
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,8 @@ class CompareOptions:
     rtol: float | None = None
     mode: str = "mean"
     progress: bool | None = None  # None: a bar on a terminal, for long comparisons
+    reference: str | os.PathLike[str] | None = None  # float64 referee run (of A's or B's model)
+    reference_b: str | os.PathLike[str] | None = None  # float64 referee of the other model
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -74,22 +79,26 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
         if not t.complete:
             logger.warning("%s: trace is incomplete; comparing what it holds", t.path)
     va, vb = build_view(ta), build_view(tb)
-    al = align_views(va, vb, _mapping(opts.mapping))
+    mapping = _mapping(opts.mapping)
+    al = align_views(va, vb, mapping)
     todo = _plan(al, va, vb)
+    ctx = _context(opts, va, vb, mapping)
     results: list[PairResult] = []
     total = sum(min(x[1].numel, x[2].numel) for x in todo)
     show = opts.progress if opts.progress is not None else (sys.stderr.isatty() and total > 50_000_000)
     bar = tqdm(total=total, unit="el", unit_scale=True, desc="compare", disable=not show, file=sys.stderr)
     try:
         for role, ra, rb, perm, cp in todo:
-            results.append(_judge(len(results), role, ra, rb, perm, cp, opts))
+            results.append(_judge(len(results), role, ra, rb, perm, cp, opts, ctx))
             bar.update(min(ra.numel, rb.numel))
     finally:
         bar.close()
     results.sort(key=lambda r: r.order)
     for i, r in enumerate(results):
         r.index = i
-    return Report(va, vb, al, results, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb))
+    return Report(
+        va, vb, al, results, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb), referees=ctx.info
+    )
 
 
 _Todo = tuple[str, Record, Record, "tuple[int, ...] | None", "CallPair | None"]
@@ -144,7 +153,14 @@ def _plan(al: Alignment, va: TraceView, vb: TraceView) -> list[_Todo]:
 
 
 def _judge(
-    i: int, role: str, ra: Record, rb: Record, perm: tuple[int, ...] | None, cp: CallPair | None, o: CompareOptions
+    i: int,
+    role: str,
+    ra: Record,
+    rb: Record,
+    perm: tuple[int, ...] | None,
+    cp: CallPair | None,
+    o: CompareOptions,
+    ctx: _Context | None = None,
 ) -> PairResult:
     tol = tolerance_for(ra.dtype, rb.dtype, o.mode, o.atol, o.rtol)
     order = (ra.step, phase_rank(ra), ra.seq)
@@ -162,6 +178,8 @@ def _judge(
     m = measure(ra, rb, tol, perm)
     res.metrics = m
     res.passed, res.reason = verdict(m, tol)
+    if ctx is not None and not m.stats_only:
+        _noise_verdict(res, m, o, ctx)
     return res
 
 
@@ -182,3 +200,77 @@ def _unpaired(al: Alignment, va: TraceView, vb: TraceView) -> dict[str, list[str
 
 def _tol_text(t: Tolerance) -> str:
     return f"{t.mode} atol={t.atol:g} rtol={t.rtol:g}"
+
+
+# ---------------------------------------------------------------- rounding or bug
+@dataclass
+class _Context:
+    floor_a: NoiseFloor
+    floor_b: NoiseFloor
+    ref_a: Referee | None = None
+    ref_b: Referee | None = None
+    floor_64: tuple[NoiseFloor, NoiseFloor] | None = None
+    two: bool = False
+    info: dict[str, Any] | None = None
+
+
+def _referee_view(path: str | os.PathLike[str], role: str) -> TraceView:
+    t = open_trace(path)
+    floats = {r.dtype for r in t.records() if r.is_tensor and r.dtype.startswith(("float", "bfloat", "complex"))}
+    if t.meta.get("cast_dtype") != "float64" and floats - {"float64", "complex128"}:
+        raise UserError(
+            f"{path}: {role} must be a float64 recording (record SPEC --dtype float64 --inputs-from A "
+            f"--weights-from A); it holds {', '.join(sorted(floats))} tensors"
+        )
+    return build_view(t)
+
+
+def _context(o: CompareOptions, va: TraceView, vb: TraceView, mapping: Mapping | None) -> _Context:
+    """Noise floors of both traces; with a referee, every side's errors against float64."""
+    ctx = _Context(noise_floor(va), noise_floor(vb))
+    if o.reference is None:
+        if o.reference_b is not None:
+            raise UserError(f"{o.reference_b}: --reference-b needs --reference (the float64 run of the other model)")
+        return ctx
+    vr = _referee_view(o.reference, "the --reference trace")
+    vrb = _referee_view(o.reference_b, "the --reference-b trace") if o.reference_b is not None else None
+    if vr.framework == va.framework:
+        side = "A"
+    elif vr.framework == vb.framework:
+        side = "B"
+    else:
+        raise UserError(
+            f"{vr.path}: the referee is a {vr.framework} trace; A is {va.framework}, B is {vb.framework}"
+        )
+    r_a, r_b = (vr, vrb or vr) if side == "A" else (vrb or vr, vr)
+    ctx.ref_a, ctx.ref_b = side_errors(va, r_a, mapping), side_errors(vb, r_b, mapping)
+    ctx.two = vrb is not None
+    if ctx.two:
+        ctx.floor_64 = (noise_floor(r_a), noise_floor(r_b))
+    ctx.info = {"reference": vr.path, "reference_model": side, "reference_b": vrb.path if vrb else None}
+    return ctx
+
+
+_CLASS_REASON = {
+    "A deviates": "A is {rel_err_a:.2e} from float64, B {rel_err_b:.2e}: A's fp32 result is off",
+    "B deviates": "B is {rel_err_b:.2e} from float64, A {rel_err_a:.2e}: B is off",
+    "model difference": "the float64 runs differ too (rms {err_64:.2e}): a model difference, not rounding",
+}
+
+
+def _noise_verdict(res: PairResult, m: Metrics, o: CompareOptions, ctx: _Context) -> None:
+    """Noise floor and referee class of a pair; without --atol/--rtol they decide the verdict."""
+    diff = m.rel_l2 * m.norm_b / math.sqrt(m.n) if m.norm_b > 0 and m.n else m.max_abs  # rms(a - b)
+    res.noise = pair_noise(res.a, res.b, ctx.floor_a, ctx.floor_b, diff)
+    if ctx.ref_a is not None and ctx.ref_b is not None:
+        res.referee = classify(
+            res.a, res.b, res.perm, diff, ctx.ref_a, ctx.ref_b, ctx.floor_a, ctx.floor_b, ctx.floor_64, ctx.two
+        )
+    if o.atol is not None or o.rtol is not None or m.nan_mismatch or m.inf_mismatch:
+        return  # explicit tolerances (and NaN/Inf on one side) keep the classic verdict
+    if res.referee is not None:
+        cls = res.referee["class"]
+        res.passed = cls == "rounding"
+        res.reason = "" if res.passed else _CLASS_REASON[cls].format(**res.referee)
+    elif not res.passed and res.noise["within"]:
+        res.passed, res.reason = True, f"within the noise floor (x{res.noise['ratio']:.2g}; {res.reason})"

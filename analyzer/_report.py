@@ -45,6 +45,13 @@ class PairResult:
     passed: bool
     reason: str
     order: tuple[int, int, int]
+    noise: dict[str, Any] | None = None  # _noise.pair_noise: expected_rms, diff_rms, ratio, within
+    referee: dict[str, Any] | None = None  # _referee.classify: class, err_a, err_b, err_64, ...
+
+    @property
+    def cls(self) -> str | None:
+        """rounding / A deviates / B deviates / model difference (None without a referee)."""
+        return self.referee["class"] if self.referee else None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +65,9 @@ class PairResult:
             "layout": list(self.perm) if self.perm else None,
             "tolerance": {"mode": self.tol.mode, "atol": self.tol.atol, "rtol": self.tol.rtol},
             "metrics": self.metrics.as_dict() if self.metrics else None,
+            "class": self.cls,
+            "noise": self.noise,
+            "referee": self.referee,
         }
 
 
@@ -104,10 +114,12 @@ class Report:
         atol: float | None,
         rtol: float | None,
         unpaired: dict[str, list[str]],
+        referees: dict[str, Any] | None = None,
     ) -> None:
         self.a, self.b, self.alignment, self.pairs = a, b, alignment, pairs
         self.mode, self.atol, self.rtol = mode, atol, rtol
         self.unpaired = unpaired
+        self.referees = referees  # {reference, reference_model: "A"|"B", reference_b} or None
         self.failed = [p for p in pairs if not p.passed]
         self.first_divergence = self._first_divergence()
         self.amplifiers = self._amplifiers()
@@ -192,6 +204,7 @@ class Report:
             f"  calls: {len(al.pairs)} paired, {len(al.unpaired_a)} only in A, {len(al.unpaired_b)} only in B"
             + (f", {len(al.hidden_a)}/{len(al.hidden_b)} inside black boxes" if al.hidden_a or al.hidden_b else "")
         )
+        L.extend(self._referee_lines(width))
         wa, wb = self.unpaired.get("weights_a", []), self.unpaired.get("weights_b", [])
         if wa or wb:
             L.append(f"  weights unpaired: A {_clip(wa)}; B {_clip(wb)}")
@@ -200,6 +213,8 @@ class Report:
             p = d.pair
             L.append("")
             L.append(f"First divergence: step {p.step}, {p.role} ({p.reason})")
+            if p.referee is not None:
+                L.append(f"  class: {p.cls}" + _class_hint(p, self.referees))
             for side, r in (("A", p.a), ("B", p.b)):
                 L.append(f"  {side} {r.name}  [{r.module_type or '-'}] {r.dtype}{list(r.shape)}")
                 for f in _where(r.stack):
@@ -233,7 +248,29 @@ class Report:
                 L.append(f"First NaN/Inf in {side.upper()}: " + (f"{r.name} ({r.kind.label}, step {r.step})" if r else "none"))
         return "\n".join(L)
 
+    def _referee_lines(self, width: int) -> list[str]:
+        ref = self.referees
+        L: list[str] = []
+        if ref is not None:
+            head = f"  float64 referee of {ref['reference_model']}'s model: "
+            L.append(head + _left_clip(ref["reference"], width - len(head)))
+            if ref.get("reference_b"):
+                head = "  float64 referee of the other model: "
+                L.append(head + _left_clip(ref["reference_b"], width - len(head)))
+            classes: dict[str, int] = {}
+            for p in self.pairs:
+                if p.cls is not None:
+                    classes[p.cls] = classes.get(p.cls, 0) + 1
+            L.extend(_wrap("  classes: ", [f"{k} {v}" for k, v in classes.items()], width))
+        noisy = sum(1 for p in self.pairs if p.noise is not None and p.noise["within"] and p.metrics and p.metrics.max_abs > 0)
+        if noisy:
+            L.append(f"  within the estimated fp32 noise floor: {noisy} of {len(self.pairs)} pairs")
+        return L
+
     def _tol_text(self) -> str:
+        if self.atol is None and self.rtol is None:
+            how = "float64 referee" if self.referees else "noise floor estimate"
+            return f"noise-aware: {how}"
         if self.atol is not None and self.rtol is not None:
             return f"atol {self.atol:g} rtol {self.rtol:g}"
         f32 = DEFAULT_TOLERANCES[self.mode]["float32"]
@@ -253,6 +290,7 @@ class Report:
             "verdict": "diverged" if self.failed else "aligned",
             "exit_code": self.exit_code,
             "options": {"mode": self.mode, "atol": self.atol, "rtol": self.rtol},
+            "referees": self.referees,
             "a": _trace_dict(self.a),
             "b": _trace_dict(self.b),
             "counts": {"pairs": len(self.pairs), "failed": len(self.failed)},
@@ -294,7 +332,12 @@ class Report:
     def _blocks(self) -> str:
         L = [self.summary_text(), "", "=" * 60]
         for p in self.pairs:
-            L.append(f"{p.index}  step {p.step} {p.role}  {'ok' if p.passed else 'FAIL'}")
+            L.append(f"{p.index}  step {p.step} {p.role}  {'ok' if p.passed else 'FAIL'}" + (f"  [{p.cls}]" if p.cls else ""))
+            if p.referee is not None:
+                r = p.referee
+                L.append(f"  vs float64: A {r['rel_err_a']:.3g}, B {r['rel_err_b']:.3g} (relative RMS)")
+            if p.noise is not None and p.metrics is not None and p.metrics.max_abs > 0:
+                L.append(f"  rms diff {p.noise['diff_rms']:.3g} = x{p.noise['ratio']:.3g} the estimated fp32 noise")
             L.append(f"  A {p.a.name} [{p.a.module_type}] {p.a.dtype}{list(p.a.shape)}")
             L.append(f"  B {p.b.name} [{p.b.module_type}] {p.b.dtype}{list(p.b.shape)}")
             if p.metrics is not None:
@@ -304,6 +347,19 @@ class Report:
                 L.append(f"  {p.reason}")
             L.append("=" * 60)
         return "\n".join(L) + "\n"
+
+
+def _class_hint(p: PairResult, ref: dict[str, Any] | None) -> str:
+    r = p.referee or {}
+    nums = f" (vs float64: A {r.get('rel_err_a', 0):.2e}, B {r.get('rel_err_b', 0):.2e})"
+    if ref is not None and not ref.get("reference_b") and p.cls in ("A deviates", "B deviates"):
+        other = "B" if ref["reference_model"] == "A" else "A"
+        if p.cls == f"{other} deviates":
+            return nums + (f"\n  -> {other} is far from the float64 run of {ref['reference_model']}'s model: a model"
+                           f" difference or {other}'s fp32 numerics; --reference-b tells them apart")
+    if p.cls == "model difference":
+        return nums + "\n  -> the float64 runs of the two models disagree here: a real difference, not rounding"
+    return nums
 
 
 def alignment_text(al: Alignment) -> str:

@@ -33,6 +33,11 @@ def register(sub: Any) -> None:
                    "when plotly is installed) into DIR")
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report to FILE (needs the [html] extra)")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
+    p.add_argument("--reference", metavar="R", help="float64 referee trace (record A's spec with --dtype float64 "
+                   "--inputs-from A --weights-from A): classifies every pair as rounding, A deviates, B deviates "
+                   "or model difference; without --atol/--rtol only rounding passes")
+    p.add_argument("--reference-b", metavar="RB", help="float64 referee of the other model (same recipe with B's "
+                   "spec): separates a model difference from one framework's fp32 numerics")
     p.set_defaults(handler=_compare)
 
     p = sub.add_parser(
@@ -52,7 +57,8 @@ def _compare(args: argparse.Namespace) -> int:
     from analyzer._html import write_default_html, write_html
 
     report = analyzer.compare(
-        args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet
+        args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet,
+        reference=args.reference, reference_b=args.reference_b,
     )
     if args.report:
         report.write(args.report)
