@@ -18,6 +18,7 @@ from ._calls import TraceView, build_view, phase_rank
 from ._mapping import Mapping, load_mapping
 from ._metrics import MODES, Metrics, Tolerance, measure, tolerance_for, verdict
 from ._noise import NoiseFloor, noise_floor, pair_noise
+from ._ops import collect_ops, op_todo
 from ._pairing import Alignment, CallPair, align_views, pair_leaves, pair_weights
 from ._referee import Referee, classify, side_errors
 from ._report import PairResult, Report
@@ -110,6 +111,7 @@ def _plan(al: Alignment, va: TraceView, vb: TraceView) -> list[_Todo]:
     keyed = al.by_key()
     steps_b = {s: {c.key: c for c in cs} for s, cs in vb.calls.items()}
     hidden_a = {c.key for c in al.hidden_a}
+    ops_a, ops_b = collect_ops(va.trace), collect_ops(vb.trace)
     for step, calls in va.calls.items():
         b_by_key = steps_b.get(step, {})
         for ca in calls:
@@ -135,6 +137,8 @@ def _plan(al: Alignment, va: TraceView, vb: TraceView) -> list[_Todo]:
                 gx, gy = va.grads_out.get((ca.id, x.position)), vb.grads_out.get((cb.id, y.position))
                 if gx is not None and gy is not None:
                     todo.append(("grad_output", gx, gy, p, pair))
+            if ops_a and ops_b:
+                todo += op_todo(ops_a.get(ca.id, []), ops_b.get(cb.id, []), pair)
     for step in sorted(set(va.weights) & set(vb.weights)):
         for x, y, p in pair_weights(al, va.weights[step], vb.weights[step])[0]:
             todo.append(("param" if x.kind == Kind.PARAM else "buffer", x, y, p, None))

@@ -135,17 +135,23 @@ class Report:
 
     # ------------------------------------------------------------ diagnosis
     def _first_divergence(self) -> Divergence | None:
-        fails = [p for p in self.failed if p.role != "input"] or self.failed
+        input_roles = ("input", "op_input")
+        fails = [p for p in self.failed if p.role not in input_roles] or self.failed
         if not fails:
             return None
         first = min(fails, key=lambda p: p.order)
         # an input that already failed before the first failing output is the earlier event
-        early_inputs = [p for p in self.failed if p.role == "input" and p.order < first.order]
+        early_inputs = [p for p in self.failed if p.role in input_roles and p.order < first.order]
         if early_inputs:
             first = min(early_inputs, key=lambda p: p.order)
         cp = first.call_pair
         in_err, in_fail = None, False
-        if cp is not None and first.role not in ("model_input", "input"):
+        if first.role.startswith("op_") and first.role != "op_input":  # the op's own inputs
+            ins = [p for p in self.pairs if p.role == "op_input" and p.a.call == first.a.call]
+            errs = [p.metrics.rel_l2 for p in ins if p.metrics is not None]
+            in_err = max(errs) if errs else None
+            in_fail = any(not p.passed for p in ins)
+        elif cp is not None and first.role not in ("model_input", "input"):
             ins = [p for p in self.pairs if p.call_pair is not None and p.call_pair.a is cp.a and p.role in ("input", "model_input")]
             errs = [p.metrics.rel_l2 for p in ins if p.metrics is not None]
             in_err = max(errs) if errs else None
@@ -221,7 +227,22 @@ class Report:
                     L.append("      " + _frame(f, width - 6))
             if p.metrics is not None:
                 L.append("  " + _metrics_line(p.metrics))
-            if d.input_rel_l2 is not None:
+            site = p.a.stack[-1] if p.a.stack else None
+            where = f" ({site.file}:{site.line})" if site else ""
+            if p.role == "op_input" and p.metrics is not None:
+                L.append(
+                    f"  inside {p.a.module or '<root>'}, op {p.a.module_type}{where} already receives different "
+                    f"inputs (rel-L2 {p.metrics.rel_l2:.2e}) while the ops before it match: the error comes from "
+                    "code between them (an op on one side only, or a Python-level computation)"
+                )
+            elif p.role.startswith("op_"):
+                before = "?" if d.input_rel_l2 is None else f"{d.input_rel_l2:.2e}"
+                after = f"output by {p.metrics.rel_l2:.2e}" if p.metrics is not None else p.reason
+                L.append(
+                    f"  inside {p.a.module or '<root>'}, the first divergent op is {p.a.module_type}{where}: "
+                    f"inputs differed by rel-L2 {before}, {after}"
+                )
+            if d.input_rel_l2 is not None and p.role != "op_input":
                 state = "already wrong" if d.inputs_failed else "still matching"
                 L.append(f"  inputs of this call: rel-L2 {d.input_rel_l2:.3g} ({state})")
                 if not d.inputs_failed:
