@@ -340,11 +340,11 @@ class Report:
             with open(out / "pairs.csv", "w", newline="", encoding="utf-8") as f:
                 w = csv.writer(f)
                 cols = ["max_abs", "mean_abs", "max_rel", "mean_rel", "cosine", "rel_l2", "frac_fail"]
-                w.writerow(["index", "step", "role", "passed", "a", "a_type", "b", "b_type", "shape", *cols, "reason"])
+                w.writerow(["index", "step", "role", "passed", "class", "a", "a_type", "b", "b_type", "shape", *cols, "reason"])
                 for p in self.pairs:
                     m = p.metrics
                     vals = [getattr(m, c) for c in cols] if m else [""] * len(cols)
-                    w.writerow([p.index, p.step, p.role, int(p.passed), p.a.name, p.a.module_type, p.b.name,
+                    w.writerow([p.index, p.step, p.role, int(p.passed), p.cls or "", p.a.name, p.a.module_type, p.b.name,
                                 p.b.module_type, "x".join(map(str, p.b.shape)), *vals, p.reason])
         except OSError as exc:
             raise TraceWriteError(f"{out}: cannot write the report: {exc.strerror or exc}") from exc

@@ -111,6 +111,12 @@ def register(sub: Any) -> None:
     p.add_argument("--rtol", type=float)
     p.add_argument("--mode", help="verdict mode (see 'compare --help')")
     p.add_argument(
+        "--referee",
+        action="store_true",
+        help="also record both models in float64 (replaying A's inputs and weights) and classify every "
+        "difference as rounding, A/B deviates or model difference",
+    )
+    p.add_argument(
         "--single-step",
         action="store_true",
         help="also record B single-step against A and report each module's local error next to its accumulated error",
@@ -248,6 +254,11 @@ def _run(args: argparse.Namespace) -> int:
             if rc != 0:
                 print(f"padiff-trace: error: recording {spec} failed (exit {rc})", file=sys.stderr)
                 return 2 if rc == 2 else 1
+    if args.referee:
+        refs = _record_referees(args, env, trace_a, trace_b)
+        if isinstance(refs, int):
+            return refs
+        args.reference, args.reference_b = refs
     rc = _compare_after_run(args, trace_a, trace_b, out)
     if args.single_step:
         _single_step_after_run(args, env, trace_a, trace_b, out)
@@ -280,8 +291,28 @@ def _record_concurrently(args: argparse.Namespace, env: dict[str, str], trace_a:
     return worst
 
 
+def _record_referees(args: argparse.Namespace, env: dict[str, str], trace_a: Path, trace_b: Path) -> tuple[Path, Path] | int:
+    """float64 recordings of both models, replaying A's inputs and weights."""
+    out: list[Path] = []
+    for spec, trace in ((args.spec_a, trace_a), (args.spec_b, trace_b)):
+        ref = trace.with_name(trace.stem + "-float64.trace")
+        argv = _child_argv(args, spec, ref, trace_a)
+        if "--dtype" in argv:
+            argv[argv.index("--dtype") + 1] = "float64"
+        else:
+            argv += ["--dtype", "float64"]
+        print(f"recording {spec} in float64 (referee) -> {ref}", flush=True)
+        rc = subprocess.run(argv, env=env).returncode
+        if rc != 0:
+            print(f"padiff-trace: error: float64 recording of {spec} failed (exit {rc})", file=sys.stderr)
+            return 2 if rc == 2 else 1
+        out.append(ref)
+    return out[0], out[1]
+
+
 def _compare_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: getattr(args, k) for k in ("atol", "rtol", "mode", "mapping") if getattr(args, k) is not None}
+    keys = ("atol", "rtol", "mode", "mapping", "reference", "reference_b")
+    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
 
 def _compare_after_run(args: argparse.Namespace, trace_a: Path, trace_b: Path, out: Path) -> int:
