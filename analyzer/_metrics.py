@@ -21,8 +21,10 @@ import numpy as np
 
 from padiff_trace import Record, UserError
 from padiff_trace._dtypes import decode
+from padiff_trace._schema import STAT_FIELDS
+from padiff_trace._stats import stats_tuple
 
-__all__ = ["MODES", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict"]
+__all__ = ["MODES", "RowSlice", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict"]
 
 MODES = ("mean", "strict", "rel-l2")
 
@@ -319,10 +321,55 @@ def measure(a: Record, b: Record, tol: Tolerance, perm: tuple[int, ...] | None =
     return acc.result(b.shape)
 
 
-def _read(rec: Record, start: int, stop: int) -> np.ndarray:
+class RowSlice:
+    """Rows ``[lo, hi)`` of a record (torch MHA's packed ``in_proj_*``), usable wherever a Record is.
+
+    Reads only those rows. Keeps the packed record's sequence number, step and stack;
+    ``position`` names the rows (``in_proj_weight[0:16]``); statistics are the rows' own.
+    """
+
+    def __init__(self, base: Record, lo: int, hi: int) -> None:
+        self.base, self.lo, self.hi = base, lo, hi
+        self.shape: tuple[int, ...] = (hi - lo,) + tuple(base.shape[1:])
+        self.numel = int(np.prod(self.shape, dtype=np.int64))
+        self.row_elems = int(np.prod(base.shape[1:], dtype=np.int64))
+        self.position = f"{base.position}[{lo}:{hi}]"
+        self._stats: dict[str, float] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.base, name)
+
+    @property
+    def name(self) -> str:
+        mod = self.base.module or "<root>"
+        return f"{mod}#{self.base.call_index}:{self.position}"
+
+    def read(self) -> np.ndarray:
+        return _read(self, 0, self.numel).reshape(self.shape)
+
+    def iter_chunks(self, chunk_elems: int = _READ) -> Iterator[np.ndarray]:
+        for s in range(0, self.numel, chunk_elems):
+            yield _read(self, s, min(self.numel, s + chunk_elems)).astype(np.float64)
+
+    @property
+    def stats(self) -> dict[str, float]:
+        if self._stats is None:
+            stored = self.base.trace._read_stored(self.base, self.lo * self.row_elems, self.hi * self.row_elems)
+            vals = stats_tuple(stored, self.base.dtype)
+            self._stats = {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
+        return self._stats
+
+    def __repr__(self) -> str:
+        return f"RowSlice({self.name}, rows {self.lo}:{self.hi} of {list(self.base.shape)})"
+
+
+def _read(rec: Record | RowSlice, start: int, stop: int) -> np.ndarray:
     """Elements [start, stop) of a record, flat, decoded but not upcast (bfloat16 -> float32)."""
     if rec.dtype in _UNDECODED:
         raise UserError(f"{rec.trace.path}: record {rec.seq} ({rec.name}) has dtype {rec.dtype}, which cannot be compared")
+    if isinstance(rec, RowSlice):
+        off = rec.lo * rec.row_elems
+        return decode(rec.trace._read_stored(rec.base, off + start, off + stop), rec.dtype)
     return decode(rec.trace._read_stored(rec, start, stop), rec.dtype)
 
 

@@ -19,7 +19,7 @@ __all__ = ["EQUIVALENT_TYPES", "canonical_type", "types_equivalent", "is_known_t
 # Each entry: canonical name -> the class names (any case) of both frameworks that
 # denote it. A canonical name is the lower-cased torch spelling.
 EQUIVALENT_TYPES: dict[str, tuple[str, ...]] = {
-    "linear": ("Linear",),
+    "linear": ("Linear", "NonDynamicallyQuantizableLinear"),  # torch MHA out_proj
     "bilinear": ("Bilinear",),
     "conv1d": ("Conv1d", "Conv1D"),
     "conv2d": ("Conv2d", "Conv2D"),
