@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import os
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -222,7 +223,12 @@ class Report:
             if p.referee is not None:
                 L.append(f"  class: {p.cls}" + _class_hint(p, self.referees))
             for side, r in (("A", p.a), ("B", p.b)):
-                L.append(f"  {side} {r.name}  [{r.module_type or '-'}] {r.dtype}{list(r.shape)}")
+                head, tail = f"  {side} {r.name}", f"  [{r.module_type or '-'}] {r.dtype}{list(r.shape)}"
+                if len(head) + len(tail) <= width:
+                    L.append(head + tail)
+                else:  # long module paths: name on its own line (tail kept), details below
+                    L.append(head if len(head) <= width else f"  {side} ..." + head[-(width - 8):])
+                    L.append("    " + tail.strip())
                 for f in _where(r.stack):
                     L.append("      " + _frame(f, width - 6))
             if p.metrics is not None:
@@ -230,17 +236,19 @@ class Report:
             site = p.a.stack[-1] if p.a.stack else None
             where = f" ({site.file}:{site.line})" if site else ""
             if p.role == "op_input" and p.metrics is not None:
-                L.append(
-                    f"  inside {p.a.module or '<root>'}, op {p.a.module_type}{where} already receives different "
+                L += textwrap.wrap(
+                    f"inside {p.a.module or '<root>'}, op {p.a.module_type}{where} already receives different "
                     f"inputs (rel-L2 {p.metrics.rel_l2:.2e}) while the ops before it match: the error comes from "
-                    "code between them (an op on one side only, or a Python-level computation)"
+                    "code between them (an op on one side only, or a Python-level computation)",
+                    width, initial_indent="  -> ", subsequent_indent="     ",
                 )
             elif p.role.startswith("op_"):
                 before = "?" if d.input_rel_l2 is None else f"{d.input_rel_l2:.2e}"
                 after = f"output by {p.metrics.rel_l2:.2e}" if p.metrics is not None else p.reason
-                L.append(
-                    f"  inside {p.a.module or '<root>'}, the first divergent op is {p.a.module_type}{where}: "
-                    f"inputs differed by rel-L2 {before}, {after}"
+                L += textwrap.wrap(
+                    f"inside {p.a.module or '<root>'}, the first divergent op is {p.a.module_type}{where}: "
+                    f"inputs differed by rel-L2 {before}, {after}",
+                    width, initial_indent="  -> ", subsequent_indent="     ",
                 )
             if d.input_rel_l2 is not None and p.role != "op_input":
                 state = "already wrong" if d.inputs_failed else "still matching"

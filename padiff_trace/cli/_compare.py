@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 __all__ = ["register"]
@@ -67,10 +68,21 @@ def _compare(args: argparse.Namespace) -> int:
     if args.html:
         write_html(report, args.html)
     text = report.summary_text()
-    print(text.splitlines()[0] if args.quiet else text)
+    text = text.splitlines()[0] if args.quiet else text
+    print(_colour(text) if sys.stdout.isatty() else text)
     if args.report and not args.quiet:
         print(f"report written to {args.report}")
     return report.exit_code
+
+
+_COLOURS = {"DIVERGED": "\033[1;31m", "ALIGNED": "\033[1;32m", "FAIL": "\033[31m", "First divergence": "\033[1m"}
+
+
+def _colour(text: str) -> str:
+    """ANSI colour for a terminal (never when stdout is a file or a pipe)."""
+    for word, code in _COLOURS.items():
+        text = text.replace(word, f"{code}{word}\033[0m")
+    return text
 
 
 def _align(args: argparse.Namespace) -> int:
