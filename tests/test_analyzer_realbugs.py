@@ -183,3 +183,38 @@ def test_tiny_gradients_are_noise_when_forward_matches(tmp_path: Path) -> None:
     strict = analyzer.compare(a, b, atol=1e-9, rtol=1e-5)
     assert any(not p.passed for p in strict.pairs if p.role in ("grad_output", "param_grad"))
     assert all(p.passed for p in strict.pairs if p.role in ("output", "input", "param"))
+
+
+@pytest.mark.parametrize("n,shape,perm", [(1000, None, None), ((1 << 21) + 77, None, None), (2053 * 1024, (2053, 1024), (1, 0))])
+def test_fused_metrics_equal_plain_float64(tmp_path: Path, n: int, shape: tuple[int, ...] | None,
+                                           perm: tuple[int, ...] | None) -> None:
+    """The blocked, two-worker kernel gives the textbook float64 formulas (NaN/Inf excluded)."""
+    from padiff_trace import Phase, RecordHeader, TraceWriter
+    from analyzer._metrics import Tolerance, measure
+
+    rng = np.random.default_rng(1)
+    shp = shape or (n,)
+    b = rng.standard_normal(shp).astype(np.float32)
+    a = b + (rng.standard_normal(shp) * 1e-4).astype(np.float32)
+    a.reshape(-1)[5] = np.nan
+    a.reshape(-1)[7] = b.reshape(-1)[7] = np.inf
+    stored_a = np.ascontiguousarray(a.transpose(perm)) if perm else a
+    recs = []
+    for side, arr in (("a", stored_a), ("b", b)):
+        with TraceWriter(tmp_path / side, meta={"framework": "paddle"}) as w:
+            w.append(RecordHeader(0, Phase.FORWARD, Kind.MODULE_OUTPUT, "m", "Linear", 1, 0, 0, "out"), arr)
+        recs.append(next(iter(open_trace(tmp_path / side).records())))
+    tol = Tolerance(1e-5, 1e-4, "strict")
+    m = measure(recs[0], recs[1], tol, perm)
+    x, y = a.astype(np.float64).reshape(-1), b.astype(np.float64).reshape(-1)
+    bad = ~(np.isfinite(x) & np.isfinite(y))
+    x[bad] = y[bad] = 0.0
+    d, ab = np.abs(x - y), np.abs(y)
+    rel = d / (ab + np.finfo(np.float32).tiny)
+    assert (m.nan_mismatch, m.inf_mismatch, m.nan_a, m.inf_a, m.inf_b) == (1, 0, 1, 1, 1)
+    assert m.max_abs == d.max() and np.ravel_multi_index(m.argmax, shp) == d.argmax()
+    assert m.max_rel == rel.max()
+    got = [m.mean_abs, m.mean_abs_b, m.mean_rel, m.rel_l2, m.cosine, m.frac_fail - 1 / x.size]
+    want = [d.mean(), ab.mean(), rel.mean(), np.linalg.norm(x - y) / np.linalg.norm(y),
+            x @ y / np.linalg.norm(x) / np.linalg.norm(y), np.mean(d > 1e-5 + 1e-4 * ab)]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
