@@ -142,11 +142,17 @@ class Recorder:
 
     def loss(self, loss: Any) -> Any:
         """Record the loss of the current step; returns it unchanged."""
+        o = self.options  # step/kind/phase filters apply; module globs do not (the loss is no module's)
+        if not (o.step_wanted(self._step) and o.kind_wanted(Kind.LOSS) and o.phase_wanted(Phase.FORWARD)):
+            return loss
         self._emit(RecordHeader(self._step, Phase.FORWARD, Kind.LOSS, "", self._types.get("", ""), position="loss"), loss)
         return loss
 
     def probe(self, name: str, value: Any) -> Any:
         """Record ``value`` under ``name`` inside the innermost active module call."""
+        o = self.options  # step/kind/phase filters apply; a probe is named explicitly, module globs do not
+        if not (o.step_wanted(self._step) and o.kind_wanted(Kind.PROBE) and o.phase_wanted(Phase.FORWARD)):
+            return value
         top = self._calls[-1] if self._calls else None
         path = top.path if top else ""
         key = f"{path}\0{name}"
@@ -206,13 +212,15 @@ class Recorder:
                 if replaced is not None:
                     args, kwargs = replaced
             kind = Kind.MODULE_INPUT if parent >= 0 else Kind.MODEL_INPUT
-            if not self._recording(kind, Phase.FORWARD, path):
+            want_in = self._recording(kind, Phase.FORWARD, path)
+            want_igrad = self._recording(Kind.GRAD_INPUT, Phase.BACKWARD, path)  # independent of the input filter
+            if not (want_in or want_igrad):
                 return replaced
             header = RecordHeader(self._step, Phase.FORWARD, kind, path, mtype, call.call, parent, idx, stack=call.stack)
-            want_igrad = self.options.kind_wanted(Kind.GRAD_INPUT)
             for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
                 h = dataclasses.replace(header, position=pos)
-                self._emit(h, leaf)
+                if want_in:
+                    self._emit(h, leaf)
                 if want_igrad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_INPUT))
             return replaced
@@ -225,18 +233,20 @@ class Recorder:
                 return  # forward raised below us and the stack was already unwound
             call = self._calls.pop()
             parent = self._calls[-1].call if self._calls else -1
-            if not self._recording(Kind.MODULE_OUTPUT, Phase.FORWARD, path):
+            want_out = self._recording(Kind.MODULE_OUTPUT, Phase.FORWARD, path)
+            # grad records do not depend on the output being recorded (e.g. --phase backward)
+            record_grad = self._recording(Kind.GRAD_OUTPUT, Phase.BACKWARD, path)
+            if not (want_out or record_grad or self._single is not None):
                 return
             header = RecordHeader(
                 self._step, Phase.FORWARD, Kind.MODULE_OUTPUT, path, call.mtype, call.call, parent, call.call_index, stack=call.stack
             )
-            want_grad = self.options.kind_wanted(Kind.GRAD_OUTPUT) and self.options.phase_wanted(Phase.BACKWARD)
-            want_grad = want_grad or self._single is not None
             for pos, leaf in flatten(out, "out", self._adapter.is_tensor):
                 h = dataclasses.replace(header, position=pos)
-                self._emit(h, leaf)
-                if want_grad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
-                    self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_OUTPUT))
+                if want_out:
+                    self._emit(h, leaf)
+                if (record_grad or self._single is not None) and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
+                    self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_OUTPUT, record_grad))
 
         return post
 
@@ -272,11 +282,11 @@ class Recorder:
             if want_grad and self._adapter.requires_grad(leaf):
                 self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.OP_GRAD_OUTPUT))
 
-    def _grad_hook(self, header: RecordHeader, kind: Kind) -> Callable[[Any], Any]:
+    def _grad_hook(self, header: RecordHeader, kind: Kind, emit: bool = True) -> Callable[[Any], Any]:
         def hook(grad: Any) -> Any:
             if self._writer is None or grad is None:
                 return None
-            if self.options.kind_wanted(kind):
+            if emit and self.options.kind_wanted(kind):
                 self._emit(dataclasses.replace(header, phase=Phase.BACKWARD, kind=kind, step=self._step), grad)
             if self._single is not None and kind == Kind.GRAD_OUTPUT:
                 return self._single.grad(self._step, header.module, header.call_index, header.position, grad)
