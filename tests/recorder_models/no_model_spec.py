@@ -1,0 +1,5 @@
+"""Spec breaking the contract: inputs() but no model()."""
+
+
+def inputs():
+    return ()
