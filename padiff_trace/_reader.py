@@ -25,6 +25,14 @@ __all__ = ["Record", "Trace", "open_trace"]
 
 _SHARD_RE = re.compile(r"shard-(\d+)\.h5$")
 _MAX_OPEN = 32
+_PAGE = 4 << 20  # blob bytes read and cached at a time
+_MAX_PAGES = 64  # 256 MiB of cached blob pages at most
+_RECORD_COLUMNS = (
+    "seq", "step", "phase", "kind", "call", "parent", "call_index", "module", "module_type", "position",
+    "dtype", "shape", "device", "numel", "data_loc",
+)
+_PHASES = {int(p): p for p in Phase}
+_KINDS = {int(k): k for k in Kind}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -125,6 +133,8 @@ class Trace(Mapping[int, Record]):
         self.meta: dict[str, Any] = metas[0] if metas else {}
         self._stack_cache: dict[int, tuple[Frame, ...]] = {}
         self._shape_cache: dict[int, tuple[int, ...]] = {}
+        self._cols: list[list[Any]] | None = None
+        self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self.missing_shards = _gaps(self._shard_paths) if not self._single else []
 
     # ------------------------------------------------------------------ mapping
@@ -146,7 +156,8 @@ class Trace(Mapping[int, Record]):
 
     def records(self) -> Iterator[Record]:
         """All records in sequence order."""
-        return (self._record(i) for i in range(len(self._rows)))
+        make = self._record
+        return (make(i) for i in range(len(self._rows)))
 
     @property
     def complete(self) -> bool:
@@ -221,39 +232,51 @@ class Trace(Mapping[int, Record]):
             if row["data_loc"] == DataLoc.DATASET:
                 return f["tensors"][str(rec.seq)][start:stop]
             off = int(row["offset"]) + start * sdt.itemsize
-            raw = f["blob"][off : off + (stop - start) * sdt.itemsize]
-            return raw.view(sdt)
+            return self._blob_bytes(shard, f, off, off + (stop - start) * sdt.itemsize).view(sdt)
         except (OSError, KeyError, ValueError) as exc:
             raise CorruptTraceError(
                 f"{self._shard_paths[shard]}: cannot read record {rec.seq} ({rec.name}): {_short(exc)}"
             ) from None
 
+    def _blob_bytes(self, shard: int, f: h5py.File, lo: int, hi: int) -> np.ndarray:
+        """Bytes [lo, hi) of a shard's blob, through a small LRU cache of aligned pages."""
+        if hi - lo > _PAGE // 2:
+            return f["blob"][lo:hi]
+        p0, p1 = lo // _PAGE, (hi - 1) // _PAGE if hi > lo else lo // _PAGE
+        parts = []
+        for p in range(p0, p1 + 1):
+            key = (shard, p)
+            page = self._pages.get(key)
+            if page is None:
+                page = self._pages[key] = f["blob"][p * _PAGE : (p + 1) * _PAGE]
+                if len(self._pages) > _MAX_PAGES:
+                    self._pages.popitem(last=False)
+            else:
+                self._pages.move_to_end(key)
+            parts.append(page)
+        base = p0 * _PAGE
+        data = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return data[lo - base : hi - base].copy()
+
     # ------------------------------------------------------------------ internals
+    def _columns(self) -> list[list[Any]]:
+        cols = self._cols
+        if cols is None:
+            r = self._rows
+            cols = self._cols = [r[c].tolist() for c in _RECORD_COLUMNS]
+        return cols
+
     def _record(self, i: int) -> Record:
-        r = self._rows[i]
+        seq, step, phase, kind, call, parent, call_index, module, mtype, pos, dtype, shape_id, dev, numel, loc = (
+            c[i] for c in self._columns()
+        )
         s = self._strings
-        shape_id = int(r["shape"])
         shape = self._shape_cache.get(shape_id)
         if shape is None:
             shape = self._shape_cache[shape_id] = tuple(json.loads(s[shape_id]))
         return Record(
-            self,
-            i,
-            int(r["seq"]),
-            int(r["step"]),
-            Phase(int(r["phase"])),
-            Kind(int(r["kind"])),
-            s[r["module"]],
-            s[r["module_type"]],
-            int(r["call"]),
-            int(r["parent"]),
-            int(r["call_index"]),
-            s[r["position"]],
-            s[r["dtype"]],
-            shape,
-            s[r["device"]],
-            int(r["numel"]),
-            int(r["data_loc"]) != DataLoc.NONE,
+            self, i, seq, step, _PHASES[phase], _KINDS[kind], s[module], s[mtype], call, parent, call_index,
+            s[pos], s[dtype], shape, s[dev], numel, loc != 0,
         )
 
     def _stack(self, sid: int) -> tuple[Frame, ...]:
@@ -276,6 +299,7 @@ class Trace(Mapping[int, Record]):
         return f
 
     def close(self) -> None:
+        self._pages.clear()
         for f in self._files.values():
             f.close()
         self._files.clear()

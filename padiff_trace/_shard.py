@@ -20,7 +20,6 @@ from ._schema import FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, DataLoc
 __all__ = ["ShardWriter", "shard_name", "BIG_TENSOR_BYTES"]
 
 BIG_TENSOR_BYTES = 1 << 20  # tensors at least this large get a dataset of their own
-_ROW_CHUNK = 4096
 
 
 def shard_name(index: int) -> str:
@@ -41,8 +40,7 @@ class ShardWriter:
         self._file.attrs["meta"] = meta_json
         self._file.attrs["shard"] = index
         self._tensors = self._file.create_group("tensors")
-        self._rows = np.zeros(_ROW_CHUNK, dtype=RECORD_DTYPE)
-        self.n_rows = 0
+        self._rows: list[tuple[Any, ...]] = []
         self._strings: dict[str, int] = {}
         self._blob = bytearray()
         self.data_bytes = 0
@@ -53,12 +51,13 @@ class ShardWriter:
             idx = self._strings[text] = len(self._strings)
         return idx
 
-    def add_row(self) -> np.void:
-        if self.n_rows == len(self._rows):
-            self._rows = np.concatenate([self._rows, np.zeros(len(self._rows), dtype=RECORD_DTYPE)])
-        row = self._rows[self.n_rows]
-        self.n_rows += 1
-        return row
+    @property
+    def n_rows(self) -> int:
+        return len(self._rows)
+
+    def add_row(self, row: tuple[Any, ...]) -> None:
+        """Append one record, a tuple in ``RECORD_DTYPE`` field order."""
+        self._rows.append(row)
 
     def put_data(self, seq: int, stored: np.ndarray) -> tuple[DataLoc, int, int]:
         """Store a flat storage array; return (location, offset, nbytes)."""
@@ -84,7 +83,7 @@ class ShardWriter:
 
     def close(self, final: bool, summary: dict[str, Any] | None = None) -> Path:
         f = self._file
-        rows = self._rows[: self.n_rows]
+        rows = np.array(self._rows, dtype=RECORD_DTYPE) if self._rows else np.zeros(0, RECORD_DTYPE)
         f.create_dataset("records", data=rows, chunks=True, maxshape=(None,), fletcher32=True)
         strings = np.array(list(self._strings), dtype=object)
         f.create_dataset("strings", data=strings, dtype=h5py.string_dtype("utf-8"))
@@ -95,8 +94,8 @@ class ShardWriter:
         f.create_dataset("blob", data=blob, **kwargs)
         f.attrs["final"] = bool(final)
         if self.n_rows:
-            f.attrs["first_seq"] = int(self._rows[0]["seq"])
-            f.attrs["last_seq"] = int(self._rows[self.n_rows - 1]["seq"])
+            f.attrs["first_seq"] = int(rows["seq"][0])
+            f.attrs["last_seq"] = int(rows["seq"][-1])
         if summary is not None:
             f.attrs["summary"] = json.dumps(summary)
         f.close()

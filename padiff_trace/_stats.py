@@ -1,9 +1,14 @@
-"""Per-tensor statistics, computed in float64 and in bounded-size chunks.
+"""Per-tensor statistics, accumulated in float64 over bounded-size chunks.
 
 min, max, mean, std (population), mean |x| and the L2 norm are taken over the
 finite elements only; ``nan`` and ``inf`` count the others. For complex tensors
-min/max/mean/std describe the magnitudes |x|. An empty tensor has l2 = 0, counts 0
-and NaN elsewhere.
+all of them describe the magnitudes |x|. An empty tensor has l2 = 0, counts 0
+and NaN elsewhere; a dtype whose values cannot be decoded (float8) has NaN everywhere.
+
+Speed matters here (every recorded tensor passes through): values are converted
+to float64 one cache-sized block at a time, sums are BLAS dot products, and the
+variance is ``E[x^2] - mean^2`` unless that would cancel (``mean^2 > 1e4 var``),
+in which case a second, two-pass sweep computes it exactly.
 """
 
 from __future__ import annotations
@@ -15,88 +20,128 @@ import numpy as np
 from ._dtypes import to_float64
 from ._schema import STAT_FIELDS
 
-__all__ = ["CHUNK_ELEMS", "tensor_stats", "stats_dict"]
+__all__ = ["CHUNK_ELEMS", "tensor_stats", "stats_tuple", "stats_dict"]
 
 CHUNK_ELEMS = 1 << 20
+_BLOCK = 1 << 16  # float64 block that stays in L2 cache
+_NAN8 = (math.nan,) * len(STAT_FIELDS)
+_EMPTY = (math.nan, math.nan, math.nan, math.nan, math.nan, 0.0, 0.0, 0.0)
+_ONES = np.ones(_BLOCK)
+_DIRECT = frozenset(
+    ("float16", "float32", "float64", "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+)
+_CANCEL = 1e4  # mean^2 / var above which the one-pass variance is recomputed
 
 
-class _Acc:
-    """Mergeable accumulator (Chan et al. parallel variance)."""
+def _sums(v: np.ndarray) -> tuple[int, float, float, float, float, float, int, int]:
+    """(n, sum, sum of squares, sum |x|, min, max, nan, inf) of a float64 block."""
+    mn = v.min()
+    mx = v.max()
+    nan = inf = 0
+    if not (-math.inf < mn <= mx < math.inf):
+        isnan = np.isnan(v)
+        nan = int(isnan.sum())
+        finite = np.isfinite(v)
+        inf = int(v.size - nan - int(finite.sum()))
+        v = v[finite]
+        if v.size == 0:
+            return 0, 0.0, 0.0, 0.0, math.inf, -math.inf, nan, inf
+        mn = v.min()
+        mx = v.max()
+    n = v.size
+    ones = _ONES[:n] if n <= _BLOCK else np.ones(n)
+    s = float(np.dot(v, ones))
+    ss = float(np.dot(v, v))
+    sa = s if mn >= 0 else float(np.dot(np.abs(v), ones))
+    return n, s, ss, sa, float(mn), float(mx), nan, inf
 
-    __slots__ = ("n", "mean", "m2", "mn", "mx", "sabs", "ssq", "nan", "inf")
 
-    def __init__(self) -> None:
-        self.n = 0
-        self.mean = 0.0
-        self.m2 = 0.0
-        self.mn = math.inf
-        self.mx = -math.inf
-        self.sabs = 0.0
-        self.ssq = 0.0
-        self.nan = 0
-        self.inf = 0
+def _finish(
+    n: int, s: float, ss: float, sa: float, mn: float, mx: float, nan: int, inf: int, m2: float | None
+) -> tuple[float, ...]:
+    l2 = math.sqrt(ss)
+    if n == 0:
+        return (math.nan, math.nan, math.nan, math.nan, math.nan, l2, float(nan), float(inf))
+    mean = s / n
+    var = m2 / n if m2 is not None else max(ss / n - mean * mean, 0.0)
+    return (mn, mx, mean, math.sqrt(var), sa / n, l2, float(nan), float(inf))
 
-    def add(self, vals: np.ndarray) -> None:
+
+def _needs_two_pass(n: int, s: float, ss: float, mn: float, mx: float) -> bool:
+    if n == 0 or mn == mx:
+        return False
+    mean = s / n
+    var = ss / n - mean * mean
+    return var <= 0.0 or mean * mean > _CANCEL * var
+
+
+def stats_tuple(stored: np.ndarray, logical: str) -> tuple[float, ...]:
+    """Statistics of a stored (see ``_dtypes``) array, in ``STAT_FIELDS`` order."""
+    flat = stored.reshape(-1)
+    if flat.size == 0:
+        return _NAN8 if to_float64(flat, logical) is None else _EMPTY
+    if flat.size <= _BLOCK:
+        vals = to_float64(flat, logical)
+        if vals is None:
+            return _NAN8
         if vals.dtype.kind == "c":
             vals = np.abs(vals)
-        if vals.size == 0:
-            return
-        mn = vals.min()
-        mx = vals.max()
-        if not (math.isfinite(mn) and math.isfinite(mx)):
-            nan = np.isnan(vals)
-            finite = np.isfinite(vals)
-            self.nan += int(nan.sum())
-            self.inf += int(vals.size - finite.sum() - nan.sum())
-            vals = vals[finite]
-            if vals.size == 0:
-                return
-            mn = vals.min()
-            mx = vals.max()
-        n = vals.size
-        mean = float(vals.sum()) / n
-        d = vals - mean
-        m2 = float(np.dot(d, d))
-        self.sabs += float(np.abs(vals).sum())
-        self.ssq += float(np.dot(vals, vals))
-        self.mn = min(self.mn, float(mn))
-        self.mx = max(self.mx, float(mx))
-        if self.n == 0:
-            self.n, self.mean, self.m2 = n, mean, m2
-        else:
-            tot = self.n + n
-            delta = mean - self.mean
-            self.mean += delta * n / tot
-            self.m2 += m2 + delta * delta * self.n * n / tot
-            self.n = tot
+        n, s, ss, sa, mn, mx, nan, inf = _sums(vals)
+        m2 = None
+        if _needs_two_pass(n, s, ss, mn, mx):
+            fin = vals[np.isfinite(vals)] if nan or inf else vals
+            d = fin - s / n
+            m2 = float(np.dot(d, d))
+        return _finish(n, s, ss, sa, mn, mx, nan, inf, m2)
+    return _large(flat, logical)
 
-    def result(self) -> np.ndarray:
-        out = np.full(len(STAT_FIELDS), np.nan)
-        out[5] = math.sqrt(self.ssq)
-        out[6] = self.nan
-        out[7] = self.inf
-        if self.n:
-            out[0] = self.mn
-            out[1] = self.mx
-            out[2] = self.mean
-            out[3] = math.sqrt(max(self.m2, 0.0) / self.n)
-            out[4] = self.sabs / self.n
-        return out
+
+def _large(flat: np.ndarray, logical: str) -> tuple[float, ...]:
+    if to_float64(flat[:0], logical) is None:
+        return _NAN8
+    direct = logical in _DIRECT
+    buf = np.empty(_BLOCK)
+    n = 0
+    s = ss = sa = 0.0
+    mn, mx = math.inf, -math.inf
+    nan = inf = 0
+
+    def block(start: int) -> np.ndarray:
+        piece = flat[start : start + _BLOCK]
+        if direct:
+            out = buf[: piece.size]
+            np.copyto(out, piece, casting="unsafe")
+            return out
+        vals = to_float64(piece, logical)
+        assert vals is not None
+        return np.abs(vals) if vals.dtype.kind == "c" else vals
+
+    for start in range(0, flat.size, _BLOCK):
+        bn, bs, bss, bsa, bmn, bmx, bnan, binf = _sums(block(start))
+        n += bn
+        s += bs
+        ss += bss
+        sa += bsa
+        mn = min(mn, bmn)
+        mx = max(mx, bmx)
+        nan += bnan
+        inf += binf
+    m2 = None
+    if _needs_two_pass(n, s, ss, mn, mx):
+        mean = s / n
+        m2 = 0.0
+        for start in range(0, flat.size, _BLOCK):
+            v = block(start)
+            if nan or inf:
+                v = v[np.isfinite(v)]
+            d = v - mean
+            m2 += float(np.dot(d, d))
+    return _finish(n, s, ss, sa, mn, mx, nan, inf, m2)
 
 
 def tensor_stats(stored: np.ndarray, logical: str) -> np.ndarray:
-    """Statistics of a stored (see ``_dtypes``) array, in ``STAT_FIELDS`` order."""
-    flat = stored.reshape(-1)
-    acc = _Acc()
-    if to_float64(flat[:0], logical) is None:
-        out = acc.result()
-        out[5] = np.nan
-        return out
-    for start in range(0, flat.size, CHUNK_ELEMS):
-        vals = to_float64(flat[start : start + CHUNK_ELEMS], logical)
-        assert vals is not None
-        acc.add(vals)
-    return acc.result()
+    """Statistics of a stored array as a float64 array in ``STAT_FIELDS`` order."""
+    return np.array(stats_tuple(stored, logical), dtype=np.float64)
 
 
 def stats_dict(row: np.ndarray) -> dict[str, float]:

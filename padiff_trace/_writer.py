@@ -20,13 +20,13 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ._dtypes import storage_dtype, to_storage
+from ._dtypes import to_storage
 from ._errors import TraceExistsError, TraceWriteError
 from ._meta import base_meta
-from ._records import RecordHeader, stack_to_json
-from ._schema import FORMAT_VERSION, SHARD_GLOB, DataLoc, Kind, Phase
+from ._records import Frame, RecordHeader, stack_to_json
+from ._schema import FORMAT_VERSION, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
 from ._shard import ShardWriter
-from ._stats import tensor_stats
+from ._stats import stats_tuple
 
 __all__ = ["Deferred", "TraceWriter", "WriterOptions"]
 
@@ -67,6 +67,8 @@ class _Item:
 
 
 _CLOSE = object()
+_NAN_STATS = (float("nan"),) * len(STAT_FIELDS)
+_KIND_LABEL = {k: k.label for k in Kind} | {int(k): k.label for k in Kind}
 
 
 class TraceWriter:
@@ -99,6 +101,8 @@ class TraceWriter:
         self._steps: set[int] = set()
         self._shard_index = 0
         self._abort_reason: str | None = None
+        self._stack_cache: dict[tuple[Frame, ...], str] = {}
+        self._shape_cache: dict[tuple[int, ...], str] = {}
         self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
         self._thread.start()
 
@@ -252,48 +256,53 @@ class TraceWriter:
 
     def _write(self, shard: ShardWriter, item: _Item) -> None:
         h = item.header
-        arr: np.ndarray | None
-        if isinstance(item.data, Deferred):
-            arr = item.data.fetch()
-        else:
-            arr = item.data
-        row = shard.add_row()
-        row["seq"] = item.seq
-        row["step"] = h.step
-        row["phase"] = int(h.phase)
-        row["kind"] = int(h.kind)
-        row["call"] = h.call
-        row["parent"] = h.parent
-        row["call_index"] = h.call_index
-        row["module"] = shard.intern(h.module)
-        row["module_type"] = shard.intern(h.module_type)
-        row["position"] = shard.intern(h.position)
-        row["device"] = shard.intern(h.device)
-        row["stack"] = shard.intern(stack_to_json(h.stack))
-        self._counts[Kind(h.kind).label] += 1
+        arr = item.data.fetch() if isinstance(item.data, Deferred) else item.data
+        intern = shard.intern
+        self._counts[_KIND_LABEL[h.kind]] += 1
         self._steps.add(h.step)
+        stack_id = intern(self._stack_json(h.stack))
         if arr is None:
-            row["dtype"] = shard.intern(item.dtype or "py:NoneType")
-            row["shape"] = shard.intern(json.dumps(list(item.shape or ())))
-            row["stats"] = np.nan
-            return
-        logical = item.dtype or arr.dtype.name
-        shape = tuple(item.shape) if item.shape is not None else tuple(arr.shape)
-        stored = to_storage(np.asarray(arr), logical)
-        row["dtype"] = shard.intern(logical)
-        row["shape"] = shard.intern(json.dumps(list(shape)))
-        row["numel"] = stored.size
-        row["stats"] = tensor_stats(stored, logical)
-        opts = self.options
-        keep = item.keep_data and not opts.stats_only
-        if keep and opts.max_data_bytes is not None and stored.nbytes > opts.max_data_bytes:
-            keep = False
-        if keep:
-            loc, off, nb = shard.put_data(item.seq, stored)
-            row["data_loc"], row["offset"], row["nbytes"] = int(loc), off, nb
+            shape_id = intern(self._shape_json(tuple(item.shape or ())))
+            dtype_id = intern(item.dtype or "py:NoneType")
+            numel, stats, loc, off, nb = 0, _NAN_STATS, DataLoc.NONE, 0, 0
         else:
-            row["data_loc"] = int(DataLoc.NONE)
-        assert stored.dtype == storage_dtype(logical)
+            logical = item.dtype or arr.dtype.name
+            shape = tuple(item.shape) if item.shape is not None else arr.shape
+            stored = to_storage(np.asarray(arr), logical)
+            shape_id = intern(self._shape_json(shape))
+            dtype_id = intern(logical)
+            numel = stored.size
+            stats = stats_tuple(stored, logical)
+            opts = self.options
+            keep = item.keep_data and not opts.stats_only
+            if keep and opts.max_data_bytes is not None and stored.nbytes > opts.max_data_bytes:
+                keep = False
+            loc, off, nb = shard.put_data(item.seq, stored) if keep else (DataLoc.NONE, 0, 0)
+        shard.add_row(
+            (
+                item.seq, h.step, int(h.phase), int(h.kind), int(loc), h.call, h.parent, h.call_index,
+                intern(h.module), intern(h.module_type), intern(h.position), dtype_id, shape_id,
+                intern(h.device), stack_id, numel, off, nb, stats,
+            )
+        )
+
+    def _stack_json(self, stack: tuple[Frame, ...]) -> str:
+        if not stack:
+            return ""
+        text = self._stack_cache.get(stack)
+        if text is None:
+            if len(self._stack_cache) > 100_000:
+                self._stack_cache.clear()
+            text = self._stack_cache[stack] = stack_to_json(stack)
+        return text
+
+    def _shape_json(self, shape: tuple[int, ...]) -> str:
+        text = self._shape_cache.get(shape)
+        if text is None:
+            if len(self._shape_cache) > 100_000:
+                self._shape_cache.clear()
+            text = self._shape_cache[shape] = json.dumps([int(d) for d in shape])
+        return text
 
     def _summary(self) -> dict[str, Any]:
         return {
