@@ -31,7 +31,7 @@ MODES = ("mean", "strict", "rel-l2")
 _BLOCK = 1 << 15  # float64 elements per kernel block: 256 KB per buffer, the kernel's working set stays in L2
 _SEG = 1 << 13  # dot products run on rows of this length: OpenBLAS threads dots above 10000 elements,
 # and its spinning threads on a busy machine made a 32k-element dot 50x slower
-_READ = 1 << 22  # elements per read (16 MB of float32 per side; the next pair is prefetched)
+_READ = 1 << 22  # elements per read (16 MB of float32 per side; read while the workers measure the previous)
 _PARALLEL = 1 << 21  # tensors of at least this many elements are measured by _WORKERS threads
 _WORKERS = 2
 _UNDECODED = ("float8_e4m3fn", "float8_e5m2")
@@ -294,27 +294,33 @@ def measure(a: Record, b: Record, tol: Tolerance, perm: tuple[int, ...] | None =
         rows = max(1, _READ // max(row, 1))
         starts = [r * row for r in range(0, at.shape[0] if at.ndim else 1, rows)]
         get_a = lambda s, e: np.ascontiguousarray(at[s // row : e // row]).reshape(-1)  # noqa: E731
-        chunks = _prefetched(starts, n, rows * row, get_a, lambda s, e: _read(b, s, e))
+        chunks = _chunks(starts, n, rows * row, get_a, lambda s, e: _read(b, s, e))
     else:
         starts = list(range(0, n, _READ))
-        chunks = _prefetched(starts, n, _READ, lambda s, e: _read(a, s, e), lambda s, e: _read(b, s, e))
+        chunks = _chunks(starts, n, _READ, lambda s, e: _read(a, s, e), lambda s, e: _read(b, s, e))
     if n < _PARALLEL:
         acc = _Acc(tol, tiny)
         for s, ca, cb in chunks:
             acc.add(ca, cb, s)
         return acc.result(b.shape)
-    # large tensors: each chunk is split between two workers (numpy's loops release the GIL);
-    # worker k always takes the k-th part, so the summation order never depends on timing
+    # large tensors: this thread reads the next chunk pair while _WORKERS threads measure the
+    # current one (h5py and numpy release the GIL). Worker k always takes part k of a chunk, so
+    # the summation order never depends on timing. Reads stay in this thread: big buffers
+    # allocated and freed in several threads' malloc arenas doubled the peak RSS.
     accs = [_Acc(tol, tiny) for _ in range(_WORKERS)]
     with ThreadPoolExecutor(_WORKERS, thread_name_prefix="padiff-metrics") as pool:
+        running: list[Any] = []
         for s, ca, cb in chunks:
+            for f in running:
+                f.result()
             step = -(-ca.size // (_WORKERS * _BLOCK)) * _BLOCK
-            futs = [
+            running = [
                 pool.submit(acc.add, ca[k * step : (k + 1) * step], cb[k * step : (k + 1) * step], s + k * step)
                 for k, acc in enumerate(accs)
             ]
-            for f in futs:
-                f.result()
+            del ca, cb
+        for f in running:
+            f.result()
     acc = accs[0]
     for other in accs[1:]:
         acc.merge(other)
@@ -376,26 +382,13 @@ def _read(rec: Record | RowSlice, start: int, stop: int) -> np.ndarray:
 _Reader = Callable[[int, int], np.ndarray]
 
 
-def _prefetched(
+def _chunks(
     starts: list[int], n: int, size: int, get_a: _Reader, get_b: _Reader
 ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """(start, A chunk, B chunk) for each start; the next pair is read in a thread (h5py reads release the GIL)."""
-    if len(starts) <= 1:
-        for s in starts:
-            yield s, get_a(s, min(n, s + size)), get_b(s, min(n, s + size))
-        return
-
-    def both(s: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start, A chunk, B chunk) for each start."""
+    for s in starts:
         e = min(n, s + size)
-        return get_a(s, e), get_b(s, e)
-
-    with ThreadPoolExecutor(1, thread_name_prefix="padiff-read") as pool:
-        nxt = pool.submit(both, starts[0])
-        for k, s in enumerate(starts):
-            ca, cb = nxt.result()
-            if k + 1 < len(starts):
-                nxt = pool.submit(both, starts[k + 1])
-            yield s, ca, cb
+        yield s, get_a(s, e), get_b(s, e)
 
 
 def _measure_stats(a: Record, b: Record) -> Metrics:
