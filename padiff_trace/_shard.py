@@ -89,8 +89,10 @@ class ShardWriter:
         f.create_dataset("strings", data=strings, dtype=h5py.string_dtype("utf-8"))
         blob = np.frombuffer(self._blob, dtype=np.uint8)
         kwargs: dict[str, Any] = {}
-        if self._compression and blob.size:
-            kwargs = {"compression": self._compression, "chunks": (min(blob.size, 1 << 20),), "shuffle": True}
+        if blob.size:  # checksummed: a flipped byte in small-tensor data is detected on read
+            kwargs = {"chunks": (min(blob.size, 1 << 20),), "fletcher32": True}
+            if self._compression:
+                kwargs.update(compression=self._compression, shuffle=True)
         f.create_dataset("blob", data=blob, **kwargs)
         f.attrs["final"] = bool(final)
         if self.n_rows:
@@ -104,7 +106,12 @@ class ShardWriter:
         return self.final_path
 
     def abort(self) -> None:
+        """After a write error: close and delete the unfinished ``.part`` (frees space on a full disk)."""
         try:
             self._file.close()
         except Exception:  # noqa: BLE001 - best effort while already failing
+            pass
+        try:
+            self.part_path.unlink()
+        except OSError:
             pass

@@ -176,7 +176,7 @@ class TraceWriter:
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:
-            raise TraceWriteError(f"{self.path}: writing the trace failed: {self._error}") from self._error
+            raise TraceWriteError(f"{self.path}: writing the trace failed: {_one_line(self._error)}") from self._error
 
     def _prepare_dir(self, overwrite: bool) -> None:
         p = self.path
@@ -312,6 +312,15 @@ class TraceWriter:
             "shards": self._shard_index,
             "closed": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
+
+
+def _one_line(exc: BaseException) -> str:
+    """A short, single-line description (HDF5 errors span many lines)."""
+    errno = getattr(exc, "errno", None)
+    if isinstance(errno, int) and errno > 0:
+        return f"{os.strerror(errno)} ({type(exc).__name__} errno {errno})"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
 
 
 def phase_of(kind: Kind) -> Phase:
