@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -16,14 +15,14 @@ import h5py
 import numpy as np
 
 from ._dtypes import decode, storage_dtype, to_float64
-from ._errors import CorruptTraceError, NotATraceError, TraceNotFoundError, UnsupportedVersionError
+from ._errors import CorruptTraceError, UserError
+from ._open import attr_str, find_shards, gaps, open_shard, short
 from ._records import Frame, stack_from_json
-from ._schema import FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
+from ._schema import RECORD_DTYPE, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
 from ._stats import CHUNK_ELEMS
 
 __all__ = ["Record", "Trace", "open_trace"]
 
-_SHARD_RE = re.compile(r"shard-(\d+)\.h5$")
 _MAX_OPEN = 32
 _PAGE = 4 << 20  # blob bytes read and cached at a time
 _MAX_PAGES = 64  # 256 MiB of cached blob pages at most
@@ -33,6 +32,10 @@ _RECORD_COLUMNS = (
 )
 _PHASES = {int(p): p for p in Phase}
 _KINDS = {int(k): k for k in Kind}
+
+
+class FilterError(UserError, ValueError):
+    """An unknown kind or phase name was given to ``Trace.select`` (CLI: exit 2, one line)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -91,7 +94,7 @@ class Trace(Mapping[int, Record]):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._files: OrderedDict[int, h5py.File] = OrderedDict()
-        self._shard_paths, self._single = _find_shards(self.path)
+        self._shard_paths, self._single = find_shards(self.path)
         metas: list[dict[str, Any]] = []
         rows: list[np.ndarray] = []
         shard_of: list[np.ndarray] = []
@@ -108,10 +111,10 @@ class Trace(Mapping[int, Record]):
                 if "blob" not in f or "tensors" not in f:
                     raise KeyError("blob")
             except (OSError, KeyError, ValueError) as exc:
-                raise CorruptTraceError(f"{sp}: damaged shard ({_short(exc)})") from None
+                raise CorruptTraceError(f"{sp}: damaged shard ({short(exc)})") from None
             if table.dtype != RECORD_DTYPE:
                 raise CorruptTraceError(f"{sp}: record table has layout {table.dtype}, expected {RECORD_DTYPE}")
-            metas.append(json.loads(_attr_str(attrs, "meta")))
+            metas.append(json.loads(attr_str(attrs, "meta")))
             remap = np.array([strings.setdefault(s, len(strings)) for s in local] or [0], dtype=np.int32)
             for col in ("module", "module_type", "position", "dtype", "shape", "device", "stack"):
                 if len(table) and (table[col].max() >= len(local) or table[col].min() < 0):
@@ -122,7 +125,7 @@ class Trace(Mapping[int, Record]):
             if bool(attrs.get("final", False)):
                 self.final = True
             if "summary" in attrs:
-                self.summary = json.loads(_attr_str(attrs, "summary"))
+                self.summary = json.loads(attr_str(attrs, "summary"))
         self._strings = list(strings)
         self._rows = np.concatenate(rows) if rows else np.zeros(0, RECORD_DTYPE)
         self._shard_of = np.concatenate(shard_of) if shard_of else np.zeros(0, np.int32)
@@ -135,7 +138,7 @@ class Trace(Mapping[int, Record]):
         self._shape_cache: dict[int, tuple[int, ...]] = {}
         self._cols: list[list[Any]] | None = None
         self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
-        self.missing_shards = _gaps(self._shard_paths) if not self._single else []
+        self.missing_shards = gaps(self._shard_paths) if not self._single else []
 
     # ------------------------------------------------------------------ mapping
     def __len__(self) -> int:
@@ -235,7 +238,7 @@ class Trace(Mapping[int, Record]):
             return self._blob_bytes(shard, f, off, off + (stop - start) * sdt.itemsize).view(sdt)
         except (OSError, KeyError, ValueError) as exc:
             raise CorruptTraceError(
-                f"{self._shard_paths[shard]}: cannot read record {rec.seq} ({rec.name}): {_short(exc)}"
+                f"{self._shard_paths[shard]}: cannot read record {rec.seq} ({rec.name}): {short(exc)}"
             ) from None
 
     def _blob_bytes(self, shard: int, f: h5py.File, lo: int, hi: int) -> np.ndarray:
@@ -291,7 +294,7 @@ class Trace(Mapping[int, Record]):
             self._files.move_to_end(i)
             return f
         path = self._shard_paths[i]
-        f = _open_shard(path)
+        f = open_shard(path)
         self._files[i] = f
         if len(self._files) > _MAX_OPEN:
             _, old = self._files.popitem(last=False)
@@ -326,71 +329,6 @@ def is_trace(path: str | os.PathLike[str]) -> bool:
 
 
 # ---------------------------------------------------------------------- helpers
-def _find_shards(path: Path) -> tuple[list[Path], bool]:
-    if not path.exists():
-        raise TraceNotFoundError(f"{path}: no such trace")
-    if path.is_file():
-        return [path], True
-    shards = sorted((p for p in path.iterdir() if _SHARD_RE.search(p.name)), key=_shard_no)
-    if not shards:
-        partial = list(path.glob(SHARD_GLOB + ".part"))
-        why = "only an unfinished shard (the recorder was killed before its first flush)" if partial else "no shards"
-        raise NotATraceError(f"{path}: not a padiff-trace trace ({why})")
-    return shards, False
-
-
-def _shard_no(p: Path) -> int:
-    m = _SHARD_RE.search(p.name)
-    return int(m.group(1)) if m else -1
-
-
-def _gaps(paths: list[Path]) -> list[int]:
-    have = {_shard_no(p) for p in paths}
-    return [i for i in range(max(have) + 1) if i not in have] if have else []
-
-
-def _open_shard(path: Path) -> h5py.File:
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise TraceNotFoundError(f"{path}: cannot open: {exc.strerror}") from None
-    if size == 0:
-        raise CorruptTraceError(f"{path}: empty file (0 bytes)")
-    if not h5py.is_hdf5(path):
-        raise NotATraceError(f"{path}: not an HDF5 file, so not a padiff-trace trace")
-    try:
-        f = h5py.File(path, "r")
-    except OSError as exc:
-        raise CorruptTraceError(f"{path}: damaged or truncated HDF5 file ({_short(exc)})") from None
-    try:
-        fmt = _attr_str(f.attrs, "format") if "format" in f.attrs else None
-    except (OSError, ValueError):
-        fmt = None
-    if fmt != FORMAT_NAME:
-        f.close()
-        raise NotATraceError(f"{path}: an HDF5 file, but not a padiff-trace trace (format attribute {fmt!r})")
-    version = int(f.attrs.get("format_version", -1))
-    if version > FORMAT_VERSION:
-        f.close()
-        raise UnsupportedVersionError(
-            f"{path}: trace format version {version} is newer than this reader's {FORMAT_VERSION}; "
-            "upgrade padiff-trace"
-        )
-    if version < 1:
-        f.close()
-        raise CorruptTraceError(f"{path}: invalid format version {version}")
-    return f
-
-
-def _attr_str(attrs: Any, key: str) -> str:
-    v = attrs[key]
-    return v.decode("utf-8") if isinstance(v, bytes) else str(v)
-
-
-def _short(exc: BaseException) -> str:
-    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-
-
 def _many(x: Any) -> list[Any]:
     if isinstance(x, (str, int, Kind, Phase)):
         return [x]
@@ -403,5 +341,5 @@ def _enum(cls: Any, v: Any) -> Any:
             return cls[v.upper()]
         except KeyError:
             names = ", ".join(m.label for m in cls)
-            raise ValueError(f"unknown {cls.__name__.lower()} {v!r}; one of: {names}") from None
+            raise FilterError(f"unknown {cls.__name__.lower()} {v!r}; one of: {names}") from None
     return cls(v)

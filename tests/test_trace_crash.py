@@ -115,7 +115,7 @@ def test_killed_mid_run_keeps_flushed_shards(tmp_path: Path, min_shards: int) ->
 
 
 def test_killed_late_after_time_flush(tmp_path: Path) -> None:
-    trace = run_and_kill(tmp_path, "appended", flush_records=700, flush_seconds=0.2, settle=1.5)
+    trace = run_and_kill(tmp_path, "appended", flush_records=700, flush_seconds=0.2, settle=0.3, min_shards=5)
     m = check_prefix(trace)
     assert m == N_RECORDS  # everything appended was flushed by age, but no final shard
     assert not list(trace.glob("*.part"))
