@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -49,7 +50,13 @@ def expected(i: int) -> np.ndarray:
 
 
 def run_and_kill(
-    tmp_path: Path, kill_after: str, flush_records: int, flush_seconds: float, settle: float = 0.0, min_shards: int = 0
+    tmp_path: Path,
+    kill_after: str,
+    flush_records: int,
+    flush_seconds: float,
+    settle: float = 0.0,
+    min_shards: int = 0,
+    until: Callable[[Path], bool] | None = None,
 ) -> Path:
     """Start the child; SIGKILL it once it printed ``kill_after`` and ``min_shards`` shards exist."""
     script = tmp_path / "child.py"
@@ -71,6 +78,8 @@ def run_and_kill(
         deadline = time.monotonic() + 60
         while len(list(trace.glob("shard-*.h5"))) < min_shards and time.monotonic() < deadline:
             time.sleep(0.002)
+        while until is not None and not until(trace) and time.monotonic() < deadline:
+            time.sleep(0.05)
         time.sleep(settle)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
@@ -115,7 +124,13 @@ def test_killed_mid_run_keeps_flushed_shards(tmp_path: Path, min_shards: int) ->
 
 
 def test_killed_late_after_time_flush(tmp_path: Path) -> None:
-    trace = run_and_kill(tmp_path, "appended", flush_records=700, flush_seconds=0.2, settle=0.3, min_shards=5)
+    def all_flushed(path: Path) -> bool:
+        if not list(path.glob("shard-*.h5")):
+            return False
+        with open_trace(path) as tr:
+            return len(tr) == N_RECORDS
+
+    trace = run_and_kill(tmp_path, "appended", flush_records=700, flush_seconds=0.2, settle=0.3, until=all_flushed)
     m = check_prefix(trace)
     assert m == N_RECORDS  # everything appended was flushed by age, but no final shard
     assert not list(trace.glob("*.part"))
