@@ -6,7 +6,7 @@ all of them describe the magnitudes |x|. An empty tensor has l2 = 0, counts 0
 and NaN elsewhere; a dtype whose values cannot be decoded (float8) has NaN everywhere.
 
 Speed matters here (every recorded tensor passes through): values are converted
-to float64 one cache-sized block at a time, sums are BLAS dot products, and the
+to float64 one cache-sized block at a time, sums use numpy's pairwise/SIMD loops (not BLAS), and the
 variance is ``E[x^2] - mean^2`` unless that would cancel (``mean^2 > 1e4 var``),
 in which case a second, two-pass sweep computes it exactly.
 """
@@ -26,7 +26,6 @@ CHUNK_ELEMS = 1 << 20
 _BLOCK = 1 << 16  # float64 block that stays in L2 cache
 _NAN8 = (math.nan,) * len(STAT_FIELDS)
 _EMPTY = (math.nan, math.nan, math.nan, math.nan, math.nan, 0.0, 0.0, 0.0)
-_ONES = np.ones(_BLOCK)
 _DIRECT = frozenset(
     ("float16", "float32", "float64", "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 )
@@ -49,10 +48,10 @@ def _sums(v: np.ndarray) -> tuple[int, float, float, float, float, float, int, i
         mn = v.min()
         mx = v.max()
     n = v.size
-    ones = _ONES[:n] if n <= _BLOCK else np.ones(n)
-    s = float(np.dot(v, ones))
-    ss = float(np.dot(v, v))
-    sa = s if mn >= 0 else float(np.dot(np.abs(v), ones))
+    # numpy's own loops, not BLAS: multi-threaded BLAS dot collapses on a busy machine
+    s = float(np.add.reduce(v))
+    ss = float(np.einsum("i,i->", v, v))
+    sa = s if mn >= 0 else float(np.add.reduce(np.abs(v)))
     return n, s, ss, sa, float(mn), float(mx), nan, inf
 
 
@@ -91,7 +90,7 @@ def stats_tuple(stored: np.ndarray, logical: str) -> tuple[float, ...]:
         if _needs_two_pass(n, s, ss, mn, mx):
             fin = vals[np.isfinite(vals)] if nan or inf else vals
             d = fin - s / n
-            m2 = float(np.dot(d, d))
+            m2 = float(np.einsum("i,i->", d, d))
         return _finish(n, s, ss, sa, mn, mx, nan, inf, m2)
     return _large(flat, logical)
 
@@ -135,7 +134,7 @@ def _large(flat: np.ndarray, logical: str) -> tuple[float, ...]:
             if nan or inf:
                 v = v[np.isfinite(v)]
             d = v - mean
-            m2 += float(np.dot(d, d))
+            m2 += float(np.einsum("i,i->", d, d))
     return _finish(n, s, ss, sa, mn, mx, nan, inf, m2)
 
 
