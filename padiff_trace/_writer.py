@@ -68,6 +68,7 @@ class _Item:
 
 _CLOSE = object()
 _NAN_STATS = (float("nan"),) * len(STAT_FIELDS)
+_RECENT = 4  # arrays remembered for duplicate detection
 _KIND_LABEL = {k: k.label for k in Kind} | {int(k): k.label for k in Kind}
 
 
@@ -102,6 +103,7 @@ class TraceWriter:
         self._shard_index = 0
         self._abort_reason: str | None = None
         self._stack_cache: dict[tuple[Frame, ...], str] = {}
+        self._recent: list[tuple[Any, ...]] = []  # (array, logical, numel, stats, shard, loc, off, nbytes)
         self._shape_cache: dict[tuple[int, ...], str] = {}
         self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
         self._thread.start()
@@ -268,16 +270,27 @@ class TraceWriter:
         else:
             logical = item.dtype or arr.dtype.name
             shape = tuple(item.shape) if item.shape is not None else arr.shape
-            stored = to_storage(np.asarray(arr), logical)
             shape_id = intern(self._shape_json(shape))
             dtype_id = intern(logical)
-            numel = stored.size
-            stats = stats_tuple(stored, logical)
             opts = self.options
             keep = item.keep_data and not opts.stats_only
-            if keep and opts.max_data_bytes is not None and stored.nbytes > opts.max_data_bytes:
+            if keep and opts.max_data_bytes is not None and arr.nbytes > opts.max_data_bytes:
                 keep = False
-            loc, off, nb = shard.put_data(item.seq, stored) if keep else (DataLoc.NONE, 0, 0)
+            # The same host array handed in again (one tensor recorded as a module's output
+            # and the next module's input): reuse its statistics and, within a shard, its bytes.
+            hit = next((r for r in self._recent if r[0] is arr and r[1] == logical), None)
+            if hit is not None:
+                numel, stats = hit[2], hit[3]
+                if keep and hit[4] == shard.index and hit[5] != DataLoc.NONE:
+                    loc, off, nb = hit[5], hit[6], hit[7]
+                else:
+                    loc, off, nb = shard.put_data(item.seq, to_storage(np.asarray(arr), logical)) if keep else (DataLoc.NONE, 0, 0)
+            else:
+                stored = to_storage(np.asarray(arr), logical)
+                numel = stored.size
+                stats = stats_tuple(stored, logical)
+                loc, off, nb = shard.put_data(item.seq, stored) if keep else (DataLoc.NONE, 0, 0)
+            self._remember(arr, logical, numel, stats, shard.index, loc, off, nb)
         shard.add_row(
             (
                 item.seq, h.step, int(h.phase), int(h.kind), int(loc), h.call, h.parent, h.call_index,
@@ -285,6 +298,12 @@ class TraceWriter:
                 intern(h.device), stack_id, numel, off, nb, stats,
             )
         )
+
+    def _remember(self, arr: np.ndarray, logical: str, numel: int, stats: Any, shard: int, loc: DataLoc, off: int, nb: int) -> None:
+        """Keep the last few arrays (a bounded number of bytes) for duplicate detection."""
+        self._recent = [r for r in self._recent if r[0] is not arr][-(_RECENT - 1) :]
+        if arr.nbytes <= self.options.queue_bytes // 8:
+            self._recent.append((arr, logical, numel, stats, shard, loc, off, nb))
 
     def _stack_json(self, stack: tuple[Frame, ...]) -> str:
         if not stack:

@@ -51,6 +51,10 @@ class Adapter(ABC):
         """A private host copy of ``t`` (later in-place changes of ``t`` must not show)."""
 
     @abstractmethod
+    def tensor_version(self, t: Any) -> int:
+        """The tensor's in-place modification counter."""
+
+    @abstractmethod
     def requires_grad(self, t: Any) -> bool: ...
 
     @abstractmethod

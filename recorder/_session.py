@@ -7,6 +7,7 @@ import contextvars
 import dataclasses
 import logging
 import os
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -74,6 +75,7 @@ class Recorder:
         self._grads_done = False
         self._token: contextvars.Token[Recorder | None] | None = None
         self._ops: contextlib.ExitStack | None = None
+        self._recent: list[tuple[weakref.ref[Any], int, Any]] = []  # (tensor, version, host copy)
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Recorder:
@@ -313,13 +315,26 @@ class Recorder:
         if writer is None:
             return
         if self._adapter.is_tensor(value):
-            data, dtype, shape, device = self._adapter.to_host(value)
+            data, dtype, shape, device = self._host(value)
             keep = self.options.keep_data(header.kind, header.step)
             writer.append(dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep)
         elif isinstance(value, _PY_SCALARS):
             writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
         else:
             writer.append(dataclasses.replace(header, device="python"), None, dtype=f"py:{type(value).__name__}")
+
+
+    def _host(self, t: Any) -> Any:
+        """Host copy of ``t``; a tensor recorded again unchanged (a module's output is the next
+        module's input) reuses its copy, so the writer computes its statistics once."""
+        version = self._adapter.tensor_version(t)
+        for ref, ver, host in self._recent:
+            if ref() is t and ver == version:
+                return host
+        host = self._adapter.to_host(t)
+        if isinstance(host[0], np.ndarray):
+            self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
+        return host
 
 
 def _split(name: str) -> tuple[str, str]:

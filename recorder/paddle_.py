@@ -49,6 +49,9 @@ class PaddleAdapter(Adapter):
             arr = arr.view(np.uint16)
         return arr, logical, shape, device
 
+    def tensor_version(self, t: Any) -> int:
+        return int(t._inplace_version())
+
     def requires_grad(self, t: Any) -> bool:
         return not bool(t.stop_gradient)
 

@@ -86,6 +86,9 @@ class TorchAdapter(Adapter):
             arr = arr.view(bits[1])
         return arr, logical, shape, device
 
+    def tensor_version(self, t: Any) -> int:
+        return int(t._version)
+
     def requires_grad(self, t: Any) -> bool:
         return bool(t.requires_grad)
 

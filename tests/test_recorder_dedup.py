@@ -1,0 +1,45 @@
+"""A tensor recorded twice unchanged (module output = next module input) is copied and
+summarised once; an in-place change in between makes it a new record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import recorder
+from padiff_trace import open_trace
+
+torch = pytest.importorskip("torch")
+
+
+class InPlace(torch.nn.Module):
+    def forward(self, x):
+        return x.mul_(2.0)
+
+
+def test_same_tensor_shares_data_and_stats(tmp_path):
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Identity(), torch.nn.Linear(64, 8))
+    x = torch.randn(32, 64)
+    with recorder.record(m, tmp_path / "t", weights="none"):
+        y = m(x)
+    with open_trace(tmp_path / "t") as tr:
+        out0 = tr.select(module="0", kind="module_output")[0]
+        in1 = tr.select(module="1", kind="module_input")[0]
+        row = {int(s): i for i, s in enumerate(tr.table["seq"])}
+        r0, r1 = tr.table[row[out0.seq]], tr.table[row[in1.seq]]
+        assert (r0["offset"], r0["nbytes"]) == (r1["offset"], r1["nbytes"]) and r0["nbytes"] > 0
+        np.testing.assert_array_equal(in1.read(), out0.read())
+        assert in1.stats == out0.stats
+        np.testing.assert_array_equal(tr.select(module="", kind="module_output")[0].read(), y.detach().numpy())
+
+
+def test_in_place_change_is_not_deduplicated(tmp_path):
+    m = torch.nn.Sequential(torch.nn.Identity(), InPlace())
+    x = torch.ones(4, 4)
+    with recorder.record(m, tmp_path / "t", weights="none"):
+        m(x)
+    with open_trace(tmp_path / "t") as tr:
+        before = tr.select(module="1", kind="module_input")[0].read()
+        after = tr.select(module="1", kind="module_output")[0].read()
+    assert before.max() == 1.0 and after.max() == 2.0
