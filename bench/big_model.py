@@ -51,6 +51,14 @@ def inputs():
     return (torch.zeros(2, T // 2, D),)
 '''
 
+BARE = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("spec", sys.argv[1]); mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+m = mod.model(); args = mod.inputs()
+out = m(*args); out.mean().backward()
+"""
+
 _TIME = "/usr/bin/time"
 
 
@@ -83,6 +91,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--out", default="/tmp/padiff-big")
     ap.add_argument("--keep", action="store_true", help="keep the traces")
+    ap.add_argument("--bare", action="store_true", help="also run both models without padiff-trace")
     ap.add_argument("--record-flag", action="append", default=[], help="extra flag for both recorders")
     a = ap.parse_args()
 
@@ -98,7 +107,11 @@ def main() -> None:
     py = [sys.executable, "-m", "padiff_trace"]
     ta, tb = out / "paddle.trace", out / "torch.trace"
     print(f"model: {layers} x TransformerEncoderLayer(d={a.d}, ffn={4 * a.d}) = {layers * per_layer / 2**30:.2f} GiB float32 per framework")
-    res = {
+    res = {}
+    if a.bare:
+        res["bare paddle"] = _run("bare paddle", [sys.executable, "-c", BARE, str(out / "big_paddle.py")], env)
+        res["bare torch"] = _run("bare torch", [sys.executable, "-c", BARE, str(out / "big_torch.py")], env)
+    res |= {
         "paddle": _run("paddle", [*py, "record", str(out / "big_paddle.py"), "--out", str(ta), *a.record_flag], env),
         "torch": _run(
             "torch",
@@ -111,7 +124,11 @@ def main() -> None:
     weights = layers * per_layer
     print(f"  trace sizes: paddle {sa / 2**30:.2f} GiB, torch {sb / 2**30:.2f} GiB")
     for k in ("paddle", "torch"):
-        print(f"  {k} peak RSS / weight bytes = {res[k]['rss'] * 2**20 / weights:.2f}")
+        line = f"  {k} recorder peak RSS / weight bytes = {res[k]['rss'] * 2**20 / weights:.2f}"
+        if f"bare {k}" in res:
+            line += f"; / bare {k} peak RSS = {res[k]['rss'] / res[f'bare {k}']['rss']:.2f}"
+            line += f"; wall / bare = {res[k]['wall'] / res[f'bare {k}']['wall']:.2f}"
+        print(line)
     print(f"  compare: {(sa + sb) / 2**20 / res['compare']['wall']:.0f} MiB/s of trace read")
     if not a.keep:
         shutil.rmtree(out)
