@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ._errors import (
     CorruptTraceError,
+    FilterError,
     InternalError,
     MappingError,
     NotATraceError,
@@ -31,6 +32,7 @@ __all__ = [
     "STAT_FIELDS",
     "CorruptTraceError",
     "Deferred",
+    "FilterError",
     "Frame",
     "InternalError",
     "Kind",

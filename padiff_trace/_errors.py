@@ -8,6 +8,7 @@
     │   ├── UnsupportedVersionError       written by a newer padiff-trace
     │   ├── TraceExistsError              (also FileExistsError) refusing to overwrite
     │   ├── SpecError                     a spec file breaks the contract
+    │   ├── FilterError                   (also ValueError) unknown kind/phase in a filter
     │   ├── MappingError                  a mapping file is invalid or matches nothing
     │   └── WeightTransferError           weights cannot be matched onto a model
     ├── TraceWriteError                   (also OSError) disk full, unwritable path
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 __all__ = [
     "CorruptTraceError",
+    "FilterError",
     "InternalError",
     "MappingError",
     "NotATraceError",
@@ -64,6 +66,10 @@ class TraceExistsError(UserError, FileExistsError):
 
 class SpecError(UserError):
     """A spec file does not follow the contract (model(), inputs(), ...)."""
+
+
+class FilterError(UserError, ValueError):
+    """An unknown kind or phase name was given to ``Trace.select``."""
 
 
 class MappingError(UserError):

@@ -13,10 +13,20 @@ from typing import Any
 __all__ = ["base_meta"]
 
 
+def _relocatable(arg: str, cwd: str) -> str:
+    """An absolute path becomes relative to the working directory, or its base name."""
+    if not os.path.isabs(arg):
+        return arg
+    if arg.startswith(cwd):
+        return os.path.relpath(arg, cwd)
+    return os.path.basename(arg.rstrip(os.sep)) or arg
+
+
 def _command_line() -> str:
-    argv = list(sys.argv)
-    if argv and os.path.isabs(argv[0]):
-        argv[0] = os.path.basename(argv[0])  # relocatable: no absolute paths
+    cwd = os.getcwd() + os.sep
+    argv = [_relocatable(a, cwd) for a in sys.argv]  # relocatable: no absolute paths
+    if argv:
+        argv[0] = os.path.basename(argv[0])
     return shlex.join(argv)
 
 

@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 
 from ._dtypes import decode, storage_dtype, to_float64
-from ._errors import CorruptTraceError, UserError
+from ._errors import CorruptTraceError, FilterError
 from ._open import attr_str, find_shards, gaps, open_shard, short
 from ._records import Frame, stack_from_json
 from ._schema import RECORD_DTYPE, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
@@ -32,10 +32,6 @@ _RECORD_COLUMNS = (
 )
 _PHASES = {int(p): p for p in Phase}
 _KINDS = {int(k): k for k in Kind}
-
-
-class FilterError(UserError, ValueError):
-    """An unknown kind or phase name was given to ``Trace.select`` (CLI: exit 2, one line)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
