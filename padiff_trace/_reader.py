@@ -229,7 +229,7 @@ class Trace(Mapping[int, Record]):
         f = self._file(shard)
         try:
             if row["data_loc"] == DataLoc.DATASET:
-                return f["tensors"][str(rec.seq)][start:stop]
+                return f["tensors"][str(int(row["offset"]))][start:stop]  # the owner's seq
             off = int(row["offset"]) + start * sdt.itemsize
             return self._blob_bytes(shard, f, off, off + (stop - start) * sdt.itemsize).view(sdt)
         except (OSError, KeyError, ValueError) as exc:

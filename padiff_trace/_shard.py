@@ -71,7 +71,7 @@ class ShardWriter:
                     kwargs["compression_opts"] = 4
                 kwargs["shuffle"] = True
             self._tensors.create_dataset(str(seq), data=stored.reshape(-1), **kwargs)
-            return DataLoc.DATASET, 0, nbytes
+            return DataLoc.DATASET, seq, nbytes  # offset: the dataset's name (records may share it)
         offset = len(self._blob)
         if nbytes:
             self._blob += memoryview(stored.reshape(-1)).cast("B")

@@ -43,3 +43,20 @@ def test_in_place_change_is_not_deduplicated(tmp_path):
         before = tr.select(module="1", kind="module_input")[0].read()
         after = tr.select(module="1", kind="module_output")[0].read()
     assert before.max() == 1.0 and after.max() == 2.0
+
+
+def test_large_tensor_shared_dataset_reads_back(tmp_path):
+    """Tensors of 1 MiB and more live in their own dataset; a repeated one points at it."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.Identity())
+    x = torch.randn(512, 1024)
+    with recorder.record(m, tmp_path / "t", weights="none"):
+        y = m(x)
+    with open_trace(tmp_path / "t") as tr:
+        out0 = tr.select(module="0", kind="module_output")[0]
+        in1 = tr.select(module="1", kind="module_input")[0]
+        out1 = tr.select(module="1", kind="module_output")[0]
+        for r in (out0, in1, out1):
+            np.testing.assert_array_equal(r.read(), y.detach().numpy())
+        chunks = np.concatenate(list(in1.iter_chunks(100_000)))
+        np.testing.assert_array_equal(chunks, y.detach().numpy().reshape(-1).astype(np.float64))
