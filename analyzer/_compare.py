@@ -82,7 +82,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     va, vb = build_view(ta), build_view(tb)
     mapping = _mapping(opts.mapping)
     al = align_views(va, vb, mapping)
-    todo = _plan(al, va, vb)
+    todo = _plan(al, va, vb, mapping.ops if mapping is not None else None)
     ctx = _context(opts, va, vb, mapping)
     results: list[PairResult] = []
     total = sum(min(x[1].numel, x[2].numel) for x in todo)
@@ -105,7 +105,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
 _Todo = tuple[str, Record, Record, "tuple[int, ...] | None", "CallPair | None"]
 
 
-def _plan(al: Alignment, va: TraceView, vb: TraceView) -> list[_Todo]:
+def _plan(al: Alignment, va: TraceView, vb: TraceView, op_names: dict[str, str] | None = None) -> list[_Todo]:
     """Every (role, A record, B record, permutation, call pair) to compare, all steps."""
     todo: list[_Todo] = []
     keyed = al.by_key()
@@ -138,7 +138,7 @@ def _plan(al: Alignment, va: TraceView, vb: TraceView) -> list[_Todo]:
                 if gx is not None and gy is not None:
                     todo.append(("grad_output", gx, gy, p, pair))
             if ops_a and ops_b:
-                todo += op_todo(ops_a.get(ca.id, []), ops_b.get(cb.id, []), pair)
+                todo += op_todo(ops_a.get(ca.id, []), ops_b.get(cb.id, []), pair, op_names)
     for step in sorted(set(va.weights) & set(vb.weights)):
         for x, y, p in pair_weights(al, va.weights[step], vb.weights[step])[0]:
             todo.append(("param" if x.kind == Kind.PARAM else "buffer", x, y, p, None))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ class MappingEntry:
 class Mapping:
     source: str
     entries: tuple[MappingEntry, ...]
+    ops: dict[str, str] = field(default_factory=dict)  # op name -> canonical op (extends the table)
 
 
 def load_mapping(path: str | Path) -> Mapping:
@@ -72,16 +73,21 @@ def load_mapping(path: str | Path) -> Mapping:
 
 
 def parse_mapping(data: Any, source: str = "<mapping>") -> Mapping:
-    if isinstance(data, dict) and "modules" in data:
+    ops: dict[str, str] = {}
+    if isinstance(data, dict) and ("modules" in data or "ops" in data):
         version = data.get("version", 1)
         if version != 1:
             raise MappingError(f"{source}: mapping version {version!r} unsupported (this analyzer reads 1)")
-        extra = set(data) - {"version", "modules"}
+        extra = set(data) - {"version", "modules", "ops"}
         if extra:
             raise MappingError(f"{source}: unknown top-level key(s) {sorted(extra)}")
-        raw = data["modules"]
+        raw = data.get("modules", [])
         if not isinstance(raw, list):
             raise MappingError(f"{source}: 'modules' must be a list of entries")
+        raw_ops = data.get("ops", {})
+        if not isinstance(raw_ops, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw_ops.items()):
+            raise MappingError(f"{source}: 'ops' must map op names to op names, e.g. {{\"my_matmul\": \"matmul\"}}")
+        ops = dict(raw_ops)
     elif isinstance(data, dict):
         raw = [{"paddle": k, "torch": v} for k, v in data.items()]
     else:
@@ -108,7 +114,7 @@ def parse_mapping(data: Any, source: str = "<mapping>") -> Mapping:
                 raise MappingError(f"{source}: entry {i} transpose {tr!r} is not a permutation like [1, 0]")
             perm = tuple(int(x) for x in tr)
         entries.append(MappingEntry(i, pa, pb, bool(e.get("blackbox", False)), perm))
-    return Mapping(source, tuple(entries))
+    return Mapping(source, tuple(entries), ops)
 
 
 def _wildcards(pattern: str) -> list[str]:

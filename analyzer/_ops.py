@@ -71,9 +71,10 @@ _CANON = {alias: canon for canon, names in OP_EQUIVALENTS.items() for alias in n
 
 
 def canonical_op(name: str, extra: Mapping[str, str] | None = None) -> str:
-    """Framework-neutral op name (``__matmul__``/``bmm``/``mm`` -> ``matmul``)."""
+    """Framework-neutral op name (``__matmul__``/``bmm``/``mm`` -> ``matmul``); ``extra`` maps
+    further names to a name of the table (or to each other)."""
     if extra and name in extra:
-        return extra[name]
+        name = extra[name]
     return _CANON.get(name, name.strip("_").lower())
 
 
@@ -137,10 +138,13 @@ def pair_ops(ops_a: list[OpCall], ops_b: list[OpCall], extra: Mapping[str, str] 
     return [(ops_a[i], ops_b[j]) for i, j in align(score)]
 
 
-def op_todo(ops_a: list[OpCall], ops_b: list[OpCall], call_pair: object) -> list[tuple[str, Record, Record, tuple[int, ...] | None, object]]:
-    """Comparison items (role, A record, B record, permutation, enclosing call pair) for paired ops."""
+def op_todo(
+    ops_a: list[OpCall], ops_b: list[OpCall], call_pair: object, extra: Mapping[str, str] | None = None
+) -> list[tuple[str, Record, Record, tuple[int, ...] | None, object]]:
+    """Comparison items (role, A record, B record, permutation, enclosing call pair) for paired ops;
+    ``extra`` (a mapping file's ``ops`` section) adds op-name equivalences."""
     out: list[tuple[str, Record, Record, tuple[int, ...] | None, object]] = []
-    for oa, ob in pair_ops(ops_a, ops_b):
+    for oa, ob in pair_ops(ops_a, ops_b, extra):
         ins, _, _ = pair_leaves(oa.inputs, ob.inputs)
         outs, _, _ = pair_leaves(oa.outputs, ob.outputs)
         # operand layouts legitimately differ between frameworks' op conventions

@@ -69,3 +69,26 @@ def test_planted_bug_localized_to_op_and_line(reports: dict[str, analyzer.Report
     assert p.b.stack[-1].line == _line(SPEC_B, marker)
     text = reports[bug].summary_text()
     assert f"op {p.a.module_type}" in text or f"divergent op is {p.a.module_type}" in text
+
+
+def test_mapping_file_extends_the_op_table(tmp_path: Path) -> None:
+    """An op name unknown to the table pairs through the mapping file's ``ops`` section."""
+    import numpy as np
+
+    from analyzer import load_mapping
+    from analyzer._ops import collect_ops, pair_ops
+    from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, open_trace
+
+    x = np.ones((2, 3), dtype=np.float32)
+    for name, op in (("a", "truediv"), ("b", "my_fused_scale")):
+        with TraceWriter(tmp_path / name) as w:
+            w.append(RecordHeader(0, Phase.FORWARD, Kind.MODULE_INPUT, "", "Net", 0, -1, 0, "args[0]"), x)
+            w.append(RecordHeader(0, Phase.FORWARD, Kind.OP_OUTPUT, "", op, 1, 0, 0, "out"), x / 2)
+    m = tmp_path / "map.json"
+    m.write_text('{"version": 1, "ops": {"my_fused_scale": "div"}}')
+    mapping = load_mapping(m)
+    assert mapping.ops == {"my_fused_scale": "div"} and mapping.entries == ()
+    with open_trace(tmp_path / "a") as ta, open_trace(tmp_path / "b") as tb:
+        ops_a, ops_b = collect_ops(ta)[0], collect_ops(tb)[0]
+        assert pair_ops(ops_a, ops_b) == []
+        assert [(x.name, y.name) for x, y in pair_ops(ops_a, ops_b, mapping.ops)] == [("truediv", "my_fused_scale")]
