@@ -332,7 +332,7 @@ class Recorder:
             if ref() is t and ver == version:
                 return host
         host = self._adapter.to_host(t)
-        if isinstance(host[0], np.ndarray):
+        if isinstance(host[0], np.ndarray) and host[0].nbytes <= self.options.queue_bytes // 8:
             self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
         return host
 
