@@ -145,3 +145,30 @@ def tensor_stats(stored: np.ndarray, logical: str) -> np.ndarray:
 
 def stats_dict(row: np.ndarray) -> dict[str, float]:
     return {name: float(v) for name, v in zip(STAT_FIELDS, row)}
+
+
+_MANY_LOGICAL = frozenset(("float16", "float32", "float64"))
+MANY_MAX_ELEMS = 4096  # tensors up to this size may be summarised in batches
+
+
+def stats_many(arrays: list[np.ndarray]) -> list[tuple[float, ...]] | None:
+    """Statistics of many small non-empty float arrays in one vectorised pass (segment
+    reductions over their concatenation, two-pass variance). None when any value is NaN
+    or Inf: the caller then summarises one by one."""
+    sizes = np.fromiter((a.size for a in arrays), dtype=np.int64, count=len(arrays))
+    cat = np.concatenate([a.reshape(-1) for a in arrays]).astype(np.float64)
+    if not np.isfinite(cat).all():
+        return None
+    idx = np.zeros(len(arrays), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=idx[1:])
+    mean = np.add.reduceat(cat, idx) / sizes
+    d = cat - np.repeat(mean, sizes)
+    cols = (
+        np.minimum.reduceat(cat, idx),
+        np.maximum.reduceat(cat, idx),
+        mean,
+        np.sqrt(np.add.reduceat(d * d, idx) / sizes),
+        np.add.reduceat(np.abs(cat), idx) / sizes,
+        np.sqrt(np.add.reduceat(cat * cat, idx)),
+    )
+    return [(*row, 0.0, 0.0) for row in zip(*(c.tolist() for c in cols))]

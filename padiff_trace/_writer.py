@@ -9,6 +9,7 @@ bounded by ``queue_bytes``: a producer waits while it is full, nothing is droppe
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import logging
 import os
@@ -26,7 +27,7 @@ from ._meta import base_meta
 from ._records import Frame, RecordHeader, stack_to_json
 from ._schema import FORMAT_VERSION, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
 from ._shard import ShardWriter
-from ._stats import stats_tuple
+from ._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
 
 __all__ = ["Deferred", "TraceWriter", "WriterOptions"]
 
@@ -69,6 +70,7 @@ class _Item:
 _CLOSE = object()
 _NAN_STATS = (float("nan"),) * len(STAT_FIELDS)
 _RECENT = 4  # arrays remembered for duplicate detection
+_BATCH = 512  # small tensors summarised together
 _KIND_LABEL = {k: k.label for k in Kind} | {int(k): k.label for k in Kind}
 
 
@@ -103,7 +105,8 @@ class TraceWriter:
         self._shard_index = 0
         self._abort_reason: str | None = None
         self._stack_cache: dict[tuple[Frame, ...], str] = {}
-        self._recent: list[tuple[Any, ...]] = []  # (array, logical, numel, stats, shard, loc, off, nbytes)
+        self._recent: list[tuple[Any, ...]] = []
+        self._prestats: dict[int, tuple[float, ...]] = {}  # seq -> statistics computed in a batch  # (array, logical, numel, stats, shard, loc, off, nbytes)
         self._shape_cache: dict[tuple[int, ...], str] = {}
         self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
         self._thread.start()
@@ -230,6 +233,8 @@ class TraceWriter:
                 if shard is None:
                     shard = self._new_shard()
                     opened = time.monotonic()
+                if item.seq not in self._prestats and _small(item):
+                    self._batch_stats(item)
                 self._write(shard, item)
                 with self._cond:
                     self._queued_bytes -= item.nbytes
@@ -279,6 +284,7 @@ class TraceWriter:
             # The same host array handed in again (one tensor recorded as a module's output
             # and the next module's input): reuse its statistics and, within a shard, its bytes.
             hit = next((r for r in self._recent if r[0] is arr and r[1] == logical), None)
+            pre = self._prestats.pop(item.seq, None)
             if hit is not None:
                 numel, stats = hit[2], hit[3]
                 if keep and hit[4] == shard.index and hit[5] != DataLoc.NONE:
@@ -288,7 +294,7 @@ class TraceWriter:
             else:
                 stored = to_storage(np.asarray(arr), logical)
                 numel = stored.size
-                stats = stats_tuple(stored, logical)
+                stats = pre if pre is not None else stats_tuple(stored, logical)
                 loc, off, nb = shard.put_data(item.seq, stored) if keep else (DataLoc.NONE, 0, 0)
             self._remember(arr, logical, numel, stats, shard.index, loc, off, nb)
         shard.add_row(
@@ -298,6 +304,18 @@ class TraceWriter:
                 intern(h.device), stack_id, numel, off, nb, stats,
             )
         )
+
+    def _batch_stats(self, first: _Item) -> None:
+        """Summarise ``first`` and the small float tensors queued behind it in one pass
+        (numpy call overhead dominates for tiny tensors)."""
+        with self._cond:
+            items = [first] + [it for it in itertools.islice(self._queue, _BATCH) if it is not _CLOSE and _small(it)]
+        items = [it for it in items if it.seq not in self._prestats and not any(r[0] is it.data for r in self._recent)]
+        if len(items) < 8:
+            return
+        got = stats_many([it.data for it in items])  # type: ignore[misc]
+        if got is not None:
+            self._prestats.update((it.seq, st) for it, st in zip(items, got))
 
     def _remember(self, arr: np.ndarray, logical: str, numel: int, stats: Any, shard: int, loc: DataLoc, off: int, nb: int) -> None:
         """Keep the last few arrays (a bounded number of bytes) for duplicate detection."""
@@ -331,6 +349,17 @@ class TraceWriter:
             "shards": self._shard_index,
             "closed": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
+
+
+def _small(item: _Item) -> bool:
+    """A plain host float array small enough for batched statistics."""
+    arr = item.data
+    return (
+        isinstance(arr, np.ndarray)
+        and 0 < arr.size <= MANY_MAX_ELEMS
+        and arr.dtype.name == (item.dtype or arr.dtype.name)
+        and arr.dtype.name in ("float16", "float32", "float64")
+    )
 
 
 def _one_line(exc: BaseException) -> str:
