@@ -60,3 +60,23 @@ def test_large_tensor_shared_dataset_reads_back(tmp_path):
             np.testing.assert_array_equal(r.read(), y.detach().numpy())
         chunks = np.concatenate(list(in1.iter_chunks(100_000)))
         np.testing.assert_array_equal(chunks, y.detach().numpy().reshape(-1).astype(np.float64))
+
+
+def test_analyzer_measures_shared_bytes_once(tmp_path):
+    """The output of module k and the input of module k+1 share bytes on both sides: the
+    analyzer measures that pair once and reports the same metrics for both."""
+    import analyzer
+    from analyzer._compare import _data_key
+
+    for name, seed in (("a", 0), ("b", 0)):
+        torch.manual_seed(seed)
+        m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Tanh(), torch.nn.Linear(64, 8))
+        x = torch.randn(16, 64)
+        with recorder.record(m, tmp_path / name, weights="none"):
+            m(x * (1.0 if name == "a" else 1.001))
+    report = analyzer.compare(tmp_path / "a", tmp_path / "b", quiet=True)
+    out0 = next(p for p in report.pairs if p.role == "output" and p.a.module == "0")
+    in1 = next(p for p in report.pairs if p.role == "input" and p.a.module == "1")
+    assert _data_key(out0.a, out0.b, out0.perm, out0.tol) == _data_key(in1.a, in1.b, in1.perm, in1.tol)
+    assert out0.metrics is not in1.metrics and out0.metrics.as_dict() == in1.metrics.as_dict()
+    assert out0.metrics.max_abs > 0
