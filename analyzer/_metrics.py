@@ -24,9 +24,9 @@ from padiff_trace._dtypes import decode
 from padiff_trace._schema import STAT_FIELDS
 from padiff_trace._stats import stats_tuple
 
-__all__ = ["MODES", "RowSlice", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict"]
+from ._tolerance import DEFAULT_TOLERANCES, MODES, Tolerance, tolerance_for, verdict
 
-MODES = ("mean", "strict", "rel-l2")
+__all__ = ["MODES", "RowSlice", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict"]
 
 _BLOCK = 1 << 15  # float64 elements per kernel block: 256 KB per buffer, the kernel's working set stays in L2
 _SEG = 1 << 13  # dot products run on rows of this length: OpenBLAS threads dots above 10000 elements,
@@ -35,39 +35,6 @@ _READ = 1 << 22  # elements per read (16 MB of float32 per side; read while the 
 _PARALLEL = 1 << 21  # tensors of at least this many elements are measured by _WORKERS threads
 _WORKERS = 2
 _UNDECODED = ("float8_e4m3fn", "float8_e5m2")
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
-    mode: str
-
-
-# (mode, dtype class) -> (atol, rtol). See docs/analyzer.md for the reasoning.
-DEFAULT_TOLERANCES: dict[str, dict[str, tuple[float, float]]] = {
-    "mean": {"float64": (1e-13, 1e-9), "float32": (1e-9, 1e-5), "float16": (1e-6, 5e-3), "bfloat16": (1e-5, 3e-2)},
-    "rel-l2": {"float64": (1e-13, 1e-9), "float32": (1e-9, 2e-5), "float16": (1e-6, 5e-3), "bfloat16": (1e-5, 3e-2)},
-    "strict": {"float64": (1e-10, 1e-7), "float32": (1e-5, 1e-4), "float16": (1e-3, 1e-2), "bfloat16": (1e-2, 5e-2)},
-}
-_PRECISION = {"float64": 3, "complex128": 3, "float32": 2, "complex64": 2, "float16": 1, "bfloat16": 0}
-
-
-def _dtype_class(a: str, b: str) -> str | None:
-    """The lower-precision float class of the two dtypes; None when both are exact (int/bool)."""
-    ranks = [_PRECISION[d] for d in (a, b) if d in _PRECISION]
-    if not ranks:
-        return None
-    return {3: "float64", 2: "float32", 1: "float16", 0: "bfloat16"}[min(ranks)]
-
-
-def tolerance_for(dtype_a: str, dtype_b: str, mode: str, atol: float | None, rtol: float | None) -> Tolerance:
-    """Tolerance for a pair: user values override the per-dtype defaults; integers compare exactly."""
-    cls = _dtype_class(dtype_a, dtype_b)
-    if cls is None:
-        return Tolerance(0.0, 0.0, mode)
-    da, dr = DEFAULT_TOLERANCES[mode][cls]
-    return Tolerance(da if atol is None else atol, dr if rtol is None else rtol, mode)
 
 
 @dataclass
@@ -413,29 +380,3 @@ def _measure_stats(a: Record, b: Record) -> Metrics:
         stats_only=True,
         extra=extra,
     )
-
-
-def verdict(m: Metrics, tol: Tolerance) -> tuple[bool, str]:
-    """(passed, reason) of a pair under ``tol``."""
-    if m.nan_mismatch or m.inf_mismatch:
-        return False, f"NaN/Inf on one side only ({m.nan_mismatch} NaN, {m.inf_mismatch} Inf mismatches)"
-    if m.stats_only:
-        bound = tol.atol + tol.rtol * max(m.mean_abs_b, 1e-300)
-        worst = max(m.extra.get(k, 0.0) for k in ("mean", "std", "mean_abs"))
-        ok = worst <= bound * 10 and m.extra.get("l2", 0.0) <= tol.atol * math.sqrt(max(m.n, 1)) + tol.rtol * 10 * (
-            m.mean_abs_b * math.sqrt(max(m.n, 1))
-        )
-        return ok, "statistics only (no tensor data stored)" + ("" if ok else ": statistics differ")
-    if tol.mode == "strict":
-        ok = m.frac_fail == 0.0
-        return ok, "" if ok else f"{m.frac_fail:.2%} of elements outside atol+rtol*|b|"
-    if tol.mode == "mean":
-        bound = tol.atol + tol.rtol * m.mean_abs_b
-        ok = m.mean_abs <= bound
-        return ok, "" if ok else f"mean|a-b| {m.mean_abs:.3g} > {bound:.3g}"
-    if tol.mode == "rel-l2":
-        err = m.rel_l2 * m.norm_b if m.norm_b > 0 else m.max_abs * math.sqrt(max(m.n, 1))
-        bound = tol.atol * math.sqrt(max(m.n, 1)) + tol.rtol * m.norm_b
-        ok = err <= bound
-        return ok, "" if ok else f"relative L2 error {m.rel_l2:.3g} > {bound / m.norm_b if m.norm_b else 0:.3g}"
-    raise ValueError(f"unknown mode {tol.mode!r}")
