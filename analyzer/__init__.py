@@ -1,7 +1,8 @@
 """The analyzer: two traces -> alignment -> metrics -> report. numpy + h5py only.
 
     report = analyzer.compare("runs/paddle", "runs/torch", mode="mean")
-    print(report.summary_text()); report.write("runs/report"); sys.exit(report.exit_code)
+    report.write("runs/report")          # report.txt, report.json, pairs.csv
+    text, code = report.summary_text(), report.exit_code   # 0 aligned, 1 diverged
 """
 
 from __future__ import annotations
