@@ -11,17 +11,15 @@ from tqdm import tqdm
 from .._catalog import CatalogEntry, catalog
 from .._errors import UserError
 
-__all__ = ["register", "parse_tags", "print_catalog"]
+__all__ = ["register", "print_catalog", "tag_pair"]
 
 
-def parse_tags(items: list[str] | None) -> dict[str, str]:
-    tags: dict[str, str] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UserError(f"--tag {item!r}: expected KEY=VALUE")
-        tags[key] = value
-    return tags
+def tag_pair(text: str) -> tuple[str, str]:
+    """argparse type of ``--tag KEY=VALUE`` (record, run, ls, history)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"tag {text!r}: expected KEY=VALUE")
+    return key, value
 
 
 def print_catalog(entries: list[CatalogEntry], root: Path) -> None:
@@ -48,7 +46,7 @@ def register(sub: Any) -> None:
         "output's error and the first divergence per version.",
     )
     p.add_argument("dir", help="directory holding archived traces")
-    p.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE", help="only traces with this tag")
+    p.add_argument("--tag", type=tag_pair, action="append", default=[], metavar="KEY=VALUE", help="only traces with this tag")
     p.add_argument("--baseline", metavar="TRACE", help="reference trace (default: the oldest selected trace)")
     p.add_argument("--mapping", metavar="FILE", help="module mapping file for the comparisons")
     p.set_defaults(handler=_history)
@@ -65,9 +63,9 @@ def _history(args: argparse.Namespace) -> int:
     import analyzer
 
     root = Path(args.dir)
-    entries = [e for e in catalog(root, parse_tags(args.tag)) if not e.error]
+    entries = [e for e in catalog(root, dict(args.tag)) if not e.error]
     if not entries:
-        raise UserError(f"{root}: no readable traces match {' '.join(args.tag) or 'the filter'}")
+        raise UserError(f"{root}: no readable traces match {' '.join(f'{k}={v}' for k, v in args.tag) or 'the filter'}")
     baseline = Path(args.baseline) if args.baseline else entries[0].path
     print(f"baseline: {baseline}")
     print(f"{'version':<12} {'created':<19} {'framework':<10} {'verdict':<9} {'out max|a-b|':>12} {'out rel-L2':>10}  first divergence")

@@ -10,7 +10,7 @@ from typing import Any
 
 from .._catalog import catalog
 from .._reader import is_trace, open_trace
-from ._archive import parse_tags, print_catalog
+from ._archive import print_catalog, tag_pair
 from .._schema import STAT_FIELDS
 
 __all__ = ["register"]
@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
         "max|x| and whether tensor data is stored.",
     )
     p.add_argument("trace", help="a trace directory, or a directory holding traces (then: a catalog of them)")
-    p.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE", help="catalog: only traces with this tag")
+    p.add_argument("--tag", type=tag_pair, action="append", default=[], metavar="KEY=VALUE", help="catalog: only traces with this tag")
     p.add_argument("--module", help="glob on the module path, e.g. 'encoder.layers.*.linear1'")
     p.add_argument("--kind", action="append", help="record kind (repeatable): module_output, grad_output, param, ...")
     p.add_argument("--phase", action="append", choices=["forward", "backward", "other"])
@@ -99,7 +99,7 @@ def _info(args: argparse.Namespace) -> int:
 def _ls(args: argparse.Namespace) -> int:
     root = Path(args.trace)
     if root.is_dir() and not is_trace(root):
-        print_catalog(catalog(root, parse_tags(args.tag)), root)
+        print_catalog(catalog(root, dict(args.tag)), root)
         return 0
     with open_trace(args.trace) as tr:
         recs = tr.select(module=args.module, kind=args.kind, phase=args.phase, step=args.step)

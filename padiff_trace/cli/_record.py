@@ -17,6 +17,7 @@ from typing import Any
 
 from .._errors import UserError
 from .._reader import open_trace
+from ._archive import tag_pair
 
 __all__ = ["register"]
 
@@ -32,13 +33,6 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 4096, 64MB, 1GiB)")
     unit = (m.group(2) or "").lower()[:1]
     return int(float(m.group(1)) * _UNITS[unit])
-
-
-def _tag(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"tag {text!r}: expected KEY=VALUE")
-    return key, value
 
 
 def _add_recording_flags(p: argparse.ArgumentParser) -> None:
@@ -62,7 +56,7 @@ def _add_recording_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--flush-seconds", type=float, default=2.0, help="flush (crash-safe point) at least this often")
     g.add_argument("--seed", type=int, help="seed python, numpy and the framework before model()")
     g.add_argument("--dtype", choices=["float64", "float32"], help="cast the model to this dtype")
-    g.add_argument("--tag", type=_tag, action="append", default=[], metavar="KEY=VALUE", help="store a tag (repeatable)")
+    g.add_argument("--tag", type=tag_pair, action="append", default=[], metavar="KEY=VALUE", help="store a tag (repeatable)")
     g.add_argument("--force", action="store_true", help="replace an existing trace at the output path")
 
 
