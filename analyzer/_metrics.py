@@ -21,6 +21,7 @@ import numpy as np
 
 from padiff_trace import Record, UserError
 from padiff_trace._dtypes import decode
+from padiff_trace._native import kernel, kind_of
 from padiff_trace._schema import STAT_FIELDS
 from padiff_trace._stats import stats_tuple
 
@@ -78,7 +79,8 @@ def _jsonable(v: Any) -> Any:
 class _Acc:
     """Streaming accumulator over aligned flat chunks of A and B (any real or complex dtype).
 
-    Real data goes through a fused kernel: each block of ``_BLOCK`` elements is upcast
+    Real float data goes through the C kernel when it is built (``padiff_trace._native``).
+    Otherwise (and for ints and bools) a numpy kernel runs: each block of ``_BLOCK`` elements is upcast
     once into two reused float64 buffers (small enough for L2), then every metric is
     taken from them with in-place ufuncs and BLAS dot products (sums are dots with a
     ones vector): about 17 in-cache passes, no temporary arrays.
@@ -104,6 +106,38 @@ class _Acc:
         if a.dtype.kind == "c" or b.dtype.kind == "c":
             self._add_complex(a.astype(np.complex128), b.astype(np.complex128), offset)
             return
+        k = kernel()
+        ka, kb = (kind_of(a), kind_of(b)) if k is not None else (None, None)
+        if ka is not None and kb is not None and a.size:
+            self._fold(k.pair(a, ka, b, kb, self.tol.atol, self.tol.rtol, self.tiny), offset)
+            return
+        self.add_numpy(a, b, offset)
+
+    def _fold(self, r: tuple[Any, ...], offset: int) -> None:
+        """Fold the C kernel's sums over one chunk (see ``_ckernel.c``: ``pair``) into this accumulator."""
+        n, arg, max_abs, sum_abs, max_rel, sum_rel, ab, aa, bb, dd, sum_abs_b = r[:11]
+        fail, nan_a, nan_b, inf_a, inf_b, nan_mis, inf_mis = r[11:]
+        if max_abs > self.max_abs:
+            self.max_abs, self.arg = max_abs, offset + arg
+        self.max_rel = max(self.max_rel, max_rel)
+        self.n += n
+        self.sum_abs += sum_abs
+        self.sum_rel += sum_rel
+        self.ab += ab
+        self.aa += aa
+        self.bb += bb
+        self.dd += dd
+        self.sum_abs_b += sum_abs_b
+        self.fail += fail
+        self.nan_a += nan_a
+        self.nan_b += nan_b
+        self.inf_a += inf_a
+        self.inf_b += inf_b
+        self.nan_mis += nan_mis
+        self.inf_mis += inf_mis
+
+    def add_numpy(self, a: np.ndarray, b: np.ndarray, offset: int) -> None:
+        """``add`` for real data in numpy only (fallback of the C kernel, and its reference in tests)."""
         if self._buf is None:
             m = min(_BLOCK, max(a.size, 1))
             self._buf = (np.empty(m), np.empty(m), np.empty(m), np.empty(m, dtype=bool))

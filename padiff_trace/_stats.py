@@ -5,7 +5,8 @@ finite elements only; ``nan`` and ``inf`` count the others. For complex tensors
 all of them describe the magnitudes |x|. An empty tensor has l2 = 0, counts 0
 and NaN elsewhere; a dtype whose values cannot be decoded (float8) has NaN everywhere.
 
-Speed matters here (every recorded tensor passes through): values are converted
+Speed matters here (every recorded tensor passes through). Float tensors go through
+the one-pass C kernel when it is built (``_native``); otherwise values are converted
 to float64 one cache-sized block at a time, sums use numpy's pairwise/SIMD loops (not BLAS), and the
 variance is ``E[x^2] - mean^2`` unless that would cancel (``mean^2 > 1e4 var``),
 in which case a second, two-pass sweep computes it exactly.
@@ -18,9 +19,10 @@ import math
 import numpy as np
 
 from ._dtypes import to_float64
+from ._native import kernel, kind_of
 from ._schema import STAT_FIELDS
 
-__all__ = ["CHUNK_ELEMS", "tensor_stats", "stats_tuple", "stats_dict"]
+__all__ = ["CHUNK_ELEMS", "tensor_stats", "stats_tuple", "stats_numpy", "stats_dict"]
 
 CHUNK_ELEMS = 1 << 20
 _BLOCK = 1 << 16  # float64 block that stays in L2 cache
@@ -76,6 +78,17 @@ def _needs_two_pass(n: int, s: float, ss: float, mn: float, mx: float) -> bool:
 
 def stats_tuple(stored: np.ndarray, logical: str) -> tuple[float, ...]:
     """Statistics of a stored (see ``_dtypes``) array, in ``STAT_FIELDS`` order."""
+    k = kernel()
+    kind = kind_of(stored, logical) if k is not None and stored.size else None
+    if kind is not None:
+        n, s, ss, sa, mn, mx, nan, inf = k.stats(stored, kind)
+        m2 = k.devsq(stored, kind, s / n) if _needs_two_pass(n, s, ss, mn, mx) else None
+        return _finish(n, s, ss, sa, mn, mx, nan, inf, m2)
+    return stats_numpy(stored, logical)
+
+
+def stats_numpy(stored: np.ndarray, logical: str) -> tuple[float, ...]:
+    """``stats_tuple`` in numpy only (the fallback of the C kernel, and its reference in tests)."""
     flat = stored.reshape(-1)
     if flat.size == 0:
         return _NAN8 if to_float64(flat, logical) is None else _EMPTY

@@ -1,0 +1,494 @@
+/* One-pass float64 kernels for the per-tensor statistics and the per-pair metrics.
+ *
+ * numpy needs 6-17 passes (and a float64 copy) to produce what these loops produce in
+ * one: every element is read once, widened to double in an L1-sized block, and folded
+ * into 8 independent lanes that the compiler vectorises. Block totals are added with
+ * Neumaier compensation, so the error does not grow with the tensor's length.
+ *
+ * A block that holds a NaN or an Inf (or overflows) is redone element by element, so
+ * the fast path never tests values one at a time. The GIL is released while a kernel
+ * runs. Optional: padiff_trace._native falls back to numpy when this did not build.
+ *
+ * Element kinds: 'f' float32, 'd' float64, 'e' float16, 'b' bfloat16 (uint16 bits).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define BLK 2048
+#define L 8
+
+typedef void (*loader_fn)(const char *src, Py_ssize_t start, Py_ssize_t m, double *dst);
+
+static void load_f32(const char *src, Py_ssize_t start, Py_ssize_t m, double *dst) {
+    const float *p = (const float *)src + start;
+    for (Py_ssize_t i = 0; i < m; i++) dst[i] = (double)p[i];
+}
+
+static void load_f64(const char *src, Py_ssize_t start, Py_ssize_t m, double *dst) {
+    memcpy(dst, (const double *)src + start, (size_t)m * sizeof(double));
+}
+
+static void load_bf16(const char *src, Py_ssize_t start, Py_ssize_t m, double *dst) {
+    const uint16_t *p = (const uint16_t *)src + start;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        uint32_t bits = (uint32_t)p[i] << 16;
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        dst[i] = (double)f;
+    }
+}
+
+static double half_to_double(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0) {
+        double v = (double)man * (1.0 / 16777216.0); /* subnormal: man * 2^-24 */
+        return sign ? -v : v;
+    }
+    uint32_t bits = exp == 31 ? sign | 0x7f800000u | (man << 13) : sign | ((exp + 112) << 23) | (man << 13);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return (double)f;
+}
+
+static void load_f16(const char *src, Py_ssize_t start, Py_ssize_t m, double *dst) {
+    const uint16_t *p = (const uint16_t *)src + start;
+    for (Py_ssize_t i = 0; i < m; i++) dst[i] = half_to_double(p[i]);
+}
+
+static int kind_info(const char *kind, loader_fn *load, Py_ssize_t *size) {
+    switch (kind[0] && !kind[1] ? kind[0] : 0) {
+    case 'f': *load = load_f32; *size = 4; return 0;
+    case 'd': *load = load_f64; *size = 8; return 0;
+    case 'e': *load = load_f16; *size = 2; return 0;
+    case 'b': *load = load_bf16; *size = 2; return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "unknown element kind '%s' (expected f, d, e or b)", kind);
+    return -1;
+}
+
+/* Neumaier-compensated running total */
+typedef struct { double sum, comp; } ksum;
+
+static inline void kadd(ksum *k, double v) {
+    double t = k->sum + v;
+    if (fabs(k->sum) >= fabs(v)) k->comp += (k->sum - t) + v;
+    else k->comp += (v - t) + k->sum;
+    k->sum = t;
+}
+
+static inline double kval(const ksum *k) { return isfinite(k->sum) ? k->sum + k->comp : k->sum; }
+
+static inline double lanes_sum(const double *v) {
+    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+
+/* ------------------------------------------------------------------ statistics */
+
+typedef struct {
+    Py_ssize_t n, nan, inf;
+    ksum s, ss, sa;
+    double mn, mx;
+} st_acc;
+
+static void st_slow(const double *d, Py_ssize_t m, st_acc *a) {
+    for (Py_ssize_t i = 0; i < m; i++) {
+        double v = d[i];
+        if (isnan(v)) { a->nan++; continue; }
+        if (isinf(v)) { a->inf++; continue; }
+        a->n++;
+        kadd(&a->s, v);
+        kadd(&a->ss, v * v);
+        kadd(&a->sa, fabs(v));
+        if (v < a->mn) a->mn = v;
+        if (v > a->mx) a->mx = v;
+    }
+}
+
+static void st_block(const double *d, Py_ssize_t m, st_acc *a) {
+    double s[L] = {0}, ss[L] = {0}, sa[L] = {0}, mn[L], mx[L];
+    for (int j = 0; j < L; j++) { mn[j] = INFINITY; mx[j] = -INFINITY; }
+    Py_ssize_t i = 0;
+    for (; i + L <= m; i += L) {
+        for (int j = 0; j < L; j++) {
+            double v = d[i + j];
+            s[j] += v;
+            ss[j] += v * v;
+            sa[j] += fabs(v);
+            mn[j] = v < mn[j] ? v : mn[j];
+            mx[j] = v > mx[j] ? v : mx[j];
+        }
+    }
+    for (int j = 0; i < m; i++, j++) {
+        double v = d[i];
+        s[j] += v;
+        ss[j] += v * v;
+        sa[j] += fabs(v);
+        mn[j] = v < mn[j] ? v : mn[j];
+        mx[j] = v > mx[j] ? v : mx[j];
+    }
+    double bs = lanes_sum(s), bss = lanes_sum(ss), bsa = lanes_sum(sa);
+    if (!isfinite(bs) || !isfinite(bss) || !isfinite(bsa)) { /* NaN, Inf or overflow: exact path */
+        st_slow(d, m, a);
+        return;
+    }
+    a->n += m;
+    kadd(&a->s, bs);
+    kadd(&a->ss, bss);
+    kadd(&a->sa, bsa);
+    for (int j = 0; j < L; j++) {
+        if (mn[j] < a->mn) a->mn = mn[j];
+        if (mx[j] > a->mx) a->mx = mx[j];
+    }
+}
+
+/* float32 blocks: widened and folded with explicit vectors (GCC/Clang vector extensions).
+ * On x86 a 256-bit AVX2 version is chosen at run time when the CPU has it. */
+typedef float v4f __attribute__((vector_size(16)));
+typedef float v2f __attribute__((vector_size(8)));
+typedef int v4i __attribute__((vector_size(16)));
+typedef double v2d __attribute__((vector_size(16)));
+typedef long long v2l __attribute__((vector_size(16)));
+
+typedef struct { double s, ss, sa, mn, mx; } f32_sums;
+
+#define VMIN(T, I, a, b) ((T)(((I)(a) & (I)((a) < (b))) | ((I)(b) & ~(I)((a) < (b)))))
+#define VMAX(T, I, a, b) ((T)(((I)(a) & (I)((a) > (b))) | ((I)(b) & ~(I)((a) > (b)))))
+
+static void f32_block_128(const float *p, Py_ssize_t m, f32_sums *r) {
+    v2d s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, q0 = {0}, q1 = {0}, q2 = {0}, q3 = {0};
+    v2d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    v4f mn0 = {INFINITY, INFINITY, INFINITY, INFINITY}, mn1 = mn0;
+    v4f mx0 = -mn0, mx1 = -mn0;
+    const v2l absm = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+    Py_ssize_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        v4f f0, f1;
+        v2f h0, h1, h2, h3;
+        memcpy(&f0, p + i, 16);
+        memcpy(&f1, p + i + 4, 16);
+        memcpy(&h0, p + i, 8);
+        memcpy(&h1, p + i + 2, 8);
+        memcpy(&h2, p + i + 4, 8);
+        memcpy(&h3, p + i + 6, 8);
+        v2d d0 = __builtin_convertvector(h0, v2d), d1 = __builtin_convertvector(h1, v2d);
+        v2d d2 = __builtin_convertvector(h2, v2d), d3 = __builtin_convertvector(h3, v2d);
+        s0 += d0; s1 += d1; s2 += d2; s3 += d3;
+        q0 += d0 * d0; q1 += d1 * d1; q2 += d2 * d2; q3 += d3 * d3;
+        a0 += (v2d)((v2l)d0 & absm); a1 += (v2d)((v2l)d1 & absm);
+        a2 += (v2d)((v2l)d2 & absm); a3 += (v2d)((v2l)d3 & absm);
+        mn0 = VMIN(v4f, v4i, f0, mn0); mn1 = VMIN(v4f, v4i, f1, mn1);
+        mx0 = VMAX(v4f, v4i, f0, mx0); mx1 = VMAX(v4f, v4i, f1, mx1);
+    }
+    v2d s = (s0 + s1) + (s2 + s3), q = (q0 + q1) + (q2 + q3), a = (a0 + a1) + (a2 + a3);
+    r->s = s[0] + s[1];
+    r->ss = q[0] + q[1];
+    r->sa = a[0] + a[1];
+    double lo = INFINITY, hi = -INFINITY;
+    for (int j = 0; j < 4; j++) {
+        lo = mn0[j] < lo ? mn0[j] : lo; lo = mn1[j] < lo ? mn1[j] : lo;
+        hi = mx0[j] > hi ? mx0[j] : hi; hi = mx1[j] > hi ? mx1[j] : hi;
+    }
+    for (; i < m; i++) {
+        double v = p[i];
+        r->s += v; r->ss += v * v; r->sa += fabs(v);
+        lo = v < lo ? v : lo; hi = v > hi ? v : hi;
+    }
+    r->mn = lo;
+    r->mx = hi;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define HAVE_AVX2_PATH 1
+typedef float v8f __attribute__((vector_size(32)));
+typedef int v8i __attribute__((vector_size(32)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
+
+__attribute__((target("avx2"))) static void f32_block_256(const float *p, Py_ssize_t m, f32_sums *r) {
+    v4d s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0}, a0 = {0}, a1 = {0};
+    v8f mn = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY}, mx = -mn;
+    const v4l absm = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+    Py_ssize_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        v8f f;
+        v4f f0, f1;
+        memcpy(&f, p + i, 32);
+        memcpy(&f0, p + i, 16);
+        memcpy(&f1, p + i + 4, 16);
+        v4d d0 = __builtin_convertvector(f0, v4d), d1 = __builtin_convertvector(f1, v4d);
+        s0 += d0; s1 += d1;
+        q0 += d0 * d0; q1 += d1 * d1;
+        a0 += (v4d)((v4l)d0 & absm); a1 += (v4d)((v4l)d1 & absm);
+        mn = VMIN(v8f, v8i, f, mn);
+        mx = VMAX(v8f, v8i, f, mx);
+    }
+    v4d s = s0 + s1, q = q0 + q1, a = a0 + a1;
+    r->s = (s[0] + s[1]) + (s[2] + s[3]);
+    r->ss = (q[0] + q[1]) + (q[2] + q[3]);
+    r->sa = (a[0] + a[1]) + (a[2] + a[3]);
+    double lo = INFINITY, hi = -INFINITY;
+    for (int j = 0; j < 8; j++) {
+        lo = mn[j] < lo ? mn[j] : lo;
+        hi = mx[j] > hi ? mx[j] : hi;
+    }
+    for (; i < m; i++) {
+        double v = p[i];
+        r->s += v; r->ss += v * v; r->sa += fabs(v);
+        lo = v < lo ? v : lo; hi = v > hi ? v : hi;
+    }
+    r->mn = lo;
+    r->mx = hi;
+}
+#endif
+
+typedef void (*f32_block_fn)(const float *, Py_ssize_t, f32_sums *);
+
+static f32_block_fn pick_f32_block(void) {
+#ifdef HAVE_AVX2_PATH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) return f32_block_256;
+#endif
+    return f32_block_128;
+}
+
+static void st_f32(const float *p, Py_ssize_t count, st_acc *a) {
+    f32_block_fn blockf = pick_f32_block();
+    double blk[BLK];
+    for (Py_ssize_t s = 0; s < count; s += BLK) {
+        Py_ssize_t m = count - s < BLK ? count - s : BLK;
+        f32_sums r;
+        blockf(p + s, m, &r);
+        if (!isfinite(r.s) || !isfinite(r.ss) || !isfinite(r.sa)) { /* NaN or Inf in this block */
+            load_f32((const char *)p, s, m, blk);
+            st_slow(blk, m, a);
+            continue;
+        }
+        a->n += m;
+        kadd(&a->s, r.s);
+        kadd(&a->ss, r.ss);
+        kadd(&a->sa, r.sa);
+        if (r.mn < a->mn) a->mn = r.mn;
+        if (r.mx > a->mx) a->mx = r.mx;
+    }
+}
+
+static int get_buf(PyObject *obj, Py_buffer *view, Py_ssize_t size, Py_ssize_t *count, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (view->len % size) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes is not a whole number of %zd-byte elements", what, view->len, size);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    *count = view->len / size;
+    return 0;
+}
+
+/* stats(buffer, kind) -> (n, sum, sum_sq, sum_abs, min, max, nan, inf) over the finite elements */
+static PyObject *k_stats(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    const char *kind;
+    if (!PyArg_ParseTuple(args, "Os", &obj, &kind)) return NULL;
+    loader_fn load;
+    Py_ssize_t size, count;
+    if (kind_info(kind, &load, &size) < 0) return NULL;
+    Py_buffer view;
+    if (get_buf(obj, &view, size, &count, "stats") < 0) return NULL;
+    st_acc a = {0};
+    a.mn = INFINITY;
+    a.mx = -INFINITY;
+    Py_BEGIN_ALLOW_THREADS
+    if (load == load_f32) {
+        st_f32((const float *)view.buf, count, &a);
+    } else {
+        double blk[BLK];
+        for (Py_ssize_t s = 0; s < count; s += BLK) {
+            Py_ssize_t m = count - s < BLK ? count - s : BLK;
+            load((const char *)view.buf, s, m, blk);
+            st_block(blk, m, &a);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(ndddddnn)", a.n, kval(&a.s), kval(&a.ss), kval(&a.sa), a.mn, a.mx, a.nan, a.inf);
+}
+
+/* devsq(buffer, kind, mean) -> sum over finite elements of (x - mean)^2 */
+static PyObject *k_devsq(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    const char *kind;
+    double mean;
+    if (!PyArg_ParseTuple(args, "Osd", &obj, &kind, &mean)) return NULL;
+    loader_fn load;
+    Py_ssize_t size, count;
+    if (kind_info(kind, &load, &size) < 0) return NULL;
+    Py_buffer view;
+    if (get_buf(obj, &view, size, &count, "devsq") < 0) return NULL;
+    ksum tot = {0.0, 0.0};
+    Py_BEGIN_ALLOW_THREADS
+    double blk[BLK];
+    for (Py_ssize_t s = 0; s < count; s += BLK) {
+        Py_ssize_t m = count - s < BLK ? count - s : BLK;
+        load((const char *)view.buf, s, m, blk);
+        double acc[L] = {0};
+        Py_ssize_t i = 0;
+        for (; i + L <= m; i += L)
+            for (int j = 0; j < L; j++) {
+                double v = blk[i + j] - mean;
+                acc[j] += v * v;
+            }
+        for (int j = 0; i < m; i++, j++) {
+            double v = blk[i] - mean;
+            acc[j] += v * v;
+        }
+        double b = lanes_sum(acc);
+        if (!isfinite(b)) {
+            b = 0.0;
+            for (i = 0; i < m; i++)
+                if (isfinite(blk[i])) b += (blk[i] - mean) * (blk[i] - mean);
+        }
+        kadd(&tot, b);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyFloat_FromDouble(kval(&tot));
+}
+
+/* ------------------------------------------------------------------ pair metrics */
+
+typedef struct {
+    Py_ssize_t n, arg, nan_a, nan_b, inf_a, inf_b, nan_mis, inf_mis;
+    double fail, max_abs, max_rel;
+    ksum sum_abs, sum_rel, ab, aa, bb, dd, sum_abs_b;
+} mt_acc;
+
+/* count non-finite values (and one-sided ones) and zero them on both sides, in place */
+static void mt_sanitize(double *x, double *y, Py_ssize_t m, mt_acc *a) {
+    for (Py_ssize_t i = 0; i < m; i++) {
+        int na = isnan(x[i]) != 0, nb = isnan(y[i]) != 0, ia = isinf(x[i]) != 0, ib = isinf(y[i]) != 0;
+        if (!(na | nb | ia | ib)) continue;
+        a->nan_a += na;
+        a->nan_b += nb;
+        a->inf_a += ia;
+        a->inf_b += ib;
+        a->nan_mis += na ^ nb;
+        a->inf_mis += (ia | ib) && !(na | nb) && x[i] != y[i];
+        x[i] = 0.0;
+        y[i] = 0.0;
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
+#define MULTIVERSION __attribute__((target_clones("avx2", "default")))
+#else
+#define MULTIVERSION
+#endif
+
+MULTIVERSION static void mt_block(double *x, double *y, Py_ssize_t m, Py_ssize_t offset, double atol, double rtol, double tiny,
+                     mt_acc *a, int sanitized) {
+    double ab[L] = {0}, aa[L] = {0}, bb[L] = {0}, dd[L] = {0}, sd[L] = {0}, sb[L] = {0}, sr[L] = {0}, fl[L] = {0};
+    double mxd[L] = {0}, mxr[L] = {0};
+    Py_ssize_t i = 0;
+#define MT_BODY(J, X, Y)                        \
+    {                                           \
+        double xv = (X), yv = (Y);              \
+        ab[J] += xv * yv;                       \
+        aa[J] += xv * xv;                       \
+        bb[J] += yv * yv;                       \
+        double d = xv - yv;                     \
+        dd[J] += d * d;                         \
+        double ad = fabs(d), ay = fabs(yv);     \
+        sd[J] += ad;                            \
+        sb[J] += ay;                            \
+        fl[J] += ad > atol + rtol * ay ? 1.0 : 0.0; \
+        double r = ad / (ay + tiny);            \
+        sr[J] += r;                             \
+        mxd[J] = ad > mxd[J] ? ad : mxd[J];     \
+        mxr[J] = r > mxr[J] ? r : mxr[J];       \
+    }
+    for (; i + L <= m; i += L)
+        for (int j = 0; j < L; j++) MT_BODY(j, x[i + j], y[i + j])
+    for (int j = 0; i < m; i++, j++) MT_BODY(j, x[i], y[i])
+#undef MT_BODY
+    double baa = lanes_sum(aa), bbb = lanes_sum(bb);
+    if (!sanitized && !(isfinite(baa) && isfinite(bbb) && isfinite(lanes_sum(sr)))) {
+        mt_sanitize(x, y, m, a);
+        mt_block(x, y, m, offset, atol, rtol, tiny, a, 1);
+        return;
+    }
+    a->n += m;
+    kadd(&a->ab, lanes_sum(ab));
+    kadd(&a->aa, baa);
+    kadd(&a->bb, bbb);
+    kadd(&a->dd, lanes_sum(dd));
+    kadd(&a->sum_abs, lanes_sum(sd));
+    kadd(&a->sum_abs_b, lanes_sum(sb));
+    kadd(&a->sum_rel, lanes_sum(sr));
+    a->fail += lanes_sum(fl);
+    double bmax = 0.0, brel = 0.0;
+    for (int j = 0; j < L; j++) {
+        if (mxd[j] > bmax) bmax = mxd[j];
+        if (mxr[j] > brel) brel = mxr[j];
+    }
+    if (brel > a->max_rel) a->max_rel = brel;
+    if (bmax > a->max_abs || (a->arg < 0 && m > 0)) { /* first occurrence of the new maximum */
+        for (i = 0; i < m; i++)
+            if (fabs(x[i] - y[i]) == bmax) break;
+        a->max_abs = bmax;
+        a->arg = offset + i;
+    }
+}
+
+/* pair(a, kind_a, b, kind_b, atol, rtol, tiny) -> tuple, see padiff_trace/_native.py */
+static PyObject *k_pair(PyObject *self, PyObject *args) {
+    PyObject *oa, *ob;
+    const char *ka, *kb;
+    double atol, rtol, tiny;
+    if (!PyArg_ParseTuple(args, "OsOsddd", &oa, &ka, &ob, &kb, &atol, &rtol, &tiny)) return NULL;
+    loader_fn la, lb;
+    Py_ssize_t sa, sb, na, nb;
+    if (kind_info(ka, &la, &sa) < 0 || kind_info(kb, &lb, &sb) < 0) return NULL;
+    Py_buffer va, vb;
+    if (get_buf(oa, &va, sa, &na, "pair a") < 0) return NULL;
+    if (get_buf(ob, &vb, sb, &nb, "pair b") < 0) {
+        PyBuffer_Release(&va);
+        return NULL;
+    }
+    if (na != nb) {
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vb);
+        PyErr_Format(PyExc_ValueError, "pair: %zd elements on side a, %zd on side b", na, nb);
+        return NULL;
+    }
+    mt_acc a;
+    memset(&a, 0, sizeof a);
+    a.arg = -1;
+    Py_BEGIN_ALLOW_THREADS
+    double x[BLK], y[BLK];
+    for (Py_ssize_t s = 0; s < na; s += BLK) {
+        Py_ssize_t m = na - s < BLK ? na - s : BLK;
+        la((const char *)va.buf, s, m, x);
+        lb((const char *)vb.buf, s, m, y);
+        mt_block(x, y, m, s, atol, rtol, tiny, &a, 0);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&va);
+    PyBuffer_Release(&vb);
+    return Py_BuildValue("(nndddddddddnnnnnnn)", a.n, a.arg < 0 ? 0 : a.arg, a.max_abs, kval(&a.sum_abs), a.max_rel,
+                         kval(&a.sum_rel), kval(&a.ab), kval(&a.aa), kval(&a.bb), kval(&a.dd), kval(&a.sum_abs_b),
+                         (Py_ssize_t)a.fail, a.nan_a, a.nan_b, a.inf_a, a.inf_b, a.nan_mis, a.inf_mis);
+}
+
+static PyMethodDef methods[] = {
+    {"stats", k_stats, METH_VARARGS, "stats(buffer, kind) -> (n, sum, sum_sq, sum_abs, min, max, nan, inf)"},
+    {"devsq", k_devsq, METH_VARARGS, "devsq(buffer, kind, mean) -> sum of (x - mean)^2 over finite x"},
+    {"pair", k_pair, METH_VARARGS, "pair(a, kind_a, b, kind_b, atol, rtol, tiny) -> metric sums"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernel", "One-pass float64 statistics and pair metrics.",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__ckernel(void) { return PyModule_Create(&module); }

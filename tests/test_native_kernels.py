@@ -1,0 +1,116 @@
+"""The C kernels (padiff_trace/_ckernel.c) against their numpy reference implementations."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from analyzer._metrics import Tolerance, _Acc
+from padiff_trace._native import DISABLE_ENV, kernel
+from padiff_trace._stats import stats_numpy, stats_tuple
+
+SIZES = [1, 3, 8, 9, 2047, 2048, 2049, 70_001]
+
+
+def test_kernel_is_built_here() -> None:
+    # the install on this machine has a compiler: a silent fallback would hide a broken build
+    assert kernel() is not None
+
+
+def test_environment_switch_forces_numpy() -> None:
+    code = "from padiff_trace._native import kernel; print(kernel() is None)"
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, DISABLE_ENV: "1"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def _bf16(x: np.ndarray) -> np.ndarray:
+    return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def _data(n: int, dtype: str, seed: int, special: str) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(n) * 5 + 0.5
+    if special == "offset":
+        x = x * 1e-3 + 1e3  # mean^2 >> var: the two-pass variance
+    arr = _bf16(x) if dtype == "bfloat16" else x.astype(dtype)
+    if special in ("nan", "inf", "both") and n > 2:
+        vals = {"nan": np.nan, "inf": np.inf, "both": -np.inf}[special]
+        idx = rng.choice(n, size=max(1, n // 500), replace=False)
+        if dtype == "bfloat16":
+            arr[idx] = _bf16(np.array([vals]))[0]
+        else:
+            arr[idx] = vals
+        if special == "both":
+            arr[idx[0]] = _bf16(np.array([np.nan]))[0] if dtype == "bfloat16" else np.nan
+    return arr
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("special", ["plain", "offset", "nan", "inf", "both"])
+def test_stats_match_numpy(dtype: str, special: str) -> None:
+    for i, n in enumerate(SIZES):
+        arr = _data(n, dtype, i, special)
+        got, want = stats_tuple(arr, dtype), stats_numpy(arr, dtype)
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-300, equal_nan=True, err_msg=f"n={n}")
+
+
+def test_stats_special_float16_values() -> None:
+    arr = np.array([0.0, -0.0, 6e-8, -6e-8, 1e-5, 65504.0, -65504.0, 0.5], dtype=np.float16)
+    np.testing.assert_allclose(stats_tuple(arr, "float16"), stats_numpy(arr, "float16"), rtol=1e-13)
+    arr[2] = np.inf
+    arr[3] = np.nan
+    np.testing.assert_allclose(stats_tuple(arr, "float16"), stats_numpy(arr, "float16"), rtol=1e-13)
+
+
+def test_stats_float64_overflowing_squares() -> None:
+    arr = np.array([1e200, -1e200, 3.0] * 1000)
+    got, want = stats_tuple(arr, "float64"), stats_numpy(arr, "float64")
+    assert got[5] == want[5] == np.inf  # l2 overflows in both
+    assert got[:2] == want[:2]
+    assert got[2] == pytest.approx(1.0, rel=1e-12)  # compensated sums: exact here, numpy's pairwise sum is not
+
+
+def _acc_fields(acc: _Acc) -> list[float]:
+    return [acc.n, acc.arg, acc.max_abs, acc.sum_abs, acc.max_rel, acc.sum_rel, acc.ab, acc.aa, acc.bb, acc.dd,
+            acc.sum_abs_b, acc.fail, acc.nan_a, acc.nan_b, acc.inf_a, acc.inf_b, acc.nan_mis, acc.inf_mis]
+
+
+def _pair(a: np.ndarray, b: np.ndarray, tol: Tolerance, numpy_only: bool) -> list[float]:
+    acc = _Acc(tol, float(np.finfo(np.float32).tiny))
+    step = 30_000
+    for s in range(0, a.size, step):  # several chunks: offsets and argmax merging
+        (acc.add_numpy if numpy_only else acc.add)(a[s : s + step], b[s : s + step], s)
+    return _acc_fields(acc)
+
+
+@pytest.mark.parametrize("da,db", [("float32", "float32"), ("float64", "float64"), ("float16", "float32"),
+                                   ("float32", "float64")])
+@pytest.mark.parametrize("special", ["plain", "nan", "inf", "both"])
+def test_pair_matches_numpy(da: str, db: str, special: str) -> None:
+    tol = Tolerance(atol=1e-4, rtol=1e-3, mode="strict")
+    for i, n in enumerate(SIZES):
+        b = _data(n, db, 100 + i, "plain")
+        a = (b.astype(np.float64) + np.random.default_rng(i).standard_normal(n) * 1e-3).astype(da)
+        if special != "plain" and n > 2:
+            bad = _data(n, da, 200 + i, special)
+            mask = ~np.isfinite(bad)
+            a[mask] = bad[mask]
+            if special == "both":
+                b[np.flatnonzero(mask)[-1]] = np.inf  # one shared position: a one-sided NaN or a matching Inf
+        got, want = _pair(a, b, tol, False), _pair(a, b, tol, True)
+        assert got[0] == want[0] and got[1] == want[1], f"n={n}: count/argmax {got[:2]} vs {want[:2]}"
+        assert got[11:] == want[11:], f"n={n}: counts {got[11:]} vs {want[11:]}"
+        np.testing.assert_allclose(got[2:11], want[2:11], rtol=1e-9, atol=1e-300, err_msg=f"n={n}")
+
+
+def test_pair_argmax_is_first_occurrence_across_chunks() -> None:
+    b = np.zeros(100_000, dtype=np.float32)
+    a = b.copy()
+    a[[40_000, 70_000, 90_000]] = [2.0, 2.0, 1.0]
+    assert _pair(a, b, Tolerance(0.0, 0.0, "strict"), False)[1] == 40_000
+    assert _pair(b, b, Tolerance(0.0, 0.0, "strict"), False)[1] == 0
