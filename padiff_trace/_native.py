@@ -19,6 +19,8 @@ __all__ = ["kernel", "kind_of", "DISABLE_ENV"]
 
 DISABLE_ENV = "PADIFF_TRACE_NUMPY_KERNELS"
 _KINDS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}
+_STORED = {"f": np.dtype("=f4"), "d": np.dtype("=f8"), "e": np.dtype("=f2"), "b": np.dtype("=u2")}
+_KIND_OF_DTYPE = {np.dtype("=f4"): "f", np.dtype("=f8"): "d", np.dtype("=f2"): "e"}
 _log = logging.getLogger(__name__)
 
 
@@ -38,10 +40,12 @@ def kernel() -> ModuleType | None:
 def kind_of(arr: np.ndarray, logical: str | None = None) -> str | None:
     """The kernel's element code for a stored array of this logical dtype, or None when the
     kernels do not take it (ints, bool, complex, float8, byte-swapped or non-contiguous data)."""
-    name = logical if logical is not None else arr.dtype.name
-    kind = _KINDS.get(name)
-    if kind is None or not arr.flags.c_contiguous or not arr.dtype.isnative:
-        return None
-    if (kind == "b") != (arr.dtype == np.uint16):
+    if logical is None:
+        kind = _KIND_OF_DTYPE.get(arr.dtype)
+    else:
+        kind = _KINDS.get(logical)
+        if kind is not None and arr.dtype != _STORED[kind]:
+            return None
+    if kind is None or not arr.flags.c_contiguous:
         return None
     return kind

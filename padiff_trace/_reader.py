@@ -32,6 +32,7 @@ _RECORD_COLUMNS = (
 )
 _PHASES = {int(p): p for p in Phase}
 _KINDS = {int(k): k for k in Kind}
+_NONE, _DATASET = int(DataLoc.NONE), int(DataLoc.DATASET)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -133,6 +134,7 @@ class Trace(Mapping[int, Record]):
         self._stack_cache: dict[int, tuple[Frame, ...]] = {}
         self._shape_cache: dict[int, tuple[int, ...]] = {}
         self._cols: list[list[Any]] | None = None
+        self._dcols: tuple[list[int], ...] | None = None
         self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self.missing_shards = gaps(self._shard_paths) if not self._single else []
 
@@ -204,11 +206,21 @@ class Trace(Mapping[int, Record]):
 
     # ------------------------------------------------------------------ data
     def read(self, seq: int) -> np.ndarray:
-        rec = self[seq]
-        if not rec.has_data:
+        # hot path (every tensor of a comparison): plain lists, no Record built
+        try:
+            i = self._seq_index[int(seq)]
+        except KeyError:
+            raise KeyError(f"{self.path}: no record with sequence number {seq}") from None
+        loc, off, numel, dtype_id, shape_id, shard = (c[i] for c in self._data_columns())
+        if loc == _NONE:
+            rec = self._record(i)
             raise KeyError(f"{self.path}: record {seq} ({rec.name}) holds statistics only, no tensor data")
-        stored = self._read_stored(rec, 0, rec.numel)
-        return decode(stored, rec.dtype).reshape(rec.shape)
+        logical = self._strings[dtype_id]
+        shape = self._shape_cache.get(shape_id)
+        if shape is None:
+            shape = self._shape_cache[shape_id] = tuple(json.loads(self._strings[shape_id]))
+        stored = self._stored_at(i, shard, loc, off, storage_dtype(logical), 0, numel)
+        return decode(stored, logical).reshape(shape)
 
     def iter_chunks(self, seq: int, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
         rec = self[seq]
@@ -222,20 +234,33 @@ class Trace(Mapping[int, Record]):
             yield vals
 
     def _read_stored(self, rec: Record, start: int, stop: int) -> np.ndarray:
-        i = rec.row
-        row = self._rows[i]
-        sdt = storage_dtype(rec.dtype)
-        shard = int(self._shard_of[i])
+        loc, off, _, _, _, shard = (c[rec.row] for c in self._data_columns())
+        return self._stored_at(rec.row, shard, loc, off, storage_dtype(rec.dtype), start, stop)
+
+    def _stored_at(self, i: int, shard: int, loc: int, off: int, sdt: np.dtype, start: int, stop: int) -> np.ndarray:
+        """Stored elements [start, stop) of row ``i`` (data location ``loc``, ``off`` in ``shard``)."""
         f = self._file(shard)
         try:
-            if row["data_loc"] == DataLoc.DATASET:
-                return f["tensors"][str(int(row["offset"]))][start:stop]  # the owner's seq
-            off = int(row["offset"]) + start * sdt.itemsize
-            return self._blob_bytes(shard, f, off, off + (stop - start) * sdt.itemsize).view(sdt)
+            if loc == _DATASET:
+                return f["tensors"][str(off)][start:stop]  # off: the owner's seq
+            lo = off + start * sdt.itemsize
+            return self._blob_bytes(shard, f, lo, lo + (stop - start) * sdt.itemsize).view(sdt)
         except (OSError, KeyError, ValueError) as exc:
+            rec = self._record(i)
             raise CorruptTraceError(
                 f"{self._shard_paths[shard]}: cannot read record {rec.seq} ({rec.name}): {short(exc)}"
             ) from None
+
+    def _data_columns(self) -> tuple[list[int], ...]:
+        """(data_loc, offset, numel, dtype, shape, shard) as Python lists, built on first use."""
+        cols = self._dcols
+        if cols is None:
+            r = self._rows
+            cols = self._dcols = (
+                r["data_loc"].tolist(), r["offset"].tolist(), r["numel"].tolist(), r["dtype"].tolist(),
+                r["shape"].tolist(), self._shard_of.tolist(),
+            )
+        return cols
 
     def _blob_bytes(self, shard: int, f: h5py.File, lo: int, hi: int) -> np.ndarray:
         """Bytes [lo, hi) of a shard's blob, through a small LRU cache of aligned pages."""

@@ -15,18 +15,20 @@ import logging
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ._dtypes import to_storage
+from ._dtypes import dtype_name, to_storage
+from ._native import kernel
 from ._errors import TraceExistsError, TraceWriteError
 from ._meta import base_meta
 from ._records import Frame, RecordHeader, stack_to_json
 from ._schema import FORMAT_VERSION, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
-from ._shard import ShardWriter
+from ._shard import BIG_TENSOR_BYTES, ShardWriter
 from ._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
 
 __all__ = ["Deferred", "TraceWriter", "WriterOptions"]
@@ -108,6 +110,8 @@ class TraceWriter:
         self._recent: list[tuple[Any, ...]] = []
         self._prestats: dict[int, tuple[float, ...]] = {}  # seq -> statistics computed in a batch  # (array, logical, numel, stats, shard, loc, off, nbytes)
         self._shape_cache: dict[tuple[int, ...], str] = {}
+        self._batch = kernel() is None  # numpy statistics: batch small tensors (the C kernel needs not)
+        self._pool: ThreadPoolExecutor | None = None  # statistics of large tensors, beside their write
         self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
         self._thread.start()
 
@@ -203,6 +207,13 @@ class TraceWriter:
 
     # ---------------------------------------------------------------- writer thread
     def _run(self) -> None:
+        try:
+            self._loop()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+
+    def _loop(self) -> None:
         shard: ShardWriter | None = None
         opened = 0.0
         opts = self.options
@@ -233,7 +244,7 @@ class TraceWriter:
                 if shard is None:
                     shard = self._new_shard()
                     opened = time.monotonic()
-                if item.seq not in self._prestats and _small(item):
+                if self._batch and item.seq not in self._prestats and _small(item):
                     self._batch_stats(item)
                 self._write(shard, item)
                 with self._cond:
@@ -273,7 +284,7 @@ class TraceWriter:
             dtype_id = intern(item.dtype or "py:NoneType")
             numel, stats, loc, off, nb = 0, _NAN_STATS, DataLoc.NONE, 0, 0
         else:
-            logical = item.dtype or arr.dtype.name
+            logical = item.dtype or dtype_name(arr.dtype)
             shape = tuple(item.shape) if item.shape is not None else arr.shape
             shape_id = intern(self._shape_json(shape))
             dtype_id = intern(logical)
@@ -294,8 +305,14 @@ class TraceWriter:
             else:
                 stored = to_storage(np.asarray(arr), logical)
                 numel = stored.size
-                stats = pre if pre is not None else stats_tuple(stored, logical)
-                loc, off, nb = shard.put_data(item.seq, stored) if keep else (DataLoc.NONE, 0, 0)
+                if pre is None and keep and stored.nbytes >= BIG_TENSOR_BYTES and not opts.compression:
+                    # large tensor: its statistics (GIL-free C kernel) overlap its write (os.pwrite)
+                    pending = self._stats_pool().submit(stats_tuple, stored, logical)
+                    loc, off, nb = shard.put_data(item.seq, stored)
+                    stats = pending.result()
+                else:
+                    stats = pre if pre is not None else stats_tuple(stored, logical)
+                    loc, off, nb = shard.put_data(item.seq, stored) if keep else (DataLoc.NONE, 0, 0)
             self._remember(arr, logical, numel, stats, shard.index, loc, off, nb)
         shard.add_row(
             (
@@ -304,6 +321,11 @@ class TraceWriter:
                 intern(h.device), stack_id, numel, off, nb, stats,
             )
         )
+
+    def _stats_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="padiff-trace-stats")
+        return self._pool
 
     def _batch_stats(self, first: _Item) -> None:
         """Summarise ``first`` and the small float tensors queued behind it in one pass
@@ -354,12 +376,10 @@ class TraceWriter:
 def _small(item: _Item) -> bool:
     """A plain host float array small enough for batched statistics."""
     arr = item.data
-    return (
-        isinstance(arr, np.ndarray)
-        and 0 < arr.size <= MANY_MAX_ELEMS
-        and arr.dtype.name == (item.dtype or arr.dtype.name)
-        and arr.dtype.name in ("float16", "float32", "float64")
-    )
+    if not isinstance(arr, np.ndarray) or not 0 < arr.size <= MANY_MAX_ELEMS:
+        return False
+    name = dtype_name(arr.dtype)
+    return name in ("float16", "float32", "float64") and (item.dtype or name) == name
 
 
 def _one_line(exc: BaseException) -> str:
