@@ -23,7 +23,7 @@ from ._errors import (
 from ._reader import Record, Trace, is_trace, open_trace
 from ._records import Frame, RecordHeader
 from ._schema import FORMAT_VERSION, STAT_FIELDS, Kind, Phase
-from ._writer import Deferred, TraceWriter, WriterOptions
+from ._writer import Deferred, Summary, TraceWriter, WriterOptions
 
 __version__ = "0.1.0"
 
@@ -32,6 +32,7 @@ __all__ = [
     "STAT_FIELDS",
     "CorruptTraceError",
     "Deferred",
+    "Summary",
     "FilterError",
     "Frame",
     "InternalError",

@@ -18,6 +18,11 @@
 #include <string.h>
 
 #define BLK 2048
+/* Below this many elements a kernel keeps the GIL: releasing it lets another thread take
+ * it for up to a switch interval (5 ms), far longer than the work. */
+#define NOGIL_MIN 32768
+#define RELEASE_GIL(n) PyThreadState *_save_ts = (n) >= NOGIL_MIN ? PyEval_SaveThread() : NULL;
+#define ACQUIRE_GIL() if (_save_ts) PyEval_RestoreThread(_save_ts);
 #define L 8
 
 typedef void (*loader_fn)(const char *src, Py_ssize_t start, Py_ssize_t m, double *dst);
@@ -286,52 +291,12 @@ static int get_buf(PyObject *obj, Py_buffer *view, Py_ssize_t size, Py_ssize_t *
     return 0;
 }
 
-/* stats(buffer, kind) -> (n, sum, sum_sq, sum_abs, min, max, nan, inf) over the finite elements */
-static PyObject *k_stats(PyObject *self, PyObject *args) {
-    PyObject *obj;
-    const char *kind;
-    if (!PyArg_ParseTuple(args, "Os", &obj, &kind)) return NULL;
-    loader_fn load;
-    Py_ssize_t size, count;
-    if (kind_info(kind, &load, &size) < 0) return NULL;
-    Py_buffer view;
-    if (get_buf(obj, &view, size, &count, "stats") < 0) return NULL;
-    st_acc a = {0};
-    a.mn = INFINITY;
-    a.mx = -INFINITY;
-    Py_BEGIN_ALLOW_THREADS
-    if (load == load_f32) {
-        st_f32((const float *)view.buf, count, &a);
-    } else {
-        double blk[BLK];
-        for (Py_ssize_t s = 0; s < count; s += BLK) {
-            Py_ssize_t m = count - s < BLK ? count - s : BLK;
-            load((const char *)view.buf, s, m, blk);
-            st_block(blk, m, &a);
-        }
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    return Py_BuildValue("(ndddddnn)", a.n, kval(&a.s), kval(&a.ss), kval(&a.sa), a.mn, a.mx, a.nan, a.inf);
-}
-
-/* devsq(buffer, kind, mean) -> sum over finite elements of (x - mean)^2 */
-static PyObject *k_devsq(PyObject *self, PyObject *args) {
-    PyObject *obj;
-    const char *kind;
-    double mean;
-    if (!PyArg_ParseTuple(args, "Osd", &obj, &kind, &mean)) return NULL;
-    loader_fn load;
-    Py_ssize_t size, count;
-    if (kind_info(kind, &load, &size) < 0) return NULL;
-    Py_buffer view;
-    if (get_buf(obj, &view, size, &count, "devsq") < 0) return NULL;
+static double devsq_sum(const char *buf, loader_fn load, Py_ssize_t count, double mean) {
     ksum tot = {0.0, 0.0};
-    Py_BEGIN_ALLOW_THREADS
     double blk[BLK];
     for (Py_ssize_t s = 0; s < count; s += BLK) {
         Py_ssize_t m = count - s < BLK ? count - s : BLK;
-        load((const char *)view.buf, s, m, blk);
+        load(buf, s, m, blk);
         double acc[L] = {0};
         Py_ssize_t i = 0;
         for (; i + L <= m; i += L)
@@ -351,9 +316,59 @@ static PyObject *k_devsq(PyObject *self, PyObject *args) {
         }
         kadd(&tot, b);
     }
-    Py_END_ALLOW_THREADS
+    return kval(&tot);
+}
+
+static void stats_sums(const char *buf, loader_fn load, Py_ssize_t count, st_acc *a) {
+    a->mn = INFINITY;
+    a->mx = -INFINITY;
+    if (load == load_f32) {
+        st_f32((const float *)buf, count, a);
+        return;
+    }
+    double blk[BLK];
+    for (Py_ssize_t s = 0; s < count; s += BLK) {
+        Py_ssize_t m = count - s < BLK ? count - s : BLK;
+        load(buf, s, m, blk);
+        st_block(blk, m, a);
+    }
+}
+
+#define CANCEL 1e4 /* mean^2 / var above which the one-pass variance is recomputed (as in _stats.py) */
+
+/* summary(buffer, kind) -> (min, max, mean, std, mean_abs, l2, nan, inf): _stats.STAT_FIELDS */
+static PyObject *k_summary(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    const char *kind;
+    if (!PyArg_ParseTuple(args, "Os", &obj, &kind)) return NULL;
+    loader_fn load;
+    Py_ssize_t size, count;
+    if (kind_info(kind, &load, &size) < 0) return NULL;
+    Py_buffer view;
+    if (get_buf(obj, &view, size, &count, "summary") < 0) return NULL;
+    st_acc a = {0};
+    double out[8];
+    RELEASE_GIL(count)
+    stats_sums((const char *)view.buf, load, count, &a);
+    double s = kval(&a.s), ss = kval(&a.ss), sa = kval(&a.sa);
+    out[5] = sqrt(ss);
+    out[6] = (double)a.nan;
+    out[7] = (double)a.inf;
+    if (a.n == 0) {
+        out[0] = out[1] = out[2] = out[3] = out[4] = NAN;
+    } else {
+        double n = (double)a.n, mean = s / n, var = ss / n - mean * mean;
+        if (a.mn != a.mx && (var <= 0.0 || mean * mean > CANCEL * var))
+            var = devsq_sum((const char *)view.buf, load, count, mean) / n;
+        out[0] = a.mn;
+        out[1] = a.mx;
+        out[2] = mean;
+        out[3] = sqrt(var > 0.0 ? var : 0.0);
+        out[4] = sa / n;
+    }
+    ACQUIRE_GIL()
     PyBuffer_Release(&view);
-    return PyFloat_FromDouble(kval(&tot));
+    return Py_BuildValue("(dddddddd)", out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]);
 }
 
 /* ------------------------------------------------------------------ pair metrics */
@@ -465,7 +480,7 @@ static PyObject *k_pair(PyObject *self, PyObject *args) {
     mt_acc a;
     memset(&a, 0, sizeof a);
     a.arg = -1;
-    Py_BEGIN_ALLOW_THREADS
+    RELEASE_GIL(na)
     double x[BLK], y[BLK];
     for (Py_ssize_t s = 0; s < na; s += BLK) {
         Py_ssize_t m = na - s < BLK ? na - s : BLK;
@@ -473,7 +488,7 @@ static PyObject *k_pair(PyObject *self, PyObject *args) {
         lb((const char *)vb.buf, s, m, y);
         mt_block(x, y, m, s, atol, rtol, tiny, &a, 0);
     }
-    Py_END_ALLOW_THREADS
+    ACQUIRE_GIL()
     PyBuffer_Release(&va);
     PyBuffer_Release(&vb);
     return Py_BuildValue("(nndddddddddnnnnnnn)", a.n, a.arg < 0 ? 0 : a.arg, a.max_abs, kval(&a.sum_abs), a.max_rel,
@@ -482,8 +497,7 @@ static PyObject *k_pair(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"stats", k_stats, METH_VARARGS, "stats(buffer, kind) -> (n, sum, sum_sq, sum_abs, min, max, nan, inf)"},
-    {"devsq", k_devsq, METH_VARARGS, "devsq(buffer, kind, mean) -> sum of (x - mean)^2 over finite x"},
+    {"summary", k_summary, METH_VARARGS, "summary(buffer, kind) -> (min, max, mean, std, mean_abs, l2, nan, inf)"},
     {"pair", k_pair, METH_VARARGS, "pair(a, kind_a, b, kind_b, atol, rtol, tiny) -> metric sums"},
     {NULL, NULL, 0, NULL},
 };

@@ -20,6 +20,14 @@ from ._schema import FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, DataLoc
 __all__ = ["ShardWriter", "shard_name", "BIG_TENSOR_BYTES"]
 
 BIG_TENSOR_BYTES = 1 << 20  # tensors at least this large get a dataset of their own
+_BLOB_CHUNK = 1 << 20  # /blob chunk (checksum unit)
+_BLOB_FLUSH = 4 << 20  # pending small-tensor bytes that trigger a write to /blob
+# RECORD_DTYPE with the statistics as separate fields: numpy builds it from flat tuples faster
+_FLAT_ROW = np.dtype(
+    [(n, RECORD_DTYPE.fields[n][0]) for n in RECORD_DTYPE.names if n != "stats"]
+    + [(f"stat{i}", "<f8") for i in range(RECORD_DTYPE.fields["stats"][0].shape[0])]
+)
+assert _FLAT_ROW.itemsize == RECORD_DTYPE.itemsize and RECORD_DTYPE.names[-1] == "stats"
 
 
 def shard_name(index: int) -> str:
@@ -40,9 +48,14 @@ class ShardWriter:
         self._file.attrs["meta"] = meta_json
         self._file.attrs["shard"] = index
         self._tensors = self._file.create_group("tensors")
-        self._rows: list[tuple[Any, ...]] = []
+        self.rows: list[tuple[Any, ...]] = []  # flat tuples in ``RECORD_DTYPE`` field order, the
+        # statistics spread out as the last ``len(STAT_FIELDS)`` items
         self._strings: dict[str, int] = {}
-        self._blob = bytearray()
+        self.cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # the writer's string ids per header/type
+        self._pieces: list[np.ndarray] = []  # small tensors not yet in /blob
+        self._pending = 0  # their bytes
+        self._blob_len = 0
+        self._blob: h5py.Dataset | None = None  # created once the pieces fill a few chunks
         self.data_bytes = 0
 
     def intern(self, text: str) -> int:
@@ -53,11 +66,7 @@ class ShardWriter:
 
     @property
     def n_rows(self) -> int:
-        return len(self._rows)
-
-    def add_row(self, row: tuple[Any, ...]) -> None:
-        """Append one record, a tuple in ``RECORD_DTYPE`` field order."""
-        self._rows.append(row)
+        return len(self.rows)
 
     def put_data(self, seq: int, stored: np.ndarray) -> tuple[DataLoc, int, int]:
         """Store a flat storage array; return (location, offset, nbytes)."""
@@ -75,9 +84,13 @@ class ShardWriter:
             else:
                 self._put_contiguous(str(seq), stored.reshape(-1))
             return DataLoc.DATASET, seq, nbytes  # offset: the dataset's name (records may share it)
-        offset = len(self._blob)
+        offset = self._blob_len
         if nbytes:
-            self._blob += memoryview(stored.reshape(-1)).cast("B")
+            self._pieces.append(stored)  # the writer owns it: kept, not copied
+            self._blob_len += nbytes
+            self._pending += nbytes
+            if self._pending >= _BLOB_FLUSH:
+                self._flush_blob()
         return DataLoc.BLOB, offset, nbytes
 
     def _put_contiguous(self, name: str, flat: np.ndarray) -> None:
@@ -100,23 +113,46 @@ class ShardWriter:
         while done < len(view):
             done += os.pwrite(fd, view[done:], offset + done)
 
+    def _blob_kwargs(self, size: int) -> dict[str, Any]:
+        # checksummed: a flipped byte in small-tensor data is detected on read
+        kwargs: dict[str, Any] = {"chunks": (min(size, _BLOB_CHUNK),), "fletcher32": True}
+        if self._compression:
+            kwargs.update(compression=self._compression, shuffle=True)
+        return kwargs
+
+    def _flush_blob(self, final: bool = False) -> None:
+        """Append the pending pieces to /blob: whole chunks only, unless ``final``."""
+        data = np.frombuffer(b"".join(self._pieces), dtype=np.uint8)  # contiguous arrays are bytes-like
+        n = data.size if final else data.size - data.size % _BLOB_CHUNK
+        if self._blob is None:
+            if final:  # everything fits in one write: a dataset of the exact size
+                self._blob = self._file.create_dataset("blob", data=data, **self._blob_kwargs(data.size))
+                self._pieces, self._pending = [], 0
+                return
+            self._blob = self._file.create_dataset(
+                "blob", shape=(0,), maxshape=(None,), dtype=np.uint8, **self._blob_kwargs(_BLOB_CHUNK)
+            )
+        start = self._blob.shape[0]
+        if n:
+            self._blob.resize((start + n,))
+            self._blob[start : start + n] = data[:n]
+        rest = data[n:]
+        self._pieces, self._pending = ([rest] if rest.size else []), rest.size
+
     @property
     def blob_bytes(self) -> int:
-        return len(self._blob)
+        return self._blob_len
 
     def close(self, final: bool, summary: dict[str, Any] | None = None) -> Path:
         f = self._file
-        rows = np.array(self._rows, dtype=RECORD_DTYPE) if self._rows else np.zeros(0, RECORD_DTYPE)
+        rows = np.array(self.rows, dtype=_FLAT_ROW).view(RECORD_DTYPE) if self.rows else np.zeros(0, RECORD_DTYPE)
         f.create_dataset("records", data=rows, chunks=True, maxshape=(None,), fletcher32=True)
         strings = np.array(list(self._strings), dtype=object)
         f.create_dataset("strings", data=strings, dtype=h5py.string_dtype("utf-8"))
-        blob = np.frombuffer(self._blob, dtype=np.uint8)
-        kwargs: dict[str, Any] = {}
-        if blob.size:  # checksummed: a flipped byte in small-tensor data is detected on read
-            kwargs = {"chunks": (min(blob.size, 1 << 20),), "fletcher32": True}
-            if self._compression:
-                kwargs.update(compression=self._compression, shuffle=True)
-        f.create_dataset("blob", data=blob, **kwargs)
+        if self._blob is None and not self._pieces:
+            f.create_dataset("blob", data=np.zeros(0, np.uint8))
+        else:
+            self._flush_blob(final=True)
         f.attrs["final"] = bool(final)
         if self.n_rows:
             f.attrs["first_seq"] = int(rows["seq"][0])
@@ -124,7 +160,6 @@ class ShardWriter:
         if summary is not None:
             f.attrs["summary"] = json.dumps(summary)
         f.close()
-        self._blob = bytearray()
         os.replace(self.part_path, self.final_path)
         return self.final_path
 

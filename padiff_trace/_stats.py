@@ -81,9 +81,7 @@ def stats_tuple(stored: np.ndarray, logical: str) -> tuple[float, ...]:
     k = kernel()
     kind = kind_of(stored, logical) if k is not None and stored.size else None
     if kind is not None:
-        n, s, ss, sa, mn, mx, nan, inf = k.stats(stored, kind)
-        m2 = k.devsq(stored, kind, s / n) if _needs_two_pass(n, s, ss, mn, mx) else None
-        return _finish(n, s, ss, sa, mn, mx, nan, inf, m2)
+        return k.summary(stored, kind)  # the same formulas, in C
     return stats_numpy(stored, logical)
 
 

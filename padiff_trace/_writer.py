@@ -48,6 +48,16 @@ class Deferred:
 
 
 @dataclass(frozen=True, slots=True)
+class Summary:
+    """A tensor the producer already summarised (its statistics, in ``STAT_FIELDS`` order),
+    appended in place of data: the record keeps statistics only and nothing is copied."""
+
+    numel: int
+    stats: tuple[float, ...]
+    nbytes: int = 0  # queue accounting: holds no tensor bytes
+
+
+@dataclass(frozen=True, slots=True)
 class WriterOptions:
     flush_records: int = 10_000
     flush_seconds: float = 2.0
@@ -62,7 +72,7 @@ class WriterOptions:
 class _Item:
     seq: int
     header: RecordHeader
-    data: np.ndarray | Deferred | None
+    data: np.ndarray | Deferred | Summary | None
     dtype: str | None
     shape: tuple[int, ...] | None
     keep_data: bool
@@ -73,7 +83,10 @@ _CLOSE = object()
 _NAN_STATS = (float("nan"),) * len(STAT_FIELDS)
 _RECENT = 4  # arrays remembered for duplicate detection
 _BATCH = 512  # small tensors summarised together
+_TAKE = 1024  # records the writer takes off the queue at once
 _KIND_LABEL = {k: k.label for k in Kind} | {int(k): k.label for k in Kind}
+_LOC_NONE = int(DataLoc.NONE)
+_C_KINDS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}  # see _native
 
 
 class TraceWriter:
@@ -99,18 +112,23 @@ class TraceWriter:
         self._cond = threading.Condition()
         self._queue: collections.deque[Any] = collections.deque()
         self._queued_bytes = 0
+        self._idle = False  # the writer thread waits for records
         self._seq = 0
         self._error: BaseException | None = None
         self._closed = False
-        self._counts: dict[str, int] = collections.Counter()
+        self._counts: collections.Counter[int] = collections.Counter()  # by kind
         self._steps: set[int] = set()
         self._shard_index = 0
         self._abort_reason: str | None = None
         self._stack_cache: dict[tuple[Frame, ...], str] = {}
         self._recent: list[tuple[Any, ...]] = []
+        self._remember_max = self.options.queue_bytes // 8
+        self._keep_any = not self.options.stats_only
+        self._max_data = self.options.max_data_bytes
         self._prestats: dict[int, tuple[float, ...]] = {}  # seq -> statistics computed in a batch  # (array, logical, numel, stats, shard, loc, off, nbytes)
         self._shape_cache: dict[tuple[int, ...], str] = {}
-        self._batch = kernel() is None  # numpy statistics: batch small tensors (the C kernel needs not)
+        self._summary_c = getattr(kernel(), "summary", None)
+        self._batch = self._summary_c is None  # numpy statistics: batch small tensors (the C kernel needs not)
         self._pool: ThreadPoolExecutor | None = None  # statistics of large tensors, beside their write
         self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
         self._thread.start()
@@ -119,7 +137,7 @@ class TraceWriter:
     def append(
         self,
         header: RecordHeader,
-        data: np.ndarray | Deferred | None,
+        data: np.ndarray | Deferred | Summary | None,
         *,
         dtype: str | None = None,
         shape: tuple[int, ...] | None = None,
@@ -131,20 +149,23 @@ class TraceWriter:
         dtype (needed for bfloat16, whose bits arrive as uint16, and for non-tensors,
         e.g. ``"py:NoneType"`` with ``data=None``).
         """
-        nbytes = 0 if data is None else int(data.nbytes)
+        nbytes = 0 if data is None else data.nbytes
         with self._cond:
-            self._raise_if_failed()
-            if self._closed:
+            if self._error is not None or self._closed:
+                self._raise_if_failed()
                 raise TraceWriteError(f"{self.path}: writer is closed")
-            cap = self.options.queue_bytes
-            while self._queued_bytes and self._queued_bytes + nbytes > cap and self._error is None:
-                self._cond.wait()
-            self._raise_if_failed()
+            queued = self._queued_bytes
+            if queued and queued + nbytes > self.options.queue_bytes:
+                cap = self.options.queue_bytes
+                while self._queued_bytes and self._queued_bytes + nbytes > cap and self._error is None:
+                    self._cond.wait()
+                self._raise_if_failed()
             seq = self._seq
-            self._seq += 1
+            self._seq = seq + 1
             self._queue.append(_Item(seq, header, data, dtype, shape, keep_data, nbytes))
             self._queued_bytes += nbytes
-            self._cond.notify_all()
+            if self._idle:  # the writer sleeps until told
+                self._cond.notify_all()
         return seq
 
     def close(self) -> None:
@@ -217,44 +238,59 @@ class TraceWriter:
         shard: ShardWriter | None = None
         opened = 0.0
         opts = self.options
+        done_bytes = 0  # written since the producer was last told
         try:
             while True:
                 with self._cond:
+                    if done_bytes:
+                        self._queued_bytes -= done_bytes
+                        done_bytes = 0
+                        self._cond.notify_all()
                     while not self._queue:
                         timeout = None if shard is None else max(0.0, opened + opts.flush_seconds - time.monotonic())
                         if timeout == 0.0:
                             break
+                        self._idle = True
                         self._cond.wait(timeout)
-                    item = self._queue.popleft() if self._queue else None
-                if item is None:  # flush by age
+                        self._idle = False
+                    # take what is queued in one go (a lock round trip per record costs as much as writing it)
+                    batch = [self._queue.popleft() for _ in range(min(len(self._queue), _TAKE))]
+                if not batch:  # flush by age
                     if shard is not None:
                         shard.close(final=False)
                         shard = None
                     continue
-                if item is _CLOSE:
+                for n_done, item in enumerate(batch):
+                    if item is _CLOSE:
+                        if shard is None:
+                            shard = self._new_shard()
+                        final = self._abort_reason is None
+                        summary = self._summary()
+                        if not final:
+                            summary["aborted"] = self._abort_reason
+                        shard.close(final=final, summary=summary)
+                        shard = None
+                        return
                     if shard is None:
                         shard = self._new_shard()
-                    final = self._abort_reason is None
-                    summary = self._summary()
-                    if not final:
-                        summary["aborted"] = self._abort_reason
-                    shard.close(final=final, summary=summary)
-                    shard = None
-                    return
-                if shard is None:
-                    shard = self._new_shard()
-                    opened = time.monotonic()
-                if self._batch and item.seq not in self._prestats and _small(item):
-                    self._batch_stats(item)
-                self._write(shard, item)
-                with self._cond:
-                    self._queued_bytes -= item.nbytes
-                    self._cond.notify_all()
-                if (
-                    shard.n_rows >= opts.flush_records
-                    or shard.data_bytes >= opts.flush_bytes
-                    or time.monotonic() - opened >= opts.flush_seconds
-                ):
+                        opened = time.monotonic()
+                    if self._batch and item.seq not in self._prestats and _small(item):
+                        self._batch_stats(item)
+                    self._write(shard, item)
+                    done_bytes += item.nbytes
+                    if item.nbytes >= BIG_TENSOR_BYTES or n_done % 64 == 63:  # free queue space early
+                        with self._cond:
+                            self._queued_bytes -= done_bytes
+                            done_bytes = 0
+                            self._cond.notify_all()
+                    if (
+                        shard.n_rows >= opts.flush_records
+                        or shard.data_bytes >= opts.flush_bytes
+                        or (n_done % 64 == 63 and time.monotonic() - opened >= opts.flush_seconds)
+                    ):
+                        shard.close(final=False)
+                        shard = None
+                if shard is not None and time.monotonic() - opened >= opts.flush_seconds:
                     shard.close(final=False)
                     shard = None
         except BaseException as exc:  # noqa: BLE001 - surfaced to the producer
@@ -273,52 +309,78 @@ class TraceWriter:
         return shard
 
     def _write(self, shard: ShardWriter, item: _Item) -> None:
+        # per-record hot path (100k small records must take seconds): locals, cached string ids
         h = item.header
-        arr = item.data.fetch() if isinstance(item.data, Deferred) else item.data
-        intern = shard.intern
-        self._counts[_KIND_LABEL[h.kind]] += 1
+        arr = item.data
+        if type(arr) is Deferred:
+            arr = arr.fetch()
+        self._counts[h.kind] += 1
         self._steps.add(h.step)
-        stack_id = intern(self._stack_json(h.stack))
+        key = (h.module, h.module_type, h.position, h.device, id(h.stack))
+        hids = shard.cache.get(key)
+        if hids is None:  # the stack is kept alive by the cache entry, so its id stays unique
+            intern = shard.intern
+            stack_id = intern(self._stack_json(h.stack)) if h.stack else intern("")
+            hids = shard.cache[key] = (
+                intern(h.module), intern(h.module_type), intern(h.position), intern(h.device), stack_id, h.stack
+            )
         if arr is None:
-            shape_id = intern(self._shape_json(tuple(item.shape or ())))
-            dtype_id = intern(item.dtype or "py:NoneType")
-            numel, stats, loc, off, nb = 0, _NAN_STATS, DataLoc.NONE, 0, 0
+            shape = tuple(item.shape or ())
+            logical = item.dtype or "py:NoneType"
+            numel, stats, loc, off, nb = 0, _NAN_STATS, _LOC_NONE, 0, 0
+        elif type(arr) is Summary:
+            shape = tuple(item.shape or ())
+            logical = item.dtype or "float32"
+            numel, stats, loc, off, nb = arr.numel, arr.stats, _LOC_NONE, 0, 0
         else:
             logical = item.dtype or dtype_name(arr.dtype)
-            shape = tuple(item.shape) if item.shape is not None else arr.shape
-            shape_id = intern(self._shape_json(shape))
-            dtype_id = intern(logical)
-            opts = self.options
-            keep = item.keep_data and not opts.stats_only
-            if keep and opts.max_data_bytes is not None and arr.nbytes > opts.max_data_bytes:
+            shape = item.shape if item.shape is not None else arr.shape
+            keep = item.keep_data and self._keep_any
+            if keep and self._max_data is not None and arr.nbytes > self._max_data:
                 keep = False
             # The same host array handed in again (one tensor recorded as a module's output
             # and the next module's input): reuse its statistics and, within a shard, its bytes.
-            hit = next((r for r in self._recent if r[0] is arr and r[1] == logical), None)
-            pre = self._prestats.pop(item.seq, None)
+            hit = None
+            for r in self._recent:
+                if r[0] is arr and r[1] == logical:
+                    hit = r
+                    break
+            pre = self._prestats.pop(item.seq, None) if self._prestats else None
             if hit is not None:
                 numel, stats = hit[2], hit[3]
-                if keep and hit[4] == shard.index and hit[5] != DataLoc.NONE:
+                if keep and hit[4] == shard.index and hit[5] != _LOC_NONE:
                     loc, off, nb = hit[5], hit[6], hit[7]
                 else:
-                    loc, off, nb = shard.put_data(item.seq, to_storage(np.asarray(arr), logical)) if keep else (DataLoc.NONE, 0, 0)
+                    loc, off, nb = shard.put_data(item.seq, to_storage(np.asarray(arr), logical)) if keep else (_LOC_NONE, 0, 0)
             else:
-                stored = to_storage(np.asarray(arr), logical)
+                stored = to_storage(arr, logical)
                 numel = stored.size
-                if pre is None and keep and stored.nbytes >= BIG_TENSOR_BYTES and not opts.compression:
+                if pre is None and keep and stored.nbytes >= BIG_TENSOR_BYTES and not self.options.compression:
                     # large tensor: its statistics (GIL-free C kernel) overlap its write (os.pwrite)
                     pending = self._stats_pool().submit(stats_tuple, stored, logical)
                     loc, off, nb = shard.put_data(item.seq, stored)
                     stats = pending.result()
                 else:
-                    stats = pre if pre is not None else stats_tuple(stored, logical)
-                    loc, off, nb = shard.put_data(item.seq, stored) if keep else (DataLoc.NONE, 0, 0)
-            self._remember(arr, logical, numel, stats, shard.index, loc, off, nb)
-        shard.add_row(
+                    if pre is not None:
+                        stats = pre
+                    elif self._summary_c is not None and logical in _C_KINDS:  # to_storage made it C-ready
+                        stats = self._summary_c(stored, _C_KINDS[logical])
+                    else:
+                        stats = stats_tuple(stored, logical)
+                    loc, off, nb = shard.put_data(item.seq, stored) if keep else (_LOC_NONE, 0, 0)
+                if stored.nbytes <= self._remember_max:
+                    recent = self._recent
+                    recent.append((arr, logical, numel, stats, shard.index, loc, off, nb))
+                    if len(recent) > _RECENT:
+                        del recent[0]
+        tkey = (logical, shape)
+        tids = shard.cache.get(tkey)
+        if tids is None:
+            tids = shard.cache[tkey] = (shard.intern(logical), shard.intern(self._shape_json(shape)))
+        shard.rows.append(
             (
-                item.seq, h.step, int(h.phase), int(h.kind), int(loc), h.call, h.parent, h.call_index,
-                intern(h.module), intern(h.module_type), intern(h.position), dtype_id, shape_id,
-                intern(h.device), stack_id, numel, off, nb, stats,
+                item.seq, h.step, h.phase, h.kind, loc, h.call, h.parent, h.call_index,
+                hids[0], hids[1], hids[2], tids[0], tids[1], hids[3], hids[4], numel, off, nb, *stats,
             )
         )
 
@@ -338,12 +400,6 @@ class TraceWriter:
         got = stats_many([it.data for it in items])  # type: ignore[misc]
         if got is not None:
             self._prestats.update((it.seq, st) for it, st in zip(items, got))
-
-    def _remember(self, arr: np.ndarray, logical: str, numel: int, stats: Any, shard: int, loc: DataLoc, off: int, nb: int) -> None:
-        """Keep the last few arrays (a bounded number of bytes) for duplicate detection."""
-        self._recent = [r for r in self._recent if r[0] is not arr][-(_RECENT - 1) :]
-        if arr.nbytes <= self.options.queue_bytes // 8:
-            self._recent.append((arr, logical, numel, stats, shard, loc, off, nb))
 
     def _stack_json(self, stack: tuple[Frame, ...]) -> str:
         if not stack:
@@ -366,7 +422,7 @@ class TraceWriter:
     def _summary(self) -> dict[str, Any]:
         return {
             "records": self._seq,
-            "counts": dict(self._counts),
+            "counts": {_KIND_LABEL[k]: n for k, n in self._counts.items()},
             "steps": sorted(self._steps),
             "shards": self._shard_index,
             "closed": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

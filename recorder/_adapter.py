@@ -50,6 +50,12 @@ class Adapter(ABC):
     def to_host(self, t: Any) -> HostTensor:
         """A private host copy of ``t`` (later in-place changes of ``t`` must not show)."""
 
+    def host_view(self, t: Any) -> tuple[np.ndarray, str, tuple[int, ...], str] | None:
+        """A zero-copy host view of ``t`` (array in storage dtype, logical dtype, shape, device)
+        when the tensor already lives in host memory, else None. Only read synchronously
+        (statistics of a record that keeps no data), never queued."""
+        return None
+
     @abstractmethod
     def tensor_version(self, t: Any) -> int:
         """The tensor's in-place modification counter."""

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from padiff_trace import Kind, Phase, RecordHeader, TraceWriter
+from padiff_trace import Kind, Phase, RecordHeader, Summary, TraceWriter
+from padiff_trace._dtypes import to_storage
+from padiff_trace._stats import stats_tuple
 
 from ._adapter import Adapter
 from ._nest import flatten, flatten_call
@@ -315,8 +317,9 @@ class Recorder:
         if writer is None:
             return
         if self._adapter.is_tensor(value):
-            data, dtype, shape, device = self._host(value)
             keep = self.options.keep_data(header.kind, header.step)
+            host = None if keep else self._summary(value)
+            data, dtype, shape, device = host if host is not None else self._host(value)
             writer.append(dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep)
         elif isinstance(value, _PY_SCALARS):
             writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
@@ -329,11 +332,29 @@ class Recorder:
         module's input) reuses its copy, so the writer computes its statistics once."""
         version = self._adapter.tensor_version(t)
         for ref, ver, host in self._recent:
-            if ref() is t and ver == version:
+            if ref() is t and ver == version and type(host[0]) is not Summary:
                 return host
         host = self._adapter.to_host(t)
         if isinstance(host[0], np.ndarray) and host[0].nbytes <= self.options.queue_bytes // 8:
             self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
+        return host
+
+
+    def _summary(self, t: Any) -> Any:
+        """For a record that keeps no data: the statistics of a tensor already in host memory,
+        computed now on a zero-copy view (no copy, nothing queued); None when ``t`` is not
+        there (GPU), and the writer summarises a host copy instead."""
+        version = self._adapter.tensor_version(t)
+        for ref, ver, host in self._recent:
+            if ref() is t and ver == version:
+                return host  # a host copy or a summary: either serves a statistics-only record
+        view = self._adapter.host_view(t)
+        if view is None:
+            return None
+        arr, logical, shape, device = view
+        stored = to_storage(arr, logical)
+        host = (Summary(int(stored.size), stats_tuple(stored, logical)), logical, shape, device)
+        self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
         return host
 
 

@@ -86,6 +86,22 @@ class TorchAdapter(Adapter):
             arr = arr.view(bits[1])
         return arr, logical, shape, device
 
+    def host_view(self, t: Any) -> tuple[np.ndarray, str, tuple[int, ...], str] | None:
+        if t.device.type != "cpu" or t.is_conj() or t.is_neg() or t.layout != torch.strided:
+            return None
+        t = t.detach()
+        bits = _BITS.get(t.dtype)
+        logical = bits[2] if bits else self.dtype_name(t)
+        shape = tuple(t.shape)
+        t = t.contiguous()  # no copy when it already is
+        if bits:
+            t = t.view(bits[0])
+        try:
+            arr = t.numpy()
+        except (TypeError, RuntimeError):
+            return None
+        return (arr.view(bits[1]) if bits else arr), logical, shape, "cpu"
+
     def tensor_version(self, t: Any) -> int:
         return int(t._version)
 
