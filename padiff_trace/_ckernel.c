@@ -456,6 +456,73 @@ MULTIVERSION static void mt_block(double *x, double *y, Py_ssize_t m, Py_ssize_t
     }
 }
 
+#ifdef HAVE_AVX2_PATH
+/* float32 pairs on AVX2: 4 elements per step in double, 10 vector accumulators (no spills).
+ * Returns 0 when a block held NaN/Inf: the caller redoes that block on the generic path. */
+__attribute__((target("avx2"))) static int mt_f32_block_256(const float *pa, const float *pb, Py_ssize_t m,
+                                                            Py_ssize_t offset, double atol, double rtol,
+                                                            double tiny, mt_acc *a) {
+    v4d ab = {0}, aa = {0}, bb = {0}, dd = {0}, sd = {0}, sb = {0}, sr = {0}, fl = {0}, mxd = {0}, mxr = {0};
+    const v4l absm = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+    const v4d vat = {atol, atol, atol, atol}, vrt = {rtol, rtol, rtol, rtol}, vti = {tiny, tiny, tiny, tiny};
+    const v4d one = {1.0, 1.0, 1.0, 1.0};
+    Py_ssize_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        v4f fa, fb;
+        memcpy(&fa, pa + i, 16);
+        memcpy(&fb, pb + i, 16);
+        v4d x = __builtin_convertvector(fa, v4d), y = __builtin_convertvector(fb, v4d);
+        ab += x * y;
+        aa += x * x;
+        bb += y * y;
+        v4d d = x - y;
+        dd += d * d;
+        v4d ad = (v4d)((v4l)d & absm), ay = (v4d)((v4l)y & absm);
+        sd += ad;
+        sb += ay;
+        fl += (v4d)((v4l)one & (v4l)(ad > vat + vrt * ay));
+        v4d r = ad / (ay + vti);
+        sr += r;
+        mxd = VMAX(v4d, v4l, ad, mxd);
+        mxr = VMAX(v4d, v4l, r, mxr);
+    }
+    double s_ab = (ab[0] + ab[1]) + (ab[2] + ab[3]), s_aa = (aa[0] + aa[1]) + (aa[2] + aa[3]);
+    double s_bb = (bb[0] + bb[1]) + (bb[2] + bb[3]), s_dd = (dd[0] + dd[1]) + (dd[2] + dd[3]);
+    double s_sd = (sd[0] + sd[1]) + (sd[2] + sd[3]), s_sb = (sb[0] + sb[1]) + (sb[2] + sb[3]);
+    double s_sr = (sr[0] + sr[1]) + (sr[2] + sr[3]), s_fl = (fl[0] + fl[1]) + (fl[2] + fl[3]);
+    double bmax = 0.0, brel = 0.0;
+    for (int j = 0; j < 4; j++) {
+        bmax = mxd[j] > bmax ? mxd[j] : bmax;
+        brel = mxr[j] > brel ? mxr[j] : brel;
+    }
+    for (; i < m; i++) {
+        double x = pa[i], y = pb[i], d = x - y, ad = fabs(d), ay = fabs(y), r = ad / (ay + tiny);
+        s_ab += x * y; s_aa += x * x; s_bb += y * y; s_dd += d * d; s_sd += ad; s_sb += ay; s_sr += r;
+        s_fl += ad > atol + rtol * ay ? 1.0 : 0.0;
+        bmax = ad > bmax ? ad : bmax;
+        brel = r > brel ? r : brel;
+    }
+    if (!(isfinite(s_aa) && isfinite(s_bb) && isfinite(s_sr))) return 0;
+    a->n += m;
+    kadd(&a->ab, s_ab);
+    kadd(&a->aa, s_aa);
+    kadd(&a->bb, s_bb);
+    kadd(&a->dd, s_dd);
+    kadd(&a->sum_abs, s_sd);
+    kadd(&a->sum_abs_b, s_sb);
+    kadd(&a->sum_rel, s_sr);
+    a->fail += s_fl;
+    if (brel > a->max_rel) a->max_rel = brel;
+    if (bmax > a->max_abs || (a->arg < 0 && m > 0)) {
+        for (i = 0; i < m; i++)
+            if (fabs((double)pa[i] - (double)pb[i]) == bmax) break;
+        a->max_abs = bmax;
+        a->arg = offset + i;
+    }
+    return 1;
+}
+#endif
+
 /* pair(a, kind_a, b, kind_b, atol, rtol, tiny) -> tuple, see padiff_trace/_native.py */
 static PyObject *k_pair(PyObject *self, PyObject *args) {
     PyObject *oa, *ob;
@@ -482,8 +549,19 @@ static PyObject *k_pair(PyObject *self, PyObject *args) {
     a.arg = -1;
     RELEASE_GIL(na)
     double x[BLK], y[BLK];
+    int f32 = la == load_f32 && lb == load_f32;
+#ifdef HAVE_AVX2_PATH
+    __builtin_cpu_init();
+    f32 = f32 && __builtin_cpu_supports("avx2");
+#else
+    f32 = 0;
+#endif
     for (Py_ssize_t s = 0; s < na; s += BLK) {
         Py_ssize_t m = na - s < BLK ? na - s : BLK;
+#ifdef HAVE_AVX2_PATH
+        if (f32 && mt_f32_block_256((const float *)va.buf + s, (const float *)vb.buf + s, m, s, atol, rtol, tiny, &a))
+            continue;
+#endif
         la((const char *)va.buf, s, m, x);
         lb((const char *)vb.buf, s, m, y);
         mt_block(x, y, m, s, atol, rtol, tiny, &a, 0);

@@ -51,7 +51,8 @@ class ShardWriter:
         self.rows: list[tuple[Any, ...]] = []  # flat tuples in ``RECORD_DTYPE`` field order, the
         # statistics spread out as the last ``len(STAT_FIELDS)`` items
         self._strings: dict[str, int] = {}
-        self.cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # the writer's string ids per header/type
+        self.cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._offsets: list[tuple[int, int]] = []  # (dataset name, file offset) of the pwritten tensors  # the writer's string ids per header/type
         self._pieces: list[np.ndarray] = []  # small tensors not yet in /blob
         self._pending = 0  # their bytes
         self._blob_len = 0
@@ -107,6 +108,7 @@ class ShardWriter:
         if offset is None:  # not allocated after all (should not happen): let HDF5 write it
             dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(flat))
             return
+        self._offsets.append((int(name), offset))
         fd = self._file.id.get_vfd_handle()
         view = memoryview(np.ascontiguousarray(flat)).cast("B")
         done = 0
@@ -153,6 +155,8 @@ class ShardWriter:
             f.create_dataset("blob", data=np.zeros(0, np.uint8))
         else:
             self._flush_blob(final=True)
+        if self._offsets:  # an index for readers: contiguous tensor data without an HDF5 lookup each
+            f.create_dataset("tensor_offsets", data=np.array(self._offsets, dtype=np.int64))
         f.attrs["final"] = bool(final)
         if self.n_rows:
             f.attrs["first_seq"] = int(rows["seq"][0])
