@@ -10,6 +10,7 @@ and ratios are printed.
 (a) bare: one process per framework running the spec's model fwd+bwd, no recorder
 (b) padiff-trace full: record paddle, record torch (replaying paddle's inputs+weights), compare
 (c) padiff-trace stats-only: the same with --stats-only
+(b') ``padiff-trace run`` (the same as (b) in one command), sequential and with --concurrent
 (d) PaDiff 0.2.0 auto_diff (both models in one process, auto_weights, loss (out**2).mean()),
     from a separate environment; it must print PADIFF_RESULT True or the run is rejected
 """
@@ -97,6 +98,10 @@ def run_config(name: str, py: str, padiff_py: str | None, work: Path, env: dict[
             ("torch", [*cli, "record", str(SPEC_T), "--out", str(b), "--force", "--inputs-from", str(a), "--weights-from", str(a), *extra]),
             ("compare", [*cli, "compare", str(a), str(b), "--quiet"]),
         ]
+    elif name in ("run", "run-concurrent"):
+        # the product's one command: both recorders (one after the other, or at once), then compare
+        conc = ["--concurrent"] if name == "run-concurrent" else []
+        steps = [("run", [*cli, "run", str(SPEC_P), str(SPEC_T), "--out", str(work / "run"), "--force", *conc])]
     else:
         assert padiff_py is not None
         # the same W24 written for PaDiff (its auto_diff needs a root with named sub-layers;
@@ -113,8 +118,8 @@ def run_config(name: str, py: str, padiff_py: str | None, work: Path, env: dict[
         out.setdefault(f"{label}_rss", []).append(rss)
     out["wall"].append(total)
     out["rss"].append(peak)
-    shutil.rmtree(a, ignore_errors=True)
-    shutil.rmtree(b, ignore_errors=True)
+    for d in (a, b, work / "run"):
+        shutil.rmtree(d, ignore_errors=True)
     return out
 
 
@@ -128,7 +133,7 @@ def main() -> None:
     env = dict(os.environ)
     work = Path(a.work or tempfile.mkdtemp(prefix="w24-"))
     work.mkdir(parents=True, exist_ok=True)
-    configs = ["bare", "full", "stats-only"] + (["padiff"] if padiff_py else [])
+    configs = ["bare", "full", "stats-only", "run", "run-concurrent"] + (["padiff"] if padiff_py else [])
     res: dict[str, dict[str, list[float]]] = {c: {} for c in configs}
     for rep in range(a.reps):
         print(f"rep {rep + 1}/{a.reps}", flush=True)
@@ -147,8 +152,12 @@ def main() -> None:
     for fw in ("paddle", "torch"):
         for c in ("full", "stats-only"):
             print(f"  {c:<10} {fw} recorder RSS / bare {fw} RSS: {med[c][fw + '_rss'] / bare[fw + '_rss']:.2f}")
+    print(f"  run (sequential) / (a)     wall {med['run']['wall'] / bare['wall']:.2f}")
+    print(f"  run --concurrent / (a)     wall {med['run-concurrent']['wall'] / bare['wall']:.2f}")
     if "padiff" in med:
         print(f"  (b) full / (d) PaDiff      wall {med['full']['wall'] / med['padiff']['wall']:.2f}")
+        print(f"  run (sequential) / (d)     wall {med['run']['wall'] / med['padiff']['wall']:.2f}")
+        print(f"  run --concurrent / (d)     wall {med['run-concurrent']['wall'] / med['padiff']['wall']:.2f}")
         print(f"  (d) PaDiff peak RSS {med['padiff']['rss']:.0f} MiB vs largest padiff-trace process {med['full']['rss']:.0f} MiB")
 
 

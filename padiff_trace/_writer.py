@@ -80,6 +80,7 @@ class _Item:
 
 
 _CLOSE = object()
+_FLUSH = object()
 _NAN_STATS = (float("nan"),) * len(STAT_FIELDS)
 _RECENT = 4  # arrays remembered for duplicate detection
 _BATCH = 512  # small tensors summarised together
@@ -167,6 +168,15 @@ class TraceWriter:
             if self._idle:  # the writer sleeps until told
                 self._cond.notify_all()
         return seq
+
+    def flush(self) -> None:
+        """Ask the writer to finish its current shard once what is queued now is written, so
+        that a reader (another process) sees it. Returns at once."""
+        with self._cond:
+            self._raise_if_failed()
+            if not self._closed:
+                self._queue.append(_FLUSH)
+                self._cond.notify_all()
 
     def close(self) -> None:
         """Write everything queued, mark the trace complete and stop the thread."""
@@ -261,6 +271,11 @@ class TraceWriter:
                         shard = None
                     continue
                 for n_done, item in enumerate(batch):
+                    if item is _FLUSH:
+                        if shard is not None:
+                            shard.close(final=False)
+                            shard = None
+                        continue
                     if item is _CLOSE:
                         if shard is None:
                             shard = self._new_shard()
@@ -393,7 +408,7 @@ class TraceWriter:
         """Summarise ``first`` and the small float tensors queued behind it in one pass
         (numpy call overhead dominates for tiny tensors)."""
         with self._cond:
-            items = [first] + [it for it in itertools.islice(self._queue, _BATCH) if it is not _CLOSE and _small(it)]
+            items = [first] + [it for it in itertools.islice(self._queue, _BATCH) if isinstance(it, _Item) and _small(it)]
         items = [it for it in items if it.seq not in self._prestats and not any(r[0] is it.data for r in self._recent)]
         if len(items) < 8:
             return

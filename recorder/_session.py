@@ -75,6 +75,7 @@ class Recorder:
         self._next_call = 0
         self._step = 0
         self._grads_done = False
+        self._replay_flushed = False  # step 0 weights+inputs flushed to a shard early, for a concurrent replay
         self._token: contextvars.Token[Recorder | None] | None = None
         self._ops: contextlib.ExitStack | None = None
         self._recent: list[tuple[weakref.ref[Any], int, Any]] = []  # (tensor, version, host copy)
@@ -216,6 +217,11 @@ class Recorder:
                 if replaced is not None:
                     args, kwargs = replaced
             kind = Kind.MODULE_INPUT if parent >= 0 else Kind.MODEL_INPUT
+            if parent < 0 and self._step == 0 and not self._replay_flushed:
+                self._replay_flushed = True
+                flush_after = True  # another recorder may be waiting to replay these inputs and weights
+            else:
+                flush_after = False
             want_in = self._recording(kind, Phase.FORWARD, path)
             want_igrad = self._recording(Kind.GRAD_INPUT, Phase.BACKWARD, path)  # independent of the input filter
             if not (want_in or want_igrad):
@@ -227,6 +233,8 @@ class Recorder:
                     self._emit(h, leaf)
                 if want_igrad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_INPUT))
+            if flush_after and self._writer is not None:
+                self._writer.flush()
             return replaced
 
         return pre

@@ -17,6 +17,7 @@ import logging
 import os
 import random
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from padiff_trace import SpecError
+from padiff_trace import Kind, NotATraceError, SpecError, UserError, open_trace
 
 from ._adapter import Adapter, detect, get_adapter
 from ._nest import flatten, flatten_call, rebuild
@@ -106,6 +107,21 @@ def _seed_everything(seed: int) -> None:
             get_adapter(fw).seed(seed)
 
 
+def wait_for_replay_source(path: str | os.PathLike[str], timeout: float) -> None:
+    """Block until the trace at ``path`` has a shard with model inputs (or is complete)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open_trace(path) as tr:
+                if tr.complete or tr.select(kind=Kind.MODEL_INPUT, step=0):
+                    return
+        except NotATraceError:
+            pass  # no shard yet
+        if time.monotonic() >= deadline:
+            raise UserError(f"{path}: no model inputs were written there within {timeout:g} s (is its recorder running?)")
+        time.sleep(0.05)
+
+
 def run_spec(
     spec_path: str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -117,8 +133,13 @@ def run_spec(
     dtype: str | None = None,
     overwrite: bool = False,
     single_step_plan: str | None = None,
+    wait_source: float = 0.0,
 ) -> Path:
-    """Record ``steps`` training steps of the spec's model into ``out``."""
+    """Record ``steps`` training steps of the spec's model into ``out``.
+
+    ``wait_source``: seconds to wait for the ``inputs_from``/``weights_from`` trace while another
+    process is still writing it (``run --concurrent``): it is ready once a shard holds its model
+    inputs, which a recorder flushes right after the step-0 weights."""
     spec = load_spec(spec_path)
     if options.seed is not None:
         _seed_everything(options.seed)
@@ -129,6 +150,9 @@ def run_spec(
     if dtype:
         adapter.cast_model(model, dtype)
     args, kwargs = split_inputs(spec.inputs(), adapter.is_tensor, spec.path)
+    source = weights_from or inputs_from
+    if source and wait_source > 0:
+        wait_for_replay_source(source, wait_source)
     if weights_from:
         transfer_weights(adapter, model, weights_from)
     if inputs_from:

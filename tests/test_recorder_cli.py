@@ -178,3 +178,30 @@ def test_run_torch_to_paddle_keeps_children_env(tmp_path: Path) -> None:
         np.testing.assert_array_equal(wa["bn.running_var"], wb["bn._variance"])
         np.testing.assert_array_equal(a.select(kind=Kind.MODEL_INPUT)[0].read(), b.select(kind=Kind.MODEL_INPUT)[0].read())
         assert np.abs(root_output(a) - root_output(b)).max() <= 2e-5
+
+
+def test_run_concurrent_replays_while_a_records(tmp_path: Path) -> None:
+    """--concurrent: B starts with A and replays A's weights and inputs once A has flushed them."""
+    proc = cli("run", EXAMPLES / "simple_paddle.py", EXAMPLES / "simple_torch.py", "--out", tmp_path, "--concurrent")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "(concurrently)" in proc.stdout and "exporting" not in proc.stdout
+    assert not list(tmp_path.glob("*.export.trace"))  # no separate export pass any more
+    with open_trace(tmp_path / "simple_paddle.trace") as a, open_trace(tmp_path / "simple_torch.trace") as b:
+        assert a.complete and b.complete
+        assert b.meta["replayed_inputs"] and b.meta["replayed_weights"]
+        # A flushed its step-0 weights and inputs to a shard of their own before running on
+        assert len(a._shard_paths) >= 2
+        np.testing.assert_array_equal(a.select(kind=Kind.MODEL_INPUT)[0].read(), b.select(kind=Kind.MODEL_INPUT)[0].read())
+        wa, wb = weights(a), weights(b)
+        np.testing.assert_array_equal(wa["linear1.weight"].T, wb["linear1.weight"])
+        assert np.abs(root_output(a) - root_output(b)).max() <= 1e-5
+    # a second --concurrent run over the same directory never replays the previous A
+    again = cli("run", EXAMPLES / "simple_paddle.py", EXAMPLES / "simple_torch.py", "--out", tmp_path, "--concurrent")
+    assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_run_concurrent_stops_b_when_a_fails(tmp_path: Path) -> None:
+    proc = cli("run", MODELS / "no_model_spec.py", EXAMPLES / "simple_torch.py", "--out", tmp_path, "--concurrent")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "recording" in proc.stderr and "failed" in proc.stderr
+    assert not list(tmp_path.glob("simple_torch.trace/shard-*.h5"))  # B never got to record

@@ -15,7 +15,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .._errors import UserError
+from .._errors import TraceExistsError, UserError
+from .._schema import SHARD_GLOB
 from .._reader import open_trace
 from ._archive import tag_pair
 
@@ -73,6 +74,14 @@ def register(sub: Any) -> None:
     p.add_argument("--inputs-from", metavar="TRACE", help="feed the inputs recorded in another trace")
     p.add_argument("--weights-from", metavar="TRACE", help="initialise weights from another trace's step 0")
     p.add_argument(
+        "--wait-source",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the --inputs-from/--weights-from trace is still being recorded by another process: wait up to "
+        "SECONDS for its step-0 weights and inputs (used by 'run --concurrent')",
+    )
+    p.add_argument(
         "--single-step-from",
         metavar="TRACE",
         help="single-step replay: every module paired with a module of TRACE receives TRACE's recorded inputs "
@@ -97,8 +106,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--concurrent",
         action="store_true",
-        help="record A and B at the same time (separate devices or cores): A's weights and inputs are "
-        "exported first (a quick --steps 0 pass), then both recorders run in parallel",
+        help="record A and B at the same time (separate devices or cores): B imports its framework and "
+        "builds its model meanwhile, and replays A's weights and inputs as soon as A has written them",
     )
     p.add_argument("--mapping", help="module mapping file for the comparison (JSON or YAML)")
     p.add_argument("--atol", type=float)
@@ -163,6 +172,7 @@ def _record(args: argparse.Namespace) -> int:
             dtype=args.dtype,
             overwrite=args.force,
             single_step_plan=plan,
+            wait_source=args.wait_source,
         )
     except UserError:
         raise
@@ -260,28 +270,31 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _record_concurrently(args: argparse.Namespace, env: dict[str, str], trace_a: Path, trace_b: Path, out: Path) -> int | None:
-    """Export A's weights and inputs, then run both recorders at once; an exit code on failure."""
-    replay: Path | None = None
+    """Run both recorders at once; B replays A's weights and inputs as soon as A has flushed them
+    (a recorder writes its step-0 weights and inputs to a shard of their own first). An exit code on failure."""
+    argv_a = _child_argv(args, args.spec_a, trace_a, None)
+    argv_b = _child_argv(args, args.spec_b, trace_b, None if args.no_replay else trace_a)
     if not args.no_replay:
-        replay = out / (trace_a.stem + ".export.trace")
-        argv = _child_argv(args, args.spec_a, replay, None)
-        argv[argv.index("--steps") + 1] = "0"
-        print(f"exporting weights and inputs of {args.spec_a} -> {replay}", flush=True)
-        rc = subprocess.run(argv + ["--force"] * ("--force" not in argv), env=env, stdout=subprocess.DEVNULL).returncode
-        if rc != 0:
-            print(f"padiff-trace: error: exporting {args.spec_a} failed (exit {rc})", file=sys.stderr)
-            return 2 if rc == 2 else 1
+        argv_b += ["--wait-source", "600"]
+        stale = sorted(trace_a.glob(SHARD_GLOB)) + sorted(trace_a.glob(SHARD_GLOB + ".part"))
+        if stale and not args.force:
+            raise TraceExistsError(f"{trace_a}: a trace already exists here (pass --force to replace it)")
+        for f in stale:  # B must not replay the shards of an earlier run (only our own files go)
+            f.unlink()
     jobs = []
-    # A replays its own export too: a spec whose model() is not seeded gets the same weights twice
-    for spec, trace, src in ((args.spec_a, trace_a, replay), (args.spec_b, trace_b, replay)):
+    for spec, argv, trace in ((args.spec_a, argv_a, trace_a), (args.spec_b, argv_b, trace_b)):
         print(f"recording {spec} -> {trace} (concurrently)", flush=True)
-        jobs.append((spec, subprocess.Popen(_child_argv(args, spec, trace, src), env=env)))
+        jobs.append((spec, subprocess.Popen(argv, env=env)))
     worst = None
-    for spec, proc in jobs:
+    for i, (spec, proc) in enumerate(jobs):
         rc = proc.wait()
         if rc != 0:
             print(f"padiff-trace: error: recording {spec} failed (exit {rc})", file=sys.stderr)
             worst = max(worst or 0, 2 if rc == 2 else 1)
+            if i == 0 and jobs[1][1].poll() is None:  # B would wait for A's weights in vain
+                jobs[1][1].terminate()
+                jobs[1][1].wait()
+                return worst
     return worst
 
 
