@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from padiff_trace import Kind, NotATraceError, SpecError, UserError, open_trace
+from padiff_trace import Kind, NotATraceError, SpecError, TraceNotFoundError, UserError, open_trace
 
 from ._adapter import Adapter, detect, get_adapter
 from ._nest import flatten, flatten_call, rebuild
@@ -115,8 +115,8 @@ def wait_for_replay_source(path: str | os.PathLike[str], timeout: float) -> None
             with open_trace(path) as tr:
                 if tr.complete or tr.select(kind=Kind.MODEL_INPUT, step=0):
                     return
-        except NotATraceError:
-            pass  # no shard yet
+        except (TraceNotFoundError, NotATraceError):
+            pass  # its recorder has not created the directory, or no shard, yet
         if time.monotonic() >= deadline:
             raise UserError(f"{path}: no model inputs were written there within {timeout:g} s (is its recorder running?)")
         time.sleep(0.05)

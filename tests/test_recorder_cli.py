@@ -205,3 +205,36 @@ def test_run_concurrent_stops_b_when_a_fails(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "recording" in proc.stderr and "failed" in proc.stderr
     assert not list(tmp_path.glob("simple_torch.trace/shard-*.h5"))  # B never got to record
+
+
+def test_wait_for_replay_source_until_inputs_are_flushed(tmp_path: Path) -> None:
+    """B may poll before A has even created its trace directory, then before A's first flush."""
+    import threading
+    import time
+
+    from padiff_trace import Phase, RecordHeader, TraceWriter, UserError
+    from recorder._spec import wait_for_replay_source
+
+    src = tmp_path / "late" / "a.trace"
+
+    def writer() -> None:
+        time.sleep(0.4)
+        w = TraceWriter(src)
+        w.append(RecordHeader(0, Phase.OTHER, Kind.PARAM, "lin", position="weight"), np.ones(3, np.float32))
+        time.sleep(0.3)  # weights alone are not enough: B waits for the model inputs
+        w.append(RecordHeader(0, Phase.FORWARD, Kind.MODEL_INPUT, ""), np.ones(2, np.float32))
+        w.flush()
+        time.sleep(1.0)
+        w.close()
+
+    t = threading.Thread(target=writer)
+    start = time.monotonic()
+    t.start()
+    wait_for_replay_source(src, 30)
+    waited = time.monotonic() - start
+    with open_trace(src) as tr:
+        assert tr.select(kind=Kind.MODEL_INPUT) and not tr.complete  # found by the flush, not the close
+    t.join()
+    assert 0.6 <= waited < 1.6
+    with pytest.raises(UserError, match="no model inputs"):
+        wait_for_replay_source(tmp_path / "never.trace", 0.2)
