@@ -15,6 +15,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from ._native import kernel
 from ._schema import FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, DataLoc
 
 __all__ = ["ShardWriter", "shard_name", "BIG_TENSOR_BYTES"]
@@ -57,6 +58,7 @@ class ShardWriter:
         self._pending = 0  # their bytes
         self._blob_len = 0
         self._blob: h5py.Dataset | None = None  # created once the pieces fill a few chunks
+        self._fletcher = getattr(kernel(), "fletcher32", None)
         self.data_bytes = 0
 
     def intern(self, text: str) -> int:
@@ -137,7 +139,15 @@ class ShardWriter:
         start = self._blob.shape[0]
         if n:
             self._blob.resize((start + n,))
-            self._blob[start : start + n] = data[:n]
+            whole = n - n % _BLOB_CHUNK if self._fletcher is not None and not self._compression else 0
+            for lo in range(0, whole, _BLOB_CHUNK):
+                # a finished chunk: the bytes plus their Fletcher-32, exactly what HDF5's filter
+                # would store (read back and verified by HDF5 as usual), ~3x faster than its write
+                chunk = data[lo : lo + _BLOB_CHUNK]
+                stored = b"".join((chunk, self._fletcher(chunk).to_bytes(4, "little")))
+                self._blob.id.write_direct_chunk((start + lo,), stored, 0)
+            if whole < n:
+                self._blob[start + whole : start + n] = data[whole:n]
         rest = data[n:]
         self._pieces, self._pending = ([rest] if rest.size else []), rest.size
 

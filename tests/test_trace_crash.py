@@ -105,7 +105,9 @@ def check_prefix(trace: Path) -> int:
 
 
 def test_killed_before_first_flush_is_not_a_trace(tmp_path: Path) -> None:
-    trace = run_and_kill(tmp_path, "5", flush_records=100_000, flush_seconds=600)
+    # kill once the writer has opened its first shard (a .part): that is the case under test
+    trace = run_and_kill(tmp_path, "5", flush_records=100_000, flush_seconds=600,
+                         until=lambda p: bool(list(p.glob("*.part"))))
     assert not list(trace.glob("shard-*.h5"))
     with pytest.raises(NotATraceError) as err:
         open_trace(trace)
