@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench clean-demo
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py padiff_trace/_ckernel.c
 	command -v chromium >/dev/null 2>&1 || (apt-get install -y -qq chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium))
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q torch==2.13.0 paddlepaddle==3.3.1

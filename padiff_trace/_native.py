@@ -34,6 +34,9 @@ def kernel() -> ModuleType | None:
     except ImportError:
         _log.debug("padiff_trace._ckernel not built; using the numpy kernels")
         return None
+    if not all(hasattr(_ckernel, f) for f in ("summary", "pair", "fletcher32")):  # a stale build
+        _log.warning("padiff_trace._ckernel is out of date (reinstall the package); using the numpy kernels")
+        return None
     return _ckernel
 
 

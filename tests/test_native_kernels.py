@@ -114,3 +114,32 @@ def test_pair_argmax_is_first_occurrence_across_chunks() -> None:
     a[[40_000, 70_000, 90_000]] = [2.0, 2.0, 1.0]
     assert _pair(a, b, Tolerance(0.0, 0.0, "strict"), False)[1] == 40_000
     assert _pair(b, b, Tolerance(0.0, 0.0, "strict"), False)[1] == 0
+
+
+FALLBACK = """
+import sys
+import numpy as np
+from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, open_trace
+from padiff_trace._native import kernel
+from padiff_trace._stats import stats_numpy
+assert kernel() is None
+rng = np.random.default_rng(1)
+arrs = [rng.standard_normal(int(n)).astype(np.float32) for n in rng.integers(1, 600, size=300)]
+arrs.append(rng.standard_normal(400_000).astype(np.float32))  # a large one: its own dataset
+with TraceWriter(sys.argv[1]) as w:
+    for i, a in enumerate(arrs):
+        w.append(RecordHeader(0, Phase.FORWARD, Kind.PROBE, f"m{i}"), a)
+with open_trace(sys.argv[1]) as tr:
+    for rec, a in zip(tr.records(), arrs):
+        np.testing.assert_array_equal(rec.read(), a)
+        np.testing.assert_allclose(list(rec.stats.values()), stats_numpy(a, "float32"), rtol=1e-12)
+print("FALLBACK_OK", len(tr))
+"""
+
+
+def test_writer_without_the_kernel(tmp_path) -> None:
+    # the numpy path (batched statistics of small tensors) as a machine without a compiler runs it
+    out = subprocess.run([sys.executable, "-c", FALLBACK, str(tmp_path / "t.trace")], capture_output=True, text=True,
+                         env={**os.environ, DISABLE_ENV: "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "FALLBACK_OK 301" in out.stdout
