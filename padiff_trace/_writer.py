@@ -9,7 +9,6 @@ bounded by ``queue_bytes``: a producer waits while it is full, nothing is droppe
 from __future__ import annotations
 
 import collections
-import itertools
 import json
 import logging
 import os
@@ -290,7 +289,7 @@ class TraceWriter:
                         shard = self._new_shard()
                         opened = time.monotonic()
                     if self._batch and item.seq not in self._prestats and _small(item):
-                        self._batch_stats(item)
+                        self._batch_stats(item, batch[n_done + 1 : n_done + 1 + _BATCH])
                     self._write(shard, item)
                     done_bytes += item.nbytes
                     if item.nbytes >= BIG_TENSOR_BYTES or n_done % 64 == 63:  # free queue space early
@@ -404,11 +403,10 @@ class TraceWriter:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="padiff-trace-stats")
         return self._pool
 
-    def _batch_stats(self, first: _Item) -> None:
-        """Summarise ``first`` and the small float tensors queued behind it in one pass
-        (numpy call overhead dominates for tiny tensors)."""
-        with self._cond:
-            items = [first] + [it for it in itertools.islice(self._queue, _BATCH) if isinstance(it, _Item) and _small(it)]
+    def _batch_stats(self, first: _Item, following: list[Any]) -> None:
+        """Summarise ``first`` and the small float tensors behind it (``following``: the rest of
+        the writer's batch) in one pass (numpy call overhead dominates for tiny tensors)."""
+        items = [first] + [it for it in following if isinstance(it, _Item) and _small(it)]
         items = [it for it in items if it.seq not in self._prestats and not any(r[0] is it.data for r in self._recent)]
         if len(items) < 8:
             return
