@@ -277,11 +277,15 @@ class Trace(Mapping[int, Record]):
             plist = ds.id.get_create_plist()
             plain = plist.get_layout() == h5py.h5d.CONTIGUOUS and plist.get_nfilters() == 0 and ds.dtype == sdt
             offset = self._offsets[key] = ds.id.get_offset() if plain else None
+        if offset is not None:
+            try:
+                fd = f.id.get_vfd_handle()  # the sec2 driver's file descriptor
+            except (ValueError, TypeError, RuntimeError):
+                offset = self._offsets[key] = None
         if offset is None:
             return f["tensors"][name][start:stop]
         out = np.empty(stop - start, dtype=sdt)
         view = memoryview(out).cast("B")
-        fd = f.id.get_vfd_handle()
         pos, done = offset + start * sdt.itemsize, 0
         while done < len(view):
             got = os.preadv(fd, [view[done:]], pos + done)

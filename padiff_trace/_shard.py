@@ -111,7 +111,11 @@ class ShardWriter:
             dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(flat))
             return
         self._offsets.append((int(name), offset))
-        fd = self._file.id.get_vfd_handle()
+        try:
+            fd = self._file.id.get_vfd_handle()  # the sec2 driver's file descriptor
+        except (ValueError, TypeError, RuntimeError):  # another HDF5 driver: let HDF5 write it
+            dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(flat))
+            return
         view = memoryview(np.ascontiguousarray(flat)).cast("B")
         done = 0
         while done < len(view):
