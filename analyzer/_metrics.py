@@ -390,15 +390,6 @@ def _read(rec: Record | RowSlice, start: int, stop: int) -> np.ndarray:
 _Reader = Callable[[int, int], np.ndarray]
 
 
-def _chunks(
-    starts: list[int], n: int, size: int, get_a: _Reader, get_b: _Reader
-) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """(start, A chunk, B chunk) for each start."""
-    for s in starts:
-        e = min(n, s + size)
-        yield s, get_a(s, e), get_b(s, e)
-
-
 def _measure_stats(a: Record, b: Record) -> Metrics:
     sa, sb = a.stats, b.stats
     extra = {k: abs(sa[k] - sb[k]) for k in ("min", "max", "mean", "std", "mean_abs", "l2")}

@@ -162,6 +162,17 @@ typedef struct { double s, ss, sa, mn, mx; } f32_sums;
 #define VMIN(T, I, a, b) ((T)(((I)(a) & (I)((a) < (b))) | ((I)(b) & ~(I)((a) < (b)))))
 #define VMAX(T, I, a, b) ((T)(((I)(a) & (I)((a) > (b))) | ((I)(b) & ~(I)((a) > (b)))))
 
+/* the elements [i, m) left after the vector loop, and the block's min/max */
+static inline void f32_tail(const float *p, Py_ssize_t i, Py_ssize_t m, double lo, double hi, f32_sums *r) {
+    for (; i < m; i++) {
+        double v = p[i];
+        r->s += v; r->ss += v * v; r->sa += fabs(v);
+        lo = v < lo ? v : lo; hi = v > hi ? v : hi;
+    }
+    r->mn = lo;
+    r->mx = hi;
+}
+
 static void f32_block_128(const float *p, Py_ssize_t m, f32_sums *r) {
     v2d s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, q0 = {0}, q1 = {0}, q2 = {0}, q3 = {0};
     v2d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
@@ -196,13 +207,7 @@ static void f32_block_128(const float *p, Py_ssize_t m, f32_sums *r) {
         lo = mn0[j] < lo ? mn0[j] : lo; lo = mn1[j] < lo ? mn1[j] : lo;
         hi = mx0[j] > hi ? mx0[j] : hi; hi = mx1[j] > hi ? mx1[j] : hi;
     }
-    for (; i < m; i++) {
-        double v = p[i];
-        r->s += v; r->ss += v * v; r->sa += fabs(v);
-        lo = v < lo ? v : lo; hi = v > hi ? v : hi;
-    }
-    r->mn = lo;
-    r->mx = hi;
+    f32_tail(p, i, m, lo, hi, r);
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -239,13 +244,7 @@ __attribute__((target("avx2"))) static void f32_block_256(const float *p, Py_ssi
         lo = mn[j] < lo ? mn[j] : lo;
         hi = mx[j] > hi ? mx[j] : hi;
     }
-    for (; i < m; i++) {
-        double v = p[i];
-        r->s += v; r->ss += v * v; r->sa += fabs(v);
-        lo = v < lo ? v : lo; hi = v > hi ? v : hi;
-    }
-    r->mn = lo;
-    r->mx = hi;
+    f32_tail(p, i, m, lo, hi, r);
 }
 #endif
 

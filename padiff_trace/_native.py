@@ -15,10 +15,10 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["kernel", "kind_of", "DISABLE_ENV"]
+__all__ = ["DISABLE_ENV", "KINDS", "kernel", "kind_of"]
 
 DISABLE_ENV = "PADIFF_TRACE_NUMPY_KERNELS"
-_KINDS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}
+KINDS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}  # logical dtype -> kernel element code
 _STORED = {"f": np.dtype("=f4"), "d": np.dtype("=f8"), "e": np.dtype("=f2"), "b": np.dtype("=u2")}
 _KIND_OF_DTYPE = {np.dtype("=f4"): "f", np.dtype("=f8"): "d", np.dtype("=f2"): "e"}
 _log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ def kind_of(arr: np.ndarray, logical: str | None = None) -> str | None:
     if logical is None:
         kind = _KIND_OF_DTYPE.get(arr.dtype)
     else:
-        kind = _KINDS.get(logical)
+        kind = KINDS.get(logical)
         if kind is not None and arr.dtype != _STORED[kind]:
             return None
     if kind is None or not arr.flags.c_contiguous:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ._dtypes import dtype_name, to_storage
-from ._native import kernel
+from ._native import KINDS, kernel
 from ._errors import TraceExistsError, TraceWriteError
 from ._meta import base_meta
 from ._records import Frame, RecordHeader, stack_to_json
@@ -86,7 +86,6 @@ _BATCH = 512  # small tensors summarised together
 _TAKE = 1024  # records the writer takes off the queue at once
 _KIND_LABEL = {k: k.label for k in Kind} | {int(k): k.label for k in Kind}
 _LOC_NONE = int(DataLoc.NONE)
-_C_KINDS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}  # see _native
 
 
 class TraceWriter:
@@ -377,8 +376,8 @@ class TraceWriter:
                 else:
                     if pre is not None:
                         stats = pre
-                    elif self._summary_c is not None and logical in _C_KINDS:  # to_storage made it C-ready
-                        stats = self._summary_c(stored, _C_KINDS[logical])
+                    elif self._summary_c is not None and logical in KINDS:  # to_storage made it C-ready
+                        stats = self._summary_c(stored, KINDS[logical])
                     else:
                         stats = stats_tuple(stored, logical)
                     loc, off, nb = shard.put_data(item.seq, stored) if keep else (_LOC_NONE, 0, 0)

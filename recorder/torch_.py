@@ -77,30 +77,21 @@ class TorchAdapter(Adapter):
             def fetch(host: torch.Tensor = host, event: Any = event, bits: Any = bits) -> np.ndarray:
                 if event is not None:
                     event.synchronize()
-                arr = host.numpy()
-                return arr.view(bits[1]) if bits else arr
+                return _numpy_view(host, bits)
 
             return Deferred(host.numel() * host.element_size(), fetch), logical, shape, device
-        arr = np.array(t.numpy(), copy=True, order="C")
-        if bits:
-            arr = arr.view(bits[1])
-        return arr, logical, shape, device
+        return np.array(_numpy_view(t, bits), copy=True, order="C"), logical, shape, device
 
     def host_view(self, t: Any) -> tuple[np.ndarray, str, tuple[int, ...], str] | None:
         if t.device.type != "cpu" or t.is_conj() or t.is_neg() or t.layout != torch.strided:
             return None
         t = t.detach()
         bits = _BITS.get(t.dtype)
-        logical = bits[2] if bits else self.dtype_name(t)
-        shape = tuple(t.shape)
-        t = t.contiguous()  # no copy when it already is
-        if bits:
-            t = t.view(bits[0])
         try:
-            arr = t.numpy()
+            arr = _numpy_view(t.contiguous().view(bits[0]) if bits else t, bits)
         except (TypeError, RuntimeError):
             return None
-        return (arr.view(bits[1]) if bits else arr), logical, shape, "cpu"
+        return arr, bits[2] if bits else self.dtype_name(t), tuple(t.shape), "cpu"
 
     def tensor_version(self, t: Any) -> int:
         return int(t._version)
@@ -215,6 +206,13 @@ class _OpMode(TorchFunctionMode):
                 name = getattr(getattr(func, "__self__", None), "__name__", name)
             self._on_op(name, args, kwargs, out)
         return out
+
+
+def _numpy_view(t: Any, bits: Any) -> np.ndarray:
+    """Zero-copy numpy view of a detached CPU tensor (already viewed as ``bits[0]`` when
+    numpy lacks its dtype), in storage dtype."""
+    arr = t.numpy()
+    return arr.view(bits[1]) if bits else arr
 
 
 def make_adapter() -> TorchAdapter:
