@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from analyzer._metrics import Tolerance, _Acc
+from analyzer._accumulate import Accumulator
+from analyzer._tolerance import Tolerance
 from padiff_trace._native import DISABLE_ENV, kernel
 from padiff_trace._stats import stats_numpy, stats_tuple
 
@@ -75,13 +76,13 @@ def test_stats_float64_overflowing_squares() -> None:
     assert got[2] == pytest.approx(1.0, rel=1e-12)  # compensated sums: exact here, numpy's pairwise sum is not
 
 
-def _acc_fields(acc: _Acc) -> list[float]:
+def _acc_fields(acc: Accumulator) -> list[float]:
     return [acc.n, acc.arg, acc.max_abs, acc.sum_abs, acc.max_rel, acc.sum_rel, acc.ab, acc.aa, acc.bb, acc.dd,
             acc.sum_abs_b, acc.fail, acc.nan_a, acc.nan_b, acc.inf_a, acc.inf_b, acc.nan_mis, acc.inf_mis]
 
 
 def _pair(a: np.ndarray, b: np.ndarray, tol: Tolerance, numpy_only: bool) -> list[float]:
-    acc = _Acc(tol, float(np.finfo(np.float32).tiny))
+    acc = Accumulator(tol, float(np.finfo(np.float32).tiny))
     step = 30_000
     for s in range(0, a.size, step):  # several chunks: offsets and argmax merging
         (acc.add_numpy if numpy_only else acc.add)(a[s : s + step], b[s : s + step], s)
