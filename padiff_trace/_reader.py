@@ -5,27 +5,24 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import h5py
 import numpy as np
 
 from ._dtypes import decode, storage_dtype, to_float64
 from ._errors import CorruptTraceError, FilterError
-from ._open import attr_str, find_shards, gaps, open_shard, short
+from ._open import attr_str, find_shards, gaps, short
+from ._shards import ShardFiles
 from ._records import Frame, stack_from_json
 from ._schema import RECORD_DTYPE, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
 from ._stats import CHUNK_ELEMS
 
 __all__ = ["Record", "Trace", "open_trace"]
 
-_MAX_OPEN = 32
-_PAGE = 4 << 20  # blob bytes read and cached at a time
-_MAX_PAGES = 64  # 256 MiB of cached blob pages at most
 _RECORD_COLUMNS = (
     "seq", "step", "phase", "kind", "call", "parent", "call_index", "module", "module_type", "position",
     "dtype", "shape", "device", "numel", "data_loc",
@@ -91,8 +88,8 @@ class Trace(Mapping[int, Record]):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._files: OrderedDict[int, h5py.File] = OrderedDict()
         self._shard_paths, self._single = find_shards(self.path)
+        self._shards = ShardFiles(self._shard_paths)
         metas: list[dict[str, Any]] = []
         rows: list[np.ndarray] = []
         shard_of: list[np.ndarray] = []
@@ -101,7 +98,7 @@ class Trace(Mapping[int, Record]):
         self.final = False
         self.summary: dict[str, Any] = {}
         for i, sp in enumerate(self._shard_paths):
-            f = self._file(i)
+            f = self._shards.file(i)
             attrs = f.attrs
             try:
                 table = f["records"][...]
@@ -136,9 +133,6 @@ class Trace(Mapping[int, Record]):
         self._shape_cache: dict[int, tuple[int, ...]] = {}
         self._cols: list[list[Any]] | None = None
         self._dcols: tuple[list[int], ...] | None = None
-        self._indexed: set[int] = set()  # shards whose /tensor_offsets were loaded
-        self._offsets: dict[tuple[int, str], int | None] = {}  # (shard, dataset) -> file offset, None: read via h5py
-        self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self.missing_shards = gaps(self._shard_paths) if not self._single else []
 
     # ------------------------------------------------------------------ mapping
@@ -252,65 +246,21 @@ class Trace(Mapping[int, Record]):
 
     def _stored_at(self, i: int, shard: int, loc: int, off: int, sdt: np.dtype, start: int, stop: int) -> np.ndarray:
         """Stored elements [start, stop) of row ``i`` (data location ``loc``, ``off`` in ``shard``)."""
-        f = self._file(shard)
         try:
             if loc == _DATASET:  # off: the owner's seq
-                return self._dataset_slice(shard, f, str(off), sdt, start, stop)
+                return self._shards.dataset_slice(shard, str(off), sdt, start, stop, self._dataset_bytes)
             lo = off + start * sdt.itemsize
-            return self._blob_bytes(shard, f, lo, lo + (stop - start) * sdt.itemsize).view(sdt)
+            return self._shards.blob_bytes(shard, lo, lo + (stop - start) * sdt.itemsize).view(sdt)
         except (OSError, KeyError, ValueError) as exc:
             rec = self._record(i)
             raise CorruptTraceError(
                 f"{self._shard_paths[shard]}: cannot read record {rec.seq} ({rec.name}): {short(exc)}"
             ) from None
 
-    def _dataset_slice(self, shard: int, f: h5py.File, name: str, sdt: np.dtype, start: int, stop: int) -> np.ndarray:
-        """Elements [start, stop) of a tensor dataset. A contiguous, unfiltered dataset (what the
-        writer makes unless compression is on) is read with ``os.preadv`` at its file offset:
-        no HDF5 overhead, and the GIL is released (the analyzer measures while it reads)."""
-        key = (shard, name)
-        if shard not in self._indexed:
-            self._load_offsets(shard, f)
-        offset = self._offsets.get(key, -1)
-        if offset == -1:
-            ds = f["tensors"][name]
-            plist = ds.id.get_create_plist()
-            plain = plist.get_layout() == h5py.h5d.CONTIGUOUS and plist.get_nfilters() == 0 and ds.dtype == sdt
-            offset = self._offsets[key] = ds.id.get_offset() if plain else None
-        if offset is not None:
-            try:
-                fd = f.id.get_vfd_handle()  # the sec2 driver's file descriptor
-            except (ValueError, TypeError, RuntimeError):
-                offset = self._offsets[key] = None
-        if offset is None:
-            return f["tensors"][name][start:stop]
-        out = np.empty(stop - start, dtype=sdt)
-        view = memoryview(out).cast("B")
-        pos, done = offset + start * sdt.itemsize, 0
-        while done < len(view):
-            got = os.preadv(fd, [view[done:]], pos + done)
-            if got <= 0:
-                raise OSError(f"file ends inside dataset /tensors/{name}")
-            done += got
-        return out
-
-    def _load_offsets(self, shard: int, f: h5py.File) -> None:
-        """The writer's ``/tensor_offsets`` index (absent in older shards): where each contiguous
-        tensor dataset's bytes start, so a read needs no HDF5 metadata lookup. Entries that
-        would reach past the end of the file are ignored (the lookup then checks them)."""
-        self._indexed.add(shard)
-        if "tensor_offsets" not in f:
-            return
-        table = f["tensor_offsets"][...]
-        if table.ndim != 2 or table.shape[1:] != (2,):
-            return
-        size = self._shard_paths[shard].stat().st_size
+    def _dataset_bytes(self, shard: int) -> dict[int, int]:
+        """{owner seq: bytes} of the tensor datasets of one shard."""
         sel = (self._shard_of == shard) & (self._rows["data_loc"] == _DATASET)
-        nbytes = dict(zip(self._rows["seq"][sel].tolist(), self._rows["nbytes"][sel].tolist()))
-        for seq, off in table.tolist():
-            nb = nbytes.get(seq)
-            if nb is not None and 0 < off and off + nb <= size:
-                self._offsets[(shard, str(seq))] = off
+        return dict(zip(self._rows["seq"][sel].tolist(), self._rows["nbytes"][sel].tolist()))
 
     def _data_columns(self) -> tuple[list[int], ...]:
         """(data_loc, offset, numel, dtype, shape, shard) as Python lists, built on first use."""
@@ -322,26 +272,6 @@ class Trace(Mapping[int, Record]):
                 r["shape"].tolist(), self._shard_of.tolist(),
             )
         return cols
-
-    def _blob_bytes(self, shard: int, f: h5py.File, lo: int, hi: int) -> np.ndarray:
-        """Bytes [lo, hi) of a shard's blob, through a small LRU cache of aligned pages."""
-        if hi - lo > _PAGE // 2:
-            return f["blob"][lo:hi]
-        p0, p1 = lo // _PAGE, (hi - 1) // _PAGE if hi > lo else lo // _PAGE
-        parts = []
-        for p in range(p0, p1 + 1):
-            key = (shard, p)
-            page = self._pages.get(key)
-            if page is None:
-                page = self._pages[key] = f["blob"][p * _PAGE : (p + 1) * _PAGE]
-                if len(self._pages) > _MAX_PAGES:
-                    self._pages.popitem(last=False)
-            else:
-                self._pages.move_to_end(key)
-            parts.append(page)
-        base = p0 * _PAGE
-        data = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        return data[lo - base : hi - base].copy()
 
     # ------------------------------------------------------------------ internals
     def _columns(self) -> list[list[Any]]:
@@ -370,24 +300,8 @@ class Trace(Mapping[int, Record]):
             st = self._stack_cache[sid] = stack_from_json(self._strings[sid])
         return st
 
-    def _file(self, i: int) -> h5py.File:
-        f = self._files.get(i)
-        if f is not None:
-            self._files.move_to_end(i)
-            return f
-        path = self._shard_paths[i]
-        f = open_shard(path)
-        self._files[i] = f
-        if len(self._files) > _MAX_OPEN:
-            _, old = self._files.popitem(last=False)
-            old.close()
-        return f
-
     def close(self) -> None:
-        self._pages.clear()
-        for f in self._files.values():
-            f.close()
-        self._files.clear()
+        self._shards.close()
 
     def __enter__(self) -> Trace:
         return self
