@@ -27,7 +27,7 @@ from ._errors import TraceExistsError, TraceWriteError
 from ._meta import base_meta
 from ._records import Frame, RecordHeader, stack_to_json
 from ._schema import FORMAT_VERSION, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
-from ._shard import BIG_TENSOR_BYTES, ShardWriter
+from ._shard import BIG_TENSOR_BYTES, ROW, ShardWriter
 from ._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
 
 __all__ = ["Deferred", "TraceWriter", "WriterOptions"]
@@ -86,6 +86,7 @@ _BATCH = 512  # small tensors summarised together
 _TAKE = 1024  # records the writer takes off the queue at once
 _KIND_LABEL = {k: k.label for k in Kind} | {int(k): k.label for k in Kind}
 _LOC_NONE = int(DataLoc.NONE)
+_pack = ROW.pack
 
 
 class TraceWriter:
@@ -108,7 +109,8 @@ class TraceWriter:
         full_meta["format_version"] = FORMAT_VERSION
         self.meta = full_meta
         self._meta_json = json.dumps(full_meta, ensure_ascii=False, sort_keys=True, default=str)
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()  # entered directly on hot paths (a Condition adds a call)
+        self._cond = threading.Condition(self._lock)
         self._queue: collections.deque[Any] = collections.deque()
         self._queued_bytes = 0
         self._idle = False  # the writer thread waits for records
@@ -149,7 +151,7 @@ class TraceWriter:
         e.g. ``"py:NoneType"`` with ``data=None``).
         """
         nbytes = 0 if data is None else data.nbytes
-        with self._cond:
+        with self._lock:
             if self._error is not None or self._closed:
                 self._raise_if_failed()
                 raise TraceWriteError(f"{self.path}: writer is closed")
@@ -170,7 +172,7 @@ class TraceWriter:
     def flush(self) -> None:
         """Ask the writer to finish its current shard once what is queued now is written, so
         that a reader (another process) sees it. Returns at once."""
-        with self._cond:
+        with self._lock:
             self._raise_if_failed()
             if not self._closed:
                 self._queue.append(_FLUSH)
@@ -178,7 +180,7 @@ class TraceWriter:
 
     def close(self) -> None:
         """Write everything queued, mark the trace complete and stop the thread."""
-        with self._cond:
+        with self._lock:
             if self._closed:
                 self._raise_if_failed()
                 return
@@ -190,7 +192,7 @@ class TraceWriter:
 
     def abort(self, reason: str) -> None:
         """Write what is queued but leave the trace marked incomplete."""
-        with self._cond:
+        with self._lock:
             if self._closed:
                 return
             self._closed = True
@@ -249,7 +251,7 @@ class TraceWriter:
         done_bytes = 0  # written since the producer was last told
         try:
             while True:
-                with self._cond:
+                with self._lock:
                     if done_bytes:
                         self._queued_bytes -= done_bytes
                         done_bytes = 0
@@ -265,19 +267,20 @@ class TraceWriter:
                     batch = [self._queue.popleft() for _ in range(min(len(self._queue), _TAKE))]
                 if not batch:  # flush by age
                     if shard is not None:
-                        shard.close(final=False)
+                        self._finish(shard)
                         shard = None
                     continue
                 for n_done, item in enumerate(batch):
                     if item is _FLUSH:
                         if shard is not None:
-                            shard.close(final=False)
+                            self._finish(shard)
                             shard = None
                         continue
                     if item is _CLOSE:
                         if shard is None:
                             shard = self._new_shard()
                         final = self._abort_reason is None
+                        self._tally(shard)
                         summary = self._summary()
                         if not final:
                             summary["aborted"] = self._abort_reason
@@ -292,7 +295,7 @@ class TraceWriter:
                     self._write(shard, item)
                     done_bytes += item.nbytes
                     if item.nbytes >= BIG_TENSOR_BYTES or n_done % 64 == 63:  # free queue space early
-                        with self._cond:
+                        with self._lock:
                             self._queued_bytes -= done_bytes
                             done_bytes = 0
                             self._cond.notify_all()
@@ -301,20 +304,30 @@ class TraceWriter:
                         or shard.data_bytes >= opts.flush_bytes
                         or (n_done % 64 == 63 and time.monotonic() - opened >= opts.flush_seconds)
                     ):
-                        shard.close(final=False)
+                        self._finish(shard)
                         shard = None
                 if shard is not None and time.monotonic() - opened >= opts.flush_seconds:
-                    shard.close(final=False)
+                    self._finish(shard)
                     shard = None
         except BaseException as exc:  # noqa: BLE001 - surfaced to the producer
             logger.debug("writer thread failed", exc_info=True)
             if shard is not None:
                 shard.abort()
-            with self._cond:
+            with self._lock:
                 self._error = exc
                 self._queue.clear()
                 self._queued_bytes = 0
                 self._cond.notify_all()
+
+    def _tally(self, shard: ShardWriter) -> None:
+        counts, steps = shard.tally()
+        self._counts.update(counts)
+        self._steps.update(steps)
+
+    def _finish(self, shard: ShardWriter) -> None:
+        """Close a shard that is not the last (it becomes visible to readers)."""
+        self._tally(shard)
+        shard.close(final=False)
 
     def _new_shard(self) -> ShardWriter:
         shard = ShardWriter(self.path, self._shard_index, self._meta_json, self.options.compression)
@@ -327,8 +340,6 @@ class TraceWriter:
         arr = item.data
         if type(arr) is Deferred:
             arr = arr.fetch()
-        self._counts[h.kind] += 1
-        self._steps.add(h.step)
         key = (h.module, h.module_type, h.position, h.device, id(h.stack))
         hids = shard.cache.get(key)
         if hids is None:  # the stack is kept alive by the cache entry, so its id stays unique
@@ -390,11 +401,9 @@ class TraceWriter:
         tids = shard.cache.get(tkey)
         if tids is None:
             tids = shard.cache[tkey] = (shard.intern(logical), shard.intern(self._shape_json(shape)))
-        shard.rows.append(
-            (
-                item.seq, h.step, h.phase, h.kind, loc, h.call, h.parent, h.call_index,
-                hids[0], hids[1], hids[2], tids[0], tids[1], hids[3], hids[4], numel, off, nb, *stats,
-            )
+        shard.rows += _pack(
+            item.seq, h.step, h.phase, h.kind, loc, h.call, h.parent, h.call_index,
+            hids[0], hids[1], hids[2], tids[0], tids[1], hids[3], hids[4], numel, off, nb, *stats,
         )
 
     def _stats_pool(self) -> ThreadPoolExecutor:

@@ -124,6 +124,21 @@ def test_flipped_byte_in_small_tensor_data_is_detected(tmp_path: Path) -> None:
         np.testing.assert_array_equal(tr.read(10), np.ones(400_000, dtype=np.float32))  # other shard fine
 
 
+def test_flipped_byte_in_a_later_blob_chunk_is_detected(tmp_path: Path) -> None:
+    """/blob chunks written whole (with their checksum computed by the writer) are verified too."""
+    with TraceWriter(tmp_path / "t") as w:
+        for i in range(40):  # 40 x 200 KB: four whole 1 MiB chunks and a tail
+            w.append(H, np.full(50_000, i, dtype=np.float32))
+    s = shard0(tmp_path / "t")
+    with h5py.File(s, "r") as f:
+        offset = int(f["blob"].id.get_chunk_info(2).byte_offset)  # bytes 2 MiB .. 3 MiB
+    flip(s, offset + 1000, 1)
+    with open_trace(tmp_path / "t") as tr:
+        assert len(tr) == 40 and tr[11].stats["max"] == 11.0  # the index is intact
+        with pytest.raises(CorruptTraceError, match="record 11"):  # 11 x 200 KB = 2.2 MB
+            tr.read(11)
+
+
 def test_missing_middle_shard_makes_trace_incomplete(tmp_path: Path) -> None:
     with TraceWriter(tmp_path / "t", options=WriterOptions(flush_records=3)) as w:
         for i in range(9):

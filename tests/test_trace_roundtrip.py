@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 
@@ -175,6 +176,28 @@ def test_blob_threshold_and_dataset_storage(tmp_path: Path) -> None:
         assert set(locs[3:]) == {DataLoc.BLOB}
         for seq, want in enumerate([below, exact, above, *small]):
             np.testing.assert_array_equal(tr.read(seq), want)
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_small_tensors_filling_many_blob_chunks(tmp_path: Path, compression: str | None) -> None:
+    """Small tensors are packed into 1 MiB /blob chunks as they arrive; pieces straddle chunk
+    boundaries (one is just under the big-tensor threshold), some records repeat an array."""
+    sizes = [1, 1000, BIG_TENSOR_BYTES // 4 - 1, 3, 250_000, 77, 200_000, 0, 5, 262_143, 10]
+    arrays = [RNG.standard_normal(n).astype(np.float32) for n in sizes]
+    arrays += [np.arange(i, dtype=np.float64) for i in range(1, 300)]
+    arrays.insert(4, arrays[3])  # the same host array twice in a row
+    with TraceWriter(tmp_path / "t", options=WriterOptions(compression=compression)) as w:
+        for a in arrays:
+            w.append(header(), a)
+    with h5py.File(tmp_path / "t" / "shard-000000.h5", "r") as f:
+        blob = f["blob"]
+        assert blob.chunks == (1 << 20,) and blob.fletcher32
+        assert blob.id.get_num_chunks() >= 3  # several whole chunks plus the tail
+    with open_trace(tmp_path / "t") as tr:
+        assert set(tr.table["data_loc"].tolist()) == {DataLoc.BLOB}
+        for seq, want in enumerate(arrays):
+            np.testing.assert_array_equal(tr.read(seq), want)
+            assert_stats(tr[seq].stats, reference_stats(want), f"record {seq}")
 
 
 @pytest.mark.parametrize("compression", ["gzip", "lzf"])
