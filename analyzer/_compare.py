@@ -7,6 +7,7 @@ import math
 import os
 import sys
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,7 @@ from padiff_trace import Kind, Record, UserError, open_trace
 
 from ._calls import TraceView, build_view, phase_rank
 from ._mapping import Mapping, load_mapping
-from ._metrics import MODES, Metrics, Tolerance, measure, tolerance_for, verdict
+from ._metrics import MODES, Metrics, Tolerance, measure, tolerance_for, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._ops import collect_ops, op_todo
 from ._pairing import Alignment, CallPair, align_views, pair_leaves, pair_weights
@@ -90,10 +91,12 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     show = opts.progress if opts.progress is not None else (sys.stderr.isatty() and total > 50_000_000)
     bar = tqdm(total=total, unit="el", unit_scale=True, desc="compare", disable=not show, file=sys.stderr)
     try:
-        for role, ra, rb, perm, cp in todo:
-            results.append(_judge(len(results), role, ra, rb, perm, cp, opts, ctx))
-            bar.update(min(ra.numel, rb.numel))
+        with worker_pool() as ctx.pool:
+            for role, ra, rb, perm, cp in todo:
+                results.append(_judge(len(results), role, ra, rb, perm, cp, opts, ctx))
+                bar.update(min(ra.numel, rb.numel))
     finally:
+        ctx.pool = None
         bar.close()
     results.sort(key=lambda r: r.order)
     for i, r in enumerate(results):
@@ -184,7 +187,7 @@ def _judge(
     cache = ctx.measured if ctx is not None else None
     m = cache.get(key) if cache is not None and key is not None else None
     if m is None:
-        m = measure(ra, rb, tol, perm)
+        m = measure(ra, rb, tol, perm, ctx.pool if ctx is not None else None)
         if cache is not None and key is not None:
             cache[key] = m
     else:
@@ -240,6 +243,7 @@ class _Context:
     two: bool = False
     info: dict[str, Any] | None = None
     measured: dict[tuple[Any, ...], Metrics] = field(default_factory=dict)  # shared bytes, measured once
+    pool: ThreadPoolExecutor | None = None  # measuring threads, while comparing
 
 
 def _referee_view(path: str | os.PathLike[str], role: str) -> TraceView:

@@ -26,7 +26,7 @@ from padiff_trace._stats import stats_tuple
 from ._accumulate import BLOCK, Accumulator, Metrics
 from ._tolerance import DEFAULT_TOLERANCES, MODES, Tolerance, tolerance_for, verdict
 
-__all__ = ["MODES", "RowSlice", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict"]
+__all__ = ["MODES", "RowSlice", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict", "worker_pool"]
 
 _READ = 1 << 20  # elements per read (4 MB of float32 per side)
 _PARALLEL = 1 << 19  # tensors of at least this many elements are read and measured by _WORKERS threads
@@ -50,8 +50,17 @@ def _tiny(dtype: str) -> float:
         return float(np.finfo(np.float32).tiny)
 
 
-def measure(a: Record, b: Record, tol: Tolerance, perm: tuple[int, ...] | None = None) -> Metrics:
-    """Metrics of A vs B; ``perm`` permutes A's axes into B's layout (reads A whole, in its stored dtype)."""
+def worker_pool() -> ThreadPoolExecutor:
+    """Threads for ``measure`` to share across many pairs (starting two threads per pair costs
+    ~0.5 ms, as much as measuring a 1 MB pair)."""
+    return ThreadPoolExecutor(_WORKERS, thread_name_prefix="padiff-metrics")
+
+
+def measure(
+    a: Record, b: Record, tol: Tolerance, perm: tuple[int, ...] | None = None, pool: ThreadPoolExecutor | None = None
+) -> Metrics:
+    """Metrics of A vs B; ``perm`` permutes A's axes into B's layout (reads A whole, in its stored dtype).
+    Large pairs are measured on ``pool`` (from ``worker_pool()``), or on threads started for this call."""
     if not (a.has_data and b.has_data):
         return _measure_stats(a, b)
     tiny = _tiny(b.dtype if b.dtype in ("float16", "float64") else "float32")
@@ -83,9 +92,12 @@ def measure(a: Record, b: Record, tol: Tolerance, perm: tuple[int, ...] | None =
 
     if workers == 1:
         work(0)
+    elif pool is not None:
+        for f in [pool.submit(work, k) for k in range(workers)]:
+            f.result()
     else:
-        with ThreadPoolExecutor(workers, thread_name_prefix="padiff-metrics") as pool:
-            for f in [pool.submit(work, k) for k in range(workers)]:
+        with worker_pool() as own:
+            for f in [own.submit(work, k) for k in range(workers)]:
                 f.result()
     acc = accs[0]
     for other in accs[1:]:
@@ -117,7 +129,7 @@ class RowSlice:
         return f"{mod}#{self.base.call_index}:{self.position}"
 
     def read(self) -> np.ndarray:
-        return _read(self, 0, self.numel).reshape(self.shape)
+        return _read(self, 0, self.numel, view=False).reshape(self.shape)
 
     def iter_chunks(self, chunk_elems: int = _READ) -> Iterator[np.ndarray]:
         for s in range(0, self.numel, chunk_elems):
@@ -135,14 +147,15 @@ class RowSlice:
         return f"RowSlice({self.name}, rows {self.lo}:{self.hi} of {list(self.base.shape)})"
 
 
-def _read(rec: Record | RowSlice, start: int, stop: int) -> np.ndarray:
-    """Elements [start, stop) of a record, flat, decoded but not upcast (bfloat16 -> float32)."""
+def _read(rec: Record | RowSlice, start: int, stop: int, view: bool = True) -> np.ndarray:
+    """Elements [start, stop) of a record, flat, decoded but not upcast (bfloat16 -> float32);
+    with ``view``, possibly a read-only view of the file."""
     if rec.dtype in _UNDECODED:
         raise UserError(f"{rec.trace.path}: record {rec.seq} ({rec.name}) has dtype {rec.dtype}, which cannot be compared")
     if isinstance(rec, RowSlice):
         off = rec.lo * rec.row_elems
-        return decode(rec.trace._read_stored(rec.base, off + start, off + stop), rec.dtype)
-    return decode(rec.trace._read_stored(rec, start, stop), rec.dtype)
+        return decode(rec.trace._read_stored(rec.base, off + start, off + stop, view), rec.dtype)
+    return decode(rec.trace._read_stored(rec, start, stop, view), rec.dtype)
 
 
 _Reader = Callable[[int, int], np.ndarray]

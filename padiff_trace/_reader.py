@@ -240,15 +240,18 @@ class Trace(Mapping[int, Record]):
                 raise KeyError(f"{self.path}: record {seq} has dtype {rec.dtype}, which cannot be decoded")
             yield vals
 
-    def _read_stored(self, rec: Record, start: int, stop: int) -> np.ndarray:
+    def _read_stored(self, rec: Record, start: int, stop: int, view: bool = False) -> np.ndarray:
+        """Stored elements [start, stop) of a record; ``view``: may be read-only (mapped from the file)."""
         loc, off, _, _, _, shard = (c[rec.row] for c in self._data_columns())
-        return self._stored_at(rec.row, shard, loc, off, storage_dtype(rec.dtype), start, stop)
+        return self._stored_at(rec.row, shard, loc, off, storage_dtype(rec.dtype), start, stop, view)
 
-    def _stored_at(self, i: int, shard: int, loc: int, off: int, sdt: np.dtype, start: int, stop: int) -> np.ndarray:
+    def _stored_at(
+        self, i: int, shard: int, loc: int, off: int, sdt: np.dtype, start: int, stop: int, view: bool = False
+    ) -> np.ndarray:
         """Stored elements [start, stop) of row ``i`` (data location ``loc``, ``off`` in ``shard``)."""
         try:
             if loc == _DATASET:  # off: the owner's seq
-                return self._shards.dataset_slice(shard, str(off), sdt, start, stop, self._dataset_bytes)
+                return self._shards.dataset_slice(shard, str(off), sdt, start, stop, self._dataset_bytes, view)
             lo = off + start * sdt.itemsize
             return self._shards.blob_bytes(shard, lo, lo + (stop - start) * sdt.itemsize).view(sdt)
         except (OSError, KeyError, ValueError) as exc:

@@ -229,3 +229,27 @@ def test_copy_of_damaged_trace_still_names_the_copy(tmp_path: Path) -> None:
     with pytest.raises(NotATraceError) as err:
         open_trace(copy)
     assert str(copy / "shard-000000.h5") in str(err.value)
+
+
+def test_mapped_reads_of_a_shard_truncated_after_opening_fail_cleanly(tmp_path: Path) -> None:
+    """The analyzer maps large tensor reads from the file; a shard cut short after the trace was
+    opened gives the one-line error (a mapping past the end of a file would crash the process)."""
+    from analyzer._metrics import _read
+
+    big = np.arange(3_000_000, dtype=np.float32)  # 12 MB: a dataset of its own
+    with TraceWriter(tmp_path / "t") as w:
+        w.append(H, big)
+    s = shard0(tmp_path / "t")
+    with open_trace(tmp_path / "t") as tr:
+        rec = tr[0]
+        piece = _read(rec, 1_000_001, 2_000_001)  # not page aligned: mapped from the middle
+        assert not piece.flags.writeable and piece.base is not None
+        np.testing.assert_array_equal(piece, big[1_000_001:2_000_001])
+        assert tr.read(0).flags.writeable  # what users get is their own array
+    with open_trace(tmp_path / "t") as tr:
+        rec = tr[0]
+        with open(s, "r+b") as fh:
+            fh.truncate(s.stat().st_size - 4_000_000)
+        with pytest.raises(CorruptTraceError) as err:
+            _read(rec, 0, rec.numel)
+        assert str(s) in str(err.value) and "record 0" in str(err.value) and "\n" not in str(err.value)
