@@ -21,6 +21,7 @@ DISABLE_ENV = "PADIFF_TRACE_NUMPY_KERNELS"
 KINDS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}  # logical dtype -> kernel element code
 _STORED = {"f": np.dtype("=f4"), "d": np.dtype("=f8"), "e": np.dtype("=f2"), "b": np.dtype("=u2")}
 _KIND_OF_DTYPE = {np.dtype("=f4"): "f", np.dtype("=f8"): "d", np.dtype("=f2"): "e"}
+_API = 2  # the _ckernel.c this code expects (an older build is stale)
 _log = logging.getLogger(__name__)
 
 
@@ -34,7 +35,7 @@ def kernel() -> ModuleType | None:
     except ImportError:
         _log.debug("padiff_trace._ckernel not built; using the numpy kernels")
         return None
-    if not all(hasattr(_ckernel, f) for f in ("summary", "pair", "fletcher32")):  # a stale build
+    if getattr(_ckernel, "API", 1) < _API or not all(hasattr(_ckernel, f) for f in ("summary", "pair", "fletcher32")):  # stale
         _log.warning("padiff_trace._ckernel is out of date (reinstall the package); using the numpy kernels")
         return None
     return _ckernel

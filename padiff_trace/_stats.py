@@ -22,7 +22,7 @@ from ._dtypes import to_float64
 from ._native import kernel, kind_of
 from ._schema import STAT_FIELDS
 
-__all__ = ["CHUNK_ELEMS", "tensor_stats", "stats_tuple", "stats_numpy", "stats_dict"]
+__all__ = ["CHUNK_ELEMS", "copy_with_stats", "tensor_stats", "stats_tuple", "stats_numpy", "stats_dict"]
 
 CHUNK_ELEMS = 1 << 20
 _BLOCK = 1 << 16  # float64 block that stays in L2 cache
@@ -76,13 +76,25 @@ def _needs_two_pass(n: int, s: float, ss: float, mn: float, mx: float) -> bool:
     return var <= 0.0 or mean * mean > _CANCEL * var
 
 
-def stats_tuple(stored: np.ndarray, logical: str) -> tuple[float, ...]:
-    """Statistics of a stored (see ``_dtypes``) array, in ``STAT_FIELDS`` order."""
+def stats_tuple(stored: np.ndarray, logical: str, threads: int = 1) -> tuple[float, ...]:
+    """Statistics of a stored (see ``_dtypes``) array, in ``STAT_FIELDS`` order. ``threads``:
+    how many threads the C kernel may split a large array over (the caller's included)."""
     k = kernel()
     kind = kind_of(stored, logical) if k is not None and stored.size else None
     if kind is not None:
-        return k.summary(stored, kind)  # the same formulas, in C
+        return k.summary(stored, kind, None, threads)  # the same formulas, in C
     return stats_numpy(stored, logical)
+
+
+def copy_with_stats(stored: np.ndarray, logical: str, threads: int = 1) -> tuple[np.ndarray, tuple[float, ...] | None]:
+    """A private copy of a stored array and, when the C kernel takes it, its statistics computed
+    in the same pass (a copy alone costs nearly as much); otherwise (copy, None)."""
+    k = kernel()
+    kind = kind_of(stored, logical) if k is not None and stored.size else None
+    if kind is None:
+        return np.array(stored, copy=True, order="C"), None
+    out = np.empty_like(stored, order="C")
+    return out, k.summary(stored, kind, out, threads)
 
 
 def stats_numpy(stored: np.ndarray, logical: str) -> tuple[float, ...]:

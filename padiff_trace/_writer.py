@@ -76,6 +76,7 @@ class _Item:
     shape: tuple[int, ...] | None
     keep_data: bool
     nbytes: int
+    stats: tuple[float, ...] | None = None
 
 
 _CLOSE = object()
@@ -143,12 +144,14 @@ class TraceWriter:
         dtype: str | None = None,
         shape: tuple[int, ...] | None = None,
         keep_data: bool = True,
+        stats: tuple[float, ...] | None = None,
     ) -> int:
         """Queue one record; returns its sequence number. Blocks while the queue is full.
 
         ``data`` must not be modified by the caller afterwards. ``dtype`` is the logical
         dtype (needed for bfloat16, whose bits arrive as uint16, and for non-tensors,
-        e.g. ``"py:NoneType"`` with ``data=None``).
+        e.g. ``"py:NoneType"`` with ``data=None``). ``stats``: the statistics of ``data``
+        when the producer already has them (``STAT_FIELDS`` order); the writer trusts them.
         """
         nbytes = 0 if data is None else data.nbytes
         with self._lock:
@@ -163,7 +166,7 @@ class TraceWriter:
                 self._raise_if_failed()
             seq = self._seq
             self._seq = seq + 1
-            self._queue.append(_Item(seq, header, data, dtype, shape, keep_data, nbytes))
+            self._queue.append(_Item(seq, header, data, dtype, shape, keep_data, nbytes, stats))
             self._queued_bytes += nbytes
             if self._idle:  # the writer sleeps until told
                 self._cond.notify_all()
@@ -369,7 +372,9 @@ class TraceWriter:
                 if r[0] is arr and r[1] == logical:
                     hit = r
                     break
-            pre = self._prestats.pop(item.seq, None) if self._prestats else None
+            pre = item.stats
+            if pre is None and self._prestats:
+                pre = self._prestats.pop(item.seq, None)
             if hit is not None:
                 numel, stats = hit[2], hit[3]
                 if keep and hit[4] == shard.index and hit[5] != _LOC_NONE:

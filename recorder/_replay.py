@@ -19,6 +19,7 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import Kind, UserError, WeightTransferError, open_trace
+from padiff_trace._layout import transposed_rows
 from padiff_trace._match import align, canonical_type, types_equivalent
 
 from ._adapter import Adapter
@@ -77,7 +78,7 @@ def _entries(items: list[tuple[str, str, str, tuple[int, ...], Any]], framework:
 
 def _convert(arr: np.ndarray, src: _Entry, src_fw: str, dst: _Entry, dst_fw: str) -> np.ndarray:
     if src_fw != dst_fw and src.is_linear_weight and dst.is_linear_weight:
-        return np.ascontiguousarray(arr.T)
+        return transposed_rows(arr)
     return arr
 
 

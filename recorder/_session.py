@@ -17,7 +17,7 @@ import numpy as np
 
 from padiff_trace import Kind, Phase, RecordHeader, Summary, TraceWriter
 from padiff_trace._dtypes import to_storage
-from padiff_trace._stats import stats_tuple
+from padiff_trace._stats import copy_with_stats, stats_tuple
 
 from ._adapter import Adapter
 from ._nest import flatten, flatten_call
@@ -66,6 +66,9 @@ class Recorder:
         self._model: Any = model
         self._extra_meta = dict(meta or {})
         self._overwrite = overwrite
+        # threads a large host tensor's copy and statistics may be split over: the model waits
+        # for them (it is paused in our hook), so its cores are free
+        self._threads = min(2, os.cpu_count() or 1)
         self._writer: TraceWriter | None = None
         self._handles: list[Any] = []
         self._types: dict[str, str] = {}
@@ -327,26 +330,34 @@ class Recorder:
         if self._adapter.is_tensor(value):
             keep = self.options.keep_data(header.kind, header.step)
             host = None if keep else self._summary(value)
-            data, dtype, shape, device = host if host is not None else self._host(value)
-            writer.append(dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep)
+            data, dtype, shape, device, stats = host if host is not None else self._host(value)
+            writer.append(
+                dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep, stats=stats
+            )
         elif isinstance(value, _PY_SCALARS):
             writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
         else:
             writer.append(dataclasses.replace(header, device="python"), None, dtype=f"py:{type(value).__name__}")
 
-
     def _host(self, t: Any) -> Any:
-        """Host copy of ``t``; a tensor recorded again unchanged (a module's output is the next
-        module's input) reuses its copy, so the writer computes its statistics once."""
+        """(host copy of ``t``, logical dtype, shape, device, statistics or None). A tensor
+        already in host memory is copied and summarised in one pass; others (GPU) are copied by
+        the adapter and summarised by the writer. A tensor recorded again unchanged (a module's
+        output is the next module's input) reuses its copy and statistics."""
         version = self._adapter.tensor_version(t)
         for ref, ver, host in self._recent:
             if ref() is t and ver == version and type(host[0]) is not Summary:
                 return host
-        host = self._adapter.to_host(t)
+        view = self._adapter.host_view(t)
+        if view is not None:
+            arr, logical, shape, device = view
+            copy, stats = copy_with_stats(to_storage(arr, logical), logical, self._threads)
+            host = (copy, logical, shape, device, stats)
+        else:
+            host = (*self._adapter.to_host(t), None)
         if isinstance(host[0], np.ndarray) and host[0].nbytes <= self.options.queue_bytes // 8:
             self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
         return host
-
 
     def _summary(self, t: Any) -> Any:
         """For a record that keeps no data: the statistics of a tensor already in host memory,
@@ -361,7 +372,7 @@ class Recorder:
             return None
         arr, logical, shape, device = view
         stored = to_storage(arr, logical)
-        host = (Summary(int(stored.size), stats_tuple(stored, logical)), logical, shape, device)
+        host = (Summary(int(stored.size), stats_tuple(stored, logical, self._threads)), logical, shape, device, None)
         self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
         return host
 

@@ -12,7 +12,7 @@ import pytest
 from analyzer._accumulate import Accumulator
 from analyzer._tolerance import Tolerance
 from padiff_trace._native import DISABLE_ENV, kernel
-from padiff_trace._stats import stats_numpy, stats_tuple
+from padiff_trace._stats import copy_with_stats, stats_numpy, stats_tuple
 
 SIZES = [1, 3, 8, 9, 2047, 2048, 2049, 70_001]
 
@@ -58,6 +58,31 @@ def test_stats_match_numpy(dtype: str, special: str) -> None:
         arr = _data(n, dtype, i, special)
         got, want = stats_tuple(arr, dtype), stats_numpy(arr, dtype)
         np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-300, equal_nan=True, err_msg=f"n={n}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("special", ["plain", "offset", "both"])
+def test_copy_and_split_statistics(dtype: str, special: str) -> None:
+    """One pass that also copies, over several threads: the copy is bit-exact and the statistics
+    agree with the numpy reference (the split only reorders additions)."""
+    n = 1_500_007  # three parts of at least 2^19 elements, the last one uneven
+    arr = _data(n, dtype, 7, special)
+    want = stats_numpy(arr, dtype)
+    for threads in (1, 2, 3, 8):
+        copy, got = copy_with_stats(arr, dtype, threads)
+        assert copy is not arr and copy.dtype == arr.dtype and copy.flags.c_contiguous
+        assert copy.tobytes() == arr.tobytes(), threads
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-300, equal_nan=True, err_msg=f"threads={threads}")
+        np.testing.assert_allclose(stats_tuple(arr, dtype, threads), want, rtol=1e-11, atol=1e-300, equal_nan=True)
+
+
+def test_copy_target_must_fit() -> None:
+    k = kernel()
+    arr = np.ones(10, np.float32)
+    with pytest.raises(ValueError, match="40"):
+        k.summary(arr, "f", np.empty(9, np.float32))
+    with pytest.raises((TypeError, BufferError)):  # read-only: cannot receive the copy
+        k.summary(arr, "f", b"x" * 40)
 
 
 def test_stats_special_float16_values() -> None:
