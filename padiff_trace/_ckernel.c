@@ -16,10 +16,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#ifndef _WIN32
-#include <pthread.h>
-#define HAVE_THREADS 1
-#endif
 
 #define BLK 2048
 /* Below this many elements a kernel keeps the GIL: releasing it lets another thread take
@@ -351,65 +347,15 @@ static void st_merge(st_acc *a, const st_acc *b) {
     if (b->mx > a->mx) a->mx = b->mx;
 }
 
-#define MAX_THREADS 8
-#define SPLIT_MIN (1 << 19) /* elements per thread at least (~0.4 ms of work): a thread start costs ~50 us */
-
-typedef struct {
-    const char *buf;
-    char *dst;
-    loader_fn load;
-    Py_ssize_t size, count;
-    st_acc acc;
-} st_job;
-
-static void *st_run(void *arg) {
-    st_job *j = (st_job *)arg;
-    stats_sums(j->buf, j->load, j->size, j->count, &j->acc, j->dst);
-    return NULL;
-}
-
-/* stats_sums over up to ``threads`` threads (the calling one included), in whole blocks;
- * the partial sums are merged in order, so a result depends only on the thread count */
-static void stats_sums_split(const char *buf, loader_fn load, Py_ssize_t size, Py_ssize_t count, st_acc *a, char *dst,
-                             int threads) {
-    Py_ssize_t most = count / SPLIT_MIN;
-    int t = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
-    if (most < t) t = most < 1 ? 1 : (int)most;
-#ifdef HAVE_THREADS
-    if (t > 1) {
-        st_job jobs[MAX_THREADS];
-        pthread_t ids[MAX_THREADS];
-        int started[MAX_THREADS] = {0};
-        Py_ssize_t per = (count / t + BLK - 1) / BLK * BLK, at = 0;
-        for (int k = 0; k < t; k++) {
-            Py_ssize_t m = k == t - 1 ? count - at : (per < count - at ? per : count - at);
-            jobs[k] = (st_job){buf + at * size, dst ? dst + at * size : NULL, load, size, m, {0}};
-            at += m;
-        }
-        for (int k = 1; k < t; k++) started[k] = pthread_create(&ids[k], NULL, st_run, &jobs[k]) == 0;
-        st_run(&jobs[0]);
-        for (int k = 1; k < t; k++) {
-            if (started[k]) pthread_join(ids[k], NULL);
-            else st_run(&jobs[k]); /* could not start a thread: do its part here */
-        }
-        *a = jobs[0].acc;
-        for (int k = 1; k < t; k++) st_merge(a, &jobs[k].acc);
-        return;
-    }
-#endif
-    stats_sums(buf, load, size, count, a, dst);
-}
-
 #define CANCEL 1e4 /* mean^2 / var above which the one-pass variance is recomputed (as in _stats.py) */
 
-/* summary(buffer, kind, copy_to=None, threads=1) -> (min, max, mean, std, mean_abs, l2, nan, inf),
+/* summary(buffer, kind, copy_to=None) -> (min, max, mean, std, mean_abs, l2, nan, inf),
  * _stats.STAT_FIELDS. ``copy_to``: a writable buffer of the same size that receives a copy of the
- * bytes, made in the same pass. ``threads``: how many threads a large input may be split over. */
+ * bytes, made in the same pass (each block is copied while it is in L1). */
 static PyObject *k_summary(PyObject *self, PyObject *args) {
     PyObject *obj, *dst_obj = Py_None;
     const char *kind;
-    int threads = 1;
-    if (!PyArg_ParseTuple(args, "Os|Oi", &obj, &kind, &dst_obj, &threads)) return NULL;
+    if (!PyArg_ParseTuple(args, "Os|O", &obj, &kind, &dst_obj)) return NULL;
     loader_fn load;
     Py_ssize_t size, count;
     if (kind_info(kind, &load, &size) < 0) return NULL;
@@ -430,7 +376,7 @@ static PyObject *k_summary(PyObject *self, PyObject *args) {
     st_acc a = {0};
     double out[8];
     RELEASE_GIL(count)
-    stats_sums_split((const char *)view.buf, load, size, count, &a, (char *)dview.buf, threads);
+    stats_sums((const char *)view.buf, load, size, count, &a, (char *)dview.buf);
     double s = kval(&a.s), ss = kval(&a.ss), sa = kval(&a.sa);
     out[5] = sqrt(ss);
     out[6] = (double)a.nan;
@@ -692,7 +638,7 @@ static PyObject *k_fletcher32(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"summary", k_summary, METH_VARARGS,
-     "summary(buffer, kind, copy_to=None, threads=1) -> (min, max, mean, std, mean_abs, l2, nan, inf)"},
+     "summary(buffer, kind, copy_to=None) -> (min, max, mean, std, mean_abs, l2, nan, inf)"},
     {"fletcher32", k_fletcher32, METH_VARARGS, "fletcher32(buffer) -> HDF5 Fletcher-32 checksum"},
     {"pair", k_pair, METH_VARARGS, "pair(a, kind_a, b, kind_b, atol, rtol, tiny) -> metric sums"},
     {NULL, NULL, 0, NULL},
@@ -701,7 +647,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernel", "One-pass float64 statistics and pair metrics.",
                                     -1, methods};
 
-/* API: 2 = summary() takes copy_to and threads */
+/* API: 2 = summary() takes copy_to */
 PyMODINIT_FUNC PyInit__ckernel(void) {
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddIntConstant(m, "API", 2) < 0) {

@@ -76,17 +76,16 @@ def _needs_two_pass(n: int, s: float, ss: float, mn: float, mx: float) -> bool:
     return var <= 0.0 or mean * mean > _CANCEL * var
 
 
-def stats_tuple(stored: np.ndarray, logical: str, threads: int = 1) -> tuple[float, ...]:
-    """Statistics of a stored (see ``_dtypes``) array, in ``STAT_FIELDS`` order. ``threads``:
-    how many threads the C kernel may split a large array over (the caller's included)."""
+def stats_tuple(stored: np.ndarray, logical: str) -> tuple[float, ...]:
+    """Statistics of a stored (see ``_dtypes``) array, in ``STAT_FIELDS`` order."""
     k = kernel()
     kind = kind_of(stored, logical) if k is not None and stored.size else None
     if kind is not None:
-        return k.summary(stored, kind, None, threads)  # the same formulas, in C
+        return k.summary(stored, kind)  # the same formulas, in C
     return stats_numpy(stored, logical)
 
 
-def copy_with_stats(stored: np.ndarray, logical: str, threads: int = 1) -> tuple[np.ndarray, tuple[float, ...] | None]:
+def copy_with_stats(stored: np.ndarray, logical: str) -> tuple[np.ndarray, tuple[float, ...] | None]:
     """A private copy of a stored array and, when the C kernel takes it, its statistics computed
     in the same pass (a copy alone costs nearly as much); otherwise (copy, None)."""
     k = kernel()
@@ -94,7 +93,7 @@ def copy_with_stats(stored: np.ndarray, logical: str, threads: int = 1) -> tuple
     if kind is None:
         return np.array(stored, copy=True, order="C"), None
     out = np.empty_like(stored, order="C")
-    return out, k.summary(stored, kind, out, threads)
+    return out, k.summary(stored, kind, out)
 
 
 def stats_numpy(stored: np.ndarray, logical: str) -> tuple[float, ...]:

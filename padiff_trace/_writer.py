@@ -14,80 +14,27 @@ import logging
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
-from ._dtypes import dtype_name, to_storage
-from ._native import KINDS, kernel
 from ._errors import TraceExistsError, TraceWriteError
 from ._meta import base_meta
-from ._records import Frame, RecordHeader, stack_to_json
-from ._schema import FORMAT_VERSION, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
-from ._shard import BIG_TENSOR_BYTES, ROW, ShardWriter
-from ._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
+from ._payloads import Deferred, Summary, WriterOptions
+from ._records import RecordHeader
+from ._rows import Item, RowEncoder
+from ._schema import FORMAT_VERSION, SHARD_GLOB, Kind
+from ._shard import BIG_TENSOR_BYTES, ShardWriter
 
-__all__ = ["Deferred", "TraceWriter", "WriterOptions"]
+__all__ = ["Deferred", "Summary", "TraceWriter", "WriterOptions"]
 
 logger = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True, slots=True)
-class Deferred:
-    """A tensor whose host copy completes later (e.g. an async device->host copy).
-
-    ``fetch()`` runs on the writer thread and returns the host array.
-    """
-
-    nbytes: int
-    fetch: Callable[[], np.ndarray]
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """A tensor the producer already summarised (its statistics, in ``STAT_FIELDS`` order),
-    appended in place of data: the record keeps statistics only and nothing is copied."""
-
-    numel: int
-    stats: tuple[float, ...]
-    nbytes: int = 0  # queue accounting: holds no tensor bytes
-
-
-@dataclass(frozen=True, slots=True)
-class WriterOptions:
-    flush_records: int = 10_000
-    flush_seconds: float = 2.0
-    flush_bytes: int = 256 << 20
-    queue_bytes: int = 512 << 20
-    compression: str | None = None  # None, "gzip" or "lzf"
-    stats_only: bool = False
-    max_data_bytes: int | None = None  # larger tensors keep statistics only
-
-
-@dataclass(slots=True)
-class _Item:
-    seq: int
-    header: RecordHeader
-    data: np.ndarray | Deferred | Summary | None
-    dtype: str | None
-    shape: tuple[int, ...] | None
-    keep_data: bool
-    nbytes: int
-    stats: tuple[float, ...] | None = None
-
-
 _CLOSE = object()
 _FLUSH = object()
-_NAN_STATS = (float("nan"),) * len(STAT_FIELDS)
-_RECENT = 4  # arrays remembered for duplicate detection
-_BATCH = 512  # small tensors summarised together
 _TAKE = 1024  # records the writer takes off the queue at once
 _KIND_LABEL = {k: k.label for k in Kind} | {int(k): k.label for k in Kind}
-_LOC_NONE = int(DataLoc.NONE)
-_pack = ROW.pack
 
 
 class TraceWriter:
@@ -122,16 +69,7 @@ class TraceWriter:
         self._steps: set[int] = set()
         self._shard_index = 0
         self._abort_reason: str | None = None
-        self._stack_cache: dict[tuple[Frame, ...], str] = {}
-        self._recent: list[tuple[Any, ...]] = []
-        self._remember_max = self.options.queue_bytes // 8
-        self._keep_any = not self.options.stats_only
-        self._max_data = self.options.max_data_bytes
-        self._prestats: dict[int, tuple[float, ...]] = {}  # seq -> statistics computed in a batch  # (array, logical, numel, stats, shard, loc, off, nbytes)
-        self._shape_cache: dict[tuple[int, ...], str] = {}
-        self._summary_c = getattr(kernel(), "summary", None)
-        self._batch = self._summary_c is None  # numpy statistics: batch small tensors (the C kernel needs not)
-        self._pool: ThreadPoolExecutor | None = None  # statistics of large tensors, beside their write
+        self._rows = RowEncoder(self.options)  # used by the writer thread only
         self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
         self._thread.start()
 
@@ -166,7 +104,7 @@ class TraceWriter:
                 self._raise_if_failed()
             seq = self._seq
             self._seq = seq + 1
-            self._queue.append(_Item(seq, header, data, dtype, shape, keep_data, nbytes, stats))
+            self._queue.append(Item(seq, header, data, dtype, shape, keep_data, nbytes, stats))
             self._queued_bytes += nbytes
             if self._idle:  # the writer sleeps until told
                 self._cond.notify_all()
@@ -244,13 +182,13 @@ class TraceWriter:
         try:
             self._loop()
         finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
+            self._rows.close()
 
     def _loop(self) -> None:
         shard: ShardWriter | None = None
         opened = 0.0
         opts = self.options
+        rows = self._rows
         done_bytes = 0  # written since the producer was last told
         try:
             while True:
@@ -293,9 +231,8 @@ class TraceWriter:
                     if shard is None:
                         shard = self._new_shard()
                         opened = time.monotonic()
-                    if self._batch and item.seq not in self._prestats and _small(item):
-                        self._batch_stats(item, batch[n_done + 1 : n_done + 1 + _BATCH])
-                    self._write(shard, item)
+                    rows.prepare(item, batch, n_done + 1)
+                    rows.encode(shard, item)
                     done_bytes += item.nbytes
                     if item.nbytes >= BIG_TENSOR_BYTES or n_done % 64 == 63:  # free queue space early
                         with self._lock:
@@ -337,114 +274,6 @@ class TraceWriter:
         self._shard_index += 1
         return shard
 
-    def _write(self, shard: ShardWriter, item: _Item) -> None:
-        # per-record hot path (100k small records must take seconds): locals, cached string ids
-        h = item.header
-        arr = item.data
-        if type(arr) is Deferred:
-            arr = arr.fetch()
-        key = (h.module, h.module_type, h.position, h.device, id(h.stack))
-        hids = shard.cache.get(key)
-        if hids is None:  # the stack is kept alive by the cache entry, so its id stays unique
-            intern = shard.intern
-            stack_id = intern(self._stack_json(h.stack)) if h.stack else intern("")
-            hids = shard.cache[key] = (
-                intern(h.module), intern(h.module_type), intern(h.position), intern(h.device), stack_id, h.stack
-            )
-        if arr is None:
-            shape = tuple(item.shape or ())
-            logical = item.dtype or "py:NoneType"
-            numel, stats, loc, off, nb = 0, _NAN_STATS, _LOC_NONE, 0, 0
-        elif type(arr) is Summary:
-            shape = tuple(item.shape or ())
-            logical = item.dtype or "float32"
-            numel, stats, loc, off, nb = arr.numel, arr.stats, _LOC_NONE, 0, 0
-        else:
-            logical = item.dtype or dtype_name(arr.dtype)
-            shape = item.shape if item.shape is not None else arr.shape
-            keep = item.keep_data and self._keep_any
-            if keep and self._max_data is not None and arr.nbytes > self._max_data:
-                keep = False
-            # The same host array handed in again (one tensor recorded as a module's output
-            # and the next module's input): reuse its statistics and, within a shard, its bytes.
-            hit = None
-            for r in self._recent:
-                if r[0] is arr and r[1] == logical:
-                    hit = r
-                    break
-            pre = item.stats
-            if pre is None and self._prestats:
-                pre = self._prestats.pop(item.seq, None)
-            if hit is not None:
-                numel, stats = hit[2], hit[3]
-                if keep and hit[4] == shard.index and hit[5] != _LOC_NONE:
-                    loc, off, nb = hit[5], hit[6], hit[7]
-                else:
-                    loc, off, nb = shard.put_data(item.seq, to_storage(np.asarray(arr), logical)) if keep else (_LOC_NONE, 0, 0)
-            else:
-                stored = to_storage(arr, logical)
-                numel = stored.size
-                if pre is None and keep and stored.nbytes >= BIG_TENSOR_BYTES and not self.options.compression:
-                    # large tensor: its statistics (GIL-free C kernel) overlap its write (os.pwrite)
-                    pending = self._stats_pool().submit(stats_tuple, stored, logical)
-                    loc, off, nb = shard.put_data(item.seq, stored)
-                    stats = pending.result()
-                else:
-                    if pre is not None:
-                        stats = pre
-                    elif self._summary_c is not None and logical in KINDS:  # to_storage made it C-ready
-                        stats = self._summary_c(stored, KINDS[logical])
-                    else:
-                        stats = stats_tuple(stored, logical)
-                    loc, off, nb = shard.put_data(item.seq, stored) if keep else (_LOC_NONE, 0, 0)
-                if stored.nbytes <= self._remember_max:
-                    recent = self._recent
-                    recent.append((arr, logical, numel, stats, shard.index, loc, off, nb))
-                    if len(recent) > _RECENT:
-                        del recent[0]
-        tkey = (logical, shape)
-        tids = shard.cache.get(tkey)
-        if tids is None:
-            tids = shard.cache[tkey] = (shard.intern(logical), shard.intern(self._shape_json(shape)))
-        shard.rows += _pack(
-            item.seq, h.step, h.phase, h.kind, loc, h.call, h.parent, h.call_index,
-            hids[0], hids[1], hids[2], tids[0], tids[1], hids[3], hids[4], numel, off, nb, *stats,
-        )
-
-    def _stats_pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="padiff-trace-stats")
-        return self._pool
-
-    def _batch_stats(self, first: _Item, following: list[Any]) -> None:
-        """Summarise ``first`` and the small float tensors behind it (``following``: the rest of
-        the writer's batch) in one pass (numpy call overhead dominates for tiny tensors)."""
-        items = [first] + [it for it in following if isinstance(it, _Item) and _small(it)]
-        items = [it for it in items if it.seq not in self._prestats and not any(r[0] is it.data for r in self._recent)]
-        if len(items) < 8:
-            return
-        got = stats_many([it.data for it in items])  # type: ignore[misc]
-        if got is not None:
-            self._prestats.update((it.seq, st) for it, st in zip(items, got))
-
-    def _stack_json(self, stack: tuple[Frame, ...]) -> str:
-        if not stack:
-            return ""
-        text = self._stack_cache.get(stack)
-        if text is None:
-            if len(self._stack_cache) > 100_000:
-                self._stack_cache.clear()
-            text = self._stack_cache[stack] = stack_to_json(stack)
-        return text
-
-    def _shape_json(self, shape: tuple[int, ...]) -> str:
-        text = self._shape_cache.get(shape)
-        if text is None:
-            if len(self._shape_cache) > 100_000:
-                self._shape_cache.clear()
-            text = self._shape_cache[shape] = json.dumps([int(d) for d in shape])
-        return text
-
     def _summary(self) -> dict[str, Any]:
         return {
             "records": self._seq,
@@ -455,15 +284,6 @@ class TraceWriter:
         }
 
 
-def _small(item: _Item) -> bool:
-    """A plain host float array small enough for batched statistics."""
-    arr = item.data
-    if not isinstance(arr, np.ndarray) or not 0 < arr.size <= MANY_MAX_ELEMS:
-        return False
-    name = dtype_name(arr.dtype)
-    return name in ("float16", "float32", "float64") and (item.dtype or name) == name
-
-
 def _one_line(exc: BaseException) -> str:
     """A short, single-line description (HDF5 errors span many lines)."""
     errno = getattr(exc, "errno", None)
@@ -471,12 +291,3 @@ def _one_line(exc: BaseException) -> str:
         return f"{os.strerror(errno)} ({type(exc).__name__} errno {errno})"
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
-
-
-def phase_of(kind: Kind) -> Phase:
-    """The phase a kind of record normally belongs to."""
-    if kind in (Kind.GRAD_OUTPUT, Kind.GRAD_INPUT, Kind.PARAM_GRAD):
-        return Phase.BACKWARD
-    if kind in (Kind.PARAM, Kind.BUFFER):
-        return Phase.OTHER
-    return Phase.FORWARD

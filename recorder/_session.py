@@ -66,9 +66,6 @@ class Recorder:
         self._model: Any = model
         self._extra_meta = dict(meta or {})
         self._overwrite = overwrite
-        # threads a large host tensor's copy and statistics may be split over: the model waits
-        # for them (it is paused in our hook), so its cores are free
-        self._threads = min(2, os.cpu_count() or 1)
         self._writer: TraceWriter | None = None
         self._handles: list[Any] = []
         self._types: dict[str, str] = {}
@@ -351,7 +348,7 @@ class Recorder:
         view = self._adapter.host_view(t)
         if view is not None:
             arr, logical, shape, device = view
-            copy, stats = copy_with_stats(to_storage(arr, logical), logical, self._threads)
+            copy, stats = copy_with_stats(to_storage(arr, logical), logical)
             host = (copy, logical, shape, device, stats)
         else:
             host = (*self._adapter.to_host(t), None)
@@ -372,7 +369,7 @@ class Recorder:
             return None
         arr, logical, shape, device = view
         stored = to_storage(arr, logical)
-        host = (Summary(int(stored.size), stats_tuple(stored, logical, self._threads)), logical, shape, device, None)
+        host = (Summary(int(stored.size), stats_tuple(stored, logical)), logical, shape, device, None)
         self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
         return host
 
