@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Hashable, Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -59,6 +59,13 @@ class Adapter(ABC):
     @abstractmethod
     def tensor_version(self, t: Any) -> int:
         """The tensor's in-place modification counter."""
+
+    def storage_key(self, t: Any) -> Hashable | None:
+        """What identifies the bytes ``t`` shows (address, shape, strides, dtype, device), for a
+        framework that hands out several wrapper objects of one tensor (paddle gives each grad
+        hook its own); None when object identity suffices. Only compared while the earlier
+        wrapper is alive, so the address cannot have been reused."""
+        return None
 
     @abstractmethod
     def requires_grad(self, t: Any) -> bool: ...

@@ -78,7 +78,8 @@ class Recorder:
         self._replay_flushed = False  # step 0 weights+inputs flushed to a shard early, for a concurrent replay
         self._token: contextvars.Token[Recorder | None] | None = None
         self._ops: contextlib.ExitStack | None = None
-        self._recent: list[tuple[weakref.ref[Any], int, Any]] = []  # (tensor, version, host copy)
+        # (tensor, version, storage key, host copy or summary) of the last few tensors recorded
+        self._recent: list[tuple[Callable[[], Any], int, Any, Any]] = []
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Recorder:
@@ -341,10 +342,10 @@ class Recorder:
         already in host memory is copied and summarised in one pass; others (GPU) are copied by
         the adapter and summarised by the writer. A tensor recorded again unchanged (a module's
         output is the next module's input) reuses its copy and statistics."""
-        version = self._adapter.tensor_version(t)
-        for ref, ver, host in self._recent:
-            if ref() is t and ver == version and type(host[0]) is not Summary:
-                return host
+        version, key = self._adapter.tensor_version(t), self._adapter.storage_key(t)
+        host = self._seen(t, version, key)
+        if host is not None and type(host[0]) is not Summary:
+            return host
         view = self._adapter.host_view(t)
         if view is not None:
             arr, logical, shape, device = view
@@ -353,25 +354,40 @@ class Recorder:
         else:
             host = (*self._adapter.to_host(t), None)
         if isinstance(host[0], np.ndarray) and host[0].nbytes <= self.options.queue_bytes // 8:
-            self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
+            self._remember(t, version, key, host)
         return host
 
     def _summary(self, t: Any) -> Any:
         """For a record that keeps no data: the statistics of a tensor already in host memory,
         computed now on a zero-copy view (no copy, nothing queued); None when ``t`` is not
         there (GPU), and the writer summarises a host copy instead."""
-        version = self._adapter.tensor_version(t)
-        for ref, ver, host in self._recent:
-            if ref() is t and ver == version:
-                return host  # a host copy or a summary: either serves a statistics-only record
+        version, key = self._adapter.tensor_version(t), self._adapter.storage_key(t)
+        host = self._seen(t, version, key)
+        if host is not None:
+            return host  # a host copy or a summary: either serves a statistics-only record
         view = self._adapter.host_view(t)
         if view is None:
             return None
         arr, logical, shape, device = view
         stored = to_storage(arr, logical)
         host = (Summary(int(stored.size), stats_tuple(stored, logical)), logical, shape, device, None)
-        self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(weakref.ref(t), version, host)]
+        self._remember(t, version, key, host)
         return host
+
+    def _seen(self, t: Any, version: int, key: Any) -> Any:
+        """What was recorded for ``t`` recently, if it has not changed since: the same object, or
+        (paddle) another live wrapper of the same bytes, at the same in-place version."""
+        for ref, ver, k, host in self._recent:
+            old = ref()
+            if old is not None and ver == version and (old is t or (key is not None and k == key)):
+                return host
+        return None
+
+    def _remember(self, t: Any, version: int, key: Any, host: Any) -> None:
+        # a wrapper with a storage key is held (its hook's wrapper dies right after the hook, the
+        # bytes do not): at most the last four, and it keeps its address from being reused
+        ref: Callable[[], Any] = weakref.ref(t) if key is None else (lambda: t)
+        self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(ref, version, key, host)]
 
 
 def _split(name: str) -> tuple[str, str]:

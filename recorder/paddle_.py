@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Hashable, Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -50,7 +50,13 @@ class PaddleAdapter(Adapter):
         return arr, logical, shape, device
 
     def tensor_version(self, t: Any) -> int:
-        return int(t._inplace_version())
+        return int(t._inplace_version())  # shared by all wrappers of one tensor
+
+    def storage_key(self, t: Any) -> Hashable | None:
+        try:
+            return (t.data_ptr(), tuple(t.shape), tuple(t.strides), str(t.dtype), str(t.place))
+        except (AttributeError, RuntimeError, ValueError):
+            return None
 
     def requires_grad(self, t: Any) -> bool:
         return not bool(t.stop_gradient)

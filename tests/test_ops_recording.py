@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import recorder
-from padiff_trace import Kind, open_trace
+from padiff_trace import open_trace
 
 paddle = pytest.importorskip("paddle")
 torch = pytest.importorskip("torch")

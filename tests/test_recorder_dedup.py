@@ -80,3 +80,52 @@ def test_analyzer_measures_shared_bytes_once(tmp_path):
     assert _data_key(out0.a, out0.b, out0.perm, out0.tol) == _data_key(in1.a, in1.b, in1.perm, in1.tol)
     assert out0.metrics is not in1.metrics and out0.metrics.as_dict() == in1.metrics.as_dict()
     assert out0.metrics.max_abs > 0
+
+
+def test_paddle_grad_wrappers_of_one_tensor_share_data(tmp_path):
+    """paddle hands every grad hook its own wrapper of one gradient: the gradient of a block's
+    output, recorded for the block, its last sublayer and the root, is stored once and equals
+    the real gradient."""
+    paddle = pytest.importorskip("paddle")
+
+    class Block(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.lin = paddle.nn.Linear(16, 16)
+            self.act = paddle.nn.GELU()
+
+        def forward(self, x):
+            return self.act(self.lin(x))
+
+    paddle.seed(0)
+    m = paddle.nn.Sequential(Block(), Block())
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    with recorder.record(m, tmp_path / "t", weights="none") as rec:
+        out = m(x)
+        out.retain_grads()
+        rec.loss((out**2).mean()).backward()
+    with open_trace(tmp_path / "t") as tr:
+        grads = {r.module: r for r in tr.select(kind="grad_output") if r.module in ("", "1", "1.act")}
+        assert set(grads) == {"", "1", "1.act"}
+        row = {int(s): i for i, s in enumerate(tr.table["seq"])}
+        places = {(int(tr.table[row[r.seq]]["offset"]), int(tr.table[row[r.seq]]["nbytes"])) for r in grads.values()}
+        assert len(places) == 1  # one stored copy for the three records
+        for r in grads.values():
+            np.testing.assert_array_equal(r.read(), out.grad.numpy())
+
+
+def test_paddle_in_place_change_is_not_deduplicated(tmp_path):
+    paddle = pytest.importorskip("paddle")
+
+    class InPlaceP(paddle.nn.Layer):
+        def forward(self, x):
+            return x.scale_(2.0)
+
+    m = paddle.nn.Sequential(paddle.nn.Identity(), InPlaceP())
+    with recorder.record(m, tmp_path / "t", weights="none"):
+        m(paddle.ones([4, 4]))
+    with open_trace(tmp_path / "t") as tr:
+        before = tr.select(module="1", kind="module_input")[0].read()
+        after = tr.select(module="1", kind="module_output")[0].read()
+    assert before.max() == 1.0 and after.max() == 2.0
