@@ -64,8 +64,8 @@ class ShardFiles:
         view: bool = False,
     ) -> np.ndarray:
         """Elements [start, stop) of a tensor dataset. A contiguous, unfiltered dataset (what the
-        writer makes unless compression is on) is read with ``os.preadv`` at its file offset:
-        no HDF5 overhead, and the GIL is released (the analyzer measures while it reads).
+        writer makes unless compression is on) is read at its file offset, with ``os.preadv``
+        or mapped: no HDF5 overhead, and the GIL is released (the analyzer measures while it reads).
         ``owners(shard)``: {seq: bytes} of the shard's tensor datasets, to check the index.
         ``view``: a large read may return a read-only array mapped from the file."""
         f = self.file(shard)
@@ -91,10 +91,10 @@ class ShardFiles:
         if view and nbytes >= _MAP_MIN and _CAN_MAP:
             return _mapped(fd, pos, nbytes, sdt)
         out = np.empty(stop - start, dtype=sdt)
-        view = memoryview(out).cast("B")
+        buf = memoryview(out).cast("B")
         done = 0
-        while done < len(view):
-            got = os.preadv(fd, [view[done:]], pos + done)
+        while done < len(buf):
+            got = os.preadv(fd, [buf[done:]], pos + done)
             if got <= 0:
                 raise OSError(f"file ends inside dataset /tensors/{name}")
             done += got
