@@ -171,17 +171,21 @@ class Accumulator:
 
     def _nonfinite(self, x: np.ndarray, y: np.ndarray, bad: np.ndarray) -> None:
         """Count NaN/Inf (mismatches too) and zero every element non-finite on either side, in place."""
-        na, nb = np.isnan(x), np.isnan(y)
-        ia, ib = np.isinf(x), np.isinf(y)
+        na, nb, ia, ib = self._count_nonfinite(x, y)
+        np.logical_or(na | ia, nb | ib, out=bad)
+        x[bad] = 0.0
+        y[bad] = 0.0
+
+    def _count_nonfinite(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Add the NaN/Inf counts of both sides and their mismatches; return the four masks."""
+        na, nb, ia, ib = np.isnan(x), np.isnan(y), np.isinf(x), np.isinf(y)
         self.nan_a += int(na.sum())
         self.nan_b += int(nb.sum())
         self.inf_a += int(ia.sum())
         self.inf_b += int(ib.sum())
         self.nan_mis += int(np.count_nonzero(na ^ nb))
         self.inf_mis += int(np.count_nonzero((ia | ib) & ~(na | nb) & (x != y)))
-        np.logical_or(na | ia, nb | ib, out=bad)
-        x[bad] = 0.0
-        y[bad] = 0.0
+        return na, nb, ia, ib
 
     def _add_complex(self, a: np.ndarray, b: np.ndarray, offset: int) -> None:
         n = a.size
@@ -190,13 +194,7 @@ class Accumulator:
         bb = float(np.vdot(b, b).real)
         if not math.isfinite(aa + bb):
             bad = ~(np.isfinite(a) & np.isfinite(b))
-            na, nb, ia, ib = np.isnan(a), np.isnan(b), np.isinf(a), np.isinf(b)
-            self.nan_a += int(na.sum())
-            self.nan_b += int(nb.sum())
-            self.inf_a += int(ia.sum())
-            self.inf_b += int(ib.sum())
-            self.nan_mis += int(np.count_nonzero(na ^ nb))
-            self.inf_mis += int(np.count_nonzero((ia | ib) & ~(na | nb) & (a != b)))
+            self._count_nonfinite(a, b)
             a, b = np.where(bad, 0, a), np.where(bad, 0, b)
             aa, bb = float(np.vdot(a, a).real), float(np.vdot(b, b).real)
         self.aa += aa
