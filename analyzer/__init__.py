@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
-from ._compare import CompareOptions, align, compare
+from padiff_trace._weightmap import WeightMap, WeightPair
+
+from ._compare import CompareOptions, align, compare, weight_map
 from ._mapping import Mapping, MappingEntry, load_mapping
 from ._metrics import DEFAULT_TOLERANCES, MODES, Metrics, Tolerance
 from ._pairing import Alignment, CallPair
@@ -35,6 +37,8 @@ __all__ = [
     "PairResult",
     "Report",
     "Tolerance",
+    "WeightMap",
+    "WeightPair",
     "align",
     "alignment_text",
     "compare",
@@ -42,4 +46,5 @@ __all__ = [
     "local_vs_accumulated",
     "noise_floor",
     "single_step_plan",
+    "weight_map",
 ]

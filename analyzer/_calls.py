@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from padiff_trace import Kind, Phase, Record, Trace
 
-__all__ = ["Call", "TraceView", "as_int_ids", "build_view", "first_step", "phase_rank", "shape_sig"]
+__all__ = ["Call", "CallTree", "TraceView", "as_int_ids", "build_tree", "build_view", "first_step", "phase_rank", "shape_sig"]
 
 _FWD_KINDS = (Kind.MODEL_INPUT, Kind.MODULE_INPUT, Kind.MODULE_OUTPUT)
 
@@ -44,6 +45,87 @@ class Call:
 
 
 @dataclass(eq=False)
+class CallTree:
+    """The calls of one step as a forest, indexed once: children lists in entry order.
+
+    A call whose parent is missing (or in another step) is a root. Parent links that
+    form a cycle (a crafted or corrupt trace) are cut at the cycle's first call, which
+    becomes a root: every walk over this forest ends.
+    """
+
+    roots: list[Call]
+    kids: dict[int, list[Call]]  # call id -> children in entry order
+
+    def children(self, call: Call) -> list[Call]:
+        return self.kids.get(call.id, [])
+
+    def descendants(self, call: Call) -> list[Call]:
+        """Every call nested (at any depth) inside ``call``, in entry (pre-)order."""
+        out: list[Call] = []
+        stack = list(reversed(self.kids.get(call.id, [])))
+        while stack:
+            c = stack.pop()
+            out.append(c)
+            stack.extend(reversed(self.kids.get(c.id, [])))
+        return out
+
+
+def build_tree(calls: list[Call], by_id: dict[int, Call]) -> CallTree:
+    """The forest of ``calls`` (one step, entry order); sets each call's ``depth``. O(n)."""
+    in_step = {c.id for c in calls}
+    kids: dict[int, list[Call]] = defaultdict(list)
+    roots: list[Call] = []
+    for c in calls:
+        if c.parent in in_step and c.parent != c.id:
+            kids[c.parent].append(c)
+        else:
+            roots.append(c)
+    reached = _set_depths(roots, kids)
+    if reached < len(calls):  # the rest hangs off parent cycles: cut each at its first call
+        seen = {c.id for r in roots for c in _walk(r, kids)}
+        for c in calls:
+            if c.id in seen:
+                continue
+            head = _cycle_head(c, by_id)
+            kids[head.parent].remove(head)
+            roots.append(head)
+            _set_depths([head], kids)
+            seen.update(x.id for x in _walk(head, kids))
+        roots.sort(key=lambda c: c.id)
+    return CallTree(roots, dict(kids))
+
+
+def _walk(root: Call, kids: dict[int, list[Call]]) -> Iterator[Call]:
+    stack = [root]
+    while stack:
+        c = stack.pop()
+        yield c
+        stack.extend(kids.get(c.id, ()))
+
+
+def _set_depths(roots: list[Call], kids: dict[int, list[Call]]) -> int:
+    n = 0
+    for r in roots:
+        r.depth = 0
+        for c in _walk(r, kids):
+            n += 1
+            for k in kids.get(c.id, ()):
+                k.depth = c.depth + 1
+    return n
+
+
+def _cycle_head(c: Call, by_id: dict[int, Call]) -> Call:
+    """The call with the lowest id on the parent cycle above ``c`` (which reaches no root)."""
+    order: dict[int, int] = {}
+    path: list[Call] = []
+    while c.id not in order:
+        order[c.id] = len(path)
+        path.append(c)
+        c = by_id[c.parent]
+    return min(path[order[c.id]:], key=lambda x: x.id)
+
+
+@dataclass(eq=False)
 class TraceView:
     """What the analyzer needs from one trace, indexed once."""
 
@@ -59,26 +141,34 @@ class TraceView:
     probes: dict[int, dict[tuple[str, int], Record]]  # step -> (name, nth occurrence)
     losses: dict[int, list[Record]]
     module_types: dict[str, str]  # module path -> type, from every record
+    trees: dict[int, CallTree] = field(default_factory=dict, repr=False)  # step -> forest, built on demand
 
     @property
     def path(self) -> str:
         return str(self.trace.path)
 
+    def tree(self, step: int) -> CallTree:
+        """The call forest of ``step`` (built once)."""
+        t = self.trees.get(step)
+        if t is None:
+            t = self.trees[step] = build_tree(self.calls.get(step, []), self.by_id)
+        return t
+
     def children(self, call: Call) -> list[Call]:
-        return [c for c in self.calls.get(call.step, []) if c.parent == call.id]
+        return self.tree(call.step).children(call)
 
     def descendants(self, call: Call) -> set[int]:
         """Ids of every call nested (at any depth) inside ``call``."""
-        out: set[int] = set()
-        for c in self.calls.get(call.step, []):
-            p = c.parent
-            while p != -1:
-                if p == call.id:
-                    out.add(c.id)
-                    break
-                parent = self.by_id.get(p)
-                p = parent.parent if parent is not None else -1
-        return out
+        return {c.id for c in self.tree(call.step).descendants(call)}
+
+    def ancestors(self, call: Call) -> Iterator[Call]:
+        """The calls enclosing ``call``, innermost first (cycle-safe)."""
+        seen = {call.id}
+        p = self.by_id.get(call.parent)
+        while p is not None and p.id not in seen and p.step == call.step:
+            yield p
+            seen.add(p.id)
+            p = self.by_id.get(p.parent)
 
 
 def build_view(trace: Trace) -> TraceView:
@@ -119,11 +209,10 @@ def build_view(trace: Trace) -> TraceView:
             probes[rec.step][(rec.position, n)] = rec
         elif k == Kind.LOSS:
             losses[rec.step].append(rec)
-    for step_calls in calls.values():
+    trees: dict[int, CallTree] = {}
+    for step, step_calls in calls.items():
         step_calls.sort(key=lambda c: c.id)
-        for c in step_calls:
-            parent = by_id.get(c.parent)
-            c.depth = parent.depth + 1 if parent is not None else 0
+        trees[step] = build_tree(step_calls, by_id)
     steps = sorted(set(calls) | set(weights) | set(pgrads) | set(losses))
     return TraceView(
         trace=trace,
@@ -138,6 +227,7 @@ def build_view(trace: Trace) -> TraceView:
         probes=dict(probes),
         losses=dict(losses),
         module_types=types,
+        trees=trees,
     )
 
 

@@ -15,17 +15,20 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import Kind, Record, UserError, open_trace
+from padiff_trace._weightmap import WeightMap
+from padiff_trace._weightmatch import module_anchors
 
 from ._calls import TraceView, build_view, phase_rank
 from ._mapping import Mapping, load_mapping
-from ._metrics import MODES, Metrics, Tolerance, measure, tolerance_for, verdict, worker_pool
+from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
-from ._ops import collect_ops, op_todo
-from ._pairing import Alignment, CallPair, align_views, pair_leaves, pair_weights
+from ._ops import collect_ops, plan_ops
+from ._pairing import Alignment, CallPair, align_views, pair_leaves
+from ._weights import pair_by_map, trace_weight_map
 from ._referee import Referee, classify, side_errors
 from ._report import PairResult, Report
 
-__all__ = ["compare", "align", "CompareOptions"]
+__all__ = ["compare", "align", "weight_map", "CompareOptions"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,8 +73,16 @@ def _mapping(m: str | os.PathLike[str] | Mapping | None) -> Mapping | None:
 
 def align(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> Alignment:
     """Pair the module calls of two traces (first step) without measuring anything."""
-    ta, tb = open_trace(a_path), open_trace(b_path)
-    return align_views(build_view(ta), build_view(tb), _mapping(mapping))
+    va, vb = build_view(open_trace(a_path)), build_view(open_trace(b_path))
+    m = _mapping(mapping)
+    wm = trace_weight_map(va, vb, m)
+    return align_views(va, vb, m, anchors=module_anchors(wm) if wm is not None else None)
+
+
+def weight_map(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> WeightMap | None:
+    """Which weight of trace A is which weight of trace B (the engine ``record --weights-from``
+    uses, on both traces' first recorded weights); None when either trace holds no weights."""
+    return trace_weight_map(build_view(open_trace(a_path)), build_view(open_trace(b_path)), _mapping(mapping))
 
 
 def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **options: Any) -> Report:
@@ -83,8 +94,9 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
             logger.warning("%s: trace is incomplete; comparing what it holds", t.path)
     va, vb = build_view(ta), build_view(tb)
     mapping = _mapping(opts.mapping)
-    al = align_views(va, vb, mapping)
-    todo = _plan(al, va, vb, mapping.ops if mapping is not None else None)
+    wm = trace_weight_map(va, vb, mapping)
+    al = align_views(va, vb, mapping, anchors=module_anchors(wm) if wm is not None else None)
+    todo = _plan(al, va, vb, wm, mapping.ops if mapping is not None else None)
     ctx = _context(opts, va, vb, mapping)
     results: list[PairResult] = []
     total = sum(min(x[1].numel, x[2].numel) for x in todo)
@@ -99,23 +111,30 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
         ctx.pool = None
         bar.close()
     results.sort(key=lambda r: r.order)
+    _absorb_unused_input_differences(results)
     for i, r in enumerate(results):
         r.index = i
     return Report(
-        va, vb, al, results, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb), referees=ctx.info
+        va, vb, al, results, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
+        weight_map=wm,
     )
 
+
+_WEIGHT_ROLES = ("param", "buffer", "param_grad")
 
 _Todo = tuple[str, Record, Record, "tuple[int, ...] | None", "CallPair | None"]
 
 
-def _plan(al: Alignment, va: TraceView, vb: TraceView, op_names: dict[str, str] | None = None) -> list[_Todo]:
+def _plan(
+    al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None, op_names: dict[str, str] | None = None
+) -> list[_Todo]:
     """Every (role, A record, B record, permutation, call pair) to compare, all steps."""
     todo: list[_Todo] = []
     keyed = al.by_key()
     steps_b = {s: {c.key: c for c in cs} for s, cs in vb.calls.items()}
     hidden_a = {c.key for c in al.hidden_a}
     ops_a, ops_b = collect_ops(va.trace), collect_ops(vb.trace)
+    op_calls: list[tuple[Any, Any, CallPair]] = []  # planned last: their operands come from the module pairs
     for step, calls in va.calls.items():
         b_by_key = steps_b.get(step, {})
         for ca in calls:
@@ -142,12 +161,12 @@ def _plan(al: Alignment, va: TraceView, vb: TraceView, op_names: dict[str, str] 
                 if gx is not None and gy is not None:
                     todo.append(("grad_output", gx, gy, p, pair))
             if ops_a and ops_b:
-                todo += op_todo(ops_a.get(ca.id, []), ops_b.get(cb.id, []), pair, op_names)
+                op_calls.append((ca, cb, pair))
     for step in sorted(set(va.weights) & set(vb.weights)):
-        for x, y, p in pair_weights(al, va.weights[step], vb.weights[step])[0]:
+        for x, y, p in pair_by_map(wm, va.weights[step], vb.weights[step])[0]:
             todo.append(("param" if x.kind == Kind.PARAM else "buffer", x, y, p, None))
     for step in sorted(set(va.param_grads) & set(vb.param_grads)):
-        for x, y, p in pair_weights(al, va.param_grads[step], vb.param_grads[step])[0]:
+        for x, y, p in pair_by_map(wm, va.param_grads[step], vb.param_grads[step])[0]:
             todo.append(("param_grad", x, y, p, None))
     for step in sorted(set(va.probes) & set(vb.probes)):
         pb = vb.probes[step]
@@ -157,6 +176,7 @@ def _plan(al: Alignment, va: TraceView, vb: TraceView, op_names: dict[str, str] 
     for step in sorted(set(va.losses) & set(vb.losses)):
         for x, y in zip(va.losses[step], vb.losses[step]):
             todo.append(("loss", x, y, None, None))
+    todo += plan_ops(op_calls, (va, vb), (ops_a, ops_b), list(todo), op_names)
     return todo
 
 
@@ -177,13 +197,27 @@ def _judge(
         res.passed, res.reason = True, "not tensors"
         return res
     shape_a = tuple(ra.shape[k] for k in perm) if perm is not None else ra.shape
+    key: tuple[Any, ...] | None = None
+    note = ""
     if shape_a != rb.shape:
-        res.reason = f"shape mismatch: A {list(ra.shape)} vs B {list(rb.shape)}"
-        return res
+        activation = perm is None and role not in _WEIGHT_ROLES and ra.has_data and rb.has_data
+        common = broadcast_shape(shape_a, rb.shape) if activation else None
+        if activation and ra.numel == rb.numel and shape_a[-1:] == rb.shape[-1:]:
+            # one side merged leading axes ([2, 12, 64] vs [24, 64]): the same values in the same order
+            note = f"compared flattened (A {list(ra.shape)}, B {list(rb.shape)})"
+        elif common is not None:
+            # one side keeps a broadcastable shape (a mask [2,1,1,S] vs [2,1,S,S]): compare the values
+            note = f"compared broadcast to {list(common)} (A {list(ra.shape)}, B {list(rb.shape)})"
+            ra = BroadcastView(ra, common) if ra.shape != common else ra  # type: ignore[assignment]
+            rb = BroadcastView(rb, common) if rb.shape != common else rb  # type: ignore[assignment]
+        else:
+            res.reason = f"shape mismatch: A {list(ra.shape)} vs B {list(rb.shape)}"
+            return res
+    else:
+        key = _data_key(ra, rb, perm, tol)
     if ra.numel == 0:
         res.metrics, res.passed = Metrics(), True
         return res
-    key = _data_key(ra, rb, perm, tol)
     cache = ctx.measured if ctx is not None else None
     m = cache.get(key) if cache is not None and key is not None else None
     if m is None:
@@ -196,7 +230,26 @@ def _judge(
     res.passed, res.reason = verdict(m, tol)
     if ctx is not None and not m.stats_only:
         _noise_verdict(res, m, o, ctx)
+    if note:
+        res.reason = f"{res.reason}; {note}" if res.reason else note
     return res
+
+
+def _absorb_unused_input_differences(results: list[PairResult]) -> None:
+    """An input that differs while every output of its call agrees had no effect on the
+    computation: a representation difference (one library's additive mask holds -1e4, the
+    other's float32 min), not a divergence. Such pairs pass, with the reason kept."""
+    outputs: dict[tuple[int, int, int], list[PairResult]] = {}
+    for r in results:
+        if r.role == "output" and r.call_pair is not None:
+            outputs.setdefault((r.step, r.call_pair.a.id, r.call_pair.b.id), []).append(r)
+    for r in results:
+        if r.passed or r.role not in ("input", "model_input") or r.call_pair is None or r.reason.startswith("shape"):
+            continue
+        outs = outputs.get((r.step, r.call_pair.a.id, r.call_pair.b.id), [])
+        if outs and all(o.passed for o in outs):
+            r.passed = True
+            r.reason = f"differs but every output of the call agrees: not used as a number ({r.reason})"
 
 
 def _data_key(ra: Record, rb: Record, perm: tuple[int, ...] | None, tol: Tolerance) -> tuple[Any, ...] | None:
@@ -213,7 +266,7 @@ def _where_stored(r: Record) -> tuple[int, int, int, int, int]:
     return (id(t), int(t._shard_of[r.row]), int(row["data_loc"]), int(row["offset"]), int(row["nbytes"]))
 
 
-def _unpaired(al: Alignment, va: TraceView, vb: TraceView) -> dict[str, list[str]]:
+def _unpaired(al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {
         "calls_a": [f"{c.label} ({c.module_type})" for c in al.unpaired_a],
         "calls_b": [f"{c.label} ({c.module_type})" for c in al.unpaired_b],
@@ -222,7 +275,7 @@ def _unpaired(al: Alignment, va: TraceView, vb: TraceView) -> dict[str, list[str
     }
     s0 = min(set(va.weights) & set(vb.weights), default=None)
     if s0 is not None:
-        _, ua, ub = pair_weights(al, va.weights[s0], vb.weights[s0])
+        _, ua, ub = pair_by_map(wm, va.weights[s0], vb.weights[s0])
         out["weights_a"] = [f"{r.module}.{r.position}".lstrip(".") for r in ua]
         out["weights_b"] = [f"{r.module}.{r.position}".lstrip(".") for r in ub]
     return out

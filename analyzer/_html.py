@@ -127,6 +127,7 @@ def _divergence_html(report: Report) -> str:
     return (
         f"<p>step {p.step}, {_E(p.role)}: {_E(p.reason)}<br>{_E(metrics)}<br>inputs of this call: {_E(inputs)}"
         + (f"<br>class: <b>{_E(str(cls))}</b>" if cls else "")
+        + (f"<br><b>type difference: A {_E(td[0])} vs B {_E(td[1])}</b>" if (td := d.type_difference) else "")
         + "</p><div class='panel'>"
         + f"<div><b>A</b> {_E(p.a.name)} [{_E(p.a.module_type)}]{_stack_html(p.a.stack)}</div>"
         + f"<div><b>B</b> {_E(p.b.name)} [{_E(p.b.module_type)}]{_stack_html(p.b.stack)}</div></div>"

@@ -27,7 +27,7 @@ from padiff_trace._stats import stats_tuple
 from ._accumulate import BLOCK, Accumulator, Metrics
 from ._tolerance import DEFAULT_TOLERANCES, MODES, Tolerance, tolerance_for, verdict
 
-__all__ = ["MODES", "RowSlice", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict", "worker_pool"]
+__all__ = ["MODES", "BroadcastView", "RowSlice", "broadcast_shape", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict", "worker_pool"]
 
 _READ = 1 << 20  # elements per read (4 MB of float32 per side)
 _PARALLEL = 1 << 19  # tensors of at least this many elements are read and measured by _WORKERS threads
@@ -98,19 +98,25 @@ def measure(
 
 
 class RowSlice:
-    """Rows ``[lo, hi)`` of a record (torch MHA's packed ``in_proj_*``), usable wherever a Record is.
+    """Rows ``[lo, hi)`` of a record (a packed tensor's share: torch MHA's ``in_proj_*``, a fused
+    q|k|v), usable wherever a Record is.
 
-    Reads only those rows. Keeps the packed record's sequence number, step and stack;
-    ``position`` names the rows (``in_proj_weight[0:16]``); statistics are the rows' own.
+    Without ``perm`` the rows are those of the stored tensor and only they are read. With
+    ``perm`` (stored -> canonical layout, e.g. transformers' ``Conv1D`` stores ``[in, out]``)
+    the rows are the canonical tensor's: the record is read whole once and the share kept.
+    Keeps the packed record's sequence number, step and stack; ``position`` names the rows
+    (``in_proj_weight[0:16]``); statistics are the rows' own.
     """
 
-    def __init__(self, base: Record, lo: int, hi: int) -> None:
-        self.base, self.lo, self.hi = base, lo, hi
-        self.shape: tuple[int, ...] = (hi - lo,) + tuple(base.shape[1:])
+    def __init__(self, base: Record, lo: int, hi: int, perm: tuple[int, ...] | None = None) -> None:
+        self.base, self.lo, self.hi, self.perm = base, lo, hi, perm
+        canon = tuple(base.shape[k] for k in perm) if perm is not None else tuple(base.shape)
+        self.shape: tuple[int, ...] = (hi - lo,) + canon[1:]
         self.numel = int(np.prod(self.shape, dtype=np.int64))
-        self.row_elems = int(np.prod(base.shape[1:], dtype=np.int64))
-        self.position = f"{base.position}[{lo}:{hi}]"
+        self.row_elems = int(np.prod(canon[1:], dtype=np.int64))
+        self.position = f"{base.position}[{lo}:{hi}]" if perm is None else f"{base.position}.T[{lo}:{hi}]"
         self._stats: dict[str, float] | None = None
+        self._rows: np.ndarray | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.base, name)
@@ -119,6 +125,14 @@ class RowSlice:
     def name(self) -> str:
         mod = self.base.module or "<root>"
         return f"{mod}#{self.base.call_index}:{self.position}"
+
+    def canonical_rows(self) -> np.ndarray:
+        """The share, flat, decoded (``perm`` slices only: materialised once)."""
+        if self._rows is None:
+            full = decode(self.base.trace._read_stored(self.base, 0, self.base.numel, False), self.base.dtype)
+            canon = np.transpose(full.reshape(self.base.shape), self.perm)
+            self._rows = np.ascontiguousarray(canon[self.lo : self.hi]).reshape(-1)
+        return self._rows
 
     def read(self) -> np.ndarray:
         return _read(self, 0, self.numel, view=False).reshape(self.shape)
@@ -130,8 +144,12 @@ class RowSlice:
     @property
     def stats(self) -> dict[str, float]:
         if self._stats is None:
-            stored = self.base.trace._read_stored(self.base, self.lo * self.row_elems, self.hi * self.row_elems)
-            vals = stats_tuple(stored, self.base.dtype)
+            if self.perm is not None:
+                rows = self.canonical_rows()
+                vals = stats_tuple(rows, str(rows.dtype))
+            else:
+                stored = self.base.trace._read_stored(self.base, self.lo * self.row_elems, self.hi * self.row_elems)
+                vals = stats_tuple(stored, self.base.dtype)
             self._stats = {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
         return self._stats
 
@@ -139,12 +157,55 @@ class RowSlice:
         return f"RowSlice({self.name}, rows {self.lo}:{self.hi} of {list(self.base.shape)})"
 
 
-def _read(rec: Record | RowSlice, start: int, stop: int, view: bool = True) -> np.ndarray:
+class BroadcastView:
+    """A record broadcast to a larger shape (an attention mask ``[2, 1, 1, S]`` against
+    ``[2, 1, S, S]``, position ids ``[1, S]`` against ``[2, S]``), materialised once; usable
+    wherever a Record is."""
+
+    LIMIT = 1 << 26  # elements: larger broadcasts stay a shape mismatch
+
+    def __init__(self, base: Record, shape: tuple[int, ...]) -> None:
+        self.base, self.shape = base, tuple(shape)
+        self.numel = int(np.prod(self.shape, dtype=np.int64))
+        self._flat: np.ndarray | None = None
+        self._stats: dict[str, float] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.base, name)
+
+    def flat(self) -> np.ndarray:
+        if self._flat is None:
+            full = decode(self.base.trace._read_stored(self.base, 0, self.base.numel, False), self.base.dtype)
+            self._flat = np.ascontiguousarray(np.broadcast_to(full.reshape(self.base.shape), self.shape)).reshape(-1)
+        return self._flat
+
+    @property
+    def stats(self) -> dict[str, float]:
+        if self._stats is None:
+            vals = stats_tuple(self.flat(), str(self.flat().dtype))
+            self._stats = {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
+        return self._stats
+
+
+def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The common shape two tensor shapes broadcast to (numpy rules), or None."""
+    try:
+        shape = tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        return None
+    return shape if int(np.prod(shape, dtype=np.int64)) <= BroadcastView.LIMIT else None
+
+
+def _read(rec: Record | RowSlice | BroadcastView, start: int, stop: int, view: bool = True) -> np.ndarray:
     """Elements [start, stop) of a record, flat, decoded but not upcast (bfloat16 -> float32);
     with ``view``, possibly a read-only view of the file."""
     if rec.dtype in _UNDECODED:
         raise UserError(f"{rec.trace.path}: record {rec.seq} ({rec.name}) has dtype {rec.dtype}, which cannot be compared")
+    if isinstance(rec, BroadcastView):
+        return rec.flat()[start:stop]
     if isinstance(rec, RowSlice):
+        if rec.perm is not None:
+            return rec.canonical_rows()[start:stop]
         off = rec.lo * rec.row_elems
         return decode(rec.trace._read_stored(rec.base, off + start, off + stop, view), rec.dtype)
     return decode(rec.trace._read_stored(rec, start, stop, view), rec.dtype)

@@ -178,13 +178,7 @@ def noise_floor(view: TraceView) -> NoiseFloor:
 
 
 def _inside(view: TraceView, c: Call, anc: Call) -> bool:
-    p = c.parent
-    while p != -1:
-        if p == anc.id:
-            return True
-        parent = view.by_id.get(p)
-        p = parent.parent if parent is not None else -1
-    return False
+    return any(p is anc for p in view.ancestors(c))  # cycle-safe walk up the parent links
 
 
 def pair_noise(a: Record, b: Record, fa: NoiseFloor, fb: NoiseFloor, diff_rms: float) -> dict[str, float | bool]:

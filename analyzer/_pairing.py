@@ -1,8 +1,9 @@
-"""Pairing: module calls (mapping pins + global order alignment), tensor leaves, weights.
+"""Pairing: module calls (mapping pins, weight anchors, hierarchical alignment), tensor leaves, weights.
 
 A wrong pair is worse than no pair: two calls may pair by order only with
 positive evidence - the same first output shape and either equivalent framework
-types, or both user-defined with compatible names or contents.
+types, or both user-defined with compatible names or contents; or, as a type
+difference, alone in the same slot with the same shapes (``analyzer._align``).
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from padiff_trace import Record
-from padiff_trace._match import align, canonical_type, is_known_type, types_equivalent
+from padiff_trace._match import canonical_type, types_equivalent
 
-from ._calls import Call, TraceView, as_int_ids, first_step, shape_sig
+from ._align import Segmenter, features
+from ._calls import Call, CallTree, TraceView, first_step
 from ._mapping import Mapping, MappingEntry, resolve
 from ._metrics import RowSlice
 
-__all__ = ["CallPair", "Alignment", "align_views", "pair_leaves", "pair_weights", "WEIGHT_NAMES"]
+__all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves", "pair_weights", "WEIGHT_NAMES"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,14 +35,12 @@ _PROJ = ("q_proj", "k_proj", "v_proj")
 
 _W = Record | RowSlice
 
-_PIN = 1e6
-
 
 @dataclass(eq=False)
 class CallPair:
     a: Call
     b: Call
-    how: str  # "root", "mapping" or "order"
+    how: str  # "root", "mapping", "anchor", "order" or "type" (see HOW)
     entry: MappingEntry | None = None
 
     @property
@@ -51,6 +50,21 @@ class CallPair:
     @property
     def perm(self) -> tuple[int, ...] | None:
         return self.entry.transpose if self.entry is not None else None
+
+    @property
+    def type_differs(self) -> bool:
+        """Paired as a type difference: different module classes in the same slot."""
+        return self.how == "type"
+
+
+# what each ``CallPair.how`` means (reports print these)
+HOW: dict[str, str] = {
+    "root": "the models' top-level calls",
+    "mapping": "pinned by the mapping file",
+    "anchor": "their weights matched",
+    "order": "call order, nesting, equivalent types and shapes",
+    "type": "same slot and shapes, different module types",
+}
 
 
 @dataclass(eq=False)
@@ -71,81 +85,69 @@ class Alignment:
     def by_key(self) -> dict[tuple[str, int], CallPair]:
         return {p.a.key: p for p in self.pairs}
 
+    @property
+    def type_differences(self) -> list[CallPair]:
+        return [p for p in self.pairs if p.type_differs]
+
 
 def _modules(v: TraceView) -> set[str]:
     return set(v.module_types) | {c.module for cs in v.calls.values() for c in cs}
 
 
-def align_views(a: TraceView, b: TraceView, mapping: Mapping | None = None) -> Alignment:
-    """Pair the forward calls of the first step of both traces."""
+@dataclass(frozen=True)
+class _Pin:
+    b: Call
+    how: str  # "mapping", "anchor" or "root"
+    entry: MappingEntry | None = None
+
+
+def align_views(
+    a: TraceView, b: TraceView, mapping: Mapping | None = None, anchors: dict[str, str] | None = None
+) -> Alignment:
+    """Pair the forward calls of the first step of both traces.
+
+    ``anchors``: module path in A -> module path in B for modules whose weights matched
+    each other; their calls pair n-th with n-th (as mapping pins do; the mapping wins).
+    Everything else is aligned hierarchically between the pins (``analyzer._align``).
+    """
     swap = a.framework == "torch" and b.framework == "paddle"
-    ca = a.calls.get(first_step(a), [])
-    cb = b.calls.get(first_step(b), [])
-    pins: dict[int, tuple[int, MappingEntry | None, str]] = {}  # index in ca -> (index in cb, entry, how)
+    step_a, step_b = first_step(a), first_step(b)
+    ca, cb = a.calls.get(step_a, []), b.calls.get(step_b, [])
+    ta, tb = a.tree(step_a), b.tree(step_b)
     resolved = resolve(mapping, _modules(a), _modules(b), swap) if mapping is not None else []
-    ia = {c.id: i for i, c in enumerate(ca)}
-    ib = {c.id: i for i, c in enumerate(cb)}
-    by_mod_a = _by_module(ca)
-    by_mod_b = _by_module(cb)
-    module_entries: dict[str, MappingEntry] = {}
-    pinned_b: set[int] = set()
-    for mod_a, mod_b, entry in resolved:
-        module_entries[mod_a] = entry
-        for x, y in zip(by_mod_a.get(mod_a, []), by_mod_b.get(mod_b, [])):
-            if ia[x.id] not in pins and ib[y.id] not in pinned_b:
-                pins[ia[x.id]] = (ib[y.id], entry, "mapping")
-                pinned_b.add(ib[y.id])
-    roots_a = [i for i, c in enumerate(ca) if c.parent == -1]
-    roots_b = [j for j, c in enumerate(cb) if c.parent == -1]
-    if roots_a and roots_b and roots_a[0] not in pins and roots_b[0] not in pinned_b:
-        pins[roots_a[0]] = (roots_b[0], None, "root")
-        pinned_b.add(roots_b[0])
-    hidden_a: set[int] = set()
-    hidden_b: set[int] = set()
-    for i, (j, entry, _) in pins.items():
-        if entry is not None and entry.blackbox:
-            hidden_a |= {ia[d] for d in a.descendants(ca[i])}
-            hidden_b |= {ib[d] for d in b.descendants(cb[j])}
-    score = _score(ca, cb, a, b)
-    score[sorted(hidden_a), :] = 0
-    score[:, sorted(hidden_b)] = 0
-    for i, (j, _, _) in pins.items():
-        score[i, :] = 0
-        score[:, j] = 0
-    for i, (j, _, _) in pins.items():
-        score[i, j] = _PIN
-    pairs_ij = align(score)
-    # second pass: reward pairs whose parents are paired with each other
-    parent_of = {i: j for i, j in pairs_ij}
-    bonus = np.zeros_like(score)
-    pa = np.array([ia.get(c.parent, -1) for c in ca])
-    pb = np.array([ib.get(c.parent, -1) for c in cb])
-    mapped_parent = np.array([parent_of.get(int(p), -2) if p >= 0 else -1 for p in pa])
-    bonus[(mapped_parent[:, None] == pb[None, :]) & (score > 0) & (score < _PIN)] = 0.5
-    pairs_ij = align(score + bonus)
-    got = dict(pairs_ij)
-    for i, (j, _, _) in pins.items():  # crossing pins (reordered modules) are kept too
-        got[i] = j
-    pairs: list[CallPair] = []
-    for i in sorted(got):
-        j = got[i]
-        pin = pins.get(i)
-        how, entry = ("order", None) if pin is None or pin[0] != j else (pin[2], pin[1])
-        pairs.append(CallPair(ca[i], cb[j], how, entry))
-    used_a, used_b = set(got), set(got.values())
+    pins = _pins(ca, cb, resolved, _anchor_pairs(anchors, resolved))
+    if ta.roots and tb.roots and ta.roots[0].id not in pins and tb.roots[0].id not in {p.b.id for p in pins.values()}:
+        pins[ta.roots[0].id] = _Pin(tb.roots[0], "root")
+    hidden_a, hidden_b = _hidden(pins, a.by_id, ta, tb)
+    pins = {i: p for i, p in pins.items() if i not in hidden_a and p.b.id not in hidden_b}
+    seg = Segmenter(
+        ta, tb, features(ca, cb),
+        pin_a={i: p.b for i, p in pins.items()},
+        pin_b={p.b.id: a.by_id[i] for i, p in pins.items()},
+        hidden_a=hidden_a, hidden_b=hidden_b,
+    )
+    opened = [(a.by_id[i], p.b) for i, p in pins.items() if p.entry is None or not p.entry.blackbox]
+    pairs = [CallPair(a.by_id[i], p.b, p.how, p.entry) for i, p in pins.items()]
+    pairs += [CallPair(f.a, f.b, f.how) for f in seg.run(opened)]
+    pairs.sort(key=lambda p: p.a.id)
+    used_a, used_b = {p.a.id for p in pairs}, {p.b.id for p in pairs}
     al = Alignment(
         a,
         b,
         swap,
         pairs,
-        [c for i, c in enumerate(ca) if i not in used_a and i not in hidden_a],
-        [c for j, c in enumerate(cb) if j not in used_b and j not in hidden_b],
-        [ca[i] for i in sorted(hidden_a)],
-        [cb[j] for j in sorted(hidden_b)],
-        module_entries=module_entries,
+        [c for c in ca if c.id not in used_a and c.id not in hidden_a],
+        [c for c in cb if c.id not in used_b and c.id not in hidden_b],
+        [c for c in ca if c.id in hidden_a],
+        [c for c in cb if c.id in hidden_b],
+        module_entries={mod_a: entry for mod_a, _, entry in resolved},
     )
-    al.module_pairs = _module_pairs(al, resolved)
-    logger.info("aligned %d call pairs; %d/%d unpaired", len(pairs), len(al.unpaired_a), len(al.unpaired_b))
+    al.module_pairs = _module_pairs(al, resolved, anchors or {})
+    hows = Counter(p.how for p in pairs)
+    logger.info(
+        "aligned %d call pairs (%s); %d/%d unpaired",
+        len(pairs), ", ".join(f"{k} {v}" for k, v in sorted(hows.items())), len(al.unpaired_a), len(al.unpaired_b),
+    )
     return al
 
 
@@ -156,80 +158,53 @@ def _by_module(calls: list[Call]) -> dict[str, list[Call]]:
     return out
 
 
-def _leaf(path: str) -> str:
-    return path.rsplit(".", 1)[-1]
+def _anchor_pairs(anchors: dict[str, str] | None, resolved: list[tuple[str, str, MappingEntry]]) -> list[tuple[str, str]]:
+    """Anchors whose modules the mapping does not already pair (the mapping wins)."""
+    mapped_a = {x for x, _, _ in resolved}
+    mapped_b = {y for _, y, _ in resolved}
+    return [(x, y) for x, y in (anchors or {}).items() if x not in mapped_a and y not in mapped_b]
 
 
-def _group(t: str) -> str:
-    c = canonical_type(t)
-    return "batchnorm" if c.startswith("batchnorm") and c[9:] in ("", "1d", "2d", "3d") else c
+def _pins(
+    ca: list[Call], cb: list[Call], resolved: list[tuple[str, str, MappingEntry]], anchors: list[tuple[str, str]]
+) -> dict[int, _Pin]:
+    """A call id -> its fixed partner: the n-th call of a mapped (then anchored) module
+    with the n-th call of its counterpart."""
+    by_a, by_b = _by_module(ca), _by_module(cb)
+    pins: dict[int, _Pin] = {}
+    taken: set[int] = set()
+    todo = [(x, y, "mapping", e) for x, y, e in resolved] + [(x, y, "anchor", None) for x, y in anchors]
+    for mod_a, mod_b, how, entry in todo:
+        for x, y in zip(by_a.get(mod_a, []), by_b.get(mod_b, [])):
+            if x.id not in pins and y.id not in taken:
+                pins[x.id] = _Pin(y, how, entry)
+                taken.add(y.id)
+    return pins
 
 
-def _score(ca: list[Call], cb: list[Call], va: TraceView, vb: TraceView) -> np.ndarray:
-    """Evidence that call i of A and call j of B are the same computation (0 = none)."""
-    n, m = len(ca), len(cb)
-    out_a = [shape_sig(c.outputs) for c in ca]
-    out_b = [shape_sig(c.outputs) for c in cb]
-    first = as_int_ids([o[0] if o else None for o in out_a + out_b])
-    full = as_int_ids(out_a + out_b)
-    ins = as_int_ids([shape_sig(c.inputs) for c in ca + cb])
-    grp = as_int_ids([_group(c.module_type) for c in ca + cb])
-    leaf = as_int_ids([_leaf(c.module) for c in ca + cb])
-    path = as_int_ids([c.module for c in ca + cb])
-    known = np.array([is_known_type(c.module_type) for c in ca + cb])
-    depth = np.array([c.depth for c in ca + cb])
-
-    def outer(x: np.ndarray) -> np.ndarray:
-        return x[:n, None] == x[None, n:]
-
-    shape_ok = outer(first)
-    ka, kb = known[:n, None], known[None, n:]
-    same_type = outer(grp)
-    s = np.zeros((n, m), dtype=np.float32)
-    s[shape_ok & ka & kb & same_type] = 2.0
-    both_user = shape_ok & ~ka & ~kb
-    user_named = both_user & (same_type | outer(leaf))
-    s[user_named] = 1.5
-    # both user-defined, different names: compare what they contain
-    rest = np.argwhere(both_user & ~user_named)
-    if len(rest):
-        sig_a = {i: _contents(va, ca[i]) for i in set(rest[:, 0].tolist())}
-        sig_b = {j: _contents(vb, cb[j]) for j in set(rest[:, 1].tolist())}
-        for i, j in rest:
-            sim = _jaccard(sig_a[i], sig_b[j])
-            if sim >= 0.5:
-                s[i, j] = 0.5 + sim
-    pos = s > 0
-    s += pos * (0.5 * outer(full) + 0.25 * outer(ins) + 0.25 * outer(leaf) + 0.25 * outer(path))
-    s += pos * 0.1 * (depth[:n, None] == depth[None, n:])
-    return s
+def _hidden(pins: dict[int, _Pin], by_id_a: dict[int, Call], ta: CallTree, tb: CallTree) -> tuple[set[int], set[int]]:
+    """Ids of the calls inside black-box pins, on each side."""
+    hidden_a: set[int] = set()
+    hidden_b: set[int] = set()
+    for i, p in pins.items():
+        if p.entry is not None and p.entry.blackbox:
+            hidden_a.update(c.id for c in ta.descendants(by_id_a[i]))
+            hidden_b.update(c.id for c in tb.descendants(p.b))
+    return hidden_a, hidden_b
 
 
-def _contents(v: TraceView, c: Call) -> Counter[str]:
-    ids = v.descendants(c)
-    return Counter(_group(v.by_id[i].module_type) for i in ids if is_known_type(v.by_id[i].module_type))
-
-
-def _jaccard(x: Counter[str], y: Counter[str]) -> float:
-    if not x and not y:
-        return 0.0
-    inter = sum((x & y).values())
-    union = sum((x | y).values())
-    return inter / union if union else 0.0
-
-
-def _module_pairs(al: Alignment, resolved: list[tuple[str, str, MappingEntry]]) -> dict[str, str]:
-    """Module path pairs from call pairs, the mapping, then children of paired parents."""
+def _module_pairs(
+    al: Alignment, resolved: list[tuple[str, str, MappingEntry]], anchors: dict[str, str]
+) -> dict[str, str]:
+    """Module path pairs from the mapping, the anchors, call pairs, then children of paired parents."""
     pairs: dict[str, str] = {}
     taken: set[str] = set()
-    for a_mod, b_mod, _ in resolved:
+    known = [(a_mod, b_mod) for a_mod, b_mod, _ in resolved] + list(anchors.items())
+    known += [(p.a.module, p.b.module) for p in al.pairs]
+    for a_mod, b_mod in known:
         if a_mod not in pairs and b_mod not in taken:
             pairs[a_mod] = b_mod
             taken.add(b_mod)
-    for p in al.pairs:
-        if p.a.module not in pairs and p.b.module not in taken:
-            pairs[p.a.module] = p.b.module
-            taken.add(p.b.module)
     mods_b = _modules(al.b)
     for mod in sorted(_modules(al.a), key=lambda s: (s.count("."), s)):
         if mod in pairs or not mod:

@@ -17,7 +17,9 @@ Decision table (k = ``RATIO``; floor = the noise estimate ``_noise`` of that sid
 
 "e64 significant and explains A-B": e64 > NOISE_FACTOR * max(sigma64, 1e-10 * scale)
 - float64 runs of the same math agree to ~1e-13; the 1e-10 relative margin absorbs
-constants that a framework rounds to float32 even in a float64 run - and
+constants that a framework rounds to float32 even in a float64 run - and e64 beyond the
+fp32 noise floor of the pair, sqrt(floor_A**2 + floor_B**2) (a float32 constant in one
+model's loss moves its float64 run by one ulp of the constant: invisible at fp32), and
 e64 >= rms(A - B) / k (the float64 disagreement accounts for the fp32 difference) and
 rms(A - B) > k * max(eA, eB) (the fp32 difference is beyond what rounding gives here).
 A real but tiny model difference (e.g. a LayerNorm epsilon seen through the next
@@ -74,15 +76,21 @@ def _rms_diff(x: Record, y: Record, perm: tuple[int, ...] | None) -> float | Non
 
 
 def side_errors(vx: TraceView, vr: TraceView, mapping: Any = None) -> Referee:
-    """Align trace X with its float64 referee and measure every paired record."""
+    """Align trace X with its float64 referee and measure every paired record. ``mapping``
+    (paddle paths -> torch paths) applies only when X and its referee are of different
+    frameworks; a run and the float64 run of the same model pair by their identical paths."""
     from ._compare import _plan  # the same pairing as A with B
+    from ._weights import trace_weight_map
 
+    if vx.framework == vr.framework:
+        mapping = None
     # orient as compare() would pair paddle with torch (mapping keys name paddle paths)
     x_first = not (vx.framework == "torch" and vr.framework == "paddle")
     first, second = (vx, vr) if x_first else (vr, vx)
     al = align_views(first, second, mapping)
+    wm = trace_weight_map(first, second, mapping)
     errors: dict[int, tuple[Record, float]] = {}
-    for _, r1, r2, perm, _ in _plan(al, first, second):
+    for _, r1, r2, perm, _ in _plan(al, first, second, wm):
         d = _rms_diff(r1, r2, perm)
         if d is None:
             continue
@@ -126,9 +134,9 @@ def classify(
         e64 = _rms_diff(ra, rb, perm)
         out["err_64"] = e64
         if e64 is not None:
-            s64 = max(floor_64[0].sigma(ra), floor_64[1].sigma(rb), F64_REL_MARGIN * scale)
             beyond_rounding = diff_ab > RATIO * max(err_a, err_b)
-            if e64 > NOISE_FACTOR * s64 and e64 * RATIO >= diff_ab and beyond_rounding:
+            significant = e64 > _significance_64(ra, rb, scale, floor_64, fa, fb)
+            if significant and e64 * RATIO >= diff_ab and beyond_rounding:
                 out["class"] = "model difference"
                 return out
     if err_a > RATIO * max(err_b, fa):
@@ -138,6 +146,18 @@ def classify(
     else:
         out["class"] = "rounding"
     return out
+
+
+def _significance_64(
+    ra: Record, rb: Record, scale: float, floor_64: tuple[NoiseFloor, NoiseFloor], fa: float, fb: float
+) -> float:
+    """How far apart the two float64 runs must be for a model difference: beyond their own
+    rounding (and the ``F64_REL_MARGIN`` of float32 constants), and beyond the fp32 noise floor
+    of the pair (``fa``, ``fb``: NOISE_FACTOR x sigma of A and B) - a disagreement of the
+    float64 runs that fp32 rounding would hide (a float32 constant in one model's loss) is
+    rounding at the precision compared."""
+    s64 = max(floor_64[0].sigma(ra), floor_64[1].sigma(rb), F64_REL_MARGIN * scale)
+    return max(NOISE_FACTOR * s64, math.hypot(fa, fb))
 
 
 def _rms(r: Record) -> float:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from padiff_trace._weightmap import WeightMap
 from padiff_trace import Record, TraceWriteError
 
 from ._metrics import DEFAULT_TOLERANCES, Metrics, Tolerance
@@ -78,6 +79,12 @@ class Divergence:
     input_rel_l2: float | None  # worst relative L2 error of the call's inputs (None: unknown)
     inputs_failed: bool
 
+    @property
+    def type_difference(self) -> tuple[str, str] | None:
+        """(A's type, B's type) when the divergent call pair has different module types."""
+        cp = self.pair.call_pair
+        return (cp.a.module_type, cp.b.module_type) if cp is not None and cp.type_differs else None
+
 
 @dataclass(eq=False)
 class Amplifier:
@@ -116,8 +123,10 @@ class Report:
         rtol: float | None,
         unpaired: dict[str, list[str]],
         referees: dict[str, Any] | None = None,
+        weight_map: WeightMap | None = None,
     ) -> None:
         self.a, self.b, self.alignment, self.pairs = a, b, alignment, pairs
+        self.weight_map = weight_map  # how weights and parameter gradients were paired
         self.mode, self.atol, self.rtol = mode, atol, rtol
         self.unpaired = unpaired
         self.referees = referees  # {reference, reference_model: "A"|"B", reference_b} or None
@@ -183,10 +192,8 @@ class Report:
         view = self.a
         best_inside: dict[int, float] = {}
         for x in amps:
-            p = x.call_pair.a.parent
-            while p != -1 and p in view.by_id:
-                best_inside[p] = max(best_inside.get(p, 0.0), x.ratio)
-                p = view.by_id[p].parent
+            for anc in view.ancestors(x.call_pair.a):
+                best_inside[anc.id] = max(best_inside.get(anc.id, 0.0), x.ratio)
         amps = [x for x in amps if x.ratio > 10 * best_inside.get(x.call_pair.a.id, 0.0)]
         amps.sort(key=lambda x: (-x.ratio, -x.call_pair.a.depth))
         return [x for x in amps if x.ratio > 1.0][:top]
@@ -228,9 +235,20 @@ class Report:
                 for cp in self.alignment.pairs
             ],
             "unpaired": self.unpaired,
+            "type_differences": [
+                {"a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type, "b_type": cp.b.module_type}
+                for cp in self.alignment.type_differences
+            ],
             "first_divergence": None
             if d is None
-            else {"index": d.pair.index, "input_rel_l2": d.input_rel_l2, "inputs_failed": d.inputs_failed},
+            else {
+                "index": d.pair.index,
+                "input_rel_l2": d.input_rel_l2,
+                "inputs_failed": d.inputs_failed,
+                "type_difference": None
+                if d.type_difference is None
+                else {"a": d.type_difference[0], "b": d.type_difference[1]},
+            },
             "amplifiers": [
                 {"a": x.call_pair.a.label, "b": x.call_pair.b.label, "in_rel_l2": x.in_rel_l2, "out_rel_l2": x.out_rel_l2, "ratio": x.ratio}
                 for x in self.amplifiers

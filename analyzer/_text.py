@@ -15,6 +15,10 @@ if TYPE_CHECKING:
 
 __all__ = ["alignment_text", "blocks_text", "summary_text"]
 
+# how a call pair was made (``CallPair.how``) -> its note in ``padiff-trace align``
+_HOW_TEXT = {"order": "", "root": " (root)", "mapping": " (mapping)", "anchor": " (anchor: weights matched)",
+             "type": " (TYPE DIFFERENCE)"}
+
 
 def summary_text(report: Report, width: int = 80) -> str:
     a, b = report.a, report.b
@@ -31,8 +35,11 @@ def summary_text(report: Report, width: int = 80) -> str:
         c[1] += 0 if p.passed else 1
     L.extend(_wrap("  pairs: ", [f"{k} {v[0]} ({v[1]} fail)" for k, v in counts.items()], width))
     al = report.alignment
+    n_type = len(al.type_differences)
     L.append(
-        f"  calls: {len(al.pairs)} paired, {len(al.unpaired_a)} only in A, {len(al.unpaired_b)} only in B"
+        f"  calls: {len(al.pairs)} paired"
+        + (f" ({n_type} of different type)" if n_type else "")
+        + f", {len(al.unpaired_a)} only in A, {len(al.unpaired_b)} only in B"
         + (f", {len(al.hidden_a)}/{len(al.hidden_b)} inside black boxes" if al.hidden_a or al.hidden_b else "")
     )
     L.extend(_referee_lines(report, width))
@@ -44,6 +51,8 @@ def summary_text(report: Report, width: int = 80) -> str:
         p = d.pair
         L.append("")
         L.append(f"First divergence: step {p.step}, {p.role} ({p.reason})")
+        if d.type_difference is not None:
+            L.append(f"  type difference: A {d.type_difference[0]} vs B {d.type_difference[1]}"[:width])
         if p.referee is not None:
             L.append(f"  class: {p.cls}" + _class_hint(p, report.referees))
         for side, r in (("A", p.a), ("B", p.b)):
@@ -77,7 +86,9 @@ def summary_text(report: Report, width: int = 80) -> str:
         if d.input_rel_l2 is not None and p.role != "op_input":
             state = "already wrong" if d.inputs_failed else "still matching"
             L.append(f"  inputs of this call: rel-L2 {d.input_rel_l2:.3g} ({state})")
-            if not d.inputs_failed:
+            if not d.inputs_failed and d.type_difference is not None:
+                L.append("  -> same inputs, different module types: the type difference is the cause")
+            elif not d.inputs_failed:
                 L.append("  -> the error starts inside this module call")
             else:
                 L.append("  -> it received wrong inputs: look at the code that produced them")
@@ -159,7 +170,9 @@ def alignment_text(al: Alignment) -> str:
     """The call pairing, one line per pair, then what stayed unpaired."""
     L = [f"{len(al.pairs)} paired calls (A {al.a.path} | B {al.b.path})"]
     for cp in al.pairs:
-        how = {"order": "", "root": " (root)", "mapping": " (mapping" + (", black box)" if cp.blackbox else ")")}[cp.how]
+        how = _HOW_TEXT.get(cp.how, f" ({cp.how})")
+        if cp.how == "mapping" and cp.blackbox:
+            how = " (mapping, black box)"
         L.append(f"  {cp.a.label} [{cp.a.module_type}]  <->  {cp.b.label} [{cp.b.module_type}]{how}")
     for side, calls in (("A", al.unpaired_a), ("B", al.unpaired_b)):
         L.append(f"only in {side}: {len(calls)}")

@@ -1,130 +1,42 @@
 """Matching primitives shared by the analyzer and the recorder's ``--weights-from``.
 
-numpy only. Three things live here:
+numpy only. What lives here:
 
 * ``canonical_type`` / ``types_equivalent``: which paddle layer class is which
   torch module class (``Conv2D`` ~ ``Conv2d``, ``SimpleRNN`` ~ ``RNN``...). The
-  table is data (``EQUIVALENT_TYPES``); a class name found nowhere in it is a
+  tables are data (``_knowledge.py``); a class name found nowhere in them is a
   user-defined class, for which equivalence is unknown (``None``).
+* ``TypeResolver``: the same through a trace's recorded class hierarchy, so a
+  library's ``GPTLayerNorm(paddle.nn.LayerNorm)`` is a LayerNorm, and the stored
+  layout of each tensor (``LAYOUTS``).
 * ``align``: global sequence alignment (Needleman-Wunsch, gaps free) of two
   sequences given a pairwise score matrix, as diff tools do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["EQUIVALENT_TYPES", "canonical_type", "types_equivalent", "is_known_type", "align"]
+from ._knowledge import EQUIVALENT_TYPES, FRAMEWORK_PACKAGES, LAYOUTS, LIBRARY_TYPES, TYPE_GROUPS, UNQUALIFIED_CLASSES
 
-# Each entry: canonical name -> the class names (any case) of both frameworks that
-# denote it. A canonical name is the lower-cased torch spelling.
-EQUIVALENT_TYPES: dict[str, tuple[str, ...]] = {
-    "linear": ("Linear", "NonDynamicallyQuantizableLinear"),  # torch MHA out_proj
-    "bilinear": ("Bilinear",),
-    "conv1d": ("Conv1d", "Conv1D"),
-    "conv2d": ("Conv2d", "Conv2D"),
-    "conv3d": ("Conv3d", "Conv3D"),
-    "convtranspose1d": ("ConvTranspose1d", "Conv1DTranspose"),
-    "convtranspose2d": ("ConvTranspose2d", "Conv2DTranspose"),
-    "convtranspose3d": ("ConvTranspose3d", "Conv3DTranspose"),
-    "batchnorm": ("BatchNorm",),  # paddle's rank-generic BatchNorm: equivalent to all three
-    "batchnorm1d": ("BatchNorm1d", "BatchNorm1D"),
-    "batchnorm2d": ("BatchNorm2d", "BatchNorm2D"),
-    "batchnorm3d": ("BatchNorm3d", "BatchNorm3D"),
-    "syncbatchnorm": ("SyncBatchNorm",),
-    "layernorm": ("LayerNorm",),
-    "rmsnorm": ("RMSNorm",),
-    "groupnorm": ("GroupNorm",),
-    "instancenorm1d": ("InstanceNorm1d", "InstanceNorm1D"),
-    "instancenorm2d": ("InstanceNorm2d", "InstanceNorm2D"),
-    "instancenorm3d": ("InstanceNorm3d", "InstanceNorm3D"),
-    "localresponsenorm": ("LocalResponseNorm",),
-    "embedding": ("Embedding",),
-    "lstm": ("LSTM",),
-    "gru": ("GRU",),
-    "rnn": ("RNN", "SimpleRNN"),
-    "lstmcell": ("LSTMCell",),
-    "grucell": ("GRUCell",),
-    "rnncell": ("RNNCell", "SimpleRNNCell"),
-    "multiheadattention": ("MultiheadAttention", "MultiHeadAttention"),
-    "transformerencoder": ("TransformerEncoder",),
-    "transformerencoderlayer": ("TransformerEncoderLayer",),
-    "transformerdecoder": ("TransformerDecoder",),
-    "transformerdecoderlayer": ("TransformerDecoderLayer",),
-    "transformer": ("Transformer",),
-    "relu": ("ReLU",),
-    "relu6": ("ReLU6",),
-    "gelu": ("GELU",),
-    "sigmoid": ("Sigmoid",),
-    "logsigmoid": ("LogSigmoid",),
-    "tanh": ("Tanh",),
-    "softmax": ("Softmax",),
-    "logsoftmax": ("LogSoftmax",),
-    "softplus": ("Softplus",),
-    "softsign": ("Softsign",),
-    "silu": ("SiLU", "Silu", "Swish"),
-    "mish": ("Mish",),
-    "elu": ("ELU",),
-    "selu": ("SELU",),
-    "celu": ("CELU",),
-    "glu": ("GLU",),
-    "prelu": ("PReLU",),
-    "leakyrelu": ("LeakyReLU",),
-    "hardswish": ("Hardswish",),
-    "hardsigmoid": ("Hardsigmoid",),
-    "hardtanh": ("Hardtanh",),
-    "hardshrink": ("Hardshrink",),
-    "softshrink": ("Softshrink",),
-    "tanhshrink": ("Tanhshrink",),
-    "threshold": ("Threshold", "ThresholdedReLU"),
-    "dropout": ("Dropout",),
-    "dropout1d": ("Dropout1d", "Dropout1D"),
-    "dropout2d": ("Dropout2d", "Dropout2D"),
-    "dropout3d": ("Dropout3d", "Dropout3D"),
-    "alphadropout": ("AlphaDropout",),
-    "identity": ("Identity",),
-    "flatten": ("Flatten",),
-    "unflatten": ("Unflatten",),
-    "maxpool1d": ("MaxPool1d", "MaxPool1D"),
-    "maxpool2d": ("MaxPool2d", "MaxPool2D"),
-    "maxpool3d": ("MaxPool3d", "MaxPool3D"),
-    "avgpool1d": ("AvgPool1d", "AvgPool1D"),
-    "avgpool2d": ("AvgPool2d", "AvgPool2D"),
-    "avgpool3d": ("AvgPool3d", "AvgPool3D"),
-    "adaptiveavgpool1d": ("AdaptiveAvgPool1d", "AdaptiveAvgPool1D"),
-    "adaptiveavgpool2d": ("AdaptiveAvgPool2d", "AdaptiveAvgPool2D"),
-    "adaptiveavgpool3d": ("AdaptiveAvgPool3d", "AdaptiveAvgPool3D"),
-    "adaptivemaxpool1d": ("AdaptiveMaxPool1d", "AdaptiveMaxPool1D"),
-    "adaptivemaxpool2d": ("AdaptiveMaxPool2d", "AdaptiveMaxPool2D"),
-    "adaptivemaxpool3d": ("AdaptiveMaxPool3d", "AdaptiveMaxPool3D"),
-    "upsample": ("Upsample",),
-    "upsamplingnearest2d": ("UpsamplingNearest2d", "UpsamplingNearest2D"),
-    "upsamplingbilinear2d": ("UpsamplingBilinear2d", "UpsamplingBilinear2D"),
-    "pixelshuffle": ("PixelShuffle",),
-    "pixelunshuffle": ("PixelUnshuffle",),
-    "zeropad2d": ("ZeroPad2d", "ZeroPad2D"),
-    "unfold": ("Unfold",),
-    "fold": ("Fold",),
-    "cosinesimilarity": ("CosineSimilarity",),
-    "pairwisedistance": ("PairwiseDistance",),
-    "sequential": ("Sequential",),
-    "crossentropyloss": ("CrossEntropyLoss",),
-    "mseloss": ("MSELoss",),
-    "l1loss": ("L1Loss",),
-    "nllloss": ("NLLLoss",),
-    "bceloss": ("BCELoss",),
-    "bcewithlogitsloss": ("BCEWithLogitsLoss",),
-    "smoothl1loss": ("SmoothL1Loss",),
-    "kldivloss": ("KLDivLoss",),
-}
-
-# Canonical names that are equivalent although spelled differently (generic vs ranked).
-_GROUPS: tuple[frozenset[str], ...] = (
-    frozenset({"batchnorm", "batchnorm1d", "batchnorm2d", "batchnorm3d"}),
-)
+__all__ = [
+    "EQUIVALENT_TYPES",
+    "ResolvedType",
+    "TypeResolver",
+    "align",
+    "canonical_type",
+    "is_known_type",
+    "same_canonical",
+    "types_equivalent",
+]
 
 _CANON: dict[str, str] = {alias.lower(): canon for canon, names in EQUIVALENT_TYPES.items() for alias in names}
-_GROUP_OF: dict[str, frozenset[str]] = {c: g for g in _GROUPS for c in g}
+_EXACT: dict[str, str] = {alias: canon for canon, names in EQUIVALENT_TYPES.items() for alias in names}
+_GROUP_OF: dict[str, frozenset[str]] = {c: g for g in TYPE_GROUPS for c in g}
+_TOP_TO_FRAMEWORK: dict[str, str] = {top: fw for fw, tops in FRAMEWORK_PACKAGES.items() for top in tops}
 
 
 def canonical_type(type_name: str) -> str:
@@ -141,15 +53,70 @@ def is_known_type(type_name: str) -> bool:
     return type_name.strip().lower() in _CANON
 
 
-def types_equivalent(a: str, b: str) -> bool | None:
-    """True/False for two known framework layer classes; None if either is user-defined."""
-    if not (is_known_type(a) and is_known_type(b)):
-        return None
-    ca, cb = canonical_type(a), canonical_type(b)
+def same_canonical(ca: str, cb: str) -> bool:
+    """Whether two canonical type names denote the same layer (``batchnorm`` ~ ``batchnorm2d``)."""
     if ca == cb:
         return True
     group = _GROUP_OF.get(ca)
     return group is not None and cb in group
+
+
+def types_equivalent(a: str, b: str) -> bool | None:
+    """True/False for two known framework layer classes; None if either is user-defined."""
+    if not (is_known_type(a) and is_known_type(b)):
+        return None
+    return same_canonical(canonical_type(a), canonical_type(b))
+
+
+@dataclass(frozen=True)
+class ResolvedType:
+    """A module class as the matchers see it."""
+
+    canonical: str  # e.g. "linear"; a user class: its lower-cased name
+    known: bool  # a framework layer or a library class from the knowledge tables
+    owner: str  # key into LAYOUTS: "paddle:linear", a qualified library class, or ""
+
+
+class TypeResolver:
+    """Resolves the class names of one trace (or model) through their recorded hierarchy.
+
+    ``classes`` maps a class name to its qualified MRO (trace meta ``module_classes``);
+    without it (older traces) names are looked up as they are.
+    """
+
+    def __init__(self, framework: str, classes: Mapping[str, Sequence[str]] | None = None) -> None:
+        self.framework = framework
+        self._classes = dict(classes or {})
+        self._cache: dict[str, ResolvedType] = {}
+
+    def resolve(self, type_name: str) -> ResolvedType:
+        got = self._cache.get(type_name)
+        if got is None:
+            got = self._cache[type_name] = self._resolve(type_name)
+        return got
+
+    def _resolve(self, name: str) -> ResolvedType:
+        for qual in self._classes.get(name, ()):
+            if qual in LIBRARY_TYPES:
+                return ResolvedType(LIBRARY_TYPES[qual], True, qual)
+            top, _, rest = qual.partition(".")
+            fw = _TOP_TO_FRAMEWORK.get(top)
+            simple = qual.rsplit(".", 1)[-1]
+            if fw is not None and rest and simple in _EXACT:
+                return ResolvedType(_EXACT[simple], True, f"{fw}:{_EXACT[simple]}")
+        if self._classes.get(name):
+            return ResolvedType(name.strip().lower(), False, "")  # a user class, hierarchy known
+        qual = UNQUALIFIED_CLASSES.get((self.framework, name))
+        if qual is not None:
+            return ResolvedType(LIBRARY_TYPES[qual], True, qual)
+        canon = _EXACT.get(name) or _CANON.get(name.strip().lower())
+        if canon is not None:
+            return ResolvedType(canon, True, f"{self.framework}:{canon}")
+        return ResolvedType(name.strip().lower(), False, "")
+
+    def layout(self, type_name: str, local: str) -> tuple[int, ...] | None:
+        """Permutation from the stored to the canonical layout of tensor ``local``, if any."""
+        return LAYOUTS.get((self.resolve(type_name).owner, local))
 
 
 # traceback codes

@@ -84,6 +84,11 @@ class Adapter(ABC):
     def named_state(self, model: Any) -> Iterator[tuple[str, Any, bool]]:
         """(full name, tensor, is_parameter) for every parameter and buffer, deduplicated."""
 
+    def nonpersistent_buffers(self, model: Any) -> set[str]:
+        """Full names of buffers kept out of the state dict (derived state: position ids, rotary
+        tables). The weight matcher never copies them."""
+        return set()
+
     @abstractmethod
     def grad_of(self, param: Any) -> Any | None: ...
 

@@ -1,18 +1,15 @@
 """Replay across processes: feed a model the inputs or weights recorded in another trace.
 
-Weights are matched automatically (module order, type, local name, shape modulo a
-known layout) with the same global alignment the analyzer uses, then streamed one
-tensor at a time. Known layouts: Linear weights are [in, out] in paddle and
-[out, in] in torch; torch MultiheadAttention packs q/k/v into ``in_proj_*`` (split
-into virtual ``q_proj``/``k_proj``/``v_proj`` entries); BatchNorm statistics are
-``_mean``/``_variance`` in paddle and ``running_mean``/``running_var`` in torch.
+Weights are matched by the shared engine (``padiff_trace._weightmatch``: structure, layouts,
+packed tensors, derived state; a mapping file pins what it cannot guess), then streamed
+one tensor at a time, converted to the model's layout.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,151 +17,134 @@ from tqdm import tqdm
 
 from padiff_trace import Kind, UserError, WeightTransferError, open_trace
 from padiff_trace._layout import transposed_rows
-from padiff_trace._match import align, canonical_type, types_equivalent
+from padiff_trace._mapping import Mapping
+from padiff_trace._weightmap import TensorInfo, WeightMap, WeightPair
+from padiff_trace._weightmatch import WeightSide, mapping_pins, match_weights, side_from_records
 
 from ._adapter import Adapter
 from ._nest import flatten_call, rebuild
 
-__all__ = ["replay_inputs", "transfer_weights"]
+__all__ = ["model_side", "module_classes", "replay_inputs", "transfer_weights"]
 
 logger = logging.getLogger(__name__)
 
-_LOCAL_ALIASES = {"_mean": "running_mean", "_variance": "running_var"}
-_IGNORABLE = {"num_batches_tracked"}
-_LINEAR = {"linear", "nondynamicallyquantizablelinear"}
 
-
-@dataclass
-class _Entry:
-    module: str
-    mtype: str
-    local: str  # canonical local name
-    shape: tuple[int, ...]  # shape in this side's own layout
-    ref: Any  # Record (trace side) or tensor (model side)
-    rows: slice | None = None  # virtual entry: rows of a packed tensor
-
-    @property
-    def name(self) -> str:
-        return f"{self.module}.{self.local}" if self.module else self.local
-
-    @property
-    def is_linear_weight(self) -> bool:
-        return canonical_type(self.mtype) in _LINEAR and self.local == "weight" and len(self.shape) == 2
-
-
-def _entries(items: list[tuple[str, str, str, tuple[int, ...], Any]], framework: str) -> list[_Entry]:
-    """Build entries from (module, type, local, shape, ref); expand torch MHA packing."""
-    out: list[_Entry] = []
-    packed: dict[str, dict[str, _Entry]] = {}
-    for module, mtype, local, shape, ref in items:
-        local = _LOCAL_ALIASES.get(local, local)
-        if local in _IGNORABLE:
-            continue
-        if framework == "torch" and canonical_type(mtype) == "multiheadattention" and local.startswith("in_proj_"):
-            e = shape[0] // 3
-            for i, proj in enumerate(("q_proj", "k_proj", "v_proj")):
-                what = local.removeprefix("in_proj_")
-                packed.setdefault(proj, {})[what] = _Entry(
-                    f"{module}.{proj}" if module else proj, "Linear", what, (e,) + tuple(shape[1:]), ref, slice(i * e, (i + 1) * e)
-                )
-            if local == "in_proj_bias" or not any(n == "in_proj_bias" for _, _, n, _, _ in items):
-                for proj in ("q_proj", "k_proj", "v_proj"):  # paddle order: q.w, q.b, k.w, k.b, ...
-                    out.extend(packed[proj].values())
-                packed.clear()
-            continue
-        out.append(_Entry(module, mtype, local, tuple(shape), ref))
+def module_classes(adapter: Adapter, model: Any) -> dict[str, list[str]]:
+    """Class name -> qualified names of its class hierarchy, for every module class of ``model``."""
+    out: dict[str, list[str]] = {}
+    for _, m in adapter.named_modules(model):
+        cls = type(m)
+        if cls.__name__ not in out:
+            out[cls.__name__] = [f"{c.__module__}.{c.__qualname__}" for c in cls.__mro__ if c is not object]
     return out
 
 
-def _convert(arr: np.ndarray, src: _Entry, src_fw: str, dst: _Entry, dst_fw: str) -> np.ndarray:
-    if src_fw != dst_fw and src.is_linear_weight and dst.is_linear_weight:
-        return transposed_rows(arr)
+def model_side(adapter: Adapter, model: Any) -> tuple[WeightSide, dict[str, Any]]:
+    """The model's tensors as the matcher sees them, and name -> tensor."""
+    types = {path: type(m).__name__ for path, m in adapter.named_modules(model)}
+    volatile = adapter.nonpersistent_buffers(model)
+    infos, tensors = [], {}
+    for name, t, is_param in adapter.named_state(model):
+        mod, _, local = name.rpartition(".")
+        trainable = is_param and adapter.requires_grad(t)
+        infos.append(TensorInfo(name, mod, local, types.get(mod, ""), tuple(t.shape), is_param, trainable, name not in volatile))
+        tensors[name] = t
+    return WeightSide(adapter.name, tuple(infos), module_classes(adapter, model)), tensors
+
+
+def match_onto_model(
+    trace_path: str | os.PathLike[str], adapter: Adapter, model: Any, mapping: Mapping | None = None
+) -> tuple[WeightMap, dict[str, Any]]:
+    """The weight map of trace ``trace_path``'s step-0 weights onto ``model`` (nothing copied)."""
+    with open_trace(trace_path) as tr:
+        recs = tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)
+        if not recs:
+            raise WeightTransferError(f"{trace_path}: has no weights recorded at step 0 (recorded with weights='none'?)")
+        a = side_from_records(recs, tr.meta)
+    b, tensors = model_side(adapter, model)
+    return match_weights(a, b, *mapping_pins(mapping, a, b)), tensors
+
+
+def transfer_weights(
+    adapter: Adapter, model: Any, trace_path: str | os.PathLike[str], mapping: Mapping | None = None
+) -> WeightMap:
+    """Copy the weights recorded at step 0 of ``trace_path`` into ``model``; returns the map used.
+
+    Raises WeightTransferError, before any weight is written, when a trainable tensor of
+    either side has no counterpart (naming them, and the mapping entry that would pin one).
+    """
+    wm, tensors = match_onto_model(trace_path, adapter, model, mapping)
+    if not wm.ok:
+        raise WeightTransferError(f"{trace_path} -> model: {wm.problem_text('trace', 'model')}")
+    for line in wm.summary_lines()[1:]:
+        logger.warning("%s", line)
+    todo = [p for p in wm.pairs if p.transfer]
+    with open_trace(trace_path) as tr:
+        recs = {f"{r.module}.{r.position}" if r.module else r.position: r for r in tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)}
+        _check_data(trace_path, [recs[p.a] for p in todo])
+        packed: dict[str, list[WeightPair]] = {}
+        for p in tqdm(todo, desc="weights", unit="tensor", disable=len(todo) < 200, leave=False):
+            if p.b_part is not None:
+                packed.setdefault(p.b, []).append(p)
+                continue
+            adapter.assign(tensors[p.b], _to_target(_canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis), p.b_perm))
+        for name, parts in packed.items():  # B's tensor is several of A's: assemble, then copy once
+            target = tensors[name]
+            canon_shape = _canonical_shape(tuple(target.shape), parts[0].b_perm)
+            buf: np.ndarray | None = None
+            covered = 0
+            for p in parts:
+                arr = _canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis)
+                if buf is None:
+                    buf = np.zeros(canon_shape, dtype=arr.dtype)
+                idx = [slice(None)] * buf.ndim
+                idx[p.axis] = slice(*p.b_part)  # type: ignore[misc]
+                buf[tuple(idx)] = arr
+                covered += p.b_part[1] - p.b_part[0]  # type: ignore[index]
+            if covered != canon_shape[parts[0].axis]:
+                raise WeightTransferError(
+                    f"{trace_path} -> model: {name} is only partly matched ({covered} of {canon_shape[parts[0].axis]} "
+                    "rows); pin the rest with weights entries and a part range in the mapping file"
+                )
+            assert buf is not None
+            adapter.assign(target, _to_target(buf, parts[0].b_perm))
+    logger.info("copied %d weight tensors from %s", len(todo), trace_path)
+    return wm
+
+
+def _check_data(trace_path: str | os.PathLike[str], recs: Sequence[Any]) -> None:
+    nodata = [r for r in recs if not r.has_data]
+    if nodata:
+        raise WeightTransferError(
+            f"{trace_path}: weights were recorded without tensor data (stats-only or size cap), e.g. "
+            f"{nodata[0].module}.{nodata[0].position}; record it again without --stats-only/--max-tensor-bytes"
+        )
+
+
+def _canonical(arr: np.ndarray, perm: tuple[int, ...] | None, part: tuple[int, int] | None, axis: int) -> np.ndarray:
+    if perm is not None:
+        arr = transposed_rows(arr) if perm == (1, 0) and arr.ndim == 2 else np.ascontiguousarray(np.transpose(arr, perm))
+    if part is not None:
+        idx = [slice(None)] * arr.ndim
+        idx[axis] = slice(*part)
+        arr = np.ascontiguousarray(arr[tuple(idx)])
     return arr
 
 
-def _converted_shape(src: _Entry, src_fw: str, dst: _Entry, dst_fw: str) -> tuple[int, ...]:
-    if src_fw != dst_fw and src.is_linear_weight and dst.is_linear_weight:
-        return tuple(reversed(src.shape))
-    return src.shape
+def _canonical_shape(shape: tuple[int, ...], perm: tuple[int, ...] | None) -> tuple[int, ...]:
+    return tuple(shape[k] for k in perm) if perm is not None else shape
 
 
-def _score(a: _Entry, a_fw: str, b: _Entry, b_fw: str) -> float:
-    if a.local != b.local or _converted_shape(a, a_fw, b, b_fw) != b.shape:
-        return 0.0
-    eq = types_equivalent(a.mtype, b.mtype)
-    if eq is False and not (canonical_type(a.mtype) in _LINEAR and canonical_type(b.mtype) in _LINEAR):
-        return 0.0
-    score = 3.0 if eq or canonical_type(a.mtype) == canonical_type(b.mtype) else 1.0
-    if a.module == b.module:
-        score += 1.0
-    elif a.module.rsplit(".", 1)[-1] == b.module.rsplit(".", 1)[-1]:
-        score += 0.5
-    return score
-
-
-def _match(src: list[_Entry], src_fw: str, dst: list[_Entry], dst_fw: str) -> list[tuple[_Entry, _Entry]]:
-    if not src or not dst:
-        return []
-    score = np.array([[_score(a, src_fw, b, dst_fw) for b in dst] for a in src])
-    return [(src[i], dst[j]) for i, j in align(score)]
-
-
-def transfer_weights(adapter: Adapter, model: Any, trace_path: str | os.PathLike[str]) -> int:
-    """Copy the weights recorded at step 0 of ``trace_path`` into ``model``; returns the count.
-
-    Raises WeightTransferError listing every unmatched tensor (both sides) before any
-    weight is written.
-    """
-    dst_fw = adapter.name
-    with open_trace(trace_path) as tr:
-        src_fw = str(tr.meta.get("framework"))
-        recs = [r for r in tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)]
-        if not recs:
-            raise WeightTransferError(f"{trace_path}: has no weights recorded at step 0 (recorded with weights='none'?)")
-        nodata = [r for r in recs if not r.has_data]
-        if nodata:
-            raise WeightTransferError(
-                f"{trace_path}: weights were recorded without tensor data (stats-only or size cap), e.g. "
-                f"{nodata[0].module}.{nodata[0].position}"
-            )
-        types = {path: type(m).__name__ for path, m in adapter.named_modules(model)}
-        pairs: list[tuple[_Entry, _Entry]] = []
-        unmatched_src: list[_Entry] = []
-        unmatched_dst: list[_Entry] = []
-        for want_param in (True, False):
-            src = _entries([(r.module, r.module_type, r.position, r.shape, r) for r in recs if (r.kind == Kind.PARAM) == want_param], src_fw)
-            dst_items = []
-            for name, t, is_param in adapter.named_state(model):
-                if is_param == want_param:
-                    mod, _, local = name.rpartition(".")
-                    dst_items.append((mod, types.get(mod, ""), local, tuple(t.shape), t))
-            dst = _entries(dst_items, dst_fw)
-            got = _match(src, src_fw, dst, dst_fw)
-            pairs += got
-            ids_s = {id(a) for a, _ in got}
-            ids_d = {id(b) for _, b in got}
-            unmatched_src += [e for e in src if id(e) not in ids_s]
-            unmatched_dst += [e for e in dst if id(e) not in ids_d]
-        if unmatched_src or unmatched_dst:
-            raise WeightTransferError(
-                f"{trace_path} -> model: cannot match {len(unmatched_src)} recorded and {len(unmatched_dst)} model "
-                f"tensor(s); trace: {_list(unmatched_src)}; model: {_list(unmatched_dst)}"
-            )
-        for a, b in tqdm(pairs, desc="weights", unit="tensor", disable=len(pairs) < 200, leave=False):
-            arr = tr.read(a.ref.seq)
-            if a.rows is not None:
-                arr = arr[a.rows]
-            adapter.assign(b.ref, _convert(arr, a, src_fw, b, dst_fw), b.rows)
-            del arr
-    logger.info("copied %d weight tensors from %s", len(pairs), trace_path)
-    return len(pairs)
-
-
-def _list(entries: list[_Entry], limit: int = 8) -> str:
-    if not entries:
-        return "-"
-    text = ", ".join(f"{e.name} {list(e.shape)} ({e.mtype})" for e in entries[:limit])
-    return text + (f" and {len(entries) - limit} more" if len(entries) > limit else "")
+def _to_target(arr: np.ndarray, perm: tuple[int, ...] | None) -> np.ndarray:
+    """Canonical layout -> the target's stored layout (the inverse of its ``perm``)."""
+    if perm is None:
+        return arr
+    if perm == (1, 0) and arr.ndim == 2:
+        return transposed_rows(arr)
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return np.ascontiguousarray(np.transpose(arr, inv))
 
 
 def replay_inputs(

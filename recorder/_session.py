@@ -22,6 +22,7 @@ from padiff_trace._stats import copy_with_stats, stats_tuple
 from ._adapter import Adapter
 from ._nest import flatten, flatten_call
 from ._options import RecordOptions
+from ._replay import module_classes
 from ._stack import StackCapture
 
 __all__ = ["Recorder", "active_recorder"]
@@ -31,6 +32,7 @@ logger = logging.getLogger(__name__)
 _ACTIVE: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("padiff_trace_recorder", default=None)
 
 _PY_SCALARS = (bool, int, float)
+_MAX_OP_SCALARS = 16  # python scalar arguments recorded per op (flags, axes, shapes)
 
 
 def active_recorder() -> Recorder | None:
@@ -93,6 +95,11 @@ class Recorder:
             "seed": opts.seed,
             "tags": dict(opts.tags),
             "options": {"stats_only": opts.stats_only, "weights": opts.weights, "every": opts.every},
+            # what the weight matcher needs beyond the records: class hierarchies, frozen
+            # parameters, buffers outside the state dict
+            "module_classes": module_classes(ad, model),
+            "frozen": [n for n, t, is_param in ad.named_state(model) if is_param and not ad.requires_grad(t)],
+            "nonpersistent": sorted(ad.nonpersistent_buffers(model)),
         }
         meta.update(self._extra_meta)
         self._writer = TraceWriter(self.path, meta, opts.writer_options(), overwrite=self._overwrite)
@@ -285,8 +292,10 @@ class Recorder:
             self._step, Phase.FORWARD, Kind.OP_INPUT, path, name, call, top.call, idx, stack=self._stack.capture(3)
         )
         if self.options.kind_wanted(Kind.OP_INPUT):
+            scalars = 0  # python scalars say what the operands mean (transpose_y=True, the dims of a transpose)
             for pos, leaf in flatten_call(args, kwargs, is_tensor):
-                if is_tensor(leaf):
+                if is_tensor(leaf) or (isinstance(leaf, _PY_SCALARS) and scalars < _MAX_OP_SCALARS):
+                    scalars += not is_tensor(leaf)
                     self._emit(dataclasses.replace(header, position=pos), leaf)
         want_grad = self.options.kind_wanted(Kind.OP_GRAD_OUTPUT) and self.options.phase_wanted(Phase.BACKWARD)
         for pos, leaf in outs:

@@ -28,6 +28,8 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import Kind, NotATraceError, SpecError, TraceNotFoundError, UserError, open_trace
+from padiff_trace._mapping import load_mapping
+from padiff_trace._weightmap import WEIGHT_MAP_FILE, WeightMap
 
 from ._adapter import Adapter, detect, get_adapter
 from ._nest import flatten, flatten_call, rebuild
@@ -122,6 +124,19 @@ def wait_for_replay_source(path: str | os.PathLike[str], timeout: float) -> None
         time.sleep(0.05)
 
 
+def _write_weight_map(out: Path, wm: WeightMap | None, source: str | None) -> None:
+    """``OUT/weightmap.json``: the map the transfer used (a mapping file: editable, reusable).
+    Written beside the shards once the writer owns the directory; an older one is removed."""
+    path = out / WEIGHT_MAP_FILE
+    if wm is None:
+        path.unlink(missing_ok=True)
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(wm.dumps(generated_by="padiff-trace record --weights-from", source_trace=Path(str(source)).name) + "\n")
+    os.replace(tmp, path)
+    logger.info("weight map written to %s", path)
+
+
 def run_spec(
     spec_path: str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -134,12 +149,15 @@ def run_spec(
     overwrite: bool = False,
     single_step_plan: str | None = None,
     wait_source: float = 0.0,
+    mapping: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Record ``steps`` training steps of the spec's model into ``out``.
 
     ``wait_source``: seconds to wait for the ``inputs_from``/``weights_from`` trace while another
     process is still writing it (``run --concurrent``): it is ready once a shard holds its model
-    inputs, which a recorder flushes right after the step-0 weights."""
+    inputs, which a recorder flushes right after the step-0 weights.
+    ``mapping``: a mapping file whose ``weights``/``modules`` entries pin what the weight
+    matcher cannot guess; the map used is written to ``OUT/weightmap.json``."""
     spec = load_spec(spec_path)
     if options.seed is not None:
         _seed_everything(options.seed)
@@ -153,8 +171,9 @@ def run_spec(
     source = weights_from or inputs_from
     if source and wait_source > 0:
         wait_for_replay_source(source, wait_source)
+    weight_map = None
     if weights_from:
-        transfer_weights(adapter, model, weights_from)
+        weight_map = transfer_weights(adapter, model, weights_from, load_mapping(mapping) if mapping else None)
     if inputs_from:
         args, kwargs = replay_inputs(adapter, args, kwargs, inputs_from)
     if dtype:
@@ -166,10 +185,13 @@ def run_spec(
     single = SingleStep(single_step_plan, adapter) if single_step_plan else None
     if single is not None:
         meta["single_step"] = True
+    if weight_map is not None:
+        meta["weight_map"] = {"file": WEIGHT_MAP_FILE, "pairs": len(weight_map.pairs), "copied": sum(p.transfer for p in weight_map.pairs)}
     with contextlib.ExitStack() as cleanup:
         if single is not None:
             cleanup.callback(single.close)
         rec = cleanup.enter_context(Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite, single_step=single))
+        _write_weight_map(Path(out), weight_map, weights_from)
         if steps == 0:  # export only: weights (recorded on entry) and the inputs, for replay elsewhere
             rec.model_inputs(args, kwargs)
         for _ in tqdm(range(steps), desc=f"record {spec.path.name}", unit="step", disable=steps < 2, leave=False):

@@ -117,6 +117,13 @@ class TorchAdapter(Adapter):
         for name, b in model.named_buffers():
             yield name, b, False
 
+    def nonpersistent_buffers(self, model: Any) -> set[str]:
+        out: set[str] = set()
+        for path, m in self.named_modules(model):
+            for n in getattr(m, "_non_persistent_buffers_set", ()) or ():
+                out.add(f"{path}.{n}" if path else n)
+        return out
+
     def grad_of(self, param: Any) -> Any | None:
         return param.grad
 

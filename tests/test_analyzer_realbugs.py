@@ -92,6 +92,18 @@ def test_planted_bug_localized(ref: Path, bug: str, role: str, module: str, src_
         assert not [x for x in r.failed if x.role in ("input", "output", "model_input", "loss")], r.summary_text()
 
 
+def test_type_difference_is_the_first_divergence(ref: Path) -> None:
+    """torch block 1 uses ReLU where paddle uses GELU: paired in its slot and named as the cause."""
+    r = analyzer.compare(ref, _torch(ref, "act"))
+    assert r.exit_code == 1
+    d = r.first_divergence
+    assert d is not None and (d.pair.role, d.pair.a.module, d.pair.b.module) == ("output", "blocks.1.act", "blocks.1.act")
+    assert d.type_difference == ("GELU", "ReLU") and not d.inputs_failed, r.summary_text()
+    assert "type difference: A GELU vs B ReLU" in r.summary_text()
+    assert not r.alignment.unpaired_a and not r.alignment.unpaired_b
+    assert [(p.a.module, p.how) for p in r.alignment.type_differences] == [("blocks.1.act", "type")]
+
+
 def test_different_trees_align_without_mapping(ref: Path) -> None:
     """torch: fc1 nested in a Sequential, functional GELU, an extra Identity, no Dropout module."""
     r = analyzer.compare(ref, _torch(ref, "tree"))

@@ -62,6 +62,6 @@ def test_weight_replay_does_not_hold_the_model_twice(tmp_path: Path) -> None:
     bare = _peak_mb(model)
     replay = _peak_mb(
         model + "from recorder._replay import transfer_weights\nfrom recorder import torch_\n"
-        f"n = transfer_weights(torch_.make_adapter(), m, {str(trace)!r})\nassert n == 24\n"
+        f"n = transfer_weights(torch_.make_adapter(), m, {str(trace)!r})\nassert sum(p.transfer for p in n.pairs) == 24\n"
     )
     assert replay - bare < 96, (bare, replay)  # << 192 MiB: one tensor at a time, not a second model

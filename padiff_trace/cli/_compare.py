@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["register"]
 
 _MAPPING_HELP = (
-    "JSON (or .yaml with pyyaml) file pinning paddle module paths to torch paths; "
-    "'*' matches one path component and must capture the same text on both sides"
+    "JSON (or .yaml with pyyaml) file pinning paddle module paths to torch paths ('modules': '*' matches one "
+    "path component and must capture the same text on both sides) and tensors ('weights'; a weightmap.json)"
 )
 
 
@@ -43,13 +44,16 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "align",
-        help="show how the module calls of two traces pair up",
-        description="Print the pairing of trace A's and trace B's module calls (first step) and the calls "
-        "that stayed unpaired, without comparing any numbers.",
+        help="show how the module calls and the weights of two traces pair up",
+        description="Print the pairing of trace A's and trace B's module calls (first step), the calls "
+        "that stayed unpaired, and the weight map (which tensor is which, found how, converted how), "
+        "without comparing any numbers.",
     )
     p.add_argument("a", help="trace A")
     p.add_argument("b", help="trace B")
     p.add_argument("--mapping", metavar="FILE", help=_MAPPING_HELP)
+    p.add_argument("--weight-map-json", metavar="FILE", help="also write the weight map as a mapping file (editable, "
+                   "usable as --mapping)")
     p.set_defaults(handler=_align)
 
 
@@ -90,4 +94,11 @@ def _align(args: argparse.Namespace) -> int:
 
     al = analyzer.align(args.a, args.b, mapping=args.mapping)
     print(analyzer.alignment_text(al))
+    wm = analyzer.weight_map(args.a, args.b, mapping=args.mapping)
+    if wm is not None:
+        print()
+        print(wm.text("A", "B"))
+        print("(to pin pairs: write this map with --weight-map-json FILE, edit it, pass it back as --mapping FILE)")
+    if wm is not None and args.weight_map_json:
+        Path(args.weight_map_json).write_text(wm.dumps(generated_by="padiff-trace align") + "\n")
     return 0

@@ -89,7 +89,8 @@ def register(sub: Any) -> None:
         "to align the two models)",
     )
     p.add_argument("--single-step-plan", metavar="JSON", help=argparse.SUPPRESS)
-    p.add_argument("--mapping", help="module mapping file used to pair modules for --single-step-from")
+    p.add_argument("--mapping", help="mapping file (JSON/YAML): pins weights for --weights-from (its 'weights' and "
+                   "'modules' entries) and modules for --single-step-from; OUT/weightmap.json has this form")
     _add_recording_flags(p)
     p.set_defaults(handler=_record)
 
@@ -102,22 +103,27 @@ def register(sub: Any) -> None:
     p.add_argument("spec_a", help="reference spec (e.g. the Paddle model)")
     p.add_argument("spec_b", help="spec to check against it (e.g. the Torch model)")
     p.add_argument("--out", required=True, help="output directory for both traces and the report")
-    p.add_argument("--no-replay", action="store_true", help="do not copy A's inputs and weights into B")
+    p.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="do not copy A's inputs and weights into B, nor into the --referee and --single-step recordings",
+    )
     p.add_argument(
         "--concurrent",
         action="store_true",
         help="record A and B at the same time (separate devices or cores): B imports its framework and "
         "builds its model meanwhile, and replays A's weights and inputs as soon as A has written them",
     )
-    p.add_argument("--mapping", help="module mapping file for the comparison (JSON or YAML)")
+    p.add_argument("--mapping", help="mapping file (JSON or YAML) for the weight transfer and the comparison; "
+                   "B's trace holds the weight map used (weightmap.json), in this form")
     p.add_argument("--atol", type=float)
     p.add_argument("--rtol", type=float)
     p.add_argument("--mode", help="verdict mode (see 'compare --help')")
     p.add_argument(
         "--referee",
         action="store_true",
-        help="also record both models in float64 (replaying A's inputs and weights) and classify every "
-        "difference as rounding, A/B deviates or model difference",
+        help="also record both models in float64 (replaying A's inputs and weights, unless --no-replay) and "
+        "classify every difference as rounding, A/B deviates or model difference",
     )
     p.add_argument(
         "--single-step",
@@ -173,6 +179,7 @@ def _record(args: argparse.Namespace) -> int:
             overwrite=args.force,
             single_step_plan=plan,
             wait_source=args.wait_source,
+            mapping=args.mapping if args.weights_from else None,
         )
     except UserError:
         raise
@@ -214,7 +221,11 @@ def _make_plan(args: argparse.Namespace) -> str:
     return str(path)
 
 
-def _child_argv(args: argparse.Namespace, spec: str, out: Path, replay_from: Path | None) -> list[str]:
+def _child_argv(
+    args: argparse.Namespace, spec: str, out: Path, replay_from: Path | None, cross_framework: bool = True
+) -> list[str]:
+    """The ``record`` command line of one child; ``cross_framework`` False: ``replay_from`` is a
+    trace of the same spec (a referee of A), which pairs by identical paths, without the mapping."""
     argv = [sys.executable, "-m", "padiff_trace", "record", spec, "--out", str(out), "--steps", str(args.steps)]
     for flag in ("include", "exclude", "phase", "kind", "only_step", "ops_include"):
         for v in getattr(args, flag):
@@ -230,7 +241,15 @@ def _child_argv(args: argparse.Namespace, spec: str, out: Path, replay_from: Pat
             argv += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     if replay_from is not None:
         argv += ["--inputs-from", str(replay_from), "--weights-from", str(replay_from)]
+        if getattr(args, "mapping", None) and cross_framework:
+            argv += ["--mapping", str(args.mapping)]
     return argv
+
+
+def _replay_source(args: argparse.Namespace, trace_a: Path) -> Path | None:
+    """Where B (and the referee and single-step recordings) take inputs and weights from:
+    A's trace, or nowhere with ``--no-replay`` (every spec then builds its own)."""
+    return None if args.no_replay else trace_a
 
 
 def _trace_names(spec_a: str, spec_b: str, out: Path) -> tuple[Path, Path]:
@@ -250,7 +269,7 @@ def _run(args: argparse.Namespace) -> int:
         if rc is not None:
             return rc
     else:
-        for spec, trace, replay in ((args.spec_a, trace_a, None), (args.spec_b, trace_b, None if args.no_replay else trace_a)):
+        for spec, trace, replay in ((args.spec_a, trace_a, None), (args.spec_b, trace_b, _replay_source(args, trace_a))):
             argv = _child_argv(args, spec, trace, replay)
             logger.info("running %s", " ".join(argv))
             print(f"recording {spec} -> {trace}", flush=True)
@@ -273,7 +292,7 @@ def _record_concurrently(args: argparse.Namespace, env: dict[str, str], trace_a:
     """Run both recorders at once; B replays A's weights and inputs as soon as A has flushed them
     (a recorder writes its step-0 weights and inputs to a shard of their own first). An exit code on failure."""
     argv_a = _child_argv(args, args.spec_a, trace_a, None)
-    argv_b = _child_argv(args, args.spec_b, trace_b, None if args.no_replay else trace_a)
+    argv_b = _child_argv(args, args.spec_b, trace_b, _replay_source(args, trace_a))
     if not args.no_replay:
         argv_b += ["--wait-source", "600"]
         stale = sorted(trace_a.glob(SHARD_GLOB)) + sorted(trace_a.glob(SHARD_GLOB + ".part"))
@@ -299,11 +318,11 @@ def _record_concurrently(args: argparse.Namespace, env: dict[str, str], trace_a:
 
 
 def _record_referees(args: argparse.Namespace, env: dict[str, str], trace_a: Path, trace_b: Path) -> tuple[Path, Path] | int:
-    """float64 recordings of both models, replaying A's inputs and weights."""
+    """float64 recordings of both models, replaying A's inputs and weights (unless --no-replay)."""
     out: list[Path] = []
     for spec, trace in ((args.spec_a, trace_a), (args.spec_b, trace_b)):
         ref = trace.with_name(trace.stem + "-float64.trace")
-        argv = _child_argv(args, spec, ref, trace_a)
+        argv = _child_argv(args, spec, ref, _replay_source(args, trace_a), cross_framework=trace is trace_b)
         if "--dtype" in argv:
             argv[argv.index("--dtype") + 1] = "float64"
         else:
@@ -343,7 +362,7 @@ def _single_step_after_run(args: argparse.Namespace, env: dict[str, str], trace_
     plan_path = out / "single-step-plan.json"
     plan_path.write_text(json.dumps(plan))
     trace_ss = trace_b.with_name(trace_b.stem + "-single-step.trace")
-    argv = _child_argv(args, args.spec_b, trace_ss, trace_a) + ["--single-step-plan", str(plan_path)]
+    argv = _child_argv(args, args.spec_b, trace_ss, _replay_source(args, trace_a)) + ["--single-step-plan", str(plan_path)]
     print(f"recording {args.spec_b} single-step against {trace_a} -> {trace_ss}", flush=True)
     rc = subprocess.run(argv, env=env).returncode
     if rc != 0:

@@ -3,7 +3,7 @@
 Bugs: eps (norm0 eps 1e-6 instead of 1e-5), transpose (heads not transposed back before the
 reshape), scale (scores / DH instead of / sqrt(DH)), mask (paddle's keep-mask used as torch's
 True = masked), dropout (Dropout(0.1) left on), grad (the custom function's backward scales
-the gradient x1.25; forward identical).
+the gradient x1.25; forward identical), act (ReLU instead of GELU: a type difference).
 Tree variants (no bug, other module trees): tree (fc1 nested in a Sequential, functional GELU,
 an extra Identity, no Dropout module), renamed (blocks -> layers, q/k/v/o -> query/key/value/out,
 value projected before key).
@@ -76,7 +76,7 @@ class Block(torch.nn.Module):
             self.extra = torch.nn.Identity()
         else:
             self.fc1 = torch.nn.Linear(D, 2 * D)
-            self.act = torch.nn.GELU()
+            self.act = torch.nn.ReLU() if bug == "act" else torch.nn.GELU()
         self.fc2 = torch.nn.Linear(2 * D, D)
         self.drop = torch.nn.Dropout(0.1 if bug == "dropout" else 0.0)
 

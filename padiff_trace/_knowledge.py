@@ -1,0 +1,227 @@
+"""What padiff-trace knows about frameworks and model libraries — as data, in one place.
+
+Adding a library's quirks means adding rows here, not code elsewhere:
+
+* ``EQUIVALENT_TYPES``: which paddle layer class is which torch module class.
+* ``LIBRARY_TYPES``: library classes that are a built-in layer in disguise
+  (``transformers.pytorch_utils.Conv1D`` is a Linear stored ``[in, out]``).
+* ``LAYOUTS``: how a stored tensor's axes map onto the canonical layout (torch's):
+  paddle ``Linear.weight`` is ``[in, out]``, torch's ``[out, in]``.
+* ``LOCAL_ALIASES``: names one framework gives a tensor the other names differently
+  (paddle BatchNorm ``_mean`` = torch ``running_mean``).
+* ``PACKED_ROLES``: tensors that hold several layers' tensors concatenated (torch
+  ``MultiheadAttention.in_proj_weight`` = q|k|v), and what each part is.
+* ``PACK_AXIS``: along which canonical axis packed tensors concatenate their parts.
+* ``DERIVED_STATE``: buffers and frozen tensors a model computes rather than learns
+  (rotary tables, position ids, BatchNorm's batch counter): never copied, compared.
+* ``ROLE_SYNONYMS``: module names that mean the same role across libraries (weak
+  evidence, used only to break ties the structure leaves open).
+
+A class is resolved through its recorded class hierarchy (trace meta
+``module_classes``): the first base that is a known framework layer or library class
+gives its canonical type, so ``GPTLayerNorm(paddle.nn.LayerNorm)`` is a LayerNorm.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DERIVED_STATE",
+    "EQUIVALENT_TYPES",
+    "FRAMEWORK_PACKAGES",
+    "LAYOUTS",
+    "LIBRARY_TYPES",
+    "LOCAL_ALIASES",
+    "PACKED_ROLES",
+    "PACK_AXIS",
+    "ROLE_SYNONYMS",
+    "TYPE_GROUPS",
+    "UNQUALIFIED_CLASSES",
+]
+
+# Top-level packages whose classes are the frameworks' own layers.
+FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {"torch": ("torch",), "paddle": ("paddle",)}
+
+# canonical name -> the class names (exact spelling) of both frameworks that denote it.
+# A canonical name is the lower-cased torch spelling.
+EQUIVALENT_TYPES: dict[str, tuple[str, ...]] = {
+    "linear": ("Linear", "NonDynamicallyQuantizableLinear"),  # torch MHA out_proj
+    "bilinear": ("Bilinear",),
+    "conv1d": ("Conv1d", "Conv1D"),
+    "conv2d": ("Conv2d", "Conv2D"),
+    "conv3d": ("Conv3d", "Conv3D"),
+    "convtranspose1d": ("ConvTranspose1d", "Conv1DTranspose"),
+    "convtranspose2d": ("ConvTranspose2d", "Conv2DTranspose"),
+    "convtranspose3d": ("ConvTranspose3d", "Conv3DTranspose"),
+    "batchnorm": ("BatchNorm",),  # paddle's rank-generic BatchNorm: equivalent to all three
+    "batchnorm1d": ("BatchNorm1d", "BatchNorm1D"),
+    "batchnorm2d": ("BatchNorm2d", "BatchNorm2D"),
+    "batchnorm3d": ("BatchNorm3d", "BatchNorm3D"),
+    "syncbatchnorm": ("SyncBatchNorm",),
+    "layernorm": ("LayerNorm",),
+    "rmsnorm": ("RMSNorm",),
+    "groupnorm": ("GroupNorm",),
+    "instancenorm1d": ("InstanceNorm1d", "InstanceNorm1D"),
+    "instancenorm2d": ("InstanceNorm2d", "InstanceNorm2D"),
+    "instancenorm3d": ("InstanceNorm3d", "InstanceNorm3D"),
+    "localresponsenorm": ("LocalResponseNorm",),
+    "embedding": ("Embedding",),
+    "lstm": ("LSTM",),
+    "gru": ("GRU",),
+    "rnn": ("RNN", "SimpleRNN"),
+    "lstmcell": ("LSTMCell",),
+    "grucell": ("GRUCell",),
+    "rnncell": ("RNNCell", "SimpleRNNCell"),
+    "multiheadattention": ("MultiheadAttention", "MultiHeadAttention"),
+    "transformerencoder": ("TransformerEncoder",),
+    "transformerencoderlayer": ("TransformerEncoderLayer",),
+    "transformerdecoder": ("TransformerDecoder",),
+    "transformerdecoderlayer": ("TransformerDecoderLayer",),
+    "transformer": ("Transformer",),
+    "relu": ("ReLU",),
+    "relu6": ("ReLU6",),
+    "gelu": ("GELU",),
+    "sigmoid": ("Sigmoid",),
+    "logsigmoid": ("LogSigmoid",),
+    "tanh": ("Tanh",),
+    "softmax": ("Softmax",),
+    "logsoftmax": ("LogSoftmax",),
+    "softplus": ("Softplus",),
+    "softsign": ("Softsign",),
+    "silu": ("SiLU", "Silu", "Swish"),
+    "mish": ("Mish",),
+    "elu": ("ELU",),
+    "selu": ("SELU",),
+    "celu": ("CELU",),
+    "glu": ("GLU",),
+    "prelu": ("PReLU",),
+    "leakyrelu": ("LeakyReLU",),
+    "hardswish": ("Hardswish",),
+    "hardsigmoid": ("Hardsigmoid",),
+    "hardtanh": ("Hardtanh",),
+    "hardshrink": ("Hardshrink",),
+    "softshrink": ("Softshrink",),
+    "tanhshrink": ("Tanhshrink",),
+    "threshold": ("Threshold", "ThresholdedReLU"),
+    "dropout": ("Dropout",),
+    "dropout1d": ("Dropout1d", "Dropout1D"),
+    "dropout2d": ("Dropout2d", "Dropout2D"),
+    "dropout3d": ("Dropout3d", "Dropout3D"),
+    "alphadropout": ("AlphaDropout",),
+    "identity": ("Identity",),
+    "flatten": ("Flatten",),
+    "unflatten": ("Unflatten",),
+    "maxpool1d": ("MaxPool1d", "MaxPool1D"),
+    "maxpool2d": ("MaxPool2d", "MaxPool2D"),
+    "maxpool3d": ("MaxPool3d", "MaxPool3D"),
+    "avgpool1d": ("AvgPool1d", "AvgPool1D"),
+    "avgpool2d": ("AvgPool2d", "AvgPool2D"),
+    "avgpool3d": ("AvgPool3d", "AvgPool3D"),
+    "adaptiveavgpool1d": ("AdaptiveAvgPool1d", "AdaptiveAvgPool1D"),
+    "adaptiveavgpool2d": ("AdaptiveAvgPool2d", "AdaptiveAvgPool2D"),
+    "adaptiveavgpool3d": ("AdaptiveAvgPool3d", "AdaptiveAvgPool3D"),
+    "adaptivemaxpool1d": ("AdaptiveMaxPool1d", "AdaptiveMaxPool1D"),
+    "adaptivemaxpool2d": ("AdaptiveMaxPool2d", "AdaptiveMaxPool2D"),
+    "adaptivemaxpool3d": ("AdaptiveMaxPool3d", "AdaptiveMaxPool3D"),
+    "upsample": ("Upsample",),
+    "upsamplingnearest2d": ("UpsamplingNearest2d", "UpsamplingNearest2D"),
+    "upsamplingbilinear2d": ("UpsamplingBilinear2d", "UpsamplingBilinear2D"),
+    "pixelshuffle": ("PixelShuffle",),
+    "pixelunshuffle": ("PixelUnshuffle",),
+    "zeropad2d": ("ZeroPad2d", "ZeroPad2D"),
+    "unfold": ("Unfold",),
+    "fold": ("Fold",),
+    "cosinesimilarity": ("CosineSimilarity",),
+    "pairwisedistance": ("PairwiseDistance",),
+    "sequential": ("Sequential",),
+    "modulelist": ("ModuleList", "LayerList"),
+    "moduledict": ("ModuleDict", "LayerDict"),
+    "crossentropyloss": ("CrossEntropyLoss",),
+    "mseloss": ("MSELoss",),
+    "l1loss": ("L1Loss",),
+    "nllloss": ("NLLLoss",),
+    "bceloss": ("BCELoss",),
+    "bcewithlogitsloss": ("BCEWithLogitsLoss",),
+    "smoothl1loss": ("SmoothL1Loss",),
+    "kldivloss": ("KLDivLoss",),
+}
+
+# Canonical names that are equivalent although spelled differently (generic vs ranked).
+TYPE_GROUPS: tuple[frozenset[str], ...] = (frozenset({"batchnorm", "batchnorm1d", "batchnorm2d", "batchnorm3d"}),)
+
+# Library classes (qualified name) -> the canonical type they implement. Their own
+# layout, where it differs from torch's, is in LAYOUTS under the same qualified name.
+LIBRARY_TYPES: dict[str, str] = {
+    "transformers.pytorch_utils.Conv1D": "linear",  # GPT-2 and relatives: a Linear stored [in, out]
+    "transformers.modeling_utils.Conv1D": "linear",  # the same class in older transformers
+}
+
+# (owner, local tensor name) -> permutation taking the stored axes to the canonical
+# (torch) layout. owner: a framework name with a canonical type ("paddle:linear"), or
+# a qualified library class name. Absent: stored layout is canonical.
+LAYOUTS: dict[tuple[str, str], tuple[int, ...]] = {
+    ("paddle:linear", "weight"): (1, 0),  # paddle Linear weight is [in, out]
+    ("transformers.pytorch_utils.Conv1D", "weight"): (1, 0),
+    ("transformers.modeling_utils.Conv1D", "weight"): (1, 0),
+}
+
+# canonical type (or group) -> {local name in one framework: canonical local name}
+LOCAL_ALIASES: dict[str, dict[str, str]] = {
+    "batchnorm": {"_mean": "running_mean", "_variance": "running_var"},
+}
+
+# (canonical type, local name) -> (canonical type, local name) of each part: the tensor is
+# its parts concatenated along PACK_AXIS (torch MHA's in_proj_* hold q|k|v projections).
+PACKED_ROLES: dict[tuple[str, str], tuple[str, str]] = {
+    ("multiheadattention", "in_proj_weight"): ("linear", "weight"),
+    ("multiheadattention", "in_proj_bias"): ("linear", "bias"),
+    ("multiheadattention", "q_proj_weight"): ("linear", "weight"),
+    ("multiheadattention", "k_proj_weight"): ("linear", "weight"),
+    ("multiheadattention", "v_proj_weight"): ("linear", "weight"),
+}
+
+# (canonical type, canonical local name) -> axis (in the canonical layout) along which
+# one tensor may be several others concatenated: fused q|k|v, fused gate|up.
+PACK_AXIS: dict[tuple[str, str], int] = {
+    ("linear", "weight"): 0,
+    ("linear", "bias"): 0,
+}
+
+# Local names of buffers or frozen tensors that models derive (recompute) rather than
+# learn. One side may keep them as state while the other computes them, and copying
+# them would hide a bug in how they are computed (a wrong rotary base): they are never
+# transferred; where both sides have them they are compared. Non-persistent buffers
+# (not in the state dict) are treated the same way.
+DERIVED_STATE: frozenset[str] = frozenset(
+    {
+        "num_batches_tracked",  # torch BatchNorm's batch counter
+        "inv_freq",  # rotary embeddings
+        "original_inv_freq",
+        "cos_cached",
+        "sin_cached",
+        "_cos_cached",
+        "_sin_cached",
+        "cos_sin_cache",
+        "position_ids",
+        "token_type_ids",
+        "masked_bias",  # GPT-2-style attention constants
+        "causal_mask",
+    }
+)
+
+# Role names across libraries (module leaf names, lower-case). Weak evidence only.
+ROLE_SYNONYMS: tuple[frozenset[str], ...] = (
+    frozenset({"q", "query", "q_proj", "wq", "q_lin", "query_proj"}),
+    frozenset({"k", "key", "k_proj", "wk", "k_lin", "key_proj"}),
+    frozenset({"v", "value", "v_proj", "wv", "v_lin", "value_proj"}),
+    frozenset({"o", "out_proj", "o_proj", "wo_attn", "out_lin", "c_proj_attn"}),
+    frozenset({"gate_proj", "w1", "wi_0", "gate"}),
+    frozenset({"up_proj", "w3", "wi_1", "up"}),
+    frozenset({"down_proj", "w2", "down"}),
+)
+
+# (framework, bare class name) -> the library class it denotes, for traces recorded
+# without a class hierarchy: in a torch model, "Conv1D" is transformers' Linear-like
+# class (torch's own convolution is spelled "Conv1d").
+UNQUALIFIED_CLASSES: dict[tuple[str, str], str] = {
+    ("torch", "Conv1D"): "transformers.pytorch_utils.Conv1D",
+}

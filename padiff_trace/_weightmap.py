@@ -1,0 +1,184 @@
+"""The result of weight matching: which tensor of A is which tensor of B, and how to convert.
+
+A ``WeightMap`` is what ``record --weights-from`` copies through, what it writes beside
+the trace (``weightmap.json``), what ``padiff-trace align`` prints, and what the
+analyzer compares weights and parameter gradients by. Its JSON form is a mapping file
+(``"weights"`` entries), so an edited copy can be passed back with ``--mapping``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE"]
+
+WEIGHT_MAP_FILE = "weightmap.json"  # in the trace directory of a model that received weights
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One parameter or buffer of one side, as the matcher sees it."""
+
+    name: str  # full name: "encoder.layers.0.linear1.weight"
+    module: str  # owning module path ("" for the root)
+    local: str  # name within the module: "weight"
+    module_type: str  # class name of the owning module
+    shape: tuple[int, ...]
+    is_param: bool
+    trainable: bool = True
+    persistent: bool = True  # in the state dict (non-persistent buffers are derived)
+
+
+@dataclass(frozen=True)
+class WeightPair:
+    """A's tensor (or a part of it) is B's tensor (or a part of it).
+
+    ``*_perm`` takes that side's stored axes to the canonical layout; ``*_part`` is a
+    ``[start, stop)`` range along ``axis`` of the canonical tensor (a packed tensor's
+    share), None for the whole tensor.
+    """
+
+    a: str
+    b: str
+    a_perm: tuple[int, ...] | None
+    b_perm: tuple[int, ...] | None
+    how: str  # "mapping", "structure", "name", "packed", "shape+order", "derived"
+    a_part: tuple[int, int] | None = None
+    b_part: tuple[int, int] | None = None
+    axis: int = 0
+    transfer: bool = True  # False: derived state, compared but never copied
+
+    @property
+    def relative_perm(self) -> tuple[int, ...] | None:
+        """Permutation taking A's stored axes to B's stored layout (whole tensors only)."""
+        pa, pb = self.a_perm, self.b_perm
+        if pa is None and pb is None:
+            return None
+        n = len(pa if pa is not None else pb or ())
+        ca = pa or tuple(range(n))
+        inv_b = _inverse(pb) if pb is not None else tuple(range(n))
+        perm = tuple(ca[k] for k in inv_b)
+        return None if perm == tuple(range(n)) else perm
+
+    def conversion(self) -> str:
+        parts = []
+        if self.a_part is None and self.b_part is None and self.relative_perm is not None:
+            parts.append("transpose" if self.relative_perm == (1, 0) else f"permute {list(self.relative_perm)}")
+        if self.a_part is not None:
+            parts.append(f"A part {self.a_part[0]}:{self.a_part[1]} of axis {self.axis}")
+        if self.b_part is not None:
+            parts.append(f"B part {self.b_part[0]}:{self.b_part[1]} of axis {self.axis}")
+        return ", ".join(parts) or "copy"
+
+
+def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return tuple(out)
+
+
+@dataclass
+class WeightMap:
+    """Every tensor of both sides: paired, skipped (with why), or unmatched."""
+
+    a_framework: str
+    b_framework: str
+    pairs: list[WeightPair] = field(default_factory=list)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (side "a"/"b", name, why)
+    unmatched_a: list[TensorInfo] = field(default_factory=list)  # trainable, no counterpart
+    unmatched_b: list[TensorInfo] = field(default_factory=list)
+    suggestions: dict[str, list[str]] = field(default_factory=dict)  # unmatched name -> candidates
+    # unmatched tensors in the same slot (type, name, block) whose shapes differ: never copied,
+    # but reported by a comparison as a failing pair (a vocabulary or width mismatch is a bug)
+    mismatched: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.unmatched_a or self.unmatched_b)
+
+    def side_keys(self) -> tuple[str, str]:
+        """The JSON keys naming A's and B's tensors: the frameworks, when they differ."""
+        if self.a_framework != self.b_framework and {self.a_framework, self.b_framework} <= {"paddle", "torch"}:
+            return self.a_framework, self.b_framework
+        return "source", "target"
+
+    def to_json(self, **extra: Any) -> dict[str, Any]:
+        ka, kb = self.side_keys()
+        weights = []
+        for p in self.pairs:
+            e: dict[str, Any] = {ka: p.a, kb: p.b, "how": p.how, "convert": p.conversion()}
+            if p.a_part is not None:
+                e[f"{ka}_part"] = list(p.a_part)
+            if p.b_part is not None:
+                e[f"{kb}_part"] = list(p.b_part)
+            if p.a_part is not None or p.b_part is not None:
+                e["axis"] = p.axis
+            if not p.transfer:
+                e["transfer"] = False
+            weights.append(e)
+        skipped = [{(ka if side == "a" else kb): name, "skip": True, "why": why} for side, name, why in self.skipped]
+        out: dict[str, Any] = {"version": 1, **extra, "weights": weights + skipped}
+        if not self.ok:
+            out["unmatched"] = {ka: [t.name for t in self.unmatched_a], kb: [t.name for t in self.unmatched_b]}
+        return out
+
+    def dumps(self, **extra: Any) -> str:
+        return json.dumps(self.to_json(**extra), indent=1)
+
+    def problem_text(self, a_label: str, b_label: str, limit: int = 6) -> str:
+        """One line: what could not be matched on each side, and the mapping entry that would fix it."""
+        ka, kb = self.side_keys()
+
+        def listing(items: list[TensorInfo]) -> str:
+            names = ", ".join(f"{t.name} {list(t.shape)} ({t.module_type})" for t in items[:limit])
+            return (names or "-") + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+        text = (
+            f"cannot match {len(self.unmatched_a)} {a_label} and {len(self.unmatched_b)} {b_label} trainable "
+            f"tensor(s); {a_label}: {listing(self.unmatched_a)}; {b_label}: {listing(self.unmatched_b)}"
+        )
+        if self.unmatched_a:
+            t = self.unmatched_a[0]
+            other = (self.suggestions.get(t.name) or [f"<a name in the {b_label}>"])[0]
+            entry = f'{{"{ka}": "{t.name}", "{kb}": "{other}"}}'
+        else:
+            t = self.unmatched_b[0]
+            other = (self.suggestions.get(t.name) or [f"<a name in the {a_label}>"])[0]
+            entry = f'{{"{ka}": "{other}", "{kb}": "{t.name}"}}'
+        return (
+            f"{text}; pin pairs with --mapping FILE holding {{\"weights\": [{entry}]}} "
+            f'(or {{"{kb}": NAME, "skip": true}} to leave a tensor as the model initialised it)'
+        )
+
+    def text(self, a_label: str = "A", b_label: str = "B") -> str:
+        """The map as a table: one line per pair (how it was found, the conversion), then the
+        skipped and unmatched tensors."""
+        lines = [f"weight map {a_label} ({self.a_framework}) -> {b_label} ({self.b_framework}): " + self.summary_lines()[0]]
+        width = max((len(p.a) for p in self.pairs), default=0)
+        for p in self.pairs:
+            note = "" if p.transfer else "  [derived: compared, not copied]"
+            lines.append(f"  {p.a:<{width}}  ->  {p.b}   ({p.how}; {p.conversion()}){note}")
+        lines += ["  " + line for line in self.summary_lines()[1:]]
+        for label, items in ((a_label, self.unmatched_a), (b_label, self.unmatched_b)):
+            for t in items:
+                cands = self.suggestions.get(t.name)
+                lines.append(f"  UNMATCHED {label} {t.name} {list(t.shape)} ({t.module_type})"
+                             + (f"; same shape: {', '.join(cands)}" if cands else ""))
+        return "\n".join(lines)
+
+    def summary_lines(self) -> list[str]:
+        """Counts by how each pair was found, and every skipped tensor with its reason."""
+        hows: dict[str, int] = {}
+        for p in self.pairs:
+            hows[p.how] = hows.get(p.how, 0) + 1
+        n_tr = sum(p.transfer for p in self.pairs)
+        lines = [
+            f"{len(self.pairs)} tensor pairs ({n_tr} copied): "
+            + ", ".join(f"{n} by {h}" for h, n in sorted(hows.items(), key=lambda kv: -kv[1]))
+        ]
+        for side, name, why in self.skipped:
+            lines.append(f"skipped {'A' if side == 'a' else 'B'} {name}: {why}")
+        return lines

@@ -1,0 +1,468 @@
+"""The weight-matching engine: which tensor of model A is which tensor of model B.
+
+Used by ``record --weights-from`` (trace A onto a live model B) and by the analyzer
+(weights and parameter gradients of two traces) alike, so both always agree.
+
+It is an assignment over all tensors of both sides, in passes, each confident or silent:
+
+1. **pins** from a mapping file (``weights`` entries, and ``modules`` entries whose
+   tensors pair by local name);
+2. **structure**: tensors are put in classes by (canonical module type, canonical local
+   name, shape in the canonical layout); within a class, by the block indices of their
+   paths (``layers.3`` -> 3). A group with as many tensors on each side pairs in
+   registration order -- unless the module names alone assign every tensor of the
+   group one-to-one (``query``~``q_proj``), which then wins;
+3. **packed**: a tensor that is several tensors of the other side concatenated along the
+   known axis (fused q|k|v, fused gate|up, torch MHA ``in_proj_*``), in either direction:
+   the parts are siblings, consecutive, with the same block indices, and their sizes add up;
+4. structure again (packing frees the rest of a block), then **shape+order**: what is left,
+   grouped by local name and shape alone (the types differ: reported);
+5. **derived** state (rotary tables, position ids, non-persistent buffers) pairs the same
+   way but is never copied, only compared.
+
+Whatever is left is unmatched: a trainable parameter without counterpart is an error for
+the caller; a frozen tensor or buffer is skipped with its reason. Nothing is ever paired
+by a coin flip: a group whose sizes differ stays unmatched rather than shifted.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import MappingError
+from ._mapping import Mapping, resolve, weight_pins
+from ._knowledge import DERIVED_STATE, LOCAL_ALIASES, PACK_AXIS, PACKED_ROLES, ROLE_SYNONYMS
+from ._match import TypeResolver, same_canonical
+from ._schema import Kind
+from ._weightmap import TensorInfo, WeightMap, WeightPair
+
+__all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors"]
+
+logger = logging.getLogger(__name__)
+
+_INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
+_SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
+_WORD = re.compile(r"[a-z]+|\d+")
+
+
+@dataclass(frozen=True)
+class WeightSide:
+    """One side's tensors (registration order) and its class hierarchy (``module_classes``)."""
+
+    framework: str
+    tensors: tuple[TensorInfo, ...]
+    classes: dict[str, list[str]] = field(default_factory=dict)
+
+
+def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSide:
+    """A trace's weights (PARAM/BUFFER records of one step, in recorded order) as a matcher side.
+
+    Uses the recorder's meta ``module_classes`` (class hierarchies), ``frozen`` (parameters
+    that do not train) and ``nonpersistent`` (buffers outside the state dict) where present.
+    """
+    frozen = set(meta.get("frozen") or ())
+    volatile = set(meta.get("nonpersistent") or ())
+    infos = []
+    for r in records:
+        name = f"{r.module}.{r.position}" if r.module else r.position
+        is_param = r.kind == Kind.PARAM
+        infos.append(
+            TensorInfo(name, r.module, r.position, r.module_type, tuple(r.shape), is_param,
+                       is_param and name not in frozen, name not in volatile)
+        )
+    classes = meta.get("module_classes")
+    return WeightSide(str(meta.get("framework", "none")), tuple(infos), dict(classes) if isinstance(classes, dict) else {})
+
+
+@dataclass(frozen=True)
+class WeightPin:
+    """A mapping file's word on one tensor: pair ``a`` with ``b``, or skip one side's tensor."""
+
+    a: str | None
+    b: str | None
+    a_part: tuple[int, int] | None = None
+    b_part: tuple[int, int] | None = None
+    skip: bool = False
+    source: str = "mapping"
+
+
+@dataclass(eq=False)
+class _T:
+    info: TensorInfo
+    index: int
+    side: str
+    ctype: str  # canonical type of the tensor's role ("linear" for MHA in_proj_*)
+    known: bool
+    local: str  # canonical local name
+    perm: tuple[int, ...] | None  # stored -> canonical
+    cshape: tuple[int, ...]
+    key: tuple[int, ...]  # block indices in the module path
+    derived: bool
+    packed: bool  # a role of PACKED_ROLES: expected to be several tensors of the other side
+    used: bool = False
+
+    @property
+    def parent(self) -> str:
+        return self.info.module.rpartition(".")[0]
+
+    @property
+    def leaf(self) -> str:
+        return self.info.module.rpartition(".")[2].lower()
+
+    @property
+    def type_key(self) -> str:
+        return self.ctype if self.known else "user:" + self.ctype
+
+
+def _normalise(side: WeightSide, tag: str) -> list[_T]:
+    res = TypeResolver(side.framework, side.classes)
+    out = []
+    for i, t in enumerate(side.tensors):
+        rt = res.resolve(t.module_type)
+        ctype, local = rt.canonical, t.local
+        for group, aliases in LOCAL_ALIASES.items():
+            if same_canonical(group, ctype):
+                local = aliases.get(local, local)
+        role = PACKED_ROLES.get((ctype, local))
+        perm = res.layout(t.module_type, t.local)
+        if perm is not None and len(perm) != len(t.shape):
+            perm = None
+        cshape = tuple(t.shape[k] for k in perm) if perm is not None else tuple(t.shape)
+        derived = (local in DERIVED_STATE or t.local in DERIVED_STATE) and not t.trainable
+        derived = derived or (not t.is_param and not t.persistent)
+        out.append(
+            _T(
+                t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,
+                tuple(int(x) for x in _INT.findall(t.module)), derived, role is not None,
+            )
+        )
+    return out
+
+
+class _Matcher:
+    def __init__(self, a: WeightSide, b: WeightSide) -> None:
+        self.a, self.b = _normalise(a, "a"), _normalise(b, "b")
+        self.by_name = {"a": {t.info.name: t for t in self.a}, "b": {t.info.name: t for t in self.b}}
+        self.map = WeightMap(a.framework, b.framework)
+        self.pack_of: dict[str, list[str]] = {}  # packed module -> modules of its parts (other side)
+
+    # ------------------------------------------------------------------ helpers
+    def live(self, side: list[_T], derived: bool = False) -> list[_T]:
+        return [t for t in side if not t.used and t.derived == derived]
+
+    def pair(self, x: _T, y: _T, how: str, xp: tuple[int, int] | None = None, yp: tuple[int, int] | None = None,
+             axis: int = 0, used: bool = True) -> None:
+        a, b = (x, y) if x.side == "a" else (y, x)
+        ap, bp = (xp, yp) if x.side == "a" else (yp, xp)
+        self.map.pairs.append(
+            WeightPair(a.info.name, b.info.name, a.perm, b.perm, how, ap, bp, axis, transfer=not (a.derived or b.derived))
+        )
+        if used:
+            x.used = y.used = True
+
+    # ------------------------------------------------------------------ pass 1: pins
+    def pins(self, pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]) -> None:
+        for p in pins:
+            ta = self._find("a", p.a, p) if p.a is not None else None
+            tb = self._find("b", p.b, p) if p.b is not None else None
+            if p.skip:
+                for side, t in (("a", ta), ("b", tb)):
+                    if t is not None:
+                        t.used = True
+                        self.map.skipped.append((side, t.info.name, f"skipped by {p.source}"))
+                continue
+            if ta is None or tb is None:
+                raise MappingError(f"{p.source}: a weights entry needs both sides, or \"skip\": true")
+            sa, sb = _part_shape(ta, p.a_part), _part_shape(tb, p.b_part)
+            if sa != sb:
+                raise MappingError(
+                    f"{p.source}: {ta.info.name} {list(ta.info.shape)} (canonical {list(sa)}) cannot be "
+                    f"{tb.info.name} {list(tb.info.shape)} (canonical {list(sb)}): shapes differ"
+                )
+            self.pair(ta, tb, "mapping", p.a_part, p.b_part, used=p.a_part is None and p.b_part is None)
+            if p.a_part is not None or p.b_part is not None:
+                (ta if p.a_part is None else tb).used = True
+                (tb if p.a_part is None else ta).used = True
+        for ma, mb in module_pins:
+            xs = {t.local: t for t in self.a if t.info.module == ma and not t.used}
+            ys = {t.local: t for t in self.b if t.info.module == mb and not t.used}
+            for local, x in xs.items():
+                y = ys.get(local)
+                if y is not None and x.cshape == y.cshape:
+                    self.pair(x, y, "mapping")
+
+    def _find(self, side: str, name: str, p: WeightPin) -> _T:
+        t = self.by_name[side].get(name)
+        if t is None:
+            known = self.by_name[side]
+            close = [n for n in known if n.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]][:3]
+            raise MappingError(
+                f"{p.source}: no tensor named {name!r} on side {side.upper()}"
+                + (f" (similar: {', '.join(close)})" if close else "")
+            )
+        return t
+
+    # ------------------------------------------------------------------ pass 2: structure
+    def structure(self, derived: bool = False, by_type: bool = True) -> None:
+        how = "derived" if derived else ("structure" if by_type else "shape+order")
+
+        def cls(t: _T) -> tuple[object, ...]:
+            return (t.type_key if by_type else "", t.local, t.cshape)
+
+        ga, gb = _groups(self.live(self.a, derived), cls), _groups(self.live(self.b, derived), cls)
+        # weights first: a module's other tensors (bias, ...) then follow the module they belong to
+        for c in sorted(set(ga) & set(gb), key=lambda k: (k[1] != "weight", ga[k][0].index)):
+            if c[1] != "weight" and not derived:
+                self.follow_modules()
+            xs_all = [t for t in ga[c] if not t.used]
+            ys_all = [t for t in gb[c] if not t.used]
+            for xs, ys in _by_blocks(xs_all, ys_all):
+                if len(xs) != len(ys):
+                    continue
+                for x, y, by_name in _assign(xs, ys):
+                    if not by_type and x.known and y.known and x.ctype != y.ctype:
+                        logger.info("paired %s with %s by shape and order: types differ (%s vs %s)",
+                                    x.info.name, y.info.name, x.info.module_type, y.info.module_type)
+                    self.pair(x, y, "name" if by_name and not derived else how)
+
+    def follow_modules(self) -> None:
+        """Tensors of a module whose weight was paired whole pair with the partner module's
+        tensor of the same name and shape (a bias follows its weight)."""
+        partner: dict[str, str] = {}
+        for p in self.map.pairs:
+            if p.a_part is None and p.b_part is None and p.how != "derived":
+                partner.setdefault(p.a.rpartition(".")[0], p.b.rpartition(".")[0])
+        if not partner:
+            return
+        by_b = {(t.info.module, t.local): t for t in self.b if not t.used and not t.derived}
+        for x in self.a:
+            if x.used or x.derived or x.info.module not in partner:
+                continue
+            y = by_b.get((partner[x.info.module], x.local))
+            if y is not None and not y.used and y.cshape == x.cshape:
+                self.pair(x, y, "structure")
+
+    # ------------------------------------------------------------------ pass 3: packed
+    def packed(self) -> None:
+        for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
+            for x in self.live(big_side):
+                axis = PACK_AXIS.get((x.ctype, x.local))
+                if axis is None or x.used or len(x.cshape) <= axis:
+                    continue
+                run = self._run_for(x, small_side, axis)
+                if run is None:
+                    continue
+                start = 0
+                for y in run:
+                    n = y.cshape[axis]
+                    self.pair(x, y, "packed", (start, start + n), None, axis, used=False)
+                    y.used = True
+                    start += n
+                x.used = True
+                self.pack_of[x.info.module] = [y.info.module for y in run]
+
+    def _run_for(self, x: _T, side: list[_T], axis: int) -> list[_T] | None:
+        rest = x.cshape[:axis] + x.cshape[axis + 1 :]
+        cand = [
+            y for y in self.live(side)
+            if y.ctype == x.ctype and y.local == x.local and y.key == x.key and len(y.cshape) == len(x.cshape)
+            and y.cshape[:axis] + y.cshape[axis + 1 :] == rest and y.cshape[axis] < x.cshape[axis]
+        ]
+        by_parent: dict[str, list[_T]] = defaultdict(list)
+        for y in cand:
+            by_parent[y.parent].append(y)
+        runs: list[tuple[int, int, list[_T]]] = []
+        same_modules = self.pack_of.get(x.info.module)
+        for group in by_parent.values():
+            for i in range(len(group)):
+                total = 0
+                for j in range(i, len(group)):
+                    total += group[j].cshape[axis]
+                    if total > x.cshape[axis]:
+                        break
+                    if total == x.cshape[axis] and j > i:
+                        run = group[i : j + 1]
+                        mods = [y.info.module for y in run]
+                        rank = 0 if same_modules == mods else (1 if _role_names(run) else 2)
+                        runs.append((rank, run[0].index, run))
+        if not runs:
+            return None
+        runs.sort(key=lambda r: (r[0], r[1]))
+        return runs[0][2]
+
+    def last_resort(self) -> None:
+        """What is still left pairs only where it is unique: the one tensor of its block on each
+        side with this shape, or its transpose (a library head stored [in, out] in a class the
+        tables do not know). A square matrix is never guessed this way: its layout is unknown."""
+        la = [t for t in self.live(self.a) if t.info.is_param]
+        lb = [t for t in self.live(self.b) if t.info.is_param]
+
+        def fits(x: _T, y: _T) -> bool:
+            if x.key != y.key or x.cshape == () or len(x.cshape) != len(y.cshape):
+                return False
+            return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
+
+        for x in la:
+            ys = [y for y in lb if not y.used and fits(x, y)]
+            if len(ys) != 1 or sum(fits(o, ys[0]) for o in la if not o.used) != 1:
+                continue
+            y = ys[0]
+            if x.cshape != y.cshape:  # A's canonical view is taken transposed
+                x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
+                x.cshape = x.cshape[::-1]
+            elif len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
+                continue
+            logger.info("paired %s with %s as the only candidates left (%s)", x.info.name, y.info.name, list(y.cshape))
+            self.pair(x, y, "only candidate")
+
+    # ------------------------------------------------------------------ result
+    def finish(self) -> WeightMap:
+        m = self.map
+        for side, items, bucket in (("a", self.a, m.unmatched_a), ("b", self.b, m.unmatched_b)):
+            for t in items:
+                if t.used:
+                    continue
+                if t.derived:
+                    m.skipped.append((side, t.info.name, "derived state (the model computes it): not copied"))
+                elif not t.info.is_param:
+                    m.skipped.append((side, t.info.name, "buffer with no counterpart on the other side"))
+                elif not t.info.trainable:
+                    m.skipped.append((side, t.info.name, "frozen parameter with no counterpart on the other side"))
+                else:
+                    bucket.append(t.info)
+        left_a = [t for t in self.a if not t.used and not t.derived]
+        left_b = [t for t in self.b if not t.used and not t.derived]
+        ga = _groups(left_a, lambda t: (t.type_key, t.local))
+        gb = _groups(left_b, lambda t: (t.type_key, t.local))
+        for c in set(ga) & set(gb):
+            for xs, ys in _by_blocks(ga[c], gb[c]):
+                if len(xs) == len(ys):
+                    m.mismatched += [(x.info.name, y.info.name) for x, y in zip(xs, ys)]
+        for t, others in [(t, left_b) for t in left_a] + [(t, left_a) for t in left_b]:
+            if t.info.is_param and t.info.trainable:
+                same = [o.info.name for o in others if o.cshape == t.cshape]
+                m.suggestions[t.info.name] = same[:3]
+        return m
+
+
+def _part_shape(t: _T, part: tuple[int, int] | None, axis: int = 0) -> tuple[int, ...]:
+    if part is None:
+        return t.cshape
+    return t.cshape[:axis] + (part[1] - part[0],) + t.cshape[axis + 1 :]
+
+
+def _groups(items: Iterable[_T], key: object) -> dict[tuple[object, ...], list[_T]]:
+    out: dict[tuple[object, ...], list[_T]] = defaultdict(list)
+    for t in items:
+        out[key(t)].append(t)  # type: ignore[operator]
+    return out
+
+
+def _by_blocks(xs: list[_T], ys: list[_T]) -> list[tuple[list[_T], list[_T]]]:
+    """Split a class by block indices when both sides index the same blocks, else keep it whole."""
+    ka, kb = Counter(t.key for t in xs), Counter(t.key for t in ys)
+    if not set(ka) & set(kb):
+        return [(xs, ys)]
+    out = []
+    for k in sorted(set(ka) | set(kb)):
+        out.append(([t for t in xs if t.key == k], [t for t in ys if t.key == k]))
+    return out
+
+
+def _same_role(x: str, y: str) -> bool:
+    return x == y or (x in _SYN and _SYN.get(x) == _SYN.get(y))
+
+
+def _role_names(run: list[_T]) -> bool:
+    return all(t.leaf in _SYN for t in run)
+
+
+def _tokens(path: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(path.lower()) if not w.isdigit())
+
+
+def _assign(xs: list[_T], ys: list[_T]) -> list[tuple[_T, _T, bool]]:
+    """Pairs of two equally long groups. Each candidate pair scores its evidence: the same role
+    by module name (``query`` ~ ``q_proj``: 3), the overlap of its path words (encoder vs decoder,
+    self vs cross attention: up to 1), and registration order (the same rank: 0.5, nearby: less).
+    Pairs are taken best first; with no names to go by, that is registration order."""
+    n = len(xs)
+    if n == 1 or n > 512:
+        return [(x, y, False) for x, y in zip(xs, ys)]
+    tx = [_tokens(x.info.module) for x in xs]
+    ty = [_tokens(y.info.module) for y in ys]
+    cand = []
+    for i, x in enumerate(xs):
+        for j, y in enumerate(ys):
+            role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
+            union = len(tx[i] | ty[j])
+            words = len(tx[i] & ty[j]) / union if union else 0.0
+            order = 0.5 if i == j else 0.25 * (1 - abs(i - j) / n)
+            cand.append((-(role + words + order), abs(i - j), i, j))
+    cand.sort()
+    got: dict[int, int] = {}
+    taken: set[int] = set()
+    for _, _, i, j in cand:
+        if i not in got and j not in taken:
+            got[i] = j
+            taken.add(j)
+    return [(xs[i], ys[got[i]], got[i] != i) for i in range(n)]
+
+
+def mapping_pins(mapping: Mapping | None, a: WeightSide, b: WeightSide) -> tuple[list[WeightPin], list[tuple[str, str]]]:
+    """The pins a mapping file gives the matcher: its ``weights`` entries, and the module pairs
+    of its ``modules`` entries (between two frameworks only) whose tensors pair by local name."""
+    if mapping is None:
+        return [], []
+    pins = []
+    for e, na, nb in weight_pins(mapping, a.framework, b.framework):
+        generic = "source" in e.names or "target" in e.names
+        ka, kb = ("source", "target") if generic else (a.framework, b.framework)
+        pins.append(WeightPin(na, nb, e.parts.get(ka), e.parts.get(kb), e.skip, e.describe(mapping.source)))
+    mods: list[tuple[str, str]] = []
+    if a.framework != b.framework:
+        mods_a = {t.module for t in a.tensors}
+        mods_b = {t.module for t in b.tensors}
+        swap = a.framework == "torch"
+        mods = [(x, y) for x, y, _ in resolve(mapping, mods_a, mods_b, swap, strict=False)]
+    return pins, mods
+
+
+def module_anchors(wm: WeightMap) -> dict[str, str]:
+    """Module pairs whose tensors were matched whole, one module to one module: the strongest
+    evidence that two module calls are the same computation."""
+    seen: dict[str, set[str]] = defaultdict(set)
+    back: dict[str, set[str]] = defaultdict(set)
+    for p in wm.pairs:
+        if p.a_part is None and p.b_part is None:
+            ma, mb = p.a.rpartition(".")[0], p.b.rpartition(".")[0]
+            seen[ma].add(mb)
+            back[mb].add(ma)
+    return {ma: next(iter(mbs)) for ma, mbs in seen.items() if len(mbs) == 1 and len(back[next(iter(mbs))]) == 1}
+
+
+def match_weights(
+    a: WeightSide,
+    b: WeightSide,
+    pins: Sequence[WeightPin] = (),
+    module_pins: Sequence[tuple[str, str]] = (),
+) -> WeightMap:
+    """Match every tensor of ``a`` with ``b`` (see the module docstring for the passes)."""
+    m = _Matcher(a, b)
+    m.pins(pins, module_pins)
+    m.structure()
+    m.packed()
+    m.structure()
+    m.structure(by_type=False)
+    m.last_resort()
+    m.structure(derived=True, by_type=False)
+    wm = m.finish()
+    order_a = {t.info.name: t.index for t in m.a}
+    wm.pairs.sort(key=lambda p: (order_a.get(p.a, 0), p.a_part or (0, 0), p.b_part or (0, 0)))
+    logger.info("weight map: %s", wm.summary_lines()[0])
+    return wm

@@ -1,0 +1,255 @@
+"""The weight-matching engine (padiff_trace._weightmatch) on the layouts real libraries use.
+
+Fast: tensor lists only (names, shapes, class hierarchies as a recorder writes them). The
+real third-party pairs recorded end to end are in test_real_pairs.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from padiff_trace import MappingError
+from padiff_trace._mapping import parse_mapping
+from padiff_trace._weightmap import TensorInfo
+from padiff_trace._weightmatch import WeightSide, mapping_pins, match_weights, module_anchors
+
+H, F, V, P = 8, 32, 50, 16
+PD = {"Linear": ["paddle.nn.layer.common.Linear", "paddle.nn.layer.layers.Layer"],
+      "LayerNorm": ["paddle.nn.layer.norm.LayerNorm", "paddle.nn.layer.layers.Layer"],
+      "Embedding": ["paddle.nn.layer.common.Embedding", "paddle.nn.layer.layers.Layer"]}
+TD = {"Linear": ["torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module"],
+      "LayerNorm": ["torch.nn.modules.normalization.LayerNorm", "torch.nn.modules.module.Module"],
+      "Embedding": ["torch.nn.modules.sparse.Embedding", "torch.nn.modules.module.Module"],
+      "Conv1D": ["transformers.pytorch_utils.Conv1D", "torch.nn.modules.module.Module"]}
+
+
+def t(name: str, mtype: str, shape: tuple[int, ...], param: bool = True, trainable: bool = True,
+      persistent: bool = True) -> TensorInfo:
+    mod, _, local = name.rpartition(".")
+    return TensorInfo(name, mod, local, mtype, shape, param, trainable and param, persistent)
+
+
+def paddle_linear(prefix: str, i: int, o: int) -> list[TensorInfo]:
+    return [t(f"{prefix}.weight", "Linear", (i, o)), t(f"{prefix}.bias", "Linear", (o,))]
+
+
+def torch_linear(prefix: str, i: int, o: int, mtype: str = "Linear") -> list[TensorInfo]:
+    w = (i, o) if mtype == "Conv1D" else (o, i)
+    return [t(f"{prefix}.weight", mtype, w), t(f"{prefix}.bias", mtype, (o,))]
+
+
+def norm(prefix: str, mtype: str = "LayerNorm") -> list[TensorInfo]:
+    return [t(f"{prefix}.weight", mtype, (H,)), t(f"{prefix}.bias", mtype, (H,))]
+
+
+def paddle_bert(layers: int = 2) -> WeightSide:
+    """paddle.nn.TransformerEncoderLayer naming and registration order (paddlenlp BERT)."""
+    ts = [t("embeddings.word_embeddings.weight", "Embedding", (V, H)),
+          t("embeddings.position_embeddings.weight", "Embedding", (P, H))] + norm("embeddings.layer_norm")
+    for i in range(layers):
+        p = f"encoder.layers.{i}"
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            ts += paddle_linear(f"{p}.self_attn.{n}", H, H)
+        ts += paddle_linear(f"{p}.linear1", H, F) + paddle_linear(f"{p}.linear2", F, H) + norm(f"{p}.norm1") + norm(f"{p}.norm2")
+    return WeightSide("paddle", tuple(ts), PD)
+
+
+def torch_bert(layers: int = 2) -> WeightSide:
+    """Hugging Face BERT naming and registration order."""
+    ts = [t("embeddings.word_embeddings.weight", "Embedding", (V, H)),
+          t("embeddings.position_embeddings.weight", "Embedding", (P, H))] + norm("embeddings.LayerNorm")
+    ts.append(t("embeddings.position_ids", "", (1, P), param=False, persistent=False))
+    for i in range(layers):
+        p = f"encoder.layer.{i}"
+        for n in ("query", "key", "value"):
+            ts += torch_linear(f"{p}.attention.self.{n}", H, H)
+        ts += torch_linear(f"{p}.attention.output.dense", H, H) + norm(f"{p}.attention.output.LayerNorm")
+        ts += torch_linear(f"{p}.intermediate.dense", H, F) + torch_linear(f"{p}.output.dense", F, H) + norm(f"{p}.output.LayerNorm")
+    return WeightSide("torch", tuple(ts), TD)
+
+
+def pairs(wm) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {p.a: p.b for p in wm.pairs if p.a_part is None and p.b_part is None}
+
+
+def test_renamed_and_reordered_blocks_pair_by_structure() -> None:
+    wm = match_weights(paddle_bert(), torch_bert())
+    assert wm.ok, wm.problem_text("A", "B")
+    got = pairs(wm)
+    assert got["encoder.layers.1.self_attn.q_proj.weight"] == "encoder.layer.1.attention.self.query.weight"
+    assert got["encoder.layers.1.self_attn.v_proj.bias"] == "encoder.layer.1.attention.self.value.bias"
+    assert got["encoder.layers.0.self_attn.out_proj.weight"] == "encoder.layer.0.attention.output.dense.weight"
+    assert got["encoder.layers.0.linear1.weight"] == "encoder.layer.0.intermediate.dense.weight"
+    assert got["encoder.layers.1.norm2.bias"] == "encoder.layer.1.output.LayerNorm.bias"
+    assert got["embeddings.layer_norm.weight"] == "embeddings.LayerNorm.weight"
+    q = next(p for p in wm.pairs if p.a == "encoder.layers.0.self_attn.q_proj.weight")
+    assert q.relative_perm == (1, 0)  # paddle [in, out] -> torch [out, in]: also when square
+    assert ("b", "embeddings.position_ids", "derived state (the model computes it): not copied") in wm.skipped
+
+
+def test_fused_qkv_conv1d_is_split_and_conv1d_is_a_linear() -> None:
+    """HF GPT-2: c_attn Conv1D [H, 3H] = q|k|v; c_proj/c_fc Conv1D stored [in, out]."""
+    pd, th = [], []
+    for i in range(2):
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            pd += paddle_linear(f"decoder.layers.{i}.self_attn.{n}", H, H)
+        pd += paddle_linear(f"decoder.layers.{i}.linear1", H, F) + paddle_linear(f"decoder.layers.{i}.linear2", F, H)
+        th += torch_linear(f"h.{i}.attn.c_attn", H, 3 * H, "Conv1D") + torch_linear(f"h.{i}.attn.c_proj", H, H, "Conv1D")
+        th += torch_linear(f"h.{i}.mlp.c_fc", H, F, "Conv1D") + torch_linear(f"h.{i}.mlp.c_proj", F, H, "Conv1D")
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    assert wm.ok, wm.problem_text("A", "B")
+    packed = [(p.a, p.b_part) for p in wm.pairs if p.b == "h.1.attn.c_attn.weight"]
+    assert packed == [(f"decoder.layers.1.self_attn.{n}.weight", (k * H, (k + 1) * H)) for k, n in enumerate(("q_proj", "k_proj", "v_proj"))]
+    bias = [(p.a, p.b_part) for p in wm.pairs if p.b == "h.0.attn.c_attn.bias"]
+    assert [a for a, _ in bias] == [f"decoder.layers.0.self_attn.{n}.bias" for n in ("q_proj", "k_proj", "v_proj")]
+    got = pairs(wm)
+    assert got["decoder.layers.0.self_attn.out_proj.weight"] == "h.0.attn.c_proj.weight"
+    assert got["decoder.layers.0.linear2.weight"] == "h.0.mlp.c_proj.weight"
+    # paddle Linear and HF Conv1D are both [in, out]: no transpose, also for the square c_proj
+    assert next(p for p in wm.pairs if p.b == "h.0.attn.c_proj.weight").relative_perm is None
+
+
+def test_torch_mha_in_proj_is_three_paddle_projections() -> None:
+    pd = [x for n in ("q_proj", "k_proj", "v_proj", "out_proj") for x in paddle_linear(f"layers.0.self_attn.{n}", H, H)]
+    th = [t("layers.0.self_attn.in_proj_weight", "MultiheadAttention", (3 * H, H)),
+          t("layers.0.self_attn.in_proj_bias", "MultiheadAttention", (3 * H,))]
+    th += torch_linear("layers.0.self_attn.out_proj", H, H, "NonDynamicallyQuantizableLinear")
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th)))
+    assert wm.ok, wm.problem_text("A", "B")
+    k = next(p for p in wm.pairs if p.a == "layers.0.self_attn.k_proj.weight")
+    assert (k.b, k.b_part, k.a_perm) == ("layers.0.self_attn.in_proj_weight", (H, 2 * H), (1, 0))
+    assert pairs(wm)["layers.0.self_attn.out_proj.weight"] == "layers.0.self_attn.out_proj.weight"
+
+
+def test_a_missing_tensor_is_refused_per_tensor_never_shifted() -> None:
+    """One LayerNorm fewer on each side, in different blocks: nothing slides into another slot."""
+    a = paddle_bert()
+    b = torch_bert()
+    a2 = WeightSide("paddle", tuple(x for x in a.tensors if not x.name.startswith("encoder.layers.0.norm2")), PD)
+    b2 = WeightSide("torch", tuple(x for x in b.tensors if not x.name.startswith("encoder.layer.1.output.LayerNorm")), TD)
+    wm = match_weights(a2, b2)
+    # in each block one side has one LayerNorm, the other two: which is which is not known, so
+    # those are refused (listed), never guessed; everything else still pairs
+    names_a = {x.name.rsplit(".", 1)[0] for x in wm.unmatched_a}
+    names_b = {x.name.rsplit(".", 1)[0] for x in wm.unmatched_b}
+    assert names_a == {"encoder.layers.0.norm1", "encoder.layers.1.norm1", "encoder.layers.1.norm2"}
+    assert names_b == {"encoder.layer.0.attention.output.LayerNorm", "encoder.layer.0.output.LayerNorm",
+                       "encoder.layer.1.attention.output.LayerNorm"}
+    got = pairs(wm)
+    assert got["encoder.layers.1.linear2.bias"] == "encoder.layer.1.output.dense.bias"
+    assert not any("norm" in a and a.startswith("encoder") for a in got)
+    text = wm.problem_text("trace", "model")
+    assert "cannot match 6 trace and 6 model" in text and '"weights"' in text and "encoder.layers.0.norm1" in text
+
+
+def test_library_subclass_resolves_through_its_hierarchy() -> None:
+    classes = dict(PD, GPTLayerNorm=["paddlenlp.transformers.gpt.modeling.GPTLayerNorm", "paddle.nn.layer.norm.LayerNorm",
+                                     "paddle.nn.layer.layers.Layer"])
+    a = WeightSide("paddle", tuple(norm("ln_f", "GPTLayerNorm") + norm("head_norm")), classes)
+    b = WeightSide("torch", tuple(norm("final_layer_norm") + norm("norm_out")), TD)
+    wm = match_weights(a, b)
+    assert wm.ok and all(p.how == "structure" for p in wm.pairs)
+    assert pairs(wm)["ln_f.weight"] == "final_layer_norm.weight"
+
+
+def test_role_names_outweigh_registration_order() -> None:
+    """Registration order k, q, v on one side: module names (key~k_proj) say which is which."""
+    pd = [x for n in ("q_proj", "k_proj", "v_proj") for x in paddle_linear(f"attn.{n}", H, H)]
+    th = [x for n in ("key", "query", "value") for x in torch_linear(f"attn.{n}", H, H)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    got = pairs(wm)
+    assert got["attn.q_proj.weight"] == "attn.query.weight" and got["attn.k_proj.weight"] == "attn.key.weight"
+    assert next(p for p in wm.pairs if p.a == "attn.q_proj.weight").how == "name"
+    assert pairs(wm)["attn.q_proj.bias"] == "attn.query.bias"  # the bias follows its weight
+
+
+def test_encoder_and_decoder_blocks_with_the_same_index_stay_apart() -> None:
+    """BART-like: layers.0 of the encoder and of the decoder share block index 0; HF registers
+    k, v, q; the decoder's cross attention is cross_attn in one library, encoder_attn in the other."""
+    pd, th = [], []
+    for stack, attns in (("encoder", ("self_attn",)), ("decoder", ("self_attn", "cross_attn"))):
+        for att in attns:
+            for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+                pd += paddle_linear(f"{stack}.{stack}.layers.0.{att}.{n}", H, H)
+        pd += paddle_linear(f"{stack}.{stack}.layers.0.linear2", F, H)
+    for stack, attns in (("encoder", ("self_attn",)), ("decoder", ("self_attn", "encoder_attn"))):
+        for att in attns:
+            for n in ("k_proj", "v_proj", "q_proj", "out_proj"):
+                th += torch_linear(f"{stack}.layers.0.{att}.{n}", H, H)
+        th += torch_linear(f"{stack}.layers.0.fc2", F, H)
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    assert wm.ok
+    got = pairs(wm)
+    for stack, a_att, b_att in (("encoder", "self_attn", "self_attn"), ("decoder", "self_attn", "self_attn"),
+                                ("decoder", "cross_attn", "encoder_attn")):
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            for local in ("weight", "bias"):
+                assert got[f"{stack}.{stack}.layers.0.{a_att}.{n}.{local}"] == f"{stack}.layers.0.{b_att}.{n}.{local}"
+    assert got["decoder.decoder.layers.0.linear2.bias"] == "decoder.layers.0.fc2.bias"
+
+
+def test_derived_state_is_compared_never_copied() -> None:
+    a = WeightSide("paddle", (t("layers.0.rotary.inv_freq", "Rotary", (4,), param=False),
+                              t("layers.0.rotary.cos_cached", "Rotary", (1, 16, 1, 8), param=False)))
+    b = WeightSide("torch", (t("rotary_emb.inv_freq", "LlamaRotaryEmbedding", (4,), param=False, persistent=False),))
+    wm = match_weights(a, b)
+    assert wm.ok
+    inv = [p for p in wm.pairs if p.a == "layers.0.rotary.inv_freq"]
+    assert len(inv) == 1 and inv[0].transfer is False and inv[0].how == "derived"
+    assert ("a", "layers.0.rotary.cos_cached", "derived state (the model computes it): not copied") in wm.skipped
+
+
+def test_frozen_and_buffers_without_counterpart_are_skipped_with_a_reason() -> None:
+    a = WeightSide("paddle", (t("w.weight", "Linear", (H, H)), t("pos.table", "Sinusoid", (P, H), trainable=False)), PD)
+    b = WeightSide("torch", (t("w.weight", "Linear", (H, H)), t("w.mask", "Linear", (H,), param=False)), TD)
+    wm = match_weights(a, b)
+    assert wm.ok
+    assert ("a", "pos.table", "frozen parameter with no counterpart on the other side") in wm.skipped
+    assert ("b", "w.mask", "buffer with no counterpart on the other side") in wm.skipped
+
+
+def test_mapping_pins_one_ambiguous_pair_for_transfer_and_compare() -> None:
+    """Two same-shaped Linears whose names say nothing: order pairs them; a pin reverses it."""
+    a = WeightSide("paddle", tuple(paddle_linear("blk.left", H, H) + paddle_linear("blk.right", H, H)), PD)
+    b = WeightSide("torch", tuple(torch_linear("blk.fst", H, H) + torch_linear("blk.snd", H, H)), TD)
+    assert pairs(match_weights(a, b))["blk.left.weight"] == "blk.fst.weight"
+    mapping = parse_mapping({"version": 1, "weights": [{"paddle": "blk.left.weight", "torch": "blk.snd.weight"},
+                                                        {"paddle": "blk.left.bias", "torch": "blk.snd.bias"}]}, "m.json")
+    wm = match_weights(a, b, *mapping_pins(mapping, a, b))
+    got = pairs(wm)
+    assert got["blk.left.weight"] == "blk.snd.weight" and got["blk.right.weight"] == "blk.fst.weight"
+    assert next(p for p in wm.pairs if p.a == "blk.left.weight").how == "mapping"
+    # the weight map written by a transfer is itself a mapping file that reproduces the pairs
+    again = parse_mapping(json.loads(wm.dumps()), "weightmap.json")
+    assert pairs(match_weights(a, b, *mapping_pins(again, a, b))) == got
+    # a module entry pins the module's tensors by local name
+    mods = parse_mapping({"blk.left": "blk.snd"}, "m2.json")
+    assert pairs(match_weights(a, b, *mapping_pins(mods, a, b)))["blk.left.bias"] == "blk.snd.bias"
+    assert module_anchors(wm)["blk.left"] == "blk.snd"
+
+
+def test_bad_pins_name_the_entry_and_both_shapes() -> None:
+    a = WeightSide("paddle", tuple(paddle_linear("x", H, F)), PD)
+    b = WeightSide("torch", tuple(torch_linear("y", H, H)), TD)
+    m = parse_mapping({"weights": [{"paddle": "x.weight", "torch": "y.weight"}]}, "m.json")
+    with pytest.raises(MappingError, match=r"m.json: weights entry 0.*x.weight \[8, 32\].*y.weight \[8, 8\]"):
+        match_weights(a, b, *mapping_pins(m, a, b))
+    m = parse_mapping({"weights": [{"paddle": "x.wieght", "torch": "y.weight"}]}, "m.json")
+    with pytest.raises(MappingError, match="no tensor named 'x.wieght' on side A"):
+        match_weights(a, b, *mapping_pins(m, a, b))
+    with pytest.raises(MappingError, match="names one side only"):
+        parse_mapping({"weights": [{"paddle": "x.weight"}]}, "m.json")
+
+
+def test_packed_share_conversion_round_trips() -> None:
+    """What a transfer copies through a packed pair equals numpy slicing of the canonical tensor."""
+    from recorder._replay import _canonical, _to_target  # numpy helpers only
+
+    rng = np.random.default_rng(0)
+    c_attn = rng.standard_normal((H, 3 * H)).astype(np.float32)  # Conv1D [in, 3*out]
+    q = _canonical(c_attn, (1, 0), (0, H), 0)  # canonical [out, in] rows 0:H
+    np.testing.assert_array_equal(q, c_attn[:, :H].T)
+    np.testing.assert_array_equal(_to_target(q, (1, 0)), c_attn[:, :H])  # into a paddle Linear [in, out]
