@@ -35,6 +35,11 @@ _PY_SCALARS = (bool, int, float)
 _MAX_OP_SCALARS = 16  # python scalar arguments recorded per op (flags, axes, shapes)
 
 
+def _op_scalar(v: Any) -> bool:
+    """A python scalar argument of an op worth a record: a bool, or a number that fits 64 bits."""
+    return isinstance(v, _PY_SCALARS) and -(2**63) <= v < 2**63
+
+
 def active_recorder() -> Recorder | None:
     return _ACTIVE.get()
 
@@ -294,7 +299,7 @@ class Recorder:
         if self.options.kind_wanted(Kind.OP_INPUT):
             scalars = 0  # python scalars say what the operands mean (transpose_y=True, the dims of a transpose)
             for pos, leaf in flatten_call(args, kwargs, is_tensor):
-                if is_tensor(leaf) or (isinstance(leaf, _PY_SCALARS) and scalars < _MAX_OP_SCALARS):
+                if is_tensor(leaf) or (_op_scalar(leaf) and scalars < _MAX_OP_SCALARS):
                     scalars += not is_tensor(leaf)
                     self._emit(dataclasses.replace(header, position=pos), leaf)
         want_grad = self.options.kind_wanted(Kind.OP_GRAD_OUTPUT) and self.options.phase_wanted(Phase.BACKWARD)
