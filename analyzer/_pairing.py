@@ -14,26 +14,15 @@ from dataclasses import dataclass, field
 
 
 from padiff_trace import Record
-from padiff_trace._match import canonical_type, types_equivalent
+from padiff_trace._match import types_equivalent
 
 from ._align import Segmenter, features
 from ._calls import Call, CallTree, TraceView, first_step
 from ._mapping import Mapping, MappingEntry, resolve
-from ._metrics import RowSlice
 
-__all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves", "pair_weights", "WEIGHT_NAMES"]
+__all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves"]
 
 logger = logging.getLogger(__name__)
-
-# paddle local name -> torch local name; names absent here must be equal
-WEIGHT_NAMES = {"_mean": "running_mean", "_variance": "running_var"}
-IGNORED_WEIGHTS = {"num_batches_tracked"}
-# torch MultiheadAttention packs paddle's q/k/v projections row-wise: in_proj_weight [3E, E] holds
-# q_proj.weight, k_proj.weight, v_proj.weight (each transposed: paddle Linear weights are [in, out])
-_PACKED = {"in_proj_weight": "weight", "in_proj_bias": "bias"}
-_PROJ = ("q_proj", "k_proj", "v_proj")
-
-_W = Record | RowSlice
 
 
 @dataclass(eq=False)
@@ -253,87 +242,3 @@ def pair_leaves(
                 break
     paired_a = {id(x) for x, _, _ in out}
     return out, [x for x in ta if id(x) not in paired_a], [y for k, y in enumerate(tb) if k not in used]
-
-
-def weight_name(a_name: str) -> str:
-    return WEIGHT_NAMES.get(a_name, a_name)
-
-
-def _unpack(w: dict[tuple[str, str], Record]) -> dict[tuple[str, str], _W]:
-    """torch MHA ``in_proj_*`` -> virtual ``q_proj``/``k_proj``/``v_proj`` entries (row slices, read lazily)."""
-    out: dict[tuple[str, str], _W] = {}
-    for (mod, name), r in w.items():
-        local = _PACKED.get(name)
-        if local is None or canonical_type(r.module_type) != "multiheadattention" or not r.has_data:
-            out[(mod, name)] = r
-            continue
-        if not r.shape or r.shape[0] % 3:
-            out[(mod, name)] = r
-            continue
-        e = r.shape[0] // 3
-        for i, proj in enumerate(_PROJ):
-            out[(f"{mod}.{proj}" if mod else proj, local)] = RowSlice(r, i * e, (i + 1) * e)
-    return out
-
-
-def _is_linear_weight(r: _W) -> bool:
-    return isinstance(r, RowSlice) and r.position.startswith("in_proj_weight") or (
-        canonical_type(r.module_type) == "linear" and r.position == "weight"
-    )
-
-
-def pair_weights(
-    al: Alignment, wa: dict[tuple[str, str], Record], wb: dict[tuple[str, str], Record]
-) -> tuple[list[tuple[_W, _W, tuple[int, ...] | None]], list[_W], list[_W]]:
-    """Pair weights (or parameter gradients) of one step through the module pairs.
-
-    Between paddle and torch, torch MultiheadAttention's packed ``in_proj_weight``/``in_proj_bias``
-    pair row by row with paddle's ``q_proj``/``k_proj``/``v_proj`` weights and biases.
-    """
-    rev = {v: k for k, v in WEIGHT_NAMES.items()}
-    fwd = rev if al.swap else WEIGHT_NAMES
-    cross = {al.a.framework, al.b.framework} == {"paddle", "torch"}
-    if cross:
-        wa2: dict[tuple[str, str], _W] = _unpack(wa) if al.a.framework == "torch" else dict(wa)
-        wb2: dict[tuple[str, str], _W] = _unpack(wb) if al.b.framework == "torch" else dict(wb)
-    else:
-        wa2, wb2 = dict(wa), dict(wb)
-    out = []
-    used: set[tuple[str, str]] = set()
-    un_a = []
-    for (mod, name), ra in wa2.items():
-        if name in IGNORED_WEIGHTS:
-            continue
-        kb = _b_module(al, mod)
-        rb = wb2.get((kb, fwd.get(name, name))) if kb is not None else None
-        if rb is None or (kb, fwd.get(name, name)) in used:
-            un_a.append(ra)
-            continue
-        used.add((kb, fwd.get(name, name)))
-        perm: tuple[int, ...] | None = None
-        entry = al.module_entries.get(mod)
-        if entry is not None and entry.transpose and _permuted(ra.shape, entry.transpose) == rb.shape:
-            perm = entry.transpose
-        elif cross and len(ra.shape) == 2 and (_is_linear_weight(ra) or _is_linear_weight(rb)):
-            # paddle Linear weight is [in, out], torch [out, in]: always a transpose, also when square
-            perm = (1, 0) if ra.shape[::-1] == rb.shape else None
-        out.append((ra, rb, perm))
-    un_b = [r for k, r in wb2.items() if k not in used and k[1] not in IGNORED_WEIGHTS]
-    return out, un_a, un_b
-
-
-def _b_module(al: Alignment, mod: str) -> str | None:
-    """B's module for A's module ``mod``: the module pairs, else B's child of the parent's pair.
-
-    The fallback reaches modules that exist on one side only as packed rows (torch MHA q/k/v).
-    """
-    mb = al.module_pairs.get(mod)
-    if mb is not None:
-        return mb
-    parent, _, leaf = mod.rpartition(".")
-    if leaf not in _PROJ:
-        return None
-    pb = al.module_pairs.get(parent)
-    if pb is None:
-        return None
-    return f"{pb}.{leaf}" if pb else leaf

@@ -8,7 +8,7 @@ mapping pins, so a comparison pairs exactly the tensors a transfer copied.
 from __future__ import annotations
 
 from padiff_trace import Record
-from padiff_trace._weightmap import WeightMap, WeightPair
+from padiff_trace._weightmap import WeightMap, WeightPair, inverse_perm
 from padiff_trace._weightmatch import mapping_pins, match_weights, side_from_records
 
 from ._calls import TraceView
@@ -36,18 +36,9 @@ def _name(r: Record) -> str:
     return f"{r.module}.{r.position}" if r.module else r.position
 
 
-def _inverse(perm: tuple[int, ...] | None) -> tuple[int, ...] | None:
-    if perm is None:
-        return None
-    out = [0] * len(perm)
-    for i, p in enumerate(perm):
-        out[p] = i
-    return tuple(out)
-
-
 def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
     if p.a_part is not None:  # A's share of a packed tensor against B's whole tensor
-        return RowSlice(ra, *p.a_part, perm=p.a_perm), rb, _inverse(p.b_perm)
+        return RowSlice(ra, *p.a_part, perm=p.a_perm), rb, inverse_perm(p.b_perm) if p.b_perm is not None else None
     if p.b_part is not None:
         return ra, RowSlice(rb, *p.b_part, perm=p.b_perm), p.a_perm
     return ra, rb, p.relative_perm

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE"]
+__all__ = ["TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE", "inverse_perm"]
 
 WEIGHT_MAP_FILE = "weightmap.json"  # in the trace directory of a model that received weights
 
@@ -58,7 +58,7 @@ class WeightPair:
             return None
         n = len(pa if pa is not None else pb or ())
         ca = pa or tuple(range(n))
-        inv_b = _inverse(pb) if pb is not None else tuple(range(n))
+        inv_b = inverse_perm(pb) if pb is not None else tuple(range(n))
         perm = tuple(ca[k] for k in inv_b)
         return None if perm == tuple(range(n)) else perm
 
@@ -73,7 +73,8 @@ class WeightPair:
         return ", ".join(parts) or "copy"
 
 
-def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+def inverse_perm(perm: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``perm``."""
     out = [0] * len(perm)
     for i, p in enumerate(perm):
         out[p] = i

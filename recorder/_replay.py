@@ -18,7 +18,7 @@ from tqdm import tqdm
 from padiff_trace import Kind, UserError, WeightTransferError, open_trace
 from padiff_trace._layout import transposed_rows
 from padiff_trace._mapping import Mapping
-from padiff_trace._weightmap import TensorInfo, WeightMap, WeightPair
+from padiff_trace._weightmap import TensorInfo, WeightMap, WeightPair, inverse_perm
 from padiff_trace._weightmatch import WeightSide, mapping_pins, match_weights, side_from_records
 
 from ._adapter import Adapter
@@ -141,10 +141,7 @@ def _to_target(arr: np.ndarray, perm: tuple[int, ...] | None) -> np.ndarray:
         return arr
     if perm == (1, 0) and arr.ndim == 2:
         return transposed_rows(arr)
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return np.ascontiguousarray(np.transpose(arr, inv))
+    return np.ascontiguousarray(np.transpose(arr, inverse_perm(perm)))
 
 
 def replay_inputs(
