@@ -147,7 +147,7 @@ def _meta_html(report: Report) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("analyzer").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("padiff_trace.analyzer").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _safe_json(obj: Any) -> str:

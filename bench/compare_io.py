@@ -61,7 +61,7 @@ def raw_read(p: Path) -> int:
 
 
 def throughput(a: Path, b: Path, repeat: int) -> dict[str, float]:
-    import analyzer
+    from padiff_trace import analyzer
 
     t_raw, t_cmp = [], []
     for _ in range(repeat):
@@ -91,7 +91,7 @@ def _peak_mb() -> float:
 
 
 def _child(a: str, b: str) -> None:
-    import analyzer
+    from padiff_trace import analyzer
 
     analyzer.compare(a, b, progress=False)
     print(json.dumps({"maxrss_mb": _peak_mb()}))

@@ -20,7 +20,7 @@ CHILD = r'''
 import sys, time, shutil, statistics
 import numpy as np
 fw, reps, mode, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-import recorder
+from padiff_trace import recorder
 from padiff_trace import open_trace
 B, L, D, N = 8, 64, 128, 12
 x_np = np.random.default_rng(0).standard_normal((B, L, D)).astype("float32")

@@ -44,7 +44,7 @@ fw, mode, reps, work, profile = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path
 spec = importlib.util.spec_from_file_location("spec", sys.argv[6]); mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 import numpy as np
-import recorder
+from padiff_trace import recorder
 from padiff_trace import open_trace
 
 model = mod.model()

@@ -19,7 +19,7 @@ from padiff_trace import Deferred, UserError
 
 __all__ = ["Adapter", "HostTensor", "detect", "get_adapter"]
 
-_ADAPTERS = {"torch": "recorder.torch_", "paddle": "recorder.paddle_"}
+_ADAPTERS = {"torch": "padiff_trace.recorder.torch_", "paddle": "padiff_trace.recorder.paddle_"}
 
 HostTensor = tuple["np.ndarray | Deferred", str, tuple[int, ...], str]  # data, logical dtype, shape, device
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from analyzer._calls import Call, TraceView, build_tree
-from analyzer._mapping import parse_mapping
-from analyzer._pairing import align_views
+from padiff_trace.analyzer._calls import Call, TraceView, build_tree
+from padiff_trace.analyzer._mapping import parse_mapping
+from padiff_trace.analyzer._pairing import align_views
 
 # (module, type, output shape, children); the input shape is the previous sibling's output
 Spec = tuple[str, str, tuple[int, ...], list[Any]]
@@ -201,7 +201,7 @@ def test_report_names_the_type_difference(tmp_path: Any) -> None:
     import numpy as np
     from test_analyzer_helpers import Synth
 
-    import analyzer
+    from padiff_trace import analyzer
 
     x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(3, 8)
     for side, fw, act in (("a", "paddle", "GELU"), ("b", "torch", "ReLU")):

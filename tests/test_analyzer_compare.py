@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_analyzer_helpers import Synth, toy_model
 
-import analyzer
+from padiff_trace import analyzer
 from padiff_trace import MappingError, UserError
 from padiff_trace.cli import main
 

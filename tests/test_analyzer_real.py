@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import analyzer
+from padiff_trace import analyzer
 
 pytest.importorskip("h5py")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import analyzer
-from analyzer._metrics import RowSlice
+from padiff_trace import analyzer
+from padiff_trace.analyzer._metrics import RowSlice
 from padiff_trace import Kind, open_trace
 
 pytest.importorskip("h5py")
@@ -202,7 +202,7 @@ def test_fused_metrics_equal_plain_float64(tmp_path: Path, n: int, shape: tuple[
                                            perm: tuple[int, ...] | None) -> None:
     """The blocked, two-worker kernel gives the textbook float64 formulas (NaN/Inf excluded)."""
     from padiff_trace import Phase, RecordHeader, TraceWriter
-    from analyzer._metrics import Tolerance, measure
+    from padiff_trace.analyzer._metrics import Tolerance, measure
 
     rng = np.random.default_rng(1)
     shp = shape or (n,)

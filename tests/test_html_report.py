@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import analyzer
-from analyzer._html import write_html
+from padiff_trace import analyzer
+from padiff_trace.analyzer._html import write_html
 from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriter
 
 pytest.importorskip("plotly")

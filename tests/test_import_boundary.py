@@ -41,7 +41,7 @@ def test_packages_and_all_submodules_import_without_frameworks() -> None:
         """
         import importlib, pkgutil, sys
         names = []
-        for pkg in ("padiff_trace", "padiff_trace.cli", "analyzer"):
+        for pkg in ("padiff_trace", "padiff_trace.cli", "padiff_trace.analyzer"):
             mod = importlib.import_module(pkg)
             names.append(pkg)
             for info in pkgutil.walk_packages(mod.__path__, pkg + "."):
@@ -56,7 +56,7 @@ def test_packages_and_all_submodules_import_without_frameworks() -> None:
     )
     assert out.returncode == 0, out.stderr
     imported = out.stdout.split()
-    for must in ("padiff_trace", "padiff_trace._reader", "padiff_trace._writer", "padiff_trace.cli", "analyzer"):
+    for must in ("padiff_trace", "padiff_trace._reader", "padiff_trace._writer", "padiff_trace.cli", "padiff_trace.analyzer"):
         assert must in imported
 
 
@@ -93,7 +93,7 @@ def test_importing_does_not_change_environment_or_logging() -> None:
         """
         import logging, os
         before = dict(os.environ); handlers = list(logging.getLogger().handlers)
-        import padiff_trace, padiff_trace.cli, analyzer  # noqa: F401
+        import padiff_trace, padiff_trace.cli, padiff_trace.analyzer  # noqa: F401
         assert dict(os.environ) == before
         assert logging.getLogger().handlers == handlers
         print(sorted(padiff_trace.__all__) == sorted(set(padiff_trace.__all__)))

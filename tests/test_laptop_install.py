@@ -67,3 +67,17 @@ def test_compare_copied_traces_without_frameworks(laptop: Path, tmp_path: Path) 
     assert not (tmp_path / "rep" / "report.html").exists()  # plotly is an extra, absent here
     r = subprocess.run([cli, "info", str(copied / "torch.trace")], capture_output=True, text=True)
     assert r.returncode == 0 and "complete" in r.stdout
+
+
+def test_wheel_installs_one_top_level_package(laptop: Path) -> None:
+    """`recorder` and `analyzer` are names taken on the package index: ours install under padiff_trace."""
+    (record,) = laptop.glob("lib/python*/site-packages/padiff_trace-*.dist-info/RECORD")
+    tops = {line.split(",")[0].split("/")[0] for line in record.read_text().splitlines() if line}
+    tops = {t for t in tops if not t.endswith(".dist-info") and t != ".."}
+    assert tops == {"padiff_trace"}, tops
+    py = str(laptop / "bin" / "python")
+    code = "import padiff_trace.analyzer, padiff_trace.recorder, importlib.util as u; print(u.find_spec('analyzer'), u.find_spec('recorder'))"
+    r = subprocess.run([py, "-c", code], capture_output=True, text=True, cwd=laptop)
+    assert r.returncode == 0 and r.stdout.split() == ["None", "None"], r.stderr
+    r = subprocess.run([py, "-m", "padiff_trace", "--help"], capture_output=True, text=True, cwd=laptop)
+    assert r.returncode == 0 and "usage: padiff-trace" in r.stdout

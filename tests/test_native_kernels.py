@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from analyzer._accumulate import Accumulator
-from analyzer._tolerance import Tolerance
+from padiff_trace.analyzer._accumulate import Accumulator
+from padiff_trace.analyzer._tolerance import Tolerance
 from padiff_trace._native import DISABLE_ENV, kernel
 from padiff_trace._stats import copy_with_stats, stats_numpy, stats_tuple
 

@@ -7,7 +7,7 @@ import inspect
 import numpy as np
 import pytest
 
-import recorder
+from padiff_trace import recorder
 from padiff_trace import open_trace
 
 paddle = pytest.importorskip("paddle")
@@ -127,7 +127,7 @@ def test_op_mode_is_bit_identical(fw, tmp_path):
 
 
 def _paddle_targets():
-    from recorder.paddle_ops import PADDLE_OPS, _resolve
+    from padiff_trace.recorder.paddle_ops import PADDLE_OPS, _resolve
 
     out = {}
     for path, names in PADDLE_OPS:

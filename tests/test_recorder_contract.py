@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-import recorder
+from padiff_trace import recorder
 from padiff_trace import Kind, Phase, open_trace
-from recorder._session import active_recorder
+from padiff_trace.recorder._session import active_recorder
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-import analyzer
+from padiff_trace import analyzer
 
 pytest.importorskip("h5py")
 

@@ -246,7 +246,7 @@ def test_bad_pins_name_the_entry_and_both_shapes() -> None:
 
 def test_packed_share_conversion_round_trips() -> None:
     """What a transfer copies through a packed pair equals numpy slicing of the canonical tensor."""
-    from recorder._replay import _canonical, _to_target  # numpy helpers only
+    from padiff_trace.recorder._replay import _canonical, _to_target  # numpy helpers only
 
     rng = np.random.default_rng(0)
     c_attn = rng.standard_normal((H, 3 * H)).astype(np.float32)  # Conv1D [in, 3*out]

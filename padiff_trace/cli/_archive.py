@@ -60,7 +60,7 @@ def _output_error(report: Any) -> tuple[float | None, float | None]:
 
 
 def _history(args: argparse.Namespace) -> int:
-    import analyzer
+    from padiff_trace import analyzer
 
     root = Path(args.dir)
     entries = [e for e in catalog(root, dict(args.tag)) if not e.error]

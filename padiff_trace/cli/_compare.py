@@ -58,8 +58,8 @@ def register(sub: Any) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    import analyzer
-    from analyzer._html import write_default_html, write_html
+    from padiff_trace import analyzer
+    from padiff_trace.analyzer._html import write_default_html, write_html
 
     report = analyzer.compare(
         args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet,
@@ -90,7 +90,7 @@ def _colour(text: str) -> str:
 
 
 def _align(args: argparse.Namespace) -> int:
-    import analyzer
+    from padiff_trace import analyzer
 
     al = analyzer.align(args.a, args.b, mapping=args.mapping)
     print(analyzer.alignment_text(al))

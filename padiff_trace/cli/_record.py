@@ -135,7 +135,7 @@ def register(sub: Any) -> None:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from recorder import RecordOptions
+    from padiff_trace.recorder import RecordOptions
 
     return RecordOptions(
         include=tuple(args.include),
@@ -160,7 +160,7 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from recorder._spec import run_spec
+    from padiff_trace.recorder._spec import run_spec
 
     options = _options(args)
     start = time.perf_counter()
@@ -203,7 +203,7 @@ def _record(args: argparse.Namespace) -> int:
 
 def _make_plan(args: argparse.Namespace) -> str:
     """Record a stats-only structural pass of this spec, align it with the other trace, write the plan."""
-    from analyzer._single_step import single_step_plan
+    from padiff_trace.analyzer._single_step import single_step_plan
 
     out = Path(args.out)
     base = out.with_name(out.name + ".structure")
@@ -342,8 +342,8 @@ def _compare_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _compare_after_run(args: argparse.Namespace, trace_a: Path, trace_b: Path, out: Path) -> int:
-    import analyzer
-    from analyzer._html import write_default_html
+    from padiff_trace import analyzer
+    from padiff_trace.analyzer._html import write_default_html
 
     report = analyzer.compare(trace_a, trace_b, **_compare_options(args))
     report_dir = out / "report"
@@ -355,8 +355,8 @@ def _compare_after_run(args: argparse.Namespace, trace_a: Path, trace_b: Path, o
 
 
 def _single_step_after_run(args: argparse.Namespace, env: dict[str, str], trace_a: Path, trace_b: Path, out: Path) -> None:
-    import analyzer
-    from analyzer._single_step import local_vs_accumulated, single_step_plan
+    from padiff_trace import analyzer
+    from padiff_trace.analyzer._single_step import local_vs_accumulated, single_step_plan
 
     plan = single_step_plan(trace_b, trace_a, args.mapping)
     plan_path = out / "single-step-plan.json"

@@ -10,7 +10,7 @@ import paddle
 import paddle.nn.functional as F
 from paddle import nn
 
-import recorder
+from padiff_trace import recorder
 
 
 @dataclasses.dataclass

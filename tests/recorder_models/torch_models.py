@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-import recorder
+from padiff_trace import recorder
 
 torch.backends.mha.set_fastpath_enabled(False)  # the encoder fast path skips submodule calls
 
