@@ -21,7 +21,7 @@ from ._errors import (
     WeightTransferError,
 )
 from ._reader import Record, Trace, is_trace, open_trace
-from ._records import Frame, RecordHeader
+from ._header import Frame, RecordHeader
 from ._schema import FORMAT_VERSION, STAT_FIELDS, Kind, Phase
 from ._writer import Deferred, Summary, TraceWriter, WriterOptions
 

@@ -16,8 +16,8 @@ import numpy as np
 from ._dtypes import decode, storage_dtype, to_float64
 from ._errors import CorruptTraceError, FilterError
 from ._open import attr_str, find_shards, gaps, short
-from ._shards import ShardFiles
-from ._records import Frame, stack_from_json
+from ._shardreader import ShardFiles
+from ._header import Frame, stack_from_json
 from ._schema import RECORD_DTYPE, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
 from ._stats import CHUNK_ELEMS
 

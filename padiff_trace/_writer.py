@@ -22,10 +22,10 @@ import numpy as np
 from ._errors import TraceExistsError, TraceWriteError
 from ._meta import base_meta
 from ._payloads import Deferred, Summary, WriterOptions
-from ._records import RecordHeader
-from ._rows import Item, RowEncoder
+from ._header import RecordHeader
+from ._encode import Item, RowEncoder
 from ._schema import FORMAT_VERSION, SHARD_GLOB, Kind
-from ._shard import BIG_TENSOR_BYTES, ShardWriter
+from ._shardwriter import BIG_TENSOR_BYTES, ShardWriter
 
 __all__ = ["Deferred", "Summary", "TraceWriter", "WriterOptions"]
 

@@ -19,7 +19,7 @@ from padiff_trace import (
     open_trace,
 )
 from padiff_trace._schema import DataLoc
-from padiff_trace._shard import BIG_TENSOR_BYTES
+from padiff_trace._shardwriter import BIG_TENSOR_BYTES
 
 RNG = np.random.default_rng(1234)
 

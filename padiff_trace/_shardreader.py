@@ -91,7 +91,7 @@ class ShardFiles:
         if view and nbytes >= _MAP_MIN and _CAN_MAP:
             return _mapped(fd, pos, nbytes, sdt)
         out = np.empty(stop - start, dtype=sdt)
-        buf = memoryview(out).cast("B")
+        buf = out.data.cast("B")
         done = 0
         while done < len(buf):
             got = os.preadv(fd, [buf[done:]], pos + done)

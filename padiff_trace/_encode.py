@@ -16,9 +16,9 @@ import numpy as np
 from ._dtypes import dtype_name, to_storage
 from ._native import KINDS, kernel
 from ._payloads import Deferred, Summary, WriterOptions
-from ._records import Frame, RecordHeader, stack_to_json
+from ._header import Frame, RecordHeader, stack_to_json
 from ._schema import STAT_FIELDS, DataLoc
-from ._shard import BIG_TENSOR_BYTES, ROW, ShardWriter
+from ._shardwriter import BIG_TENSOR_BYTES, ROW, ShardWriter
 from ._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
 
 __all__ = ["Item", "RowEncoder"]
@@ -76,7 +76,7 @@ class RowEncoder:
         """Store ``item``'s data in ``shard`` (unless the record keeps none) and append its row."""
         # per-record hot path (100k small records must take seconds): locals, cached string ids
         h = item.header
-        arr = item.data
+        arr: Any = item.data  # ndarray | Summary | None once a Deferred is fetched (checked by type() below)
         if type(arr) is Deferred:
             arr = arr.fetch()
         key = (h.module, h.module_type, h.position, h.device, id(h.stack))

@@ -25,8 +25,8 @@ BIG_TENSOR_BYTES = 1 << 20  # tensors at least this large get a dataset of their
 _BLOB_CHUNK = 1 << 20  # /blob chunk (checksum unit)
 # one RECORD_DTYPE row, the statistics spread out: packing a row costs ~0.6 us, a third of
 # what numpy needs to build a structured array from a list of tuples
-ROW = struct.Struct("<qiBBBqqiiiiiiiiqqq" + "d" * RECORD_DTYPE.fields["stats"][0].shape[0])
-assert ROW.size == RECORD_DTYPE.itemsize and RECORD_DTYPE.names[-1] == "stats"
+ROW = struct.Struct("<qiBBBqqiiiiiiiiqqq" + "d" * RECORD_DTYPE["stats"].shape[0])
+assert ROW.size == RECORD_DTYPE.itemsize and (RECORD_DTYPE.names or ())[-1] == "stats"
 
 
 def shard_name(index: int) -> str:
@@ -101,10 +101,10 @@ class ShardWriter:
             self._blob_len = offset + nbytes
             fill = self._fill
             if fill + nbytes < _BLOB_CHUNK:  # the usual case: the bytes fit in the open chunk
-                self._chunk_view[fill : fill + nbytes] = memoryview(stored).cast("B")
+                self._chunk_view[fill : fill + nbytes] = stored.data.cast("B")
                 self._fill = fill + nbytes
             else:
-                self._spill(memoryview(stored).cast("B"))
+                self._spill(stored.data.cast("B"))
         return DataLoc.BLOB, offset, nbytes
 
     def _spill(self, src: memoryview) -> None:
@@ -138,7 +138,7 @@ class ShardWriter:
         except (ValueError, TypeError, RuntimeError):  # another HDF5 driver: let HDF5 write it
             dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(flat))
             return
-        view = memoryview(np.ascontiguousarray(flat)).cast("B")
+        view = np.ascontiguousarray(flat).data.cast("B")
         done = 0
         while done < len(view):
             done += os.pwrite(fd, view[done:], offset + done)
