@@ -1,15 +1,21 @@
-"""The streaming accumulator of one pair's metrics (C kernel, or numpy blocks) and its result."""
+"""The streaming accumulator of one pair: chunks of A and B in, a sums record out.
+
+Every kernel produces the same record (``analyzer/_sums.py``: ``SUM_FIELDS``) for the
+chunk it measured - the C kernel fills it, the numpy kernel and the complex path build
+it - and the accumulator folds chunk records by the fields' merge rules. The metrics are
+formulas over the finished record (``Metrics.from_sums``, ``analyzer/_metric_table.py``).
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from padiff_trace._native import kernel, kind_of
+from padiff_trace.arrays import kind_of
 
+from ._metric_table import Metrics
+from ._sums import INDEX, SUM_FIELDS, empty_sums, merge, pair_kernel, shift_index
 from ._tolerance import Tolerance
 
 __all__ = ["BLOCK", "Accumulator", "Metrics"]
@@ -17,235 +23,167 @@ __all__ = ["BLOCK", "Accumulator", "Metrics"]
 BLOCK = 1 << 15  # float64 elements per kernel block: 256 KB per buffer, the kernel's working set stays in L2
 _SEG = 1 << 13  # dot products run on rows of this length: OpenBLAS threads dots above 10000 elements,
 # and its spinning threads on a busy machine made a 32k-element dot 50x slower
-
-
-@dataclass
-class Metrics:
-    """Errors of one pair. ``stats_only``: computed from the stored statistics."""
-
-    n: int = 0
-    max_abs: float = 0.0
-    argmax: tuple[int, ...] = ()
-    mean_abs: float = 0.0
-    max_rel: float = 0.0
-    mean_rel: float = 0.0
-    cosine: float = 1.0
-    rel_l2: float = 0.0
-    frac_fail: float = 0.0
-    nan_mismatch: int = 0
-    inf_mismatch: int = 0
-    mean_abs_b: float = 0.0
-    norm_b: float = 0.0
-    nan_a: int = 0
-    nan_b: int = 0
-    inf_a: int = 0
-    inf_b: int = 0
-    stats_only: bool = False
-    extra: dict[str, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        d = {k: _jsonable(v) for k, v in self.__dict__.items() if k != "extra"}
-        d["argmax"] = list(self.argmax)
-        if self.extra:
-            d["stat_diffs"] = {k: _jsonable(v) for k, v in self.extra.items()}
-        return d
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return str(v)
-    return v
+_N, _ARG, _MAX_ABS, _SUM_ABS = INDEX["n"], INDEX["arg"], INDEX["max_abs"], INDEX["sum_abs"]
+_MAX_REL, _SUM_REL, _AB, _AA, _BB, _DD = (INDEX[k] for k in ("max_rel", "sum_rel", "ab", "aa", "bb", "dd"))
+_SUM_ABS_B, _FAIL = INDEX["sum_abs_b"], INDEX["fail"]
+_NAN_A, _NAN_B, _INF_A, _INF_B, _NAN_MIS, _INF_MIS = (INDEX[k] for k in ("nan_a", "nan_b", "inf_a", "inf_b", "nan_mis", "inf_mis"))
+_EXACT_KINDS = "iub"  # integer, unsigned, bool: compared exactly, in their own dtype
 
 
 class Accumulator:
     """Streaming accumulator over aligned flat chunks of A and B (any real or complex dtype).
 
-    Real float data goes through the C kernel when it is built (``padiff_trace._native``).
-    Otherwise (and for ints and bools) a numpy kernel runs: each block of ``BLOCK`` elements is upcast
-    once into two reused float64 buffers (small enough for L2), then every metric is
-    taken from them with in-place ufuncs and BLAS dot products (sums are dots with a
-    ones vector): about 17 in-cache passes, no temporary arrays.
+    Real float data goes through the C kernel when it is built (``padiff_trace._native``);
+    ``generic`` makes it take its portable path even where AVX2 runs (for tests).
+    Otherwise (and for ints and bools) a numpy kernel runs: each block of ``BLOCK`` elements is
+    upcast once into two reused float64 buffers (small enough for L2), then every sum is taken
+    from them with in-place ufuncs and BLAS dot products: about 17 in-cache passes, no
+    temporary arrays. Integer and bool pairs under an exact tolerance count the elements that
+    differ in their own dtype (an int64 off by one above 2**53 still differs).
     """
 
-    def __init__(self, tol: Tolerance, tiny: float) -> None:
+    def __init__(self, tol: Tolerance, tiny: float, generic: bool = False) -> None:
         self.tol = tol
         self.tiny = tiny
-        self.n = 0
-        self.max_abs = -1.0
-        self.arg = 0
-        self.sum_abs = 0.0
-        self.max_rel = 0.0
-        self.sum_rel = 0.0
-        self.ab = self.aa = self.bb = self.dd = 0.0
-        self.sum_abs_b = 0.0
-        self.fail = 0
-        self.nan_mis = self.inf_mis = 0
-        self.nan_a = self.nan_b = self.inf_a = self.inf_b = 0
+        self.generic = generic
+        self.sums = empty_sums()  # the record of every element folded so far
+        self._empty = True  # nothing folded yet: the first chunk's record is copied (merging into the identity)
+        self._chunk = np.empty(len(SUM_FIELDS))
         self._buf: tuple[np.ndarray, ...] | None = None
 
     def add(self, a: np.ndarray, b: np.ndarray, offset: int) -> None:
+        """Fold elements [offset, offset + len) of the pair."""
         if a.dtype.kind == "c" or b.dtype.kind == "c":
-            self._add_complex(a.astype(np.complex128), b.astype(np.complex128), offset)
+            self._fold(self._complex(a.astype(np.complex128), b.astype(np.complex128)), offset)
             return
-        k = kernel()
-        ka, kb = (kind_of(a), kind_of(b)) if k is not None else (None, None)
-        if ka is not None and kb is not None and a.size:
-            self._fold(k.pair(a, ka, b, kb, self.tol.atol, self.tol.rtol, self.tiny), offset)
-            return
+        k = pair_kernel()
+        if k is not None and a.size:
+            ka, kb = kind_of(a), kind_of(b)
+            if ka is not None and kb is not None:
+                k.pair(a, ka, b, kb, self.tol.atol, self.tol.rtol, self.tiny, self._chunk, self.generic)
+                self._fold(self._chunk, offset)
+                return
         self.add_numpy(a, b, offset)
 
-    def _fold(self, r: tuple[Any, ...], offset: int) -> None:
-        """Fold the C kernel's sums over one chunk (see ``_ckernel.c``: ``pair``) into this accumulator."""
-        n, arg, max_abs, sum_abs, max_rel, sum_rel, ab, aa, bb, dd, sum_abs_b = r[:11]
-        fail, nan_a, nan_b, inf_a, inf_b, nan_mis, inf_mis = r[11:]
-        if max_abs > self.max_abs:
-            self.max_abs, self.arg = max_abs, offset + arg
-        self.max_rel = max(self.max_rel, max_rel)
-        self.n += n
-        self.sum_abs += sum_abs
-        self.sum_rel += sum_rel
-        self.ab += ab
-        self.aa += aa
-        self.bb += bb
-        self.dd += dd
-        self.sum_abs_b += sum_abs_b
-        self.fail += fail
-        self.nan_a += nan_a
-        self.nan_b += nan_b
-        self.inf_a += inf_a
-        self.inf_b += inf_b
-        self.nan_mis += nan_mis
-        self.inf_mis += inf_mis
+    def _fold(self, chunk: np.ndarray, offset: int) -> None:
+        shift_index(chunk, offset)
+        if self._empty:
+            np.copyto(self.sums, chunk)
+            self._empty = False
+        else:
+            merge(self.sums, chunk)
 
     def add_numpy(self, a: np.ndarray, b: np.ndarray, offset: int) -> None:
         """``add`` for real data in numpy only (fallback of the C kernel, and its reference in tests)."""
         if self._buf is None:
             m = min(BLOCK, max(a.size, 1))
             self._buf = (np.empty(m), np.empty(m), np.empty(m), np.empty(m, dtype=bool))
+        exact = self.tol.exact and a.dtype.kind in _EXACT_KINDS and b.dtype.kind in _EXACT_KINDS
         for s in range(0, a.size, BLOCK):
             e = min(a.size, s + BLOCK)
-            self._block(a[s:e], b[s:e], offset + s)
+            self._fold(self._block(a[s:e], b[s:e], exact), offset + s)
 
-    def _block(self, a: np.ndarray, b: np.ndarray, offset: int) -> None:
+    def _block(self, a: np.ndarray, b: np.ndarray, exact: bool) -> np.ndarray:
         assert self._buf is not None
+        r = self._chunk
+        r[:] = 0.0
         m = a.size
         x, y, t, mask = (v[:m] for v in self._buf)
+        if exact:
+            r[_FAIL] = np.count_nonzero(_differ(a, b))
         np.copyto(x, a, casting="unsafe")
         np.copyto(y, b, casting="unsafe")
-        self.n += m
+        r[_N] = m
         aa, bb = _dot(x, x), _dot(y, y)
         if not math.isfinite(aa + bb):
-            self._nonfinite(x, y, mask)
+            _nonfinite(x, y, mask, r)
             aa, bb = _dot(x, x), _dot(y, y)
-        self.aa += aa
-        self.bb += bb
-        self.ab += _dot(x, y)
+        r[_AA], r[_BB], r[_AB] = aa, bb, _dot(x, y)
         np.subtract(x, y, out=x)  # x = a - b
-        self.dd += _dot(x, x)
+        r[_DD] = _dot(x, x)
         np.abs(x, out=x)
         np.abs(y, out=y)
-        self.sum_abs += float(x.sum())
-        self.sum_abs_b += float(y.sum())
+        r[_SUM_ABS] = float(x.sum())
+        r[_SUM_ABS_B] = float(y.sum())
         i = int(x.argmax())
         mx = float(x[i])
-        if mx > self.max_abs:
-            self.max_abs, self.arg = mx, offset + i
-        if mx > self.tol.atol:  # else no element can be outside atol + rtol*|b|
+        r[_ARG], r[_MAX_ABS] = i, mx
+        if not exact and mx > self.tol.atol:  # else no element can be outside atol + rtol*|b|
             np.multiply(y, self.tol.rtol, out=t)
             t += self.tol.atol
             np.greater(x, t, out=mask)
-            self.fail += int(np.count_nonzero(mask))
+            r[_FAIL] = np.count_nonzero(mask)
         y += self.tiny
         np.divide(x, y, out=x)
-        self.max_rel = max(self.max_rel, float(x.max()))
-        self.sum_rel += float(x.sum())
+        r[_MAX_REL] = float(x.max())
+        r[_SUM_REL] = float(x.sum())
+        return r
 
     def merge(self, o: Accumulator) -> None:
         """Fold another accumulator (of other elements of the same pair) into this one."""
-        if o.max_abs > self.max_abs or (o.max_abs == self.max_abs and o.n and o.arg < self.arg):
-            self.max_abs, self.arg = o.max_abs, o.arg
-        self.max_rel = max(self.max_rel, o.max_rel)
-        for k in ("n", "sum_abs", "sum_rel", "ab", "aa", "bb", "dd", "sum_abs_b", "fail", "nan_mis", "inf_mis",
-                  "nan_a", "nan_b", "inf_a", "inf_b"):
-            setattr(self, k, getattr(self, k) + getattr(o, k))
+        merge(self.sums, o.sums)
+        self._empty = self._empty and o._empty
 
-    def _nonfinite(self, x: np.ndarray, y: np.ndarray, bad: np.ndarray) -> None:
-        """Count NaN/Inf (mismatches too) and zero every element non-finite on either side, in place."""
-        na, nb, ia, ib = self._count_nonfinite(x, y)
-        np.logical_or(na | ia, nb | ib, out=bad)
-        x[bad] = 0.0
-        y[bad] = 0.0
-
-    def _count_nonfinite(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Add the NaN/Inf counts of both sides and their mismatches; return the four masks."""
-        na, nb, ia, ib = np.isnan(x), np.isnan(y), np.isinf(x), np.isinf(y)
-        self.nan_a += int(na.sum())
-        self.nan_b += int(nb.sum())
-        self.inf_a += int(ia.sum())
-        self.inf_b += int(ib.sum())
-        self.nan_mis += int(np.count_nonzero(na ^ nb))
-        self.inf_mis += int(np.count_nonzero((ia | ib) & ~(na | nb) & (x != y)))
-        return na, nb, ia, ib
-
-    def _add_complex(self, a: np.ndarray, b: np.ndarray, offset: int) -> None:
+    def _complex(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        r = np.zeros(len(SUM_FIELDS))
         n = a.size
-        self.n += n
+        r[_N] = n
         aa = float(np.vdot(a, a).real)
         bb = float(np.vdot(b, b).real)
         if not math.isfinite(aa + bb):
             bad = ~(np.isfinite(a) & np.isfinite(b))
-            self._count_nonfinite(a, b)
+            _count_nonfinite(a, b, r)
             a, b = np.where(bad, 0, a), np.where(bad, 0, b)
             aa, bb = float(np.vdot(a, a).real), float(np.vdot(b, b).real)
-        self.aa += aa
-        self.bb += bb
-        self.ab += float(np.vdot(a, b).real)
+        r[_AA], r[_BB], r[_AB] = aa, bb, float(np.vdot(a, b).real)
         d = a - b
-        self.dd += float(np.vdot(d, d).real)
+        r[_DD] = float(np.vdot(d, d).real)
         d = np.abs(d)
         absb = np.abs(b)
         if n:
             i = int(d.argmax())
-            if d[i] > self.max_abs:
-                self.max_abs, self.arg = float(d[i]), offset + i
-        self.sum_abs += float(d.sum())
-        self.sum_abs_b += float(absb.sum())
-        self.fail += int(np.count_nonzero(d > absb * self.tol.rtol + self.tol.atol))
+            r[_ARG], r[_MAX_ABS] = i, float(d[i])
+        r[_SUM_ABS] = float(d.sum())
+        r[_SUM_ABS_B] = float(absb.sum())
+        r[_FAIL] = np.count_nonzero(d > absb * self.tol.rtol + self.tol.atol)
         rel = d / (absb + self.tiny)
         if n:
-            self.max_rel = max(self.max_rel, float(rel.max()))
-        self.sum_rel += float(rel.sum())
+            r[_MAX_REL] = float(rel.max())
+        r[_SUM_REL] = float(rel.sum())
+        return r
 
     def result(self, shape: tuple[int, ...]) -> Metrics:
-        n = max(self.n, 1)
-        na, nb = math.sqrt(self.aa), math.sqrt(self.bb)
-        if na == 0.0 and nb == 0.0:
-            cos = 1.0
-        elif na == 0.0 or nb == 0.0:
-            cos = 0.0
-        else:
-            cos = self.ab / (na * nb)
-        rel_l2 = math.sqrt(self.dd) / nb if nb > 0 else (0.0 if self.dd == 0 else math.inf)
-        argmax = tuple(int(i) for i in np.unravel_index(self.arg, shape)) if self.n and shape else ()
-        return Metrics(
-            n=self.n,
-            max_abs=max(self.max_abs, 0.0),
-            argmax=argmax,
-            mean_abs=self.sum_abs / n,
-            max_rel=self.max_rel,
-            mean_rel=self.sum_rel / n,
-            cosine=cos,
-            rel_l2=rel_l2,
-            frac_fail=(self.fail + self.nan_mis + self.inf_mis) / n,
-            nan_mismatch=self.nan_mis,
-            inf_mismatch=self.inf_mis,
-            mean_abs_b=self.sum_abs_b / n,
-            norm_b=nb,
-            nan_a=self.nan_a,
-            nan_b=self.nan_b,
-            inf_a=self.inf_a,
-            inf_b=self.inf_b,
-        )
+        return Metrics.from_sums(self.sums, shape)
+
+
+def _nonfinite(x: np.ndarray, y: np.ndarray, bad: np.ndarray, r: np.ndarray) -> None:
+    """Count NaN/Inf (mismatches too) into ``r`` and zero every element non-finite on either side, in place."""
+    na, nb, ia, ib = _count_nonfinite(x, y, r)
+    np.logical_or(na | ia, nb | ib, out=bad)
+    x[bad] = 0.0
+    y[bad] = 0.0
+
+
+def _count_nonfinite(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Add the NaN/Inf counts of both sides and their mismatches to ``r``; return the four masks."""
+    na, nb, ia, ib = np.isnan(x), np.isnan(y), np.isinf(x), np.isinf(y)
+    r[_NAN_A] += int(na.sum())
+    r[_NAN_B] += int(nb.sum())
+    r[_INF_A] += int(ia.sum())
+    r[_INF_B] += int(ib.sum())
+    r[_NAN_MIS] += int(np.count_nonzero(na ^ nb))
+    r[_INF_MIS] += int(np.count_nonzero((ia | ib) & ~(na | nb) & (x != y)))
+    return na, nb, ia, ib
+
+
+def _differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where two integer/bool arrays differ, compared in integers (numpy would compare int64
+    with uint64 in float64, where neighbours above 2**53 are equal)."""
+    ka, kb = a.dtype.kind, b.dtype.kind
+    if {ka, kb} == {"i", "u"}:
+        s, u = (a, b) if ka == "i" else (b, a)
+        return (s < 0) | (s.astype(np.uint64) != u.astype(np.uint64))
+    return np.not_equal(a, b)
 
 
 def _dot(x: np.ndarray, y: np.ndarray) -> float:

@@ -18,6 +18,7 @@ builds an n*m matrix over all of its calls.
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 from collections import Counter, deque
 from collections.abc import Callable
@@ -25,9 +26,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from padiff_trace._match import align, canonical_type, is_known_type, types_equivalent
+from padiff_trace.matching import align, canonical_type, is_known_type, types_equivalent
 
 from ._calls import Call, CallTree, as_int_ids, shape_sig
+from ._carriers import Held, resolve_carriers
 
 __all__ = ["DENSE_CELLS", "ONE_SIDED_TYPES", "Features", "Found", "Segmenter", "features", "monotone"]
 
@@ -49,7 +51,7 @@ _BONUS = np.array([0.5, 0.25, 0.25, 0.25, 0.1], dtype=np.float32)
 
 @dataclass(frozen=True)
 class Found:
-    """A call pair found by alignment: ``how`` is "order" or "type"."""
+    """A call pair found by alignment: ``how`` is "order", "type" or "contents" (the same pins inside)."""
 
     a: Call
     b: Call
@@ -149,6 +151,9 @@ class Segmenter:
     hidden_b: set[int] = field(default_factory=set)
     _types: dict[tuple[int, int], int] = field(default_factory=dict)  # type-name id pair -> _TYPE_*
     _contents: dict[tuple[str, int], Counter[str]] = field(default_factory=dict)
+    _held: Held | None = None  # pins inside every call (``_carriers``), built on first use
+    _carried_a: dict[int, Call] = field(default_factory=dict)  # carrier pairs found: A id -> B call
+    _carried_b: set[int] = field(default_factory=set)
 
     # ------------------------------------------------------------ the walk
     def run(self, opened: list[tuple[Call, Call]]) -> list[Found]:
@@ -171,23 +176,35 @@ class Segmenter:
         return found
 
     def _free_a(self, c: Call) -> bool:
-        return c.id not in self.pin_a and c.id not in self.hidden_a
+        return c.id not in self.pin_a and c.id not in self.hidden_a and c.id not in self._carried_a
 
     def _free_b(self, c: Call) -> bool:
-        return c.id not in self.pin_b and c.id not in self.hidden_b
+        return c.id not in self.pin_b and c.id not in self.hidden_b and c.id not in self._carried_b
+
+    def _carriers(self, xs: list[Call], ys: list[Call]) -> tuple[list[Call], list[Call], list[Found]]:
+        """Bring the pins held deeper inside the segment's calls up to its level (``_carriers``)."""
+        if len(self.pin_a) <= 1:  # only the roots are pinned: nothing to bring up
+            return xs, ys, []
+        if self._held is None:
+            self._held = Held.build(self.ta, self.tb, self.pin_a, self.pin_b)
+        xs, ys, got = resolve_carriers(xs, ys, self.ta, self.tb, self._held, self._free_a, self._free_b)
+        for x, y in got:
+            self._carried_a[x.id] = y
+            self._carried_b.add(y.id)
+        return xs, ys, [Found(x, y, "contents") for x, y in got]
 
     def _segment(self, xs: list[Call], ys: list[Call]) -> tuple[list[Found], list[_Segment]]:
-        """Split at the pins inside the segment, align each piece between them."""
+        """Split at the pins inside the segment (held ones brought up), align each piece between them."""
+        xs, ys, pairs = self._carriers(xs, ys)
         pos_b = {y.id: j for j, y in enumerate(ys)}
         fixed = []
         for i, x in enumerate(xs):
-            y = self.pin_a.get(x.id)
+            y = self.pin_a.get(x.id) or self._carried_a.get(x.id)
             if y is not None and y.id in pos_b:
                 fixed.append((i, pos_b[y.id]))
         bounds = [(-1, -1), *monotone(fixed), (len(xs), len(ys))]
-        pairs: list[Found] = []
         gaps: list[_Segment] = []
-        for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
+        for (i0, j0), (i1, j1) in itertools.pairwise(bounds):
             fx = [x for x in xs[i0 + 1 : i1] if self._free_a(x)]
             fy = [y for y in ys[j0 + 1 : j1] if self._free_b(y)]
             if fx and fy:

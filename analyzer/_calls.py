@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -248,7 +248,7 @@ def shape_sig(recs: list[Record]) -> tuple[tuple[int, ...], ...]:
     return tuple(r.shape for r in recs if r.is_tensor)
 
 
-def as_int_ids(values: list[object]) -> np.ndarray:
+def as_int_ids(values: Sequence[object]) -> np.ndarray:
     """Dense integer ids of hashable values (equal values, equal ids)."""
     table: dict[object, int] = {}
     return np.array([table.setdefault(v, len(table)) for v in values], dtype=np.int64)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
 import sys
-import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,19 +14,19 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from padiff_trace import Kind, Record, UserError, open_trace
-from padiff_trace._weightmap import WeightMap
-from padiff_trace._weightmatch import module_anchors
+from padiff_trace import Record, UserError, open_trace
+from padiff_trace.matching import WeightMap, module_anchors
 
 from ._calls import TraceView, build_view, phase_rank
 from ._mapping import Mapping, load_mapping
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
-from ._ops import collect_ops, plan_ops
-from ._pairing import Alignment, CallPair, align_views, pair_leaves
-from ._weights import pair_by_map, trace_weight_map
+from ._pairing import Alignment, CallPair, align_views
+from ._plan import plan
+from ._reduce import GRAD_ROLES, summed_pair
 from ._referee import Referee, classify, side_errors
 from ._report import PairResult, Report
+from ._weights import pair_by_map, trace_weight_map
 
 __all__ = ["compare", "align", "weight_map", "CompareOptions"]
 
@@ -96,7 +96,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     mapping = _mapping(opts.mapping)
     wm = trace_weight_map(va, vb, mapping)
     al = align_views(va, vb, mapping, anchors=module_anchors(wm) if wm is not None else None)
-    todo = _plan(al, va, vb, wm, mapping.ops if mapping is not None else None)
+    todo = plan(al, va, vb, wm, mapping.ops if mapping is not None else None)
     ctx = _context(opts, va, vb, mapping)
     results: list[PairResult] = []
     total = sum(min(x[1].numel, x[2].numel) for x in todo)
@@ -121,63 +121,6 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
 
 
 _WEIGHT_ROLES = ("param", "buffer", "param_grad")
-
-_Todo = tuple[str, Record, Record, "tuple[int, ...] | None", "CallPair | None"]
-
-
-def _plan(
-    al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None, op_names: dict[str, str] | None = None
-) -> list[_Todo]:
-    """Every (role, A record, B record, permutation, call pair) to compare, all steps."""
-    todo: list[_Todo] = []
-    keyed = al.by_key()
-    steps_b = {s: {c.key: c for c in cs} for s, cs in vb.calls.items()}
-    hidden_a = {c.key for c in al.hidden_a}
-    ops_a, ops_b = collect_ops(va.trace), collect_ops(vb.trace)
-    op_calls: list[tuple[Any, Any, CallPair]] = []  # planned last: their operands come from the module pairs
-    for step, calls in va.calls.items():
-        b_by_key = steps_b.get(step, {})
-        for ca in calls:
-            if ca.key in hidden_a:
-                continue
-            cp = keyed.get(ca.key)
-            if cp is None:
-                continue
-            cb = b_by_key.get(cp.b.key)
-            if cb is None:
-                continue
-            pair = cp if ca is cp.a else CallPair(ca, cb, cp.how, cp.entry)
-            role_in = "model_input" if ca.parent == -1 and any(r.kind == Kind.MODEL_INPUT for r in ca.inputs) else "input"
-            ins, _, _ = pair_leaves(ca.inputs, cb.inputs, cp.perm)
-            outs, _, _ = pair_leaves(ca.outputs, cb.outputs, cp.perm)
-            for x, y, p in ins:
-                todo.append((role_in, x, y, p, pair))
-                gx, gy = va.grads_in.get((ca.id, x.position)), vb.grads_in.get((cb.id, y.position))
-                if gx is not None and gy is not None:
-                    todo.append(("grad_input", gx, gy, p, pair))
-            for x, y, p in outs:
-                todo.append(("output", x, y, p, pair))
-                gx, gy = va.grads_out.get((ca.id, x.position)), vb.grads_out.get((cb.id, y.position))
-                if gx is not None and gy is not None:
-                    todo.append(("grad_output", gx, gy, p, pair))
-            if ops_a and ops_b:
-                op_calls.append((ca, cb, pair))
-    for step in sorted(set(va.weights) & set(vb.weights)):
-        for x, y, p in pair_by_map(wm, va.weights[step], vb.weights[step])[0]:
-            todo.append(("param" if x.kind == Kind.PARAM else "buffer", x, y, p, None))
-    for step in sorted(set(va.param_grads) & set(vb.param_grads)):
-        for x, y, p in pair_by_map(wm, va.param_grads[step], vb.param_grads[step])[0]:
-            todo.append(("param_grad", x, y, p, None))
-    for step in sorted(set(va.probes) & set(vb.probes)):
-        pb = vb.probes[step]
-        for key, x in va.probes[step].items():
-            if key in pb:
-                todo.append(("probe", x, pb[key], None, None))
-    for step in sorted(set(va.losses) & set(vb.losses)):
-        for x, y in zip(va.losses[step], vb.losses[step]):
-            todo.append(("loss", x, y, None, None))
-    todo += plan_ops(op_calls, (va, vb), (ops_a, ops_b), list(todo), op_names)
-    return todo
 
 
 def _judge(
@@ -205,6 +148,10 @@ def _judge(
         if activation and ra.numel == rb.numel and shape_a[-1:] == rb.shape[-1:]:
             # one side merged leading axes ([2, 12, 64] vs [24, 64]): the same values in the same order
             note = f"compared flattened (A {list(ra.shape)}, B {list(rb.shape)})"
+        elif common is not None and role in GRAD_ROLES and (summed := summed_pair(ra, rb, common)) is not None:
+            # the gradient of a broadcast tensor is the gradient summed over the broadcast axes
+            note = f"larger side summed over the broadcast axes (A {list(ra.shape)}, B {list(rb.shape)})"
+            ra, rb = summed
         elif common is not None:
             # one side keeps a broadcastable shape (a mask [2,1,1,S] vs [2,1,S,S]): compare the values
             note = f"compared broadcast to {list(common)} (A {list(ra.shape)}, B {list(rb.shape)})"
@@ -238,13 +185,14 @@ def _judge(
 def _absorb_unused_input_differences(results: list[PairResult]) -> None:
     """An input that differs while every output of its call agrees had no effect on the
     computation: a representation difference (one library's additive mask holds -1e4, the
-    other's float32 min), not a divergence. Such pairs pass, with the reason kept."""
+    other's float32 min; one passes the input's shape where the other passes the ids), not a
+    divergence. Such pairs pass, with the reason kept."""
     outputs: dict[tuple[int, int, int], list[PairResult]] = {}
     for r in results:
         if r.role == "output" and r.call_pair is not None:
             outputs.setdefault((r.step, r.call_pair.a.id, r.call_pair.b.id), []).append(r)
     for r in results:
-        if r.passed or r.role not in ("input", "model_input") or r.call_pair is None or r.reason.startswith("shape"):
+        if r.passed or r.role not in ("input", "model_input") or r.call_pair is None:
             continue
         outs = outputs.get((r.step, r.call_pair.a.id, r.call_pair.b.id), [])
         if outs and all(o.passed for o in outs):
@@ -260,10 +208,8 @@ def _data_key(ra: Record, rb: Record, perm: tuple[int, ...] | None, tol: Toleran
     return (_where_stored(ra), _where_stored(rb), perm, ra.dtype, rb.dtype, tol)
 
 
-def _where_stored(r: Record) -> tuple[int, int, int, int, int]:
-    t = r.trace
-    row = t.table[r.row]
-    return (id(t), int(t._shard_of[r.row]), int(row["data_loc"]), int(row["offset"]), int(row["nbytes"]))
+def _where_stored(r: Record) -> tuple[int, ...]:
+    return (id(r.trace), *r.trace.storage_key(r))
 
 
 def _unpaired(al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None) -> dict[str, list[str]]:
@@ -351,8 +297,8 @@ def _noise_verdict(res: PairResult, m: Metrics, o: CompareOptions, ctx: _Context
         res.referee = classify(
             res.a, res.b, res.perm, diff, ctx.ref_a, ctx.ref_b, ctx.floor_a, ctx.floor_b, ctx.floor_64, ctx.two
         )
-    if o.atol is not None or o.rtol is not None or m.nan_mismatch or m.inf_mismatch:
-        return  # explicit tolerances (and NaN/Inf on one side) keep the classic verdict
+    if o.atol is not None or o.rtol is not None or m.nan_mismatch or m.inf_mismatch or res.tol.exact:
+        return  # explicit tolerances (and NaN/Inf on one side, and integers: exact) keep the classic verdict
     if res.referee is not None:
         cls = res.referee["class"]
         res.passed = cls == "rounding"

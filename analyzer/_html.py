@@ -1,33 +1,38 @@
-"""One self-contained HTML file for a comparison: plots, first divergence, tables.
+"""One self-contained HTML file for a comparison: plots, diagnosis, first divergence, tables.
 
-Plots are made with plotly (the optional ``[html]`` extra) and plotly.js is inlined,
-so the page opens offline. Every string taken from a trace is either HTML-escaped on
-the Python side or inserted by the page's script with ``textContent``; the embedded
-JSON escapes ``<``, ``>`` and ``&`` so no trace content can close the script block.
+The page needs nothing but itself: the plots are inline SVG drawn here from the numbers
+(``_svg``), the table script and style are inlined from ``assets/``, nothing is fetched, so
+it opens offline. Every string taken from a trace is either HTML-escaped on the Python side
+or inserted by the page's script with ``textContent``; the embedded JSON escapes ``<``, ``>``
+and ``&`` so no trace content can close the script block. Table columns come from the
+metric table (``_metric_table.METRICS``, those marked ``html``).
 """
 
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
-import logging
 import math
 import os
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from padiff_trace import TraceWriteError, UserError
+from ._atomic import write_atomic
+from ._metric_table import shown
+from ._svg import error_plot
 
 if TYPE_CHECKING:
+    from ._diagnosis import Finding
     from ._report import PairResult, Report
 
-__all__ = ["write_default_html", "write_html"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["render_html", "write_html"]
 
 _E = html.escape
+# fixed columns of the pair tables: (key, label, numeric)
+_COLUMNS = [("index", "#", True), ("step", "step", True), ("role", "kind", False), ("verdict", "verdict", False),
+            ("cls", "class", False), ("a", "A", False), ("a_type", "A type", False), ("b", "B", False),
+            ("shape", "shape", False)]
 
 
 def _num(v: Any) -> float | None:
@@ -38,9 +43,15 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def _columns() -> list[dict[str, Any]]:
+    cols = [{"key": k, "label": label, "num": num, "title": ""} for k, label, num in _COLUMNS]
+    cols += [{"key": d.name, "label": d.title, "num": True, "title": d.description} for d in shown("html")]
+    return [*cols, {"key": "reason", "label": "reason", "num": False, "title": ""}]
+
+
 def _row(p: PairResult) -> dict[str, Any]:
     m = p.metrics
-    return {
+    row: dict[str, Any] = {
         "index": p.index,
         "step": p.step,
         "role": p.role,
@@ -50,62 +61,30 @@ def _row(p: PairResult) -> dict[str, Any]:
         "a_type": p.a.module_type,
         "b": p.b.name,
         "shape": "x".join(map(str, p.b.shape)),
-        "max_abs": _num(m.max_abs) if m else None,
-        "mean_abs": _num(m.mean_abs) if m else None,
-        "rel_l2": _num(m.rel_l2) if m else None,
-        "cosine": _num(m.cosine) if m else None,
         "reason": p.reason,
     }
+    for d in shown("html"):
+        row[d.name] = _num(m.values.get(d.name)) if m is not None and not m.uncomparable else None
+    return row
 
 
-def _figures(report: Report) -> list[dict[str, Any]]:
-    import plotly.graph_objects as go
-    import plotly.io as pio
-
+def _plots(report: Report) -> str:
     first = report.first_divergence.pair.index if report.first_divergence else None
-    amp_labels = {x.call_pair.a.label for x in report.amplifiers[:5]}
+    amps = {x.call_pair.a.id for x in report.amplifiers[:5]}
     figs = []
-    for div, role, title in (
-        ("plot-forward", "output", "Forward: error of each module output, in execution order"),
-        ("plot-backward", "grad_output", "Backward: error of each output gradient, in execution order"),
+    for role, title in (
+        ("output", "Forward: error of each module output, in execution order"),
+        ("grad_output", "Backward: error of each output gradient, in execution order"),
     ):
-        ps = [p for p in report.pairs if p.role == role and p.metrics is not None]
-        if not ps:
-            continue
-        x = list(range(len(ps)))
-        names = [_E(f"{p.a.name} [{p.a.module_type}]") for p in ps]
-        fig = go.Figure()
-        for key, label in (("max_abs", "max |a-b|"), ("mean_abs", "mean |a-b|"), ("rel_l2", "relative L2")):
-            y = [(_num(getattr(p.metrics, key)) or None) for p in ps]
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=label, text=names, hovertemplate="%{text}<br>%{y:.3e}"))
-        cos = [(_num(1.0 - float(p.metrics.cosine)) or None) for p in ps]
-        fig.add_trace(go.Scatter(x=x, y=cos, mode="lines", name="1 - cosine", text=names, line={"dash": "dot"}, visible="legendonly"))
-        fails = [(i, p) for i, p in enumerate(ps) if not p.passed]
-        if fails:
-            fig.add_trace(
-                go.Scatter(
-                    x=[i for i, _ in fails], y=[_num(p.metrics.mean_abs) for _, p in fails], mode="markers", name="failing",
-                    marker={"color": "#c62828", "size": 7, "symbol": "x"}, text=[names[i] for i, _ in fails], hovertemplate="%{text}",
-                )
-            )
-        for i, p in enumerate(ps):
-            if p.index == first:
-                fig.add_vline(x=i, line={"color": "#c62828", "width": 2}, annotation_text="first divergence")
-        amps = [(i, p) for i, p in enumerate(ps) if p.call_pair is not None and p.call_pair.a.label in amp_labels]
-        if amps:
-            fig.add_trace(
-                go.Scatter(
-                    x=[i for i, _ in amps], y=[_num(p.metrics.rel_l2) for _, p in amps], mode="markers", name="top amplifiers",
-                    marker={"color": "#ef6c00", "size": 11, "symbol": "diamond-open"}, text=[names[i] for i, _ in amps],
-                    hovertemplate="%{text}",
-                )
-            )
-        fig.update_layout(
-            title=title, yaxis_type="log", xaxis_title="module call (execution order)", yaxis_title="error",
-            height=380, margin={"l": 60, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2},
-        )
-        figs.append({"div": div, "figure": json.loads(pio.to_json(fig))})
-    return figs
+        ps = [p for p in report.pairs if p.role == role and p.metrics is not None and not p.metrics.uncomparable]
+        if ps:
+            figs.append(error_plot(ps, title, first, amps))
+    return "".join(f'<div class="figure">{f}</div>' for f in figs) or "<p>No module outputs or gradients compared.</p>"
+
+
+def _findings_html(findings: list[Finding]) -> str:
+    items = "".join(f'<li class="{"hint" if f.hint else "fact"}">{"→ " if f.hint else ""}{_E(f.text)}</li>' for f in findings)
+    return f'<ul class="diagnosis">{items}</ul>' if items else ""
 
 
 def _stack_html(frames: Any) -> str:
@@ -119,16 +98,14 @@ def _divergence_html(report: Report) -> str:
         return "<p>No pair exceeds its tolerance.</p>"
     p = d.pair
     m = p.metrics
-    metrics = "" if m is None else (
-        f"max |a-b| {m.max_abs:.3e} at {list(m.argmax)}, mean {m.mean_abs:.3e}, rel-L2 {m.rel_l2:.3e}, cosine {m.cosine:.6f}"
+    metrics = "" if m is None or m.uncomparable else ", ".join(
+        f"{x.title} {x.text(m.values.get(x.name))}" + (f" at {list(m.argmax)}" if x.name == "max_abs" and m.argmax else "")
+        for x in shown("summary")
     )
-    inputs = "unknown" if d.input_rel_l2 is None else f"rel-L2 {d.input_rel_l2:.2e} ({'already failing' if d.inputs_failed else 'still matching'})"
-    cls = getattr(p, "cls", None)
     return (
-        f"<p>step {p.step}, {_E(p.role)}: {_E(p.reason)}<br>{_E(metrics)}<br>inputs of this call: {_E(inputs)}"
-        + (f"<br>class: <b>{_E(str(cls))}</b>" if cls else "")
-        + (f"<br><b>type difference: A {_E(td[0])} vs B {_E(td[1])}</b>" if (td := d.type_difference) else "")
-        + "</p><div class='panel'>"
+        f"<p>step {p.step}, {_E(p.role)}: {_E(p.reason)}<br>{_E(metrics)}</p>"
+        + _findings_html([f for f in report.diagnosis if f.topic == "first_divergence"])
+        + "<div class='panel'>"
         + f"<div><b>A</b> {_E(p.a.name)} [{_E(p.a.module_type)}]{_stack_html(p.a.stack)}</div>"
         + f"<div><b>B</b> {_E(p.b.name)} [{_E(p.b.module_type)}]{_stack_html(p.b.stack)}</div></div>"
     )
@@ -155,18 +132,14 @@ def _safe_json(obj: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def write_html(report: Report, path: str | os.PathLike[str]) -> Path:
-    """Write the self-contained report page; needs the ``[html]`` extra (plotly)."""
-    try:
-        import plotly.offline
-    except ImportError:
-        raise UserError("--html needs plotly: pip install 'padiff-trace[html]'") from None
+def render_html(report: Report) -> str:
+    """The self-contained report page."""
     rows: dict[str, list[dict[str, Any]]] = {"pairs": [], "weights": [], "param_grads": []}
     for p in report.pairs:
         key = "weights" if p.role in ("param", "buffer") else "param_grads" if p.role == "param_grad" else "pairs"
         rows[key].append(_row(p))
     first = report.first_divergence.pair.index if report.first_divergence else None
-    payload = {"rows": rows, "figures": _figures(report), "first_index": first}
+    payload = {"rows": rows, "columns": _columns(), "first_index": first}
     verdict = "diverged" if report.failed else "aligned"
     failed = {k: sum(r["verdict"] == "FAIL" for r in v) for k, v in rows.items()}
     amps = "".join(
@@ -174,37 +147,29 @@ def write_html(report: Report, path: str | os.PathLike[str]) -> Path:
         f"in {x.in_rel_l2:.2e} → out {x.out_rel_l2:.2e}</li>"
         for x in report.amplifiers[:10]
     )
-    body = f"""<!DOCTYPE html>
+    return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>padiff-trace report: {_E(verdict)}</title>
 <style>{_asset("report.css")}</style></head><body>
 <h1>padiff-trace report <span class="verdict {verdict}">{verdict.upper()}</span></h1>
 <p>A <b>{_E(str(report.a.framework))}</b> {_E(report.a.path)} vs B <b>{_E(str(report.b.framework))}</b> {_E(report.b.path)}
 (reference). {len(report.pairs)} pairs, {len(report.failed)} failing: activations/grads {failed['pairs']},
 weights {failed['weights']}, parameter grads {failed['param_grads']}. Tolerance: {_E(report._tol_text())}.</p>
-<h2>Error along the model</h2><div id="plot-forward"></div><div id="plot-backward"></div>
+{_findings_html([f for f in report.diagnosis if f.topic != "first_divergence"])}
+<h2>Error along the model</h2>{_plots(report)}
 <h2>First divergence</h2>{_divergence_html(report)}
 <h2>Top error amplifiers</h2><ol>{amps or "<li>none</li>"}</ol>
 <h2>All pairs</h2><div id="table-pairs"></div>
 <h2>Weights</h2><div id="table-weights"></div>
 <h2>Parameter gradients</h2><div id="table-grads"></div>
 <h2>Traces</h2>{_meta_html(report)}
-<script>{plotly.offline.get_plotlyjs()}</script>
 <script type="application/json" id="report-data">{_safe_json(payload)}</script>
 <script>{_asset("report.js")}</script>
 </body></html>
 """
+
+
+def write_html(report: Report, path: str | os.PathLike[str]) -> Path:
+    """Write the report page to ``path`` (replaced atomically)."""
     out = Path(path)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(body, encoding="utf-8")
-    except OSError as exc:
-        raise TraceWriteError(f"{out}: cannot write the HTML report: {exc.strerror or exc}") from exc
+    write_atomic(out.parent, {out.name: render_html(report)})
     return out
-
-
-def write_default_html(report: Report, directory: str | os.PathLike[str]) -> Path | None:
-    """``directory/report.html`` when plotly is installed; otherwise nothing (logged)."""
-    if importlib.util.find_spec("plotly") is None:
-        logger.info("plotly not installed: no report.html (pip install 'padiff-trace[html]')")
-        return None
-    return write_html(report, Path(directory) / "report.html")

@@ -1,16 +1,16 @@
-"""Per-pair error metrics (float64, streamed in chunks) and the pass/fail verdict.
+"""Measuring one pair: its records read in pieces (threads for large tensors), the pieces'
+sums accumulated (``_accumulate``), the metrics derived (``_metric_table``); the verdict
+comes from ``_tolerance``. Also the record adapters a pair may hold: ``RowSlice`` (a packed
+tensor's rows) and ``BroadcastView``.
 
-Side B is the reference: relative quantities divide by |b|.
-
-* ``strict``: every element satisfies |a-b| <= atol + rtol*|b| (numpy allclose).
-* ``mean``:   mean|a-b| <= atol + rtol*mean|b|.
-* ``rel-l2``: ||a-b||_2 <= atol*sqrt(n) + rtol*||b||_2.
-
-In every mode a NaN/Inf present on one side only fails the pair.
+Side B is the reference: relative quantities divide by |b|. A pair whose dtype cannot be
+decoded (float8, or a dtype this version does not know) is not measured: its metrics say
+why (``Metrics.uncomparable``) and the comparison goes on.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,21 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from padiff_trace import Record, UserError
-from padiff_trace._dtypes import decode
-from padiff_trace._layout import transposed_rows
-from padiff_trace._schema import STAT_FIELDS
-from padiff_trace._stats import stats_tuple
+from padiff_trace import STAT_FIELDS, Record, UserError
+from padiff_trace.arrays import decode, stats_tuple, storage_dtype, to_float64, transposed_rows
 
-from ._accumulate import BLOCK, Accumulator, Metrics
+from ._accumulate import BLOCK, Accumulator
+from ._metric_table import Metrics, empty_values
 from ._tolerance import DEFAULT_TOLERANCES, MODES, Tolerance, tolerance_for, verdict
 
-__all__ = ["MODES", "BroadcastView", "RowSlice", "broadcast_shape", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for", "Metrics", "measure", "verdict", "worker_pool"]
+__all__ = ["MODES", "BroadcastView", "RowSlice", "broadcast_shape", "Tolerance", "DEFAULT_TOLERANCES", "tolerance_for",
+           "Metrics", "measure", "uncomparable", "verdict", "worker_pool"]
 
 _READ = 1 << 20  # elements per read (4 MB of float32 per side)
 _PARALLEL = 1 << 19  # tensors of at least this many elements are read and measured by _WORKERS threads
 _WORKERS = 2
-_UNDECODED = ("float8_e4m3fn", "float8_e5m2")
 
 
 def _tiny(dtype: str) -> float:
@@ -53,6 +51,9 @@ def measure(
 ) -> Metrics:
     """Metrics of A vs B; ``perm`` permutes A's axes into B's layout (reads A whole, in its stored dtype).
     Large pairs are measured on ``pool`` (from ``worker_pool()``), or on threads started for this call."""
+    why = uncomparable(a, b)
+    if why:
+        return Metrics(stats_only=True, uncomparable=why)
     if not (a.has_data and b.has_data):
         return _measure_stats(a, b)
     tiny = _tiny(b.dtype if b.dtype in ("float16", "float64") else "float32")
@@ -129,7 +130,7 @@ class RowSlice:
     def canonical_rows(self) -> np.ndarray:
         """The share, flat, decoded (``perm`` slices only: materialised once)."""
         if self._rows is None:
-            full = decode(self.base.trace._read_stored(self.base, 0, self.base.numel, False), self.base.dtype)
+            full = decode(self.base.trace.read_stored(self.base, 0, self.base.numel), self.base.dtype)
             canon = np.transpose(full.reshape(self.base.shape), self.perm)
             self._rows = np.ascontiguousarray(canon[self.lo : self.hi]).reshape(-1)
         return self._rows
@@ -148,7 +149,7 @@ class RowSlice:
                 rows = self.canonical_rows()
                 vals = stats_tuple(rows, str(rows.dtype))
             else:
-                stored = self.base.trace._read_stored(self.base, self.lo * self.row_elems, self.hi * self.row_elems)
+                stored = self.base.trace.read_stored(self.base, self.lo * self.row_elems, self.hi * self.row_elems)
                 vals = stats_tuple(stored, self.base.dtype)
             self._stats = {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
         return self._stats
@@ -175,7 +176,7 @@ class BroadcastView:
 
     def flat(self) -> np.ndarray:
         if self._flat is None:
-            full = decode(self.base.trace._read_stored(self.base, 0, self.base.numel, False), self.base.dtype)
+            full = decode(self.base.trace.read_stored(self.base, 0, self.base.numel), self.base.dtype)
             self._flat = np.ascontiguousarray(np.broadcast_to(full.reshape(self.base.shape), self.shape)).reshape(-1)
         return self._flat
 
@@ -196,10 +197,28 @@ def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] |
     return shape if int(np.prod(shape, dtype=np.int64)) <= BroadcastView.LIMIT else None
 
 
+def uncomparable(a: Record, b: Record) -> str:
+    """Why a pair cannot be compared (a dtype whose values cannot be decoded), or ''."""
+    for side, r in (("A", a), ("B", b)):
+        if not _decodable(r.dtype):
+            return f"{side} {r.name} has dtype {r.dtype}, whose values cannot be decoded"
+    return ""
+
+
+@functools.cache
+def _decodable(dtype: str) -> bool:
+    """Whether values of this logical dtype can be read as numbers (float8 and unknown names: no)."""
+    try:
+        stored = np.empty(0, storage_dtype(dtype))
+    except TypeError:
+        return False
+    return to_float64(stored, dtype) is not None
+
+
 def _read(rec: Record | RowSlice | BroadcastView, start: int, stop: int, view: bool = True) -> np.ndarray:
     """Elements [start, stop) of a record, flat, decoded but not upcast (bfloat16 -> float32);
     with ``view``, possibly a read-only view of the file."""
-    if rec.dtype in _UNDECODED:
+    if not _decodable(rec.dtype):  # measure() reports such pairs without reading them
         raise UserError(f"{rec.trace.path}: record {rec.seq} ({rec.name}) has dtype {rec.dtype}, which cannot be compared")
     if isinstance(rec, BroadcastView):
         return rec.flat()[start:stop]
@@ -207,8 +226,8 @@ def _read(rec: Record | RowSlice | BroadcastView, start: int, stop: int, view: b
         if rec.perm is not None:
             return rec.canonical_rows()[start:stop]
         off = rec.lo * rec.row_elems
-        return decode(rec.trace._read_stored(rec.base, off + start, off + stop, view), rec.dtype)
-    return decode(rec.trace._read_stored(rec, start, stop, view), rec.dtype)
+        return decode(rec.trace.read_stored(rec.base, off + start, off + stop, view=view), rec.dtype)
+    return decode(rec.trace.read_stored(rec, start, stop, view=view), rec.dtype)
 
 
 _Reader = Callable[[int, int], np.ndarray]
@@ -217,10 +236,10 @@ _Reader = Callable[[int, int], np.ndarray]
 def _measure_stats(a: Record, b: Record) -> Metrics:
     sa, sb = a.stats, b.stats
     extra = {k: abs(sa[k] - sb[k]) for k in ("min", "max", "mean", "std", "mean_abs", "l2")}
-    n = b.numel
     dl2 = extra["l2"]
-    return Metrics(
-        n=n,
+    values = empty_values()  # what the statistics cannot tell keeps its no-elements value
+    values.update(
+        n=b.numel,
         max_abs=max(extra["min"], extra["max"]),
         mean_abs=extra["mean_abs"],
         rel_l2=dl2 / sb["l2"] if sb["l2"] > 0 else (0.0 if dl2 == 0 else math.inf),
@@ -233,6 +252,5 @@ def _measure_stats(a: Record, b: Record) -> Metrics:
         inf_b=int(sb["inf"]),
         nan_mismatch=int(abs(sa["nan"] - sb["nan"])),
         inf_mismatch=int(abs(sa["inf"] - sb["inf"])),
-        stats_only=True,
-        extra=extra,
     )
+    return Metrics(values, stats_only=True, extra=extra)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from padiff_trace import Kind, Record
-from padiff_trace._match import canonical_type
+from padiff_trace.matching import canonical_type
 
 from ._calls import Call, TraceView
 

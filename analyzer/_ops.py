@@ -22,14 +22,14 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from padiff_trace import Kind, Record, Trace
-from padiff_trace._match import align
+from padiff_trace.matching import align
 
 from ._opsig import Perm, compose, inverse, layout_op_perm, layout_perm, normal, signature
 from ._pairing import pair_leaves
@@ -403,11 +403,10 @@ def _pair_by_dataflow(ops_a: list[OpCall], ops_b: list[OpCall], score: np.ndarra
 def output_pairs(oa: OpCall, ob: OpCall) -> list[tuple[Record, Record, Perm | None]]:
     """Output leaves of two paired ops, with the permutation between the frameworks' layouts."""
     out = []
-    for x, y, p in pair_leaves(oa.outputs, ob.outputs)[0]:
+    for x, y, given in pair_leaves(oa.outputs, ob.outputs)[0]:
         perm = compose(_out_perm(oa, x), inverse(_out_perm(ob, y)))
-        if perm is not None and _apply(x.shape, perm) == y.shape and perm != tuple(range(len(x.shape))):
-            p = perm
-        out.append((x, y, p))
+        moved = perm is not None and _apply(x.shape, perm) == y.shape and perm != tuple(range(len(x.shape)))
+        out.append((x, y, perm if moved else given))
     return out
 
 
@@ -435,16 +434,16 @@ def op_todo(
                 out.append(("op_input", x.record, y.record, perm, call_pair))
             elif y is not None:
                 logger.debug("%s / %s: operand %s not compared (other tensors)", x.record.name, y.record.name, role)
-        for x, y, p in output_pairs(oa, ob):
-            out.append(("op_output", x, y, p, call_pair))
-            gx, gy = oa.grads.get(x.position), ob.grads.get(y.position)
+        for xo, yo, p in output_pairs(oa, ob):
+            out.append(("op_output", xo, yo, p, call_pair))
+            gx, gy = oa.grads.get(xo.position), ob.grads.get(yo.position)
             if gx is not None and gy is not None:
                 out.append(("op_grad_output", gx, gy, p, call_pair))
     return out
 
 
 def plan_ops(
-    calls: list[tuple[Any, Any, object]],
+    calls: Sequence[tuple[Any, Any, object]],
     views: tuple[Any, Any],
     ops: tuple[dict[int, list[OpCall]], dict[int, list[OpCall]]],
     module_items: Iterable[tuple[Any, ...]],

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 __all__ = [
     "LAYOUT_OPS",
@@ -112,7 +112,7 @@ def _parse_token(token: str) -> Param:
     return Param(m.group("name"), m.group("role"), m.group("layout"), m.group("flips"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse(text: str) -> Signature:
     params: list[Param] = []
     out_layout = None

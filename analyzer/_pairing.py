@@ -12,9 +12,8 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
-
 from padiff_trace import Record
-from padiff_trace._match import types_equivalent
+from padiff_trace.matching import types_equivalent
 
 from ._align import Segmenter, features
 from ._calls import Call, CallTree, TraceView, first_step
@@ -29,7 +28,7 @@ logger = logging.getLogger(__name__)
 class CallPair:
     a: Call
     b: Call
-    how: str  # "root", "mapping", "anchor", "order" or "type" (see HOW)
+    how: str  # "root", "mapping", "anchor", "contents", "order" or "type" (see HOW)
     entry: MappingEntry | None = None
 
     @property
@@ -51,6 +50,7 @@ HOW: dict[str, str] = {
     "root": "the models' top-level calls",
     "mapping": "pinned by the mapping file",
     "anchor": "their weights matched",
+    "contents": "the same weight-matched (or mapped) modules inside",
     "order": "call order, nesting, equivalent types and shapes",
     "type": "same slot and shapes, different module types",
 }
@@ -199,7 +199,7 @@ def _module_pairs(
         if mod in pairs or not mod:
             continue
         parent, _, leaf = mod.rpartition(".")
-        target = f"{pairs[parent]}.{leaf}" if parent in pairs and pairs[parent] else (leaf if parent in pairs else None)
+        target = f"{pairs[parent]}.{leaf}" if pairs.get(parent) else (leaf if parent in pairs else None)
         if target is None and mod in mods_b:
             target = mod
         if target is None or target not in mods_b or target in taken:
@@ -220,7 +220,9 @@ def _permuted(shape: tuple[int, ...], perm: tuple[int, ...] | None) -> tuple[int
 def pair_leaves(
     ra: list[Record], rb: list[Record], perm: tuple[int, ...] | None = None
 ) -> tuple[list[tuple[Record, Record, tuple[int, ...] | None]], list[Record], list[Record]]:
-    """Pair tensor leaves: by position if both sides have the same positions, else in order by shape."""
+    """Pair tensor leaves: by position if both sides have the same positions, else in order by
+    shape. A scalar (shape ``()``: a flag such as ``use_cache``, a count) carries no shape
+    evidence: it pairs only with the leaf of the same position on the other side."""
     ta = [r for r in ra if r.is_tensor]
     tb = [r for r in rb if r.is_tensor]
     if [r.position for r in ta] == [r.position for r in tb]:
@@ -233,12 +235,13 @@ def pair_leaves(
     for x in ta:
         px = _permuted(x.shape, perm)
         for k in range(start, len(tb)):
-            if k in used:
+            if k in used or ((not x.shape or not tb[k].shape) and x.position != tb[k].position):
                 continue
             if tb[k].shape == x.shape or (px is not None and tb[k].shape == px):
                 out.append((x, tb[k], None if tb[k].shape == x.shape else perm))
                 used.add(k)
-                start = k + 1
+                if x.shape:
+                    start = k + 1
                 break
     paired_a = {id(x) for x, _, _ in out}
     return out, [x for x in ta if id(x) not in paired_a], [y for k, y in enumerate(tb) if k not in used]

@@ -79,7 +79,7 @@ def side_errors(vx: TraceView, vr: TraceView, mapping: Any = None) -> Referee:
     """Align trace X with its float64 referee and measure every paired record. ``mapping``
     (paddle paths -> torch paths) applies only when X and its referee are of different
     frameworks; a run and the float64 run of the same model pair by their identical paths."""
-    from ._compare import _plan  # the same pairing as A with B
+    from ._plan import plan as _plan  # the same pairing as A with B
     from ._weights import trace_weight_map
 
     if vx.framework == vr.framework:

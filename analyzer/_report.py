@@ -1,26 +1,31 @@
-"""The comparison result: verdict, first divergence, amplifiers, and its files.
+"""The comparison result: verdict, first divergence, amplifiers, diagnosis, and its files.
 
-``Report.write(dir)`` produces ``report.txt`` (one block per pair), ``report.json``
-(schema_version 1, documented in docs/analyzer.md) and ``pairs.csv``.
+``Report.diagnosis`` (``_diagnosis``) says what the comparison means, once, for every
+renderer. ``Report.write(dir)`` writes the registered formats (``_formats.FORMATS``):
+``report.txt`` (one block per pair), ``report.json`` (schema_version 1, documented in
+docs/analyzer.md), ``pairs.csv`` and ``report.html``, each file replaced atomically.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from padiff_trace._weightmap import WeightMap
-from padiff_trace import Record, TraceWriteError
+from padiff_trace import Record
+from padiff_trace.matching import WeightMap
 
-from ._metrics import DEFAULT_TOLERANCES, Metrics, Tolerance
-from ._text import alignment_text, blocks_text, summary_text
+from ._culprit import Located, locate
+from ._diagnosis import Finding, diagnose
+from ._formats import write_report
+from ._metric_table import METRICS, Metrics
+from ._metrics import DEFAULT_TOLERANCES, Tolerance
+from ._text import alignment_text, summary_text
 
 if TYPE_CHECKING:
     from ._calls import TraceView
@@ -65,7 +70,7 @@ class PairResult:
             "a": _rec_dict(self.a),
             "b": _rec_dict(self.b),
             "layout": list(self.perm) if self.perm else None,
-            "tolerance": {"mode": self.tol.mode, "atol": self.tol.atol, "rtol": self.tol.rtol},
+            "tolerance": {"mode": self.tol.mode, "atol": self.tol.atol, "rtol": self.tol.rtol, "exact": self.tol.exact},
             "metrics": self.metrics.as_dict() if self.metrics else None,
             "class": self.cls,
             "noise": self.noise,
@@ -78,6 +83,7 @@ class Divergence:
     pair: PairResult
     input_rel_l2: float | None  # worst relative L2 error of the call's inputs (None: unknown)
     inputs_failed: bool
+    located: Located | None = None  # the module call that made the error, on each side (_culprit)
 
     @property
     def type_difference(self) -> tuple[str, str] | None:
@@ -134,6 +140,7 @@ class Report:
         self.first_divergence = self._first_divergence()
         self.amplifiers = self._amplifiers()
         self.first_nonfinite = {"a": _first_nonfinite(a), "b": _first_nonfinite(b)}
+        self.diagnosis: list[Finding] = diagnose(self)  # what it means, for every renderer
 
     @property
     def exit_code(self) -> int:
@@ -154,6 +161,8 @@ class Report:
         early_inputs = [p for p in self.failed if p.role in input_roles and p.order < first.order]
         if early_inputs:
             first = min(early_inputs, key=lambda p: p.order)
+        located = locate(self.pairs, first, self.a, self.b)
+        first = located.pair if located is not None else first
         cp = first.call_pair
         in_err, in_fail = None, False
         if first.role.startswith("op_") and first.role != "op_input":  # the op's own inputs
@@ -166,7 +175,7 @@ class Report:
             errs = [p.metrics.rel_l2 for p in ins if p.metrics is not None]
             in_err = max(errs) if errs else None
             in_fail = any(not p.passed for p in ins)
-        return Divergence(first, in_err, in_fail)
+        return Divergence(first, in_err, in_fail, located)
 
     def _amplifiers(self, top: int = 10) -> list[Amplifier]:
         """Per paired call of the first step: output error / max(input error, dtype eps)."""
@@ -201,6 +210,23 @@ class Report:
     # ------------------------------------------------------------ text
     def summary_text(self, width: int = 80) -> str:
         return summary_text(self, width)
+
+    def __repr__(self) -> str:
+        """The terminal summary: what a notebook or the REPL shows for a report."""
+        return self.summary_text()
+
+    def _repr_html_(self) -> str:
+        """Notebooks: the verdict, the first divergence with both stacks, then the terminal summary."""
+        import html
+
+        from ._html import _divergence_html
+
+        verdict = "DIVERGED" if self.failed else "ALIGNED"
+        return (
+            '<div class="padiff-trace-report"><style>.padiff-trace-report .stack{white-space:pre;font-family:monospace}'
+            f"</style><h3>padiff-trace compare: {verdict}</h3><h4>First divergence</h4>{_divergence_html(self)}"
+            f"<details><summary>summary</summary><pre>{html.escape(self.summary_text())}</pre></details></div>"
+        )
 
 
     def _tol_text(self) -> str:
@@ -245,6 +271,7 @@ class Report:
                 "index": d.pair.index,
                 "input_rel_l2": d.input_rel_l2,
                 "inputs_failed": d.inputs_failed,
+                "located": d.located.as_dict() if d.located is not None else None,
                 "type_difference": None
                 if d.type_difference is None
                 else {"a": d.type_difference[0], "b": d.type_difference[1]},
@@ -254,27 +281,16 @@ class Report:
                 for x in self.amplifiers
             ],
             "first_nonfinite": {k: (_rec_dict(r) if r else None) for k, r in self.first_nonfinite.items()},
+            "diagnosis": [f.as_dict() for f in self.diagnosis],
+            "metric_descriptions": {name: d.description for name, d in METRICS.items()},
             **sections,
         }
 
-    def write(self, directory: str | os.PathLike[str]) -> Path:
-        out = Path(directory)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "report.json").write_text(json.dumps(_clean(self.to_dict()), indent=1), encoding="utf-8")
-            (out / "report.txt").write_text(blocks_text(self), encoding="utf-8")
-            with open(out / "pairs.csv", "w", newline="", encoding="utf-8") as f:
-                w = csv.writer(f)
-                cols = ["max_abs", "mean_abs", "max_rel", "mean_rel", "cosine", "rel_l2", "frac_fail"]
-                w.writerow(["index", "step", "role", "passed", "class", "a", "a_type", "b", "b_type", "shape", *cols, "reason"])
-                for p in self.pairs:
-                    m = p.metrics
-                    vals = [getattr(m, c) for c in cols] if m else [""] * len(cols)
-                    w.writerow([p.index, p.step, p.role, int(p.passed), p.cls or "", p.a.name, p.a.module_type, p.b.name,
-                                p.b.module_type, "x".join(map(str, p.b.shape)), *vals, p.reason])
-        except OSError as exc:
-            raise TraceWriteError(f"{out}: cannot write the report: {exc.strerror or exc}") from exc
-        return out
+    def write(self, directory: str | os.PathLike[str], formats: Iterable[str] | None = None) -> Path:
+        """Write the report files into ``directory`` (default: report.txt, report.json, pairs.csv,
+        report.html; ``formats`` names some of ``_formats.FORMATS``). Each file is replaced
+        atomically; on an error the previous files stay whole (``TraceWriteError``)."""
+        return write_report(self, directory, formats)
 
 def _trace_dict(v: TraceView) -> dict[str, Any]:
     m = v.trace.meta
@@ -297,13 +313,4 @@ def _finite(x: float) -> float:
 def _cls(dtype: str) -> str:
     return dtype if dtype in _EPS else "float32"
 
-
-def _clean(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
 

@@ -4,16 +4,19 @@ and the pairing printed by ``padiff-trace align``."""
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from padiff_trace import Frame
+from padiff_trace import Frame, visible
+
+from ._metric_table import shown
 
 if TYPE_CHECKING:
-    from ._metrics import Metrics
+    from ._diagnosis import Finding
+    from ._metric_table import Metrics
     from ._pairing import Alignment
-    from ._report import PairResult, Report
+    from ._report import Report
 
-__all__ = ["alignment_text", "blocks_text", "summary_text"]
+__all__ = ["alignment_text", "blocks_text", "finding_lines", "summary_text"]
 
 # how a call pair was made (``CallPair.how``) -> its note in ``padiff-trace align``
 _HOW_TEXT = {"order": "", "root": " (root)", "mapping": " (mapping)", "anchor": " (anchor: weights matched)",
@@ -21,13 +24,16 @@ _HOW_TEXT = {"order": "", "root": " (root)", "mapping": " (mapping)", "anchor": 
 
 
 def summary_text(report: Report, width: int = 80) -> str:
+    """The terminal summary: verdict, counts, the first divergence with both stacks and the
+    report's diagnosis (``Report.diagnosis``), amplifiers. Lines fit ``width`` columns; trace
+    strings have their control characters made visible."""
     a, b = report.a, report.b
     L: list[str] = []
     verdict = "DIVERGED" if report.failed else "ALIGNED"
     L.append(f"padiff-trace compare: {verdict}  (mode {report.mode}, {report._tol_text()})")
     for side, v, tail in (("A", a, ""), ("B", b, "  (reference)")):
         head = f"  {side} {v.framework} {v.trace.meta.get('framework_version', '')}  "
-        L.append(head + _left_clip(v.path, width - len(head) - len(tail)) + tail)
+        L.append(head + _left_clip(visible(v.path), width - len(head) - len(tail)) + tail)
     counts: dict[str, list[int]] = {}
     for p in report.pairs:
         c = counts.setdefault(p.role, [0, 0])
@@ -46,54 +52,28 @@ def summary_text(report: Report, width: int = 80) -> str:
     wa, wb = report.unpaired.get("weights_a", []), report.unpaired.get("weights_b", [])
     if wa or wb:
         L.append(f"  weights unpaired: A {_clip(wa)}; B {_clip(wb)}")
+    for f in report.diagnosis:
+        if f.topic != "first_divergence":
+            L += finding_lines(f, width)
     d = report.first_divergence
     if d is not None:
         p = d.pair
         L.append("")
-        L.append(f"First divergence: step {p.step}, {p.role} ({p.reason})")
-        if d.type_difference is not None:
-            L.append(f"  type difference: A {d.type_difference[0]} vs B {d.type_difference[1]}"[:width])
-        if p.referee is not None:
-            L.append(f"  class: {p.cls}" + _class_hint(p, report.referees))
+        L += textwrap.wrap(visible(f"First divergence: step {p.step}, {p.role} ({p.reason})"), width, subsequent_indent="  ")
         for side, r in (("A", p.a), ("B", p.b)):
-            head, tail = f"  {side} {r.name}", f"  [{r.module_type or '-'}] {r.dtype}{list(r.shape)}"
+            head, tail = f"  {side} {visible(r.name)}", f"  [{visible(r.module_type or '-')}] {r.dtype}{list(r.shape)}"
             if len(head) + len(tail) <= width:
                 L.append(head + tail)
             else:  # long module paths: name on its own line (tail kept), details below
                 L.append(head if len(head) <= width else f"  {side} ..." + head[-(width - 8):])
                 L.append("    " + tail.strip())
-            for f in _where(r.stack):
-                L.append("      " + _frame(f, width - 6))
+            for fr in _where(r.stack):
+                L.append("      " + _frame(fr, width - 6))
         if p.metrics is not None:
-            L.append("  " + _metrics_line(p.metrics))
-        site = p.a.stack[-1] if p.a.stack else None
-        where = f" ({site.file}:{site.line})" if site else ""
-        if p.role == "op_input" and p.metrics is not None:
-            L += textwrap.wrap(
-                f"inside {p.a.module or '<root>'}, op {p.a.module_type}{where} already receives different "
-                f"inputs (rel-L2 {p.metrics.rel_l2:.2e}) while the ops before it match: the error comes from "
-                "code between them (an op on one side only, or a Python-level computation)",
-                width, initial_indent="  -> ", subsequent_indent="     ",
-            )
-        elif p.role.startswith("op_"):
-            before = "?" if d.input_rel_l2 is None else f"{d.input_rel_l2:.2e}"
-            after = f"output by {p.metrics.rel_l2:.2e}" if p.metrics is not None else p.reason
-            L += textwrap.wrap(
-                f"inside {p.a.module or '<root>'}, the first divergent op is {p.a.module_type}{where}: "
-                f"inputs differed by rel-L2 {before}, {after}",
-                width, initial_indent="  -> ", subsequent_indent="     ",
-            )
-        if d.input_rel_l2 is not None and p.role != "op_input":
-            state = "already wrong" if d.inputs_failed else "still matching"
-            L.append(f"  inputs of this call: rel-L2 {d.input_rel_l2:.3g} ({state})")
-            if not d.inputs_failed and d.type_difference is not None:
-                L.append("  -> same inputs, different module types: the type difference is the cause")
-            elif not d.inputs_failed:
-                L.append("  -> the error starts inside this module call")
-            else:
-                L.append("  -> it received wrong inputs: look at the code that produced them")
-        elif p.role == "input":
-            L.append("  -> earlier recorded outputs match: look at the code between them and this call")
+            L += _wrap("  ", _metric_items(p.metrics), width, sep="  ")
+        for f in report.diagnosis:
+            if f.topic == "first_divergence":
+                L += finding_lines(f, width)
     if report.amplifiers:
         L.append("")
         L.append("Top error amplifiers (output rel-L2 / max(input rel-L2, eps)):")
@@ -102,15 +82,23 @@ def summary_text(report: Report, width: int = 80) -> str:
                 f" {k}. x{x.ratio:<9.3g} {x.call_pair.a.label} [{x.call_pair.a.module_type}]"
                 f" <-> {x.call_pair.b.label}"
             )
-            L[-1] = L[-1][:width]
+            L[-1] = _fit(L[-1], width, force=True)
             L.append(f"      in {x.in_rel_l2:.2e} -> out {x.out_rel_l2:.2e}")
     nf = report.first_nonfinite
     if nf["a"] or nf["b"]:
         L.append("")
         for side in ("a", "b"):
-            r = nf[side]
-            L.append(f"First NaN/Inf in {side.upper()}: " + (f"{r.name} ({r.kind.label}, step {r.step})" if r else "none"))
-    return "\n".join(L)
+            rec = nf[side]
+            L.append(f"First NaN/Inf in {side.upper()}: " + (f"{rec.name} ({rec.kind.label}, step {rec.step})" if rec else "none"))
+    return "\n".join(_fit(line, width) for line in L)
+
+
+def finding_lines(f: Finding, width: int = 80) -> list[str]:
+    """One finding of the diagnosis as terminal lines: facts indented, conclusions after '->'."""
+    text = visible(f.text)
+    if f.hint:
+        return textwrap.wrap(text, width, initial_indent="  -> ", subsequent_indent="     ")
+    return textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ")
 
 
 def _referee_lines(report: Report, width: int) -> list[str]:
@@ -118,23 +106,22 @@ def _referee_lines(report: Report, width: int) -> list[str]:
     L: list[str] = []
     if ref is not None:
         head = f"  float64 referee of {ref['reference_model']}'s model: "
-        L.append(head + _left_clip(ref["reference"], width - len(head)))
+        L.append(head + _left_clip(visible(ref["reference"]), width - len(head)))
         if ref.get("reference_b"):
             head = "  float64 referee of the other model: "
-            L.append(head + _left_clip(ref["reference_b"], width - len(head)))
+            L.append(head + _left_clip(visible(ref["reference_b"]), width - len(head)))
         classes: dict[str, int] = {}
         for p in report.pairs:
             if p.cls is not None:
                 classes[p.cls] = classes.get(p.cls, 0) + 1
         L.extend(_wrap("  classes: ", [f"{k} {v}" for k, v in classes.items()], width))
-    noisy = sum(1 for p in report.pairs if p.noise is not None and p.noise["within"] and p.metrics and p.metrics.max_abs > 0)
-    if noisy:
-        L.append(f"  within the estimated fp32 noise floor: {noisy} of {len(report.pairs)} pairs")
     return L
 
 
 def blocks_text(report: Report) -> str:
-    L = [summary_text(report), "", "=" * 60]
+    """report.txt: the summary, then one block per pair with the metrics the table marks ``txt``."""
+    L = [*summary_text(report).split("\n"), "", "=" * 60]
+    defs = shown("txt")
     for p in report.pairs:
         L.append(f"{p.index}  step {p.step} {p.role}  {'ok' if p.passed else 'FAIL'}" + (f"  [{p.cls}]" if p.cls else ""))
         if p.referee is not None:
@@ -144,30 +131,17 @@ def blocks_text(report: Report) -> str:
             L.append(f"  rms diff {p.noise['diff_rms']:.3g} = x{p.noise['ratio']:.3g} the estimated fp32 noise")
         L.append(f"  A {p.a.name} [{p.a.module_type}] {p.a.dtype}{list(p.a.shape)}")
         L.append(f"  B {p.b.name} [{p.b.module_type}] {p.b.dtype}{list(p.b.shape)}")
-        if p.metrics is not None:
-            L.append(f"  mean diff: {p.metrics.mean_abs:.6g}")
-            L.append(f"  max diff:  {p.metrics.max_abs:.6g}")
+        if p.metrics is not None and not p.metrics.uncomparable:
+            L += [f"  {d.title}: {d.text(p.metrics.values.get(d.name))}" for d in defs]
         if p.reason:
             L.append(f"  {p.reason}")
         L.append("=" * 60)
-    return "\n".join(L) + "\n"
-
-
-def _class_hint(p: PairResult, ref: dict[str, Any] | None) -> str:
-    r = p.referee or {}
-    nums = f" (vs float64: A {r.get('rel_err_a', 0):.2e}, B {r.get('rel_err_b', 0):.2e})"
-    if ref is not None and not ref.get("reference_b") and p.cls in ("A deviates", "B deviates"):
-        other = "B" if ref["reference_model"] == "A" else "A"
-        if p.cls == f"{other} deviates":
-            return nums + (f"\n  -> {other} is far from the float64 run of {ref['reference_model']}'s model: a model"
-                           f" difference or {other}'s fp32 numerics; --reference-b tells them apart")
-    if p.cls == "model difference":
-        return nums + "\n  -> the float64 runs of the two models disagree here: a real difference, not rounding"
-    return nums
+    return "\n".join(visible(line) for line in L) + "\n"
 
 
 def alignment_text(al: Alignment) -> str:
-    """The call pairing, one line per pair, then what stayed unpaired."""
+    """The call pairing, one line per pair, then what stayed unpaired (control characters of
+    trace strings made visible)."""
     L = [f"{len(al.pairs)} paired calls (A {al.a.path} | B {al.b.path})"]
     for cp in al.pairs:
         how = _HOW_TEXT.get(cp.how, f" ({cp.how})")
@@ -177,7 +151,7 @@ def alignment_text(al: Alignment) -> str:
     for side, calls in (("A", al.unpaired_a), ("B", al.unpaired_b)):
         L.append(f"only in {side}: {len(calls)}")
         L.extend(f"  {c.label} [{c.module_type}]" for c in calls)
-    return "\n".join(L)
+    return "\n".join(visible(line) for line in L)
 
 
 def _where(stack: tuple[Frame, ...]) -> list[Frame]:
@@ -189,23 +163,40 @@ def _frame(f: Frame, width: int) -> str:
     return s if len(s) <= width else s[: width - 3] + "..."
 
 
-def _metrics_line(m: Metrics) -> str:
+def _metric_items(m: Metrics) -> list[str]:
+    """The metrics the table marks ``summary``, as 'label value' items (max|a-b| with its index)."""
+    if m.uncomparable:
+        return [f"not compared: {m.uncomparable}"]
     if m.stats_only:
-        return f"statistics only: |d mean| {m.extra.get('mean', 0):.3g}, |d l2| {m.extra.get('l2', 0):.3g}"
-    return (f"max|a-b| {m.max_abs:.3g} at {list(m.argmax)}  mean {m.mean_abs:.3g}  rel-L2 {m.rel_l2:.3g}"
-            f"  cos {m.cosine:.6f}")
+        return [f"statistics only: |d mean| {m.extra.get('mean', 0):.3g}, |d l2| {m.extra.get('l2', 0):.3g}"]
+    items = []
+    for d in shown("summary"):
+        item = f"{d.short or d.title} {d.text(m.values.get(d.name))}"
+        if d.name == "max_abs" and m.argmax:
+            item += f" at {list(m.argmax)}"
+        items.append(item)
+    return items
+
+
+def _fit(line: str, width: int, force: bool = False) -> str:
+    """``line`` with its control characters made visible; clipped to ``width`` when that made it
+    longer (or with ``force``), so escapes never push a line past the terminal."""
+    v = visible(line)
+    if len(v) <= width or (v == line and not force):
+        return v
+    return v[: width - 3] + "..."
 
 
 def _left_clip(text: str, n: int) -> str:
     return text if len(text) <= n else "..." + text[-max(n - 3, 1):]
 
 
-def _wrap(head: str, items: list[str], width: int) -> list[str]:
+def _wrap(head: str, items: list[str], width: int, sep: str = ", ") -> list[str]:
     lines, cur = [], head
     for it in items:
-        add = it if cur == head else ", " + it
+        add = it if cur == head else sep + it
         if len(cur) + len(add) > width and cur != head:
-            lines.append(cur + ",")
+            lines.append(cur + sep.rstrip())
             cur = " " * len(head) + it
         else:
             cur += add

@@ -8,8 +8,7 @@ mapping pins, so a comparison pairs exactly the tensors a transfer copied.
 from __future__ import annotations
 
 from padiff_trace import Record
-from padiff_trace._weightmap import WeightMap, WeightPair, inverse_perm
-from padiff_trace._weightmatch import mapping_pins, match_weights, side_from_records
+from padiff_trace.matching import WeightMap, WeightPair, inverse_perm, mapping_pins, match_weights, side_from_records
 
 from ._calls import TraceView
 from ._mapping import Mapping

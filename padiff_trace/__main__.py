@@ -1,5 +1,6 @@
-"""``python -m padiff_trace`` runs the command line."""
+"""``python -m padiff_trace`` runs the command line (also how ``run`` starts its recorder children)."""
 
 from padiff_trace.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())

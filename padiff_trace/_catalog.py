@@ -10,13 +10,16 @@ from typing import Any
 
 from ._errors import UserError
 from ._reader import open_trace
-from ._schema import SHARD_GLOB
+from ._tracedir import shard_number
 
 __all__ = ["CatalogEntry", "catalog", "find_traces"]
 
 
 @dataclass(frozen=True)
 class CatalogEntry:
+    """One trace found by ``catalog``: its metadata, size, state and health (``error``: why it
+    could not be opened at all)."""
+
     path: Path
     framework: str
     framework_version: str
@@ -27,7 +30,12 @@ class CatalogEntry:
     size_bytes: int
     complete: bool
     tags: dict[str, str] = field(default_factory=dict)
-    error: str = ""
+    error: str = ""  # the trace could not be opened at all
+    health: str = ""  # ``Trace.health.brief()``: "ok" or "DAMAGED (...)"
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.error) or self.health.startswith("DAMAGED")
 
     @property
     def model(self) -> str:
@@ -40,9 +48,9 @@ class CatalogEntry:
 
 def find_traces(root: str | os.PathLike[str]) -> Iterator[Path]:
     """Trace directories under ``root`` (a trace's own directory is not descended into)."""
-    for dirpath, dirnames, _ in os.walk(root):
+    for dirpath, dirnames, files in os.walk(root):
         p = Path(dirpath)
-        if any(p.glob(SHARD_GLOB)):
+        if any(shard_number(name) is not None for name in files):
             dirnames.clear()
             yield p
         else:
@@ -63,7 +71,8 @@ def _entry(path: Path) -> CatalogEntry:
                 len(tr),
                 tr.size_bytes(),
                 tr.complete,
-                {str(k): str(v) for k, v in (meta.get("tags") or {}).items()},
+                {str(k): str(v) for k, v in (meta.get("tags") or {}).items()} if isinstance(meta.get("tags"), dict) else {},
+                health=tr.health.brief(),
             )
     except UserError as exc:  # list damaged traces too, with the reason
         return CatalogEntry(path, "?", "", "", "", 0, 0, 0, False, error=str(exc))

@@ -250,16 +250,26 @@ __attribute__((target("avx2"))) static void f32_block_256(const float *p, Py_ssi
 
 typedef void (*f32_block_fn)(const float *, Py_ssize_t, f32_sums *);
 
-static f32_block_fn pick_f32_block(void) {
+/* 1 when this build has the AVX2 paths and the CPU runs them */
+static int avx2_ok(void) {
 #ifdef HAVE_AVX2_PATH
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) return f32_block_256;
+    return __builtin_cpu_supports("avx2") != 0;
+#else
+    return 0;
+#endif
+}
+
+/* ``generic``: the portable path even where AVX2 is available (tests compare the two) */
+static f32_block_fn pick_f32_block(int generic) {
+#ifdef HAVE_AVX2_PATH
+    if (!generic && avx2_ok()) return f32_block_256;
 #endif
     return f32_block_128;
 }
 
-static void st_f32(const float *p, Py_ssize_t count, st_acc *a, char *dst) {
-    f32_block_fn blockf = pick_f32_block();
+static void st_f32(const float *p, Py_ssize_t count, st_acc *a, char *dst, int generic) {
+    f32_block_fn blockf = pick_f32_block(generic);
     double blk[BLK];
     for (Py_ssize_t s = 0; s < count; s += BLK) {
         Py_ssize_t m = count - s < BLK ? count - s : BLK;
@@ -320,11 +330,12 @@ static double devsq_sum(const char *buf, loader_fn load, Py_ssize_t count, doubl
 }
 
 /* the sums of ``count`` elements; with ``dst``, the bytes are also copied there, block by block */
-static void stats_sums(const char *buf, loader_fn load, Py_ssize_t size, Py_ssize_t count, st_acc *a, char *dst) {
+static void stats_sums(const char *buf, loader_fn load, Py_ssize_t size, Py_ssize_t count, st_acc *a, char *dst,
+                       int generic) {
     a->mn = INFINITY;
     a->mx = -INFINITY;
     if (load == load_f32) {
-        st_f32((const float *)buf, count, a, dst);
+        st_f32((const float *)buf, count, a, dst, generic);
         return;
     }
     double blk[BLK];
@@ -349,13 +360,14 @@ static void st_merge(st_acc *a, const st_acc *b) {
 
 #define CANCEL 1e4 /* mean^2 / var above which the one-pass variance is recomputed (as in _stats.py) */
 
-/* summary(buffer, kind, copy_to=None) -> (min, max, mean, std, mean_abs, l2, nan, inf),
+/* summary(buffer, kind, copy_to=None, generic=False) -> (min, max, mean, std, mean_abs, l2, nan, inf),
  * _stats.STAT_FIELDS. ``copy_to``: a writable buffer of the same size that receives a copy of the
- * bytes, made in the same pass (each block is copied while it is in L1). */
+ * bytes, made in the same pass (each block is copied while it is in L1). ``generic``: no AVX2 path. */
 static PyObject *k_summary(PyObject *self, PyObject *args) {
     PyObject *obj, *dst_obj = Py_None;
     const char *kind;
-    if (!PyArg_ParseTuple(args, "Os|O", &obj, &kind, &dst_obj)) return NULL;
+    int generic = 0;
+    if (!PyArg_ParseTuple(args, "Os|Op", &obj, &kind, &dst_obj, &generic)) return NULL;
     loader_fn load;
     Py_ssize_t size, count;
     if (kind_info(kind, &load, &size) < 0) return NULL;
@@ -376,7 +388,7 @@ static PyObject *k_summary(PyObject *self, PyObject *args) {
     st_acc a = {0};
     double out[8];
     RELEASE_GIL(count)
-    stats_sums((const char *)view.buf, load, size, count, &a, (char *)dview.buf);
+    stats_sums((const char *)view.buf, load, size, count, &a, (char *)dview.buf, generic);
     double s = kval(&a.s), ss = kval(&a.ss), sa = kval(&a.sa);
     out[5] = sqrt(ss);
     out[6] = (double)a.nan;
@@ -401,6 +413,16 @@ static PyObject *k_summary(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ pair metrics */
 
+/* The sums of one chunk of a pair, one double each, in this order: the record that pair() fills.
+ * analyzer/_sums.py declares the same fields with their merge rules (SUM_FIELDS) and checks
+ * them against PAIR_FIELDS when it loads this module. Adding a sum: a name here, a row there. */
+#define PAIR_SUMS(X) X(n) X(arg) X(max_abs) X(sum_abs) X(max_rel) X(sum_rel) X(ab) X(aa) X(bb) X(dd) \
+    X(sum_abs_b) X(fail) X(nan_a) X(nan_b) X(inf_a) X(inf_b) X(nan_mis) X(inf_mis)
+#define PS_FIELD(f) double f;
+#define PS_NAME(f) "," #f
+typedef struct { PAIR_SUMS(PS_FIELD) } pair_sums;
+static const char pair_fields[] = PAIR_SUMS(PS_NAME); /* ",n,arg,...": PAIR_FIELDS is this without the first comma */
+
 typedef struct {
     Py_ssize_t n, arg, nan_a, nan_b, inf_a, inf_b, nan_mis, inf_mis;
     double fail, max_abs, max_rel;
@@ -423,17 +445,13 @@ static void mt_sanitize(double *x, double *y, Py_ssize_t m, mt_acc *a) {
     }
 }
 
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
-#define MULTIVERSION __attribute__((target_clones("avx2", "default")))
-#else
-#define MULTIVERSION
-#endif
-
-MULTIVERSION static void mt_block(double *x, double *y, Py_ssize_t m, Py_ssize_t offset, double atol, double rtol, double tiny,
-                     mt_acc *a, int sanitized) {
-    double ab[L] = {0}, aa[L] = {0}, bb[L] = {0}, dd[L] = {0}, sd[L] = {0}, sb[L] = {0}, sr[L] = {0}, fl[L] = {0};
-    double mxd[L] = {0}, mxr[L] = {0};
-    Py_ssize_t i = 0;
+/* one block of widened elements; a block holding NaN/Inf is sanitized and measured again */
+static inline __attribute__((always_inline)) void mt_block_body(double *x, double *y, Py_ssize_t m, Py_ssize_t offset,
+                                                                double atol, double rtol, double tiny, mt_acc *a) {
+    for (int sanitized = 0;; sanitized = 1) {
+        double ab[L] = {0}, aa[L] = {0}, bb[L] = {0}, dd[L] = {0}, sd[L] = {0}, sb[L] = {0}, sr[L] = {0}, fl[L] = {0};
+        double mxd[L] = {0}, mxr[L] = {0};
+        Py_ssize_t i = 0;
 #define MT_BODY(J, X, Y)                        \
     {                                           \
         double xv = (X), yv = (Y);              \
@@ -451,42 +469,55 @@ MULTIVERSION static void mt_block(double *x, double *y, Py_ssize_t m, Py_ssize_t
         mxd[J] = ad > mxd[J] ? ad : mxd[J];     \
         mxr[J] = r > mxr[J] ? r : mxr[J];       \
     }
-    for (; i + L <= m; i += L)
-        for (int j = 0; j < L; j++) MT_BODY(j, x[i + j], y[i + j])
-    for (int j = 0; i < m; i++, j++) MT_BODY(j, x[i], y[i])
+        for (; i + L <= m; i += L)
+            for (int j = 0; j < L; j++) MT_BODY(j, x[i + j], y[i + j])
+        for (int j = 0; i < m; i++, j++) MT_BODY(j, x[i], y[i])
 #undef MT_BODY
-    double baa = lanes_sum(aa), bbb = lanes_sum(bb);
-    if (!sanitized && !(isfinite(baa) && isfinite(bbb) && isfinite(lanes_sum(sr)))) {
-        mt_sanitize(x, y, m, a);
-        mt_block(x, y, m, offset, atol, rtol, tiny, a, 1);
+        double baa = lanes_sum(aa), bbb = lanes_sum(bb);
+        if (!sanitized && !(isfinite(baa) && isfinite(bbb) && isfinite(lanes_sum(sr)))) {
+            mt_sanitize(x, y, m, a);
+            continue;
+        }
+        a->n += m;
+        kadd(&a->ab, lanes_sum(ab));
+        kadd(&a->aa, baa);
+        kadd(&a->bb, bbb);
+        kadd(&a->dd, lanes_sum(dd));
+        kadd(&a->sum_abs, lanes_sum(sd));
+        kadd(&a->sum_abs_b, lanes_sum(sb));
+        kadd(&a->sum_rel, lanes_sum(sr));
+        a->fail += lanes_sum(fl);
+        double bmax = 0.0, brel = 0.0;
+        for (int j = 0; j < L; j++) {
+            if (mxd[j] > bmax) bmax = mxd[j];
+            if (mxr[j] > brel) brel = mxr[j];
+        }
+        if (brel > a->max_rel) a->max_rel = brel;
+        if (bmax > a->max_abs || (a->arg < 0 && m > 0)) { /* first occurrence of the new maximum */
+            for (i = 0; i < m; i++)
+                if (fabs(x[i] - y[i]) == bmax) break;
+            a->max_abs = bmax;
+            a->arg = offset + i;
+        }
         return;
-    }
-    a->n += m;
-    kadd(&a->ab, lanes_sum(ab));
-    kadd(&a->aa, baa);
-    kadd(&a->bb, bbb);
-    kadd(&a->dd, lanes_sum(dd));
-    kadd(&a->sum_abs, lanes_sum(sd));
-    kadd(&a->sum_abs_b, lanes_sum(sb));
-    kadd(&a->sum_rel, lanes_sum(sr));
-    a->fail += lanes_sum(fl);
-    double bmax = 0.0, brel = 0.0;
-    for (int j = 0; j < L; j++) {
-        if (mxd[j] > bmax) bmax = mxd[j];
-        if (mxr[j] > brel) brel = mxr[j];
-    }
-    if (brel > a->max_rel) a->max_rel = brel;
-    if (bmax > a->max_abs || (a->arg < 0 && m > 0)) { /* first occurrence of the new maximum */
-        for (i = 0; i < m; i++)
-            if (fabs(x[i] - y[i]) == bmax) break;
-        a->max_abs = bmax;
-        a->arg = offset + i;
     }
 }
 
+typedef void (*mt_block_fn)(double *, double *, Py_ssize_t, Py_ssize_t, double, double, double, mt_acc *);
+
+static void mt_block_generic(double *x, double *y, Py_ssize_t m, Py_ssize_t offset, double atol, double rtol,
+                             double tiny, mt_acc *a) {
+    mt_block_body(x, y, m, offset, atol, rtol, tiny, a);
+}
+
 #ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static void mt_block_avx2(double *x, double *y, Py_ssize_t m, Py_ssize_t offset,
+                                                          double atol, double rtol, double tiny, mt_acc *a) {
+    mt_block_body(x, y, m, offset, atol, rtol, tiny, a);
+}
+
 /* float32 pairs on AVX2: 4 elements per step in double, 10 vector accumulators (no spills).
- * Returns 0 when a block held NaN/Inf: the caller redoes that block on the generic path. */
+ * Returns 0 when a block held NaN/Inf: the caller redoes that block on the widened path. */
 __attribute__((target("avx2"))) static int mt_f32_block_256(const float *pa, const float *pb, Py_ssize_t m,
                                                             Py_ssize_t offset, double atol, double rtol,
                                                             double tiny, mt_acc *a) {
@@ -551,39 +582,53 @@ __attribute__((target("avx2"))) static int mt_f32_block_256(const float *pa, con
 }
 #endif
 
-/* pair(a, kind_a, b, kind_b, atol, rtol, tiny) -> tuple, see padiff_trace/_native.py */
+/* pair(a, kind_a, b, kind_b, atol, rtol, tiny, out, generic=False) -> None: fills ``out`` (a writable
+ * buffer of len(PAIR_FIELDS) doubles) with the sums of this chunk, see PAIR_SUMS. ``generic``: the
+ * portable path even where AVX2 is available (tests compare the two). */
 static PyObject *k_pair(PyObject *self, PyObject *args) {
-    PyObject *oa, *ob;
+    PyObject *oa, *ob, *oout;
     const char *ka, *kb;
     double atol, rtol, tiny;
-    if (!PyArg_ParseTuple(args, "OsOsddd", &oa, &ka, &ob, &kb, &atol, &rtol, &tiny)) return NULL;
+    int generic = 0;
+    if (!PyArg_ParseTuple(args, "OsOsdddO|p", &oa, &ka, &ob, &kb, &atol, &rtol, &tiny, &oout, &generic)) return NULL;
     loader_fn la, lb;
     Py_ssize_t sa, sb, na, nb;
     if (kind_info(ka, &la, &sa) < 0 || kind_info(kb, &lb, &sb) < 0) return NULL;
+    Py_buffer vo;
+    if (PyObject_GetBuffer(oout, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) return NULL;
+    if (vo.len != (Py_ssize_t)sizeof(pair_sums)) {
+        PyErr_Format(PyExc_ValueError, "pair: out holds %zd bytes, the sums %zd", vo.len, (Py_ssize_t)sizeof(pair_sums));
+        PyBuffer_Release(&vo);
+        return NULL;
+    }
     Py_buffer va, vb;
-    if (get_buf(oa, &va, sa, &na, "pair a") < 0) return NULL;
+    if (get_buf(oa, &va, sa, &na, "pair a") < 0) {
+        PyBuffer_Release(&vo);
+        return NULL;
+    }
     if (get_buf(ob, &vb, sb, &nb, "pair b") < 0) {
         PyBuffer_Release(&va);
+        PyBuffer_Release(&vo);
         return NULL;
     }
     if (na != nb) {
         PyBuffer_Release(&va);
         PyBuffer_Release(&vb);
+        PyBuffer_Release(&vo);
         PyErr_Format(PyExc_ValueError, "pair: %zd elements on side a, %zd on side b", na, nb);
         return NULL;
     }
     mt_acc a;
     memset(&a, 0, sizeof a);
     a.arg = -1;
+    int fast = !generic && avx2_ok();
+    mt_block_fn blockf = mt_block_generic;
+#ifdef HAVE_AVX2_PATH
+    if (fast) blockf = mt_block_avx2;
+#endif
+    int f32 = fast && la == load_f32 && lb == load_f32;
     RELEASE_GIL(na)
     double x[BLK], y[BLK];
-    int f32 = la == load_f32 && lb == load_f32;
-#ifdef HAVE_AVX2_PATH
-    __builtin_cpu_init();
-    f32 = f32 && __builtin_cpu_supports("avx2");
-#else
-    f32 = 0;
-#endif
     for (Py_ssize_t s = 0; s < na; s += BLK) {
         Py_ssize_t m = na - s < BLK ? na - s : BLK;
 #ifdef HAVE_AVX2_PATH
@@ -592,14 +637,26 @@ static PyObject *k_pair(PyObject *self, PyObject *args) {
 #endif
         la((const char *)va.buf, s, m, x);
         lb((const char *)vb.buf, s, m, y);
-        mt_block(x, y, m, s, atol, rtol, tiny, &a, 0);
+        blockf(x, y, m, s, atol, rtol, tiny, &a);
     }
+    pair_sums o = {
+        .n = (double)a.n, .arg = a.arg < 0 ? 0.0 : (double)a.arg, .max_abs = a.max_abs, .sum_abs = kval(&a.sum_abs),
+        .max_rel = a.max_rel, .sum_rel = kval(&a.sum_rel), .ab = kval(&a.ab), .aa = kval(&a.aa), .bb = kval(&a.bb),
+        .dd = kval(&a.dd), .sum_abs_b = kval(&a.sum_abs_b), .fail = a.fail, .nan_a = (double)a.nan_a,
+        .nan_b = (double)a.nan_b, .inf_a = (double)a.inf_a, .inf_b = (double)a.inf_b, .nan_mis = (double)a.nan_mis,
+        .inf_mis = (double)a.inf_mis,
+    };
+    memcpy(vo.buf, &o, sizeof o);
     ACQUIRE_GIL()
     PyBuffer_Release(&va);
     PyBuffer_Release(&vb);
-    return Py_BuildValue("(nndddddddddnnnnnnn)", a.n, a.arg < 0 ? 0 : a.arg, a.max_abs, kval(&a.sum_abs), a.max_rel,
-                         kval(&a.sum_rel), kval(&a.ab), kval(&a.aa), kval(&a.bb), kval(&a.dd), kval(&a.sum_abs_b),
-                         (Py_ssize_t)a.fail, a.nan_a, a.nan_b, a.inf_a, a.inf_b, a.nan_mis, a.inf_mis);
+    PyBuffer_Release(&vo);
+    Py_RETURN_NONE;
+}
+
+/* avx2() -> True when this build has the AVX2 paths and this CPU runs them (``generic=False`` uses them) */
+static PyObject *k_avx2(PyObject *self, PyObject *args) {
+    return PyBool_FromLong(avx2_ok());
 }
 
 /* fletcher32(buffer) -> HDF5's Fletcher-32 checksum of the bytes (H5_checksum_fletcher32:
@@ -640,17 +697,18 @@ static PyMethodDef methods[] = {
     {"summary", k_summary, METH_VARARGS,
      "summary(buffer, kind, copy_to=None) -> (min, max, mean, std, mean_abs, l2, nan, inf)"},
     {"fletcher32", k_fletcher32, METH_VARARGS, "fletcher32(buffer) -> HDF5 Fletcher-32 checksum"},
-    {"pair", k_pair, METH_VARARGS, "pair(a, kind_a, b, kind_b, atol, rtol, tiny) -> metric sums"},
+    {"pair", k_pair, METH_VARARGS, "pair(a, kind_a, b, kind_b, atol, rtol, tiny, out, generic=False): sums into out"},
+    {"avx2", k_avx2, METH_NOARGS, "avx2() -> whether the AVX2 paths run here"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernel", "One-pass float64 statistics and pair metrics.",
                                     -1, methods};
 
-/* API: 2 = summary() takes copy_to */
+/* API: 2 = summary() takes copy_to; 3 = pair() fills a PAIR_FIELDS record, generic switches, avx2() */
 PyMODINIT_FUNC PyInit__ckernel(void) {
     PyObject *m = PyModule_Create(&module);
-    if (m && PyModule_AddIntConstant(m, "API", 2) < 0) {
+    if (m && (PyModule_AddIntConstant(m, "API", 3) < 0 || PyModule_AddStringConstant(m, "PAIR_FIELDS", pair_fields + 1) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

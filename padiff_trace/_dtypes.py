@@ -58,6 +58,7 @@ def logical_name(arr: np.ndarray) -> str:
 
 
 def storage_dtype(logical: str) -> np.dtype:
+    """The numpy dtype a tensor of logical dtype ``logical`` is stored as (bfloat16: uint16)."""
     try:
         return STORAGE[logical]
     except KeyError:

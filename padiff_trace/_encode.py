@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import dtype_name, to_storage
+from ._header import Frame, RecordHeader, stack_to_json
+from ._integrity import crc_chunks
 from ._native import KINDS, kernel
 from ._payloads import Deferred, Summary, WriterOptions
-from ._header import Frame, RecordHeader, stack_to_json
-from ._schema import STAT_FIELDS, DataLoc
+from ._schema import CRC_CHUNK, STAT_FIELDS, DataLoc
 from ._shardwriter import BIG_TENSOR_BYTES, ROW, ShardWriter
 from ._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
 
@@ -120,11 +121,20 @@ class RowEncoder:
             else:
                 stored = to_storage(arr, logical)
                 numel = stored.size
-                if pre is None and keep and stored.nbytes >= BIG_TENSOR_BYTES and not self.options.compression:
-                    # large tensor: its statistics (GIL-free C kernel) overlap its write (os.pwrite)
-                    pending = self._stats_pool().submit(stats_tuple, stored, logical)
-                    loc, off, nb = shard.put_data(item.seq, stored)
-                    stats = pending.result()
+                if keep and stored.nbytes >= BIG_TENSOR_BYTES and not self.options.compression:
+                    # large tensor: its statistics (GIL-free C kernel) and the CRC-32s of its last
+                    # pieces are computed on another thread while this one writes it (os.pwrite)
+                    # and then checksums its first pieces (zlib releases the GIL): two cores busy
+                    view = np.ascontiguousarray(stored.reshape(-1)).data.cast("B")
+                    pieces = -(-len(view) // CRC_CHUNK)
+                    split = CRC_CHUNK * (pieces // 2 if pre is None else pieces * 2 // 3)
+                    pending = self._stats_pool().submit(_stats_and_crcs, stored, None if pre is not None else logical,
+                                                        view[split:])
+                    loc, off, nb = shard.put_data(item.seq, stored, crc=False)
+                    head = crc_chunks(view[:split])
+                    got, tail = pending.result()
+                    shard.add_crcs(item.seq, len(view), head + tail)
+                    stats = pre if pre is not None else got
                 else:
                     if pre is not None:
                         stats = pre
@@ -180,6 +190,13 @@ class RowEncoder:
                 self._shape_cache.clear()
             text = self._shape_cache[shape] = json.dumps([int(d) for d in shape])
         return text
+
+
+def _stats_and_crcs(stored: np.ndarray, logical: str | None, tail: memoryview) -> tuple[tuple[float, ...], list[int]]:
+    """On the statistics thread: a large tensor's statistics (unless the producer gave them:
+    ``logical`` None) and the CRC-32 of each ``CRC_CHUNK`` of ``tail`` (its last pieces)."""
+    stats = stats_tuple(stored, logical) if logical is not None else _NAN_STATS
+    return stats, crc_chunks(tail)
 
 
 def _small(item: Item) -> bool:

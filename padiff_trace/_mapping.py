@@ -25,6 +25,7 @@ captures the text substituted for the n-th wildcard of the torch side.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,7 +74,7 @@ class Mapping:
     weights: tuple[WeightEntry, ...] = ()
 
 
-def load_mapping(path: str | Path) -> Mapping:
+def load_mapping(path: str | os.PathLike[str]) -> Mapping:
     """Read and validate a mapping file (``.json``, or ``.yaml``/``.yml`` with pyyaml)."""
     p = Path(path)
     try:
@@ -99,6 +100,7 @@ def load_mapping(path: str | Path) -> Mapping:
 
 
 def parse_mapping(data: Any, source: str = "<mapping>") -> Mapping:
+    """A mapping from already-parsed JSON/YAML data; ``source`` names it in error messages."""
     ops: dict[str, str] = {}
     weights: tuple[WeightEntry, ...] = ()
     if isinstance(data, dict) and ("modules" in data or "ops" in data or "weights" in data):

@@ -106,9 +106,9 @@ class TypeResolver:
                 return ResolvedType(_EXACT[simple], True, f"{fw}:{_EXACT[simple]}")
         if self._classes.get(name):
             return ResolvedType(name.strip().lower(), False, "")  # a user class, hierarchy known
-        qual = UNQUALIFIED_CLASSES.get((self.framework, name))
-        if qual is not None:
-            return ResolvedType(LIBRARY_TYPES[qual], True, qual)
+        known = UNQUALIFIED_CLASSES.get((self.framework, name))
+        if known is not None:
+            return ResolvedType(LIBRARY_TYPES[known], True, known)
         canon = _EXACT.get(name) or _CANON.get(name.strip().lower())
         if canon is not None:
             return ResolvedType(canon, True, f"{self.framework}:{canon}")

@@ -4,6 +4,10 @@ Built by ``pip install`` when a C compiler is present; without one the package s
 installs and every caller uses its numpy implementation (same results to rounding,
 3-5x slower). Setting ``PADIFF_TRACE_NUMPY_KERNELS=1`` forces the numpy path (to
 compare the two or to rule the C code out when something looks wrong).
+
+On x86-64 the kernels have AVX2 paths, taken when the CPU has AVX2 (``kernel().avx2()``);
+``summary(..., generic=True)`` and ``pair(..., generic=True)`` take the portable path
+instead, so tests compare both paths on one machine.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ DISABLE_ENV = "PADIFF_TRACE_NUMPY_KERNELS"
 KINDS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}  # logical dtype -> kernel element code
 _STORED = {"f": np.dtype("=f4"), "d": np.dtype("=f8"), "e": np.dtype("=f2"), "b": np.dtype("=u2")}
 _KIND_OF_DTYPE = {np.dtype("=f4"): "f", np.dtype("=f8"): "d", np.dtype("=f2"): "e"}
-_API = 2  # the _ckernel.c this code expects (an older build is stale)
+_API = 3  # the _ckernel.c this code expects (an older build is stale): 3 = pair() fills a sums record
 _log = logging.getLogger(__name__)
 
 
@@ -35,7 +39,7 @@ def kernel() -> ModuleType | None:
     except ImportError:
         _log.debug("padiff_trace._ckernel not built; using the numpy kernels")
         return None
-    if getattr(_ckernel, "API", 1) < _API or not all(hasattr(_ckernel, f) for f in ("summary", "pair", "fletcher32")):  # stale
+    if getattr(_ckernel, "API", 1) < _API or not all(hasattr(_ckernel, f) for f in ("summary", "pair", "fletcher32", "avx2")):  # stale
         _log.warning("padiff_trace._ckernel is out of date (reinstall the package); using the numpy kernels")
         return None
     return _ckernel

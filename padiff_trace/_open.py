@@ -2,40 +2,39 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import h5py
 
 from ._errors import CorruptTraceError, NotATraceError, TraceNotFoundError, UnsupportedVersionError
-from ._schema import FORMAT_NAME, FORMAT_VERSION, SHARD_GLOB
+from ._schema import FORMAT_NAME, FORMAT_VERSION, PART_RE
+from ._tracedir import shard_files, shard_number
 
-__all__ = ["find_shards", "gaps", "open_shard", "attr_str", "short"]
+__all__ = ["H5_ERRORS", "find_shards", "gaps", "open_shard", "attr_str", "short"]
 
-_SHARD_RE = re.compile(r"shard-(\d+)\.h5$")
+# what h5py raises for a damaged file, depending on where HDF5 notices it
+H5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, IndexError)
 
 
 def find_shards(path: Path) -> tuple[list[Path], bool]:
+    """The shard files of a trace (exact names ``shard-NNNNNN.h5``, by number) and whether
+    ``path`` is a single shard file."""
     if not path.exists():
         raise TraceNotFoundError(f"{path}: no such trace")
     if path.is_file():
         return [path], True
-    shards = sorted((p for p in path.iterdir() if _SHARD_RE.search(p.name)), key=_shard_no)
+    shards = shard_files(path)
     if not shards:
-        partial = list(path.glob(SHARD_GLOB + ".part"))
+        partial = any(PART_RE.fullmatch(p.name) for p in path.iterdir())
         why = "only an unfinished shard (the recorder was killed before its first flush)" if partial else "no shards"
         raise NotATraceError(f"{path}: not a padiff-trace trace ({why})")
     return shards, False
 
 
-def _shard_no(p: Path) -> int:
-    m = _SHARD_RE.search(p.name)
-    return int(m.group(1)) if m else -1
-
-
 def gaps(paths: list[Path]) -> list[int]:
-    have = {_shard_no(p) for p in paths}
+    """Shard numbers below the highest one that have no file."""
+    have = {n for p in paths if (n := shard_number(p.name)) is not None}
     return [i for i in range(max(have) + 1) if i not in have] if have else []
 
 
@@ -50,16 +49,19 @@ def open_shard(path: Path) -> h5py.File:
         raise NotATraceError(f"{path}: not an HDF5 file, so not a padiff-trace trace")
     try:
         f = h5py.File(path, "r")
-    except OSError as exc:
+    except H5_ERRORS as exc:
         raise CorruptTraceError(f"{path}: damaged or truncated HDF5 file ({short(exc)})") from None
     try:
         fmt = attr_str(f.attrs, "format") if "format" in f.attrs else None
-    except (OSError, ValueError):
+    except H5_ERRORS:
         fmt = None
     if fmt != FORMAT_NAME:
         f.close()
         raise NotATraceError(f"{path}: an HDF5 file, but not a padiff-trace trace (format attribute {fmt!r})")
-    version = int(f.attrs.get("format_version", -1))
+    try:
+        version = int(f.attrs.get("format_version", -1))
+    except H5_ERRORS:
+        version = -1
     if version > FORMAT_VERSION:
         f.close()
         raise UnsupportedVersionError(
@@ -68,7 +70,7 @@ def open_shard(path: Path) -> h5py.File:
         )
     if version < 1:
         f.close()
-        raise CorruptTraceError(f"{path}: invalid format version {version}")
+        raise CorruptTraceError(f"{path}: invalid or unreadable format version attribute")
     return f
 
 

@@ -1,9 +1,14 @@
-"""Lazy, read-only access to a trace: a Mapping from sequence number to Record."""
+"""Lazy, read-only access to a trace: a Mapping from sequence number to Record.
+
+Opening salvages: a shard that cannot be read, or belongs to another recording, is reported
+in ``Trace.damage`` and the others are read; a record whose row or data fails a check stays
+in the mapping and reading it raises ``DamagedRecordError``. ``open_trace`` raises only when
+nothing is usable (or with ``strict=True`` on any damage).
+"""
 
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -14,12 +19,17 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import decode, storage_dtype, to_float64
-from ._errors import CorruptTraceError, FilterError
-from ._open import attr_str, find_shards, gaps, short
-from ._shardreader import ShardFiles
+from ._errors import CorruptTraceError, FilterError, NotATraceError, UnsupportedVersionError
 from ._header import Frame, stack_from_json
-from ._schema import RECORD_DTYPE, SHARD_GLOB, STAT_FIELDS, DataLoc, Kind, Phase
+from ._integrity import Damage
+from ._merge import merge
+from ._open import H5_ERRORS, find_shards, gaps, short
+from ._schema import STAT_FIELDS, DataLoc, Kind, Phase
+from ._shardindex import ShardIndex, load_shard, parse_shape
+from ._shardreader import ShardFiles
 from ._stats import CHUNK_ELEMS
+from ._tracedir import lock_holder, shard_number
+from ._verify import TraceIntegrity
 
 __all__ = ["Record", "Trace", "open_trace"]
 
@@ -65,6 +75,11 @@ class Record:
         return self.trace._stack(int(self.trace._rows["stack"][self.row]))
 
     @property
+    def damage(self) -> Damage | None:
+        """Why this record's data cannot be read (then ``read`` raises), or None: intact so far."""
+        return self.trace.damage_of(self.seq)
+
+    @property
     def is_tensor(self) -> bool:
         return not self.dtype.startswith("py:")
 
@@ -83,57 +98,58 @@ class Record:
         return self.trace.iter_chunks(self.seq, chunk_elems)
 
 
-class Trace(Mapping[int, Record]):
-    """A trace opened for reading. ``trace[seq]`` -> Record, iteration in sequence order."""
+class Trace(TraceIntegrity, Mapping[int, Record]):
+    """A trace opened for reading. ``trace[seq]`` -> Record, iteration in sequence order.
+    Integrity (``damage``, ``health``, ``check()``): ``TraceIntegrity`` in ``_verify.py``."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], strict: bool = False) -> None:
         self.path = Path(path)
-        self._shard_paths, self._single = find_shards(self.path)
-        self._shards = ShardFiles(self._shard_paths)
-        metas: list[dict[str, Any]] = []
-        rows: list[np.ndarray] = []
-        shard_of: list[np.ndarray] = []
-        strings: dict[str, int] = {}
-        self._strings: list[str] = []
-        self.final = False
-        self.summary: dict[str, Any] = {}
-        for i, sp in enumerate(self._shard_paths):
-            f = self._shards.file(i)
-            attrs = f.attrs
+        paths, self._single = find_shards(self.path)
+        self._shard_paths = paths  # every shard file found; rows point into this list
+        self._shards = ShardFiles(paths)
+        loaded: list[tuple[int, ShardIndex]] = []
+        damage: list[Damage] = []
+        first_error: CorruptTraceError | NotATraceError | UnsupportedVersionError | None = None
+        for i, sp in enumerate(paths):
+            number = shard_number(sp.name)
             try:
-                table = f["records"][...]
-                local = [s.decode("utf-8") if isinstance(s, bytes) else s for s in f["strings"][...]]
-                if "blob" not in f or "tensors" not in f:
-                    raise KeyError("blob")
-            except (OSError, KeyError, ValueError) as exc:
-                raise CorruptTraceError(f"{sp}: damaged shard ({short(exc)})") from None
-            if table.dtype != RECORD_DTYPE:
-                raise CorruptTraceError(f"{sp}: record table has layout {table.dtype}, expected {RECORD_DTYPE}")
-            metas.append(json.loads(attr_str(attrs, "meta")))
-            remap = np.array([strings.setdefault(s, len(strings)) for s in local] or [0], dtype=np.int32)
-            for col in ("module", "module_type", "position", "dtype", "shape", "device", "stack"):
-                if len(table) and (table[col].max() >= len(local) or table[col].min() < 0):
-                    raise CorruptTraceError(f"{sp}: record table refers to missing strings")
-                table[col] = remap[table[col]]
-            rows.append(table)
-            shard_of.append(np.full(len(table), i, dtype=np.int32))
-            if bool(attrs.get("final", False)):
-                self.final = True
-            if "summary" in attrs:
-                self.summary = json.loads(attr_str(attrs, "summary"))
-        self._strings = list(strings)
-        self._rows = np.concatenate(rows) if rows else np.zeros(0, RECORD_DTYPE)
-        self._shard_of = np.concatenate(shard_of) if shard_of else np.zeros(0, np.int32)
-        order = np.argsort(self._rows["seq"], kind="stable")
-        if not np.all(order == np.arange(len(order))):
-            self._rows, self._shard_of = self._rows[order], self._shard_of[order]
+                loaded.append((i, load_shard(self._shards.file(i), sp, -1 if number is None else number)))
+            except (CorruptTraceError, NotATraceError, UnsupportedVersionError, FileNotFoundError) as exc:
+                first_error = first_error or exc  # type: ignore[assignment]
+                damage.append(Damage(sp, "shard", _reason(exc, sp), lost=0))
+            except H5_ERRORS as exc:  # HDF5 noticed damage somewhere the checks above did not look
+                err = CorruptTraceError(f"{sp}: damaged shard ({short(exc)})")
+                first_error = first_error or err
+                damage.append(Damage(sp, "shard", _reason(err, sp), lost=0))
+        if not loaded:
+            assert first_error is not None
+            raise first_error
+        m = merge(loaded, damage, -1)
+        self._shards.minor.update(m.minor)
+        self._rows, self._shard_of, self._strings = m.rows, m.shard_of, m.strings
+        self._damage: list[Damage] = m.damage
+        self._bad: dict[int, Damage] = m.bad
+        self.recording: str | None = m.recording
+        self.meta: dict[str, Any] = m.meta
+        self.final: bool = m.final
+        self.summary: dict[str, Any] = m.summary
+        self._skipped, self._lost = m.skipped, m.lost
+        self._read_ok = sorted(m.minor)  # file positions merged into the index
+        old_format = np.array([m.minor.get(k, 0) < 1 for k in range(len(paths))], dtype=bool)
+        self._unverified = int(np.count_nonzero(old_format[self._shard_of] & (self._rows["data_loc"] == _DATASET)))
+        self._checked = False
         self._seq_index = {int(s): i for i, s in enumerate(self._rows["seq"])} if len(self._rows) else {}
-        self.meta: dict[str, Any] = metas[0] if metas else {}
         self._stack_cache: dict[int, tuple[Frame, ...]] = {}
         self._shape_cache: dict[int, tuple[int, ...]] = {}
         self._cols: list[list[Any]] | None = None
         self._dcols: tuple[list[int], ...] | None = None
-        self.missing_shards = gaps(self._shard_paths) if not self._single else []
+        self.missing_shards = gaps(paths) if not self._single else []
+        for n in self.missing_shards:
+            self._damage.append(Damage(self.path / f"shard-{n:06d}.h5", "shard", "missing (shard numbers have a gap)"))
+        if strict and self._damage:
+            self.close()
+            more = f" (and {len(self._damage) - 1} more)" if len(self._damage) > 1 else ""
+            raise first_error or CorruptTraceError(f"{self._damage[0]}{more}")
 
     # ------------------------------------------------------------------ mapping
     def __len__(self) -> int:
@@ -161,7 +177,7 @@ class Trace(Mapping[int, Record]):
         ):
             shape = shapes.get(shape_id)
             if shape is None:
-                shape = shapes[shape_id] = tuple(json.loads(s[shape_id]))
+                shape = shapes[shape_id] = parse_shape(s[shape_id]) or ()
             yield Record(
                 self, i, seq, step, _PHASES[phase], _KINDS[kind], s[module], s[mtype], call, parent, cidx,
                 s[pos], s[dtype], shape, s[dev], numel, loc != 0,
@@ -169,7 +185,17 @@ class Trace(Mapping[int, Record]):
 
     @property
     def complete(self) -> bool:
-        return self.final and not self.missing_shards
+        """The recorder closed the trace cleanly and every record of it is in the index (data
+        damage found by reads does not change this: see ``health``)."""
+        return (
+            self.final and not self.missing_shards and not self._lost
+            and not any(d.what == "shard" for d in self._damage)
+        )
+
+    @property
+    def writer_pid(self) -> int | None:
+        """The pid of a live process writing this trace now (this host), else None."""
+        return lock_holder(self.path) if not self._single else None
 
     @property
     def table(self) -> np.ndarray:
@@ -209,7 +235,13 @@ class Trace(Mapping[int, Record]):
         return sorted(int(s) for s in np.unique(self._rows["step"]))
 
     def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self._shard_paths)
+        total = 0
+        for p in self._shard_paths:
+            try:
+                total += p.stat().st_size
+            except OSError:
+                pass
+        return total
 
     # ------------------------------------------------------------------ data
     def read(self, seq: int) -> np.ndarray:
@@ -218,15 +250,17 @@ class Trace(Mapping[int, Record]):
             i = self._seq_index[int(seq)]
         except KeyError:
             raise KeyError(f"{self.path}: no record with sequence number {seq}") from None
-        loc, off, numel, dtype_id, shape_id, shard = (c[i] for c in self._data_columns())
+        loc, off, numel, dtype_id, shape_id, shard, nbytes = (c[i] for c in self._data_columns())
+        if self._bad and int(seq) in self._bad:
+            raise self._damaged_error(i, self._bad[int(seq)])
         if loc == _NONE:
             rec = self._record(i)
             raise KeyError(f"{self.path}: record {seq} ({rec.name}) holds statistics only, no tensor data")
         logical = self._strings[dtype_id]
         shape = self._shape_cache.get(shape_id)
         if shape is None:
-            shape = self._shape_cache[shape_id] = tuple(json.loads(self._strings[shape_id]))
-        stored = self._stored_at(i, shard, loc, off, storage_dtype(logical), 0, numel)
+            shape = self._shape_cache[shape_id] = parse_shape(self._strings[shape_id]) or ()
+        stored = self._stored_at(i, shard, loc, off, nbytes, storage_dtype(logical), 0, numel)
         return decode(stored, logical).reshape(shape)
 
     def iter_chunks(self, seq: int, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
@@ -234,45 +268,41 @@ class Trace(Mapping[int, Record]):
         if not rec.has_data:
             raise KeyError(f"{self.path}: record {seq} ({rec.name}) holds statistics only, no tensor data")
         for start in range(0, rec.numel, chunk_elems):
-            stored = self._read_stored(rec, start, min(rec.numel, start + chunk_elems))
+            stored = self.read_stored(rec, start, min(rec.numel, start + chunk_elems))
             vals = to_float64(stored, rec.dtype)
             if vals is None:
                 raise KeyError(f"{self.path}: record {seq} has dtype {rec.dtype}, which cannot be decoded")
             yield vals
 
-    def _read_stored(self, rec: Record, start: int, stop: int, view: bool = False) -> np.ndarray:
-        """Stored elements [start, stop) of a record; ``view``: may be read-only (mapped from the file)."""
-        loc, off, _, _, _, shard = (c[rec.row] for c in self._data_columns())
-        return self._stored_at(rec.row, shard, loc, off, storage_dtype(rec.dtype), start, stop, view)
+    def read_stored(self, rec: Record, start: int = 0, stop: int | None = None, *, view: bool = False) -> np.ndarray:
+        """Elements [start, stop) of a record as stored (flat; bfloat16 as its raw 16 bits,
+        decode with ``padiff_trace.decode``). ``view``: the array may be read-only, mapped from
+        the file, which saves a copy for large tensors."""
+        loc, off, _, _, _, shard, nbytes = (c[rec.row] for c in self._data_columns())
+        if self._bad and rec.seq in self._bad:
+            raise self._damaged_error(rec.row, self._bad[rec.seq])
+        end = rec.numel if stop is None else stop
+        return self._stored_at(rec.row, shard, loc, off, nbytes, storage_dtype(rec.dtype), start, end, view)
 
-    def _stored_at(
-        self, i: int, shard: int, loc: int, off: int, sdt: np.dtype, start: int, stop: int, view: bool = False
-    ) -> np.ndarray:
-        """Stored elements [start, stop) of row ``i`` (data location ``loc``, ``off`` in ``shard``)."""
-        try:
-            if loc == _DATASET:  # off: the owner's seq
-                return self._shards.dataset_slice(shard, str(off), sdt, start, stop, self._dataset_bytes, view)
-            lo = off + start * sdt.itemsize
-            return self._shards.blob_bytes(shard, lo, lo + (stop - start) * sdt.itemsize).view(sdt)
-        except (OSError, KeyError, ValueError) as exc:
-            rec = self._record(i)
-            raise CorruptTraceError(
-                f"{self._shard_paths[shard]}: cannot read record {rec.seq} ({rec.name}): {short(exc)}"
-            ) from None
+    def storage_key(self, rec: Record) -> tuple[int, int, int, int]:
+        """Where a record's bytes live: (shard, location, offset, bytes). Records with equal
+        keys hold the same bytes (the writer stores a tensor recorded twice once)."""
+        row = self._rows[rec.row]
+        return int(self._shard_of[rec.row]), int(row["data_loc"]), int(row["offset"]), int(row["nbytes"])
 
-    def _dataset_bytes(self, shard: int) -> dict[int, int]:
-        """{owner seq: bytes} of the tensor datasets of one shard."""
-        sel = (self._shard_of == shard) & (self._rows["data_loc"] == _DATASET)
-        return dict(zip(self._rows["seq"][sel].tolist(), self._rows["nbytes"][sel].tolist()))
+    @property
+    def shard_paths(self) -> tuple[Path, ...]:
+        """The shard files whose records are in this trace's index, in order."""
+        return tuple(self._shard_paths[i] for i in self._read_ok)
 
     def _data_columns(self) -> tuple[list[int], ...]:
-        """(data_loc, offset, numel, dtype, shape, shard) as Python lists, built on first use."""
+        """(data_loc, offset, numel, dtype, shape, shard, nbytes) as Python lists, built on first use."""
         cols = self._dcols
         if cols is None:
             r = self._rows
             cols = self._dcols = (
                 r["data_loc"].tolist(), r["offset"].tolist(), r["numel"].tolist(), r["dtype"].tolist(),
-                r["shape"].tolist(), self._shard_of.tolist(),
+                r["shape"].tolist(), self._shard_of.tolist(), r["nbytes"].tolist(),
             )
         return cols
 
@@ -291,7 +321,7 @@ class Trace(Mapping[int, Record]):
         s = self._strings
         shape = self._shape_cache.get(shape_id)
         if shape is None:
-            shape = self._shape_cache[shape_id] = tuple(json.loads(s[shape_id]))
+            shape = self._shape_cache[shape_id] = parse_shape(s[shape_id]) or ()
         return Record(
             self, i, seq, step, _PHASES[phase], _KINDS[kind], s[module], s[mtype], call, parent, call_index,
             s[pos], s[dtype], shape, s[dev], numel, loc != 0,
@@ -300,7 +330,12 @@ class Trace(Mapping[int, Record]):
     def _stack(self, sid: int) -> tuple[Frame, ...]:
         st = self._stack_cache.get(sid)
         if st is None:
-            st = self._stack_cache[sid] = stack_from_json(self._strings[sid])
+            try:
+                st = stack_from_json(self._strings[sid])
+            except (ValueError, TypeError, IndexError, KeyError):  # a malformed stack: shown as none
+                self._damage.append(Damage(self.path, f"string {sid}", "a stack that is not a list of frames"))
+                st = ()
+            self._stack_cache[sid] = st
         return st
 
     def close(self) -> None:
@@ -313,18 +348,27 @@ class Trace(Mapping[int, Record]):
         self.close()
 
     def __repr__(self) -> str:
-        state = "complete" if self.complete else "incomplete"
+        state = ("complete" if self.complete else "incomplete") + ("" if not self._damage else ", damaged")
         return f"<Trace {self.path} {self.meta.get('framework', '?')} {len(self)} records, {state}>"
 
 
-def open_trace(path: str | os.PathLike[str]) -> Trace:
-    """Open a trace directory (or a single shard file) for reading."""
-    return Trace(path)
+def open_trace(path: str | os.PathLike[str], strict: bool = False) -> Trace:
+    """Open a trace directory (or a single shard file) for reading. Damage is reported in
+    ``Trace.damage`` and the rest is read; ``strict``: raise ``CorruptTraceError`` instead."""
+    return Trace(path, strict)
 
 
 def is_trace(path: str | os.PathLike[str]) -> bool:
+    """``path`` is a directory holding at least one shard file (exact name)."""
     p = Path(path)
-    return p.is_dir() and any(p.glob(SHARD_GLOB))
+    return p.is_dir() and any(shard_number(c.name) is not None for c in p.iterdir())
+
+
+def _reason(exc: BaseException, path: Path) -> str:
+    """An exception's one-line message without the file name it starts with."""
+    text = str(exc)
+    prefix = f"{path}: "
+    return text[len(prefix):] if text.startswith(prefix) else text
 
 
 # ---------------------------------------------------------------------- helpers

@@ -6,6 +6,7 @@ The normative description is ``docs/trace-format.md``; this module is its code t
 from __future__ import annotations
 
 import enum
+import re
 
 import numpy as np
 
@@ -17,15 +18,32 @@ __all__ = [
     "RECORD_DTYPE",
     "STAT_FIELDS",
     "DataLoc",
+    "CRC_ALGORITHM",
+    "CRC_CHUNK",
+    "FORMAT_MINOR",
+    "LOCK_NAME",
+    "PART_RE",
     "SHARD_GLOB",
+    "SHARD_RE",
 ]
 
 FORMAT_NAME = "padiff-trace"
 FORMAT_VERSION = 1
-SHARD_GLOB = "shard-*.h5"
+# Additions within version 1 that readers may rely on when present: 1 = recording id, CRC-32
+# tables (/crc32, /crc32_index, /records and /strings checksums), root attribute checksum.
+# A shard without the attribute is 1.0 (see docs/trace-format.md, section 10).
+FORMAT_MINOR = 1
+SHARD_GLOB = "shard-*.h5"  # a coarse pre-filter only: names must match SHARD_RE exactly
+SHARD_RE = re.compile(r"shard-(\d{6})\.h5")  # fullmatch: shard-000042.h5
+PART_RE = re.compile(r"shard-(\d{6})\.h5\.part")
+LOCK_NAME = ".padiff-trace.lock"  # held by the one writer of a trace directory
+CRC_CHUNK = 1 << 20  # bytes of /blob or /tensors/<seq> data per CRC-32
+CRC_ALGORITHM = "crc32"  # /crc32 attr algorithm: zlib's CRC-32 (a reader refuses data under one it does not know)
 
 
 class Phase(enum.IntEnum):
+    """When a record was taken: forward, backward, or other (parameters, buffers)."""
+
     FORWARD = 0
     BACKWARD = 1
     OTHER = 2
@@ -36,6 +54,9 @@ class Phase(enum.IntEnum):
 
 
 class Kind(enum.IntEnum):
+    """What a record holds. Stored as the integer; values are never reused, new ones are
+    appended (a reader skips kinds it does not know)."""
+
     MODEL_INPUT = 0
     MODULE_INPUT = 1
     MODULE_OUTPUT = 2
@@ -56,6 +77,8 @@ class Kind(enum.IntEnum):
 
 
 class DataLoc(enum.IntEnum):
+    """Where a record's tensor bytes are stored in its shard."""
+
     NONE = 0  # statistics only (or not a tensor)
     BLOB = 1  # bytes [offset, offset+nbytes) of the shard's /blob dataset
     DATASET = 2  # the shard's /tensors/<seq> dataset (1-D, storage dtype)

@@ -1,43 +1,74 @@
-"""Reading tensor bytes from the shard files of one trace.
+"""Reading tensor bytes from the shard files of one trace, verified.
 
-Shards are opened on demand (at most ``_MAX_OPEN`` at once). Small tensors come from
-``/blob`` through an LRU cache of aligned pages; a contiguous tensor dataset is read at
+Shards are opened on demand (at most ``_MAX_OPEN`` at once); a shard opened again must be the
+same file (device, inode, size, mtime) or ``TraceChangedError`` is raised. Small tensors come
+from ``/blob`` through an LRU cache of aligned pages; a contiguous tensor dataset is read at
 the file offset the writer indexed in ``/tensor_offsets`` with ``os.preadv``, or mapped
 read-only when the caller only looks at the data (the analyzer).
+
+Format 1.1 data is verified against its CRC-32 per ``CRC_CHUNK`` before it is returned (each
+chunk once: verified chunks are remembered); a read is widened to whole chunks when a chunk
+it touches is not verified yet. Failures raise ``ValueError``/``OSError`` naming the bytes;
+the ``Trace`` turns them into ``DamagedRecordError`` naming the record.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import zlib
 from collections import OrderedDict
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from ._open import open_shard
+from ._errors import CorruptTraceError, TraceChangedError, TraceNotFoundError
+from ._open import H5_ERRORS, open_shard, short
+from ._schema import CRC_ALGORITHM
+from ._shardindex import identity, table
 
 __all__ = ["ShardFiles"]
 
 _MAX_OPEN = 32
-_PAGE = 4 << 20  # blob bytes read and cached at a time
+_PAGE = 4 << 20  # blob bytes read and cached at a time (a multiple of the CRC chunk)
 _MAX_PAGES = 64  # 256 MiB of cached blob pages at most
 _MAP_MIN = 1 << 20  # reads of at least this many bytes map the file instead of copying it
 _CAN_MAP = all(hasattr(mmap, n) for n in ("MAP_SHARED", "PROT_READ"))
+_U8 = np.dtype(np.uint8)
+
+
+@dataclass(slots=True)
+class _Crcs:
+    """A shard's CRC-32 tables: values, {dataset name or -1 (blob): (nbytes, first, count)}."""
+
+    values: np.ndarray
+    entries: dict[int, tuple[int, int, int]]
+    chunk: int
+
+
+@dataclass(slots=True)
+class _Tensor:
+    offset: int | None  # file offset of contiguous, unfiltered data; None: read through HDF5
+    nbytes: int
+    first: int  # its first CRC in ``_Crcs.values``
+    verified: np.ndarray | None  # per CRC chunk; None: no checksums (format 1.0)
 
 
 class ShardFiles:
-    """The open shard files of one trace and byte-level reads from them (the caller names errors)."""
+    """The open shard files of one trace and verified byte-level reads from them."""
 
     def __init__(self, paths: list[Path]) -> None:
         self._paths = paths
         self._files: OrderedDict[int, h5py.File] = OrderedDict()
-        self._indexed: set[int] = set()  # shards whose /tensor_offsets were loaded
-        self._offsets: dict[tuple[int, str], int | None] = {}  # (shard, dataset) -> file offset, None: via h5py
+        self.identities: dict[int, tuple[int, int, int, int]] = {}  # shard -> identity when first opened
+        self.minor: dict[int, int] = {}  # shard -> format minor version (set by the trace)
+        self._crcs: dict[int, _Crcs | CorruptTraceError | None] = {}
+        self._index: dict[int, dict[int, int]] = {}  # shard -> {dataset name: file offset}
+        self._tensors: dict[tuple[int, str], _Tensor] = {}
         self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
-        self._sizes: dict[int, int] = {}  # shard -> file size
+        self._blob_ok: dict[int, np.ndarray] = {}  # shard -> verified blob chunks
 
     def file(self, i: int) -> h5py.File:
         """Shard ``i``, opened on first use; at most ``_MAX_OPEN`` stay open."""
@@ -46,94 +77,188 @@ class ShardFiles:
             self._files.move_to_end(i)
             return f
         path = self._paths[i]
-        f = open_shard(path)
+        try:
+            f = open_shard(path)
+        except TraceNotFoundError:
+            if i in self.identities:
+                raise TraceChangedError(f"{path}: the file was removed after the trace was opened") from None
+            raise
+        ident = identity(f)
+        known = self.identities.setdefault(i, ident)
+        if known != ident:
+            f.close()
+            raise TraceChangedError(
+                f"{path}: the file was replaced or modified after the trace was opened "
+                "(inode, size or modification time differ); open the trace again"
+            )
         self._files[i] = f
         if len(self._files) > _MAX_OPEN:
             _, old = self._files.popitem(last=False)
             old.close()
         return f
 
-    def dataset_slice(
-        self,
-        shard: int,
-        name: str,
-        sdt: np.dtype,
-        start: int,
-        stop: int,
-        owners: Callable[[int], dict[int, int]],
-        view: bool = False,
-    ) -> np.ndarray:
-        """Elements [start, stop) of a tensor dataset. A contiguous, unfiltered dataset (what the
-        writer makes unless compression is on) is read at its file offset, with ``os.preadv``
-        or mapped: no HDF5 overhead, and the GIL is released (the analyzer measures while it reads).
-        ``owners(shard)``: {seq: bytes} of the shard's tensor datasets, to check the index.
-        ``view``: a large read may return a read-only array mapped from the file."""
+    # ------------------------------------------------------------------ checksums
+    def crcs(self, shard: int) -> _Crcs | None:
+        """The shard's CRC-32 tables (None: format 1.0, which has none)."""
+        got = self._crcs.get(shard, False)
+        if got is False:
+            got = self._crcs[shard] = self._load_crcs(shard) if self.minor.get(shard, 0) >= 1 else None
+        if isinstance(got, CorruptTraceError):
+            raise got
+        return got  # type: ignore[return-value]
+
+    def _load_crcs(self, shard: int) -> _Crcs | CorruptTraceError:
         f = self.file(shard)
+        size = self.identities[shard][2]
+        try:
+            ds = f["crc32"]
+            values = table(ds, self._paths[shard], size)
+            chunk = int(ds.attrs["chunk_bytes"])
+            algorithm = ds.attrs.get("algorithm", CRC_ALGORITHM)
+            algorithm = algorithm.decode() if isinstance(algorithm, bytes) else str(algorithm)
+            rows = table(f["crc32_index"], self._paths[shard], size)
+        except (*H5_ERRORS, CorruptTraceError) as exc:
+            return CorruptTraceError(f"checksum tables unreadable ({short(exc)})")
+        if algorithm != CRC_ALGORITHM:
+            return CorruptTraceError(f"checksum algorithm {algorithm!r} is unknown to this reader; upgrade padiff-trace")
+        if rows.ndim != 2 or rows.shape[1] != 4 or chunk <= 0:
+            return CorruptTraceError("checksum index has the wrong layout")
+        entries: dict[int, tuple[int, int, int]] = {}
+        for name, nbytes, first, count in rows.tolist():
+            if nbytes < 0 or first < 0 or first + count > len(values) or count != -(-nbytes // chunk):
+                return CorruptTraceError(f"checksum index entry for {name} is inconsistent")
+            entries[name] = (nbytes, first, count)
+        return _Crcs(values, entries, chunk)
+
+    def _verify(self, c: _Crcs, first: int, raw: np.ndarray, at: int, nbytes: int, done: np.ndarray, what: str) -> None:
+        """Check the whole CRC chunks of ``raw`` (object bytes from ``at``, a chunk boundary) that
+        are not verified yet; mark them."""
+        mv = raw.data.cast("B")
+        c0 = at // c.chunk
+        for j in range(c0, c0 + -(-len(mv) // c.chunk)):
+            if done[j]:
+                continue
+            lo = j * c.chunk
+            piece = mv[lo - at : min(lo + c.chunk, nbytes) - at]
+            if zlib.crc32(piece) != int(c.values[first + j]):
+                raise ValueError(f"{what} bytes {lo}-{lo + len(piece) - 1} fail their CRC-32")
+            done[j] = True
+
+    # ------------------------------------------------------------------ tensor datasets
+    def _tensor(self, shard: int, name: str, sdt: np.dtype) -> _Tensor:
         key = (shard, name)
-        if shard not in self._indexed:
-            self._load_offsets(shard, f, owners(shard))
-        offset = self._offsets.get(key, -1)
-        if offset == -1:
+        t = self._tensors.get(key)
+        if t is not None:
+            return t
+        f = self.file(shard)
+        c = self.crcs(shard)
+        offset = self._offsets(shard, f).get(int(name)) if c is not None else None
+        ds = None
+        if offset is None:  # through HDF5 (format 1.0, compressed data)
             ds = f["tensors"][name]
+            if ds.ndim != 1 or ds.dtype != sdt:
+                raise ValueError(f"/tensors/{name} is {ds.dtype} {ds.shape}, the record says {sdt} (1-D)")
             plist = ds.id.get_create_plist()
-            plain = plist.get_layout() == h5py.h5d.CONTIGUOUS and plist.get_nfilters() == 0 and ds.dtype == sdt
-            offset = self._offsets[key] = ds.id.get_offset() if plain else None
-        if offset is not None:
-            try:
-                fd = f.id.get_vfd_handle()  # the sec2 driver's file descriptor
-            except (ValueError, TypeError, RuntimeError):
-                offset = self._offsets[key] = None
-        if offset is None:
-            return f["tensors"][name][start:stop]
-        pos, nbytes = offset + start * sdt.itemsize, (stop - start) * sdt.itemsize
-        if pos + nbytes > self._size(shard):
+            if plist.get_layout() == h5py.h5d.CONTIGUOUS and plist.get_nfilters() == 0:
+                offset = ds.id.get_offset()
+        if c is None:
+            assert ds is not None
+            t = _Tensor(offset, ds.size * sdt.itemsize, 0, None)
+        else:
+            entry = c.entries.get(int(name))
+            if entry is None:
+                raise ValueError(f"/tensors/{name} has no checksum entry")
+            nbytes, first, count = entry
+            if ds is not None and ds.size * sdt.itemsize != nbytes:
+                raise ValueError(f"/tensors/{name} holds {ds.size * sdt.itemsize} bytes, its checksums cover {nbytes}")
+            t = _Tensor(offset, nbytes, first, np.zeros(count, dtype=bool))
+        self._tensors[key] = t
+        return t
+
+    def _offsets(self, shard: int, f: h5py.File) -> dict[int, int]:
+        """The writer's ``/tensor_offsets`` index (absent: every read looks the dataset up)."""
+        got = self._index.get(shard)
+        if got is None:
+            got = self._index[shard] = {}
+            if "tensor_offsets" in f:  # an error (its checksum) reaches the caller
+                rows = table(f["tensor_offsets"], self._paths[shard], self.identities[shard][2])
+                if rows.ndim == 2 and rows.shape[1:] == (2,):
+                    got.update((int(s), int(o)) for s, o in rows.tolist() if o > 0)
+        return got
+
+    def dataset_slice(
+        self, shard: int, name: str, sdt: np.dtype, start: int, stop: int, nbytes: int, view: bool = False
+    ) -> np.ndarray:
+        """Elements [start, stop) of a tensor dataset holding ``nbytes`` (the record's count).
+        A contiguous, unfiltered dataset (what the writer makes unless compression is on) is
+        read at its file offset, with ``os.preadv`` or mapped (``view``: a large read may return
+        a read-only array mapped from the file): no HDF5 overhead, the GIL released."""
+        t = self._tensor(shard, name, sdt)
+        if t.nbytes != nbytes:
+            raise ValueError(f"/tensors/{name} holds {t.nbytes} bytes, the record says {nbytes}")
+        isz = sdt.itemsize
+        b0, b1 = start * isz, stop * isz
+        if not 0 <= b0 <= b1 <= t.nbytes:
+            raise ValueError(f"elements {start}-{stop} are outside /tensors/{name}")
+        if t.verified is None:
+            return self._raw(shard, name, t, b0, b1, view).view(sdt)
+        c = self.crcs(shard)
+        assert c is not None
+        c0, c1 = b0 // c.chunk, -(-b1 // c.chunk)
+        if t.verified[c0:c1].all():
+            return self._raw(shard, name, t, b0, b1, view).view(sdt)
+        a0, a1 = c0 * c.chunk, min(c1 * c.chunk, t.nbytes)
+        raw = self._raw(shard, name, t, a0, a1, view)
+        self._verify(c, t.first, raw, a0, t.nbytes, t.verified, f"/tensors/{name}")
+        return raw[b0 - a0 : b1 - a0].view(sdt)
+
+    def _raw(self, shard: int, name: str, t: _Tensor, b0: int, b1: int, view: bool) -> np.ndarray:
+        """Bytes [b0, b1) of a tensor dataset, as uint8."""
+        f = self.file(shard)
+        if t.offset is None:
+            ds = f["tensors"][name]
+            isz = ds.dtype.itemsize
+            return ds[b0 // isz : b1 // isz].view(_U8)
+        try:
+            fd = f.id.get_vfd_handle()  # the sec2 driver's file descriptor
+        except (ValueError, TypeError, RuntimeError):
+            t.offset = None
+            return self._raw(shard, name, t, b0, b1, view)
+        pos, n = t.offset + b0, b1 - b0
+        if pos + n > os.fstat(fd).st_size:  # checked on every read: a mapping past the end would fault
             raise OSError(f"file ends inside dataset /tensors/{name}")
-        if view and nbytes >= _MAP_MIN and _CAN_MAP:
-            return _mapped(fd, pos, nbytes, sdt)
-        out = np.empty(stop - start, dtype=sdt)
+        if view and n >= _MAP_MIN and _CAN_MAP:
+            return _mapped(fd, pos, n)
+        out = np.empty(n, dtype=_U8)
         buf = out.data.cast("B")
         done = 0
-        while done < len(buf):
+        while done < n:
             got = os.preadv(fd, [buf[done:]], pos + done)
             if got <= 0:
                 raise OSError(f"file ends inside dataset /tensors/{name}")
             done += got
         return out
 
-    def _load_offsets(self, shard: int, f: h5py.File, nbytes: dict[int, int]) -> None:
-        """The writer's ``/tensor_offsets`` index (absent in older shards): where each contiguous
-        tensor dataset's bytes start, so a read needs no HDF5 metadata lookup. Entries that
-        would reach past the end of the file are ignored (the lookup then checks them)."""
-        self._indexed.add(shard)
-        if "tensor_offsets" not in f:
-            return
-        table = f["tensor_offsets"][...]
-        if table.ndim != 2 or table.shape[1:] != (2,):
-            return
-        size = self._size(shard)
-        for seq, off in table.tolist():
-            nb = nbytes.get(seq)
-            if nb is not None and 0 < off and off + nb <= size:
-                self._offsets[(shard, str(seq))] = off
-
-    def _size(self, shard: int) -> int:
-        size = self._sizes.get(shard)
-        if size is None:
-            size = self._sizes[shard] = self._paths[shard].stat().st_size
-        return size
-
+    # ------------------------------------------------------------------ blob
     def blob_bytes(self, shard: int, lo: int, hi: int) -> np.ndarray:
         """Bytes [lo, hi) of a shard's blob, through a small LRU cache of aligned pages."""
         f = self.file(shard)
+        c = self.crcs(shard)
         if hi - lo > _PAGE // 2:
-            return f["blob"][lo:hi]
+            return self._blob_exact(shard, f, c, lo, hi)
         p0, p1 = lo // _PAGE, (hi - 1) // _PAGE if hi > lo else lo // _PAGE
         parts = []
         for p in range(p0, p1 + 1):
             key = (shard, p)
             page = self._pages.get(key)
             if page is None:
-                page = self._pages[key] = f["blob"][p * _PAGE : (p + 1) * _PAGE]
+                try:
+                    page = f["blob"][p * _PAGE : (p + 1) * _PAGE]
+                    if c is not None:
+                        self._verify_blob(shard, c, page, p * _PAGE)
+                except H5_ERRORS:  # a damaged chunk in the page: read only what is asked
+                    return self._blob_exact(shard, f, c, lo, hi)
+                self._pages[key] = page
                 if len(self._pages) > _MAX_PAGES:
                     self._pages.popitem(last=False)
             else:
@@ -143,6 +268,29 @@ class ShardFiles:
         data = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return data[lo - base : hi - base].copy()
 
+    def _blob_exact(self, shard: int, f: h5py.File, c: _Crcs | None, lo: int, hi: int) -> np.ndarray:
+        a0, a1 = (lo, hi) if c is None else (lo // c.chunk * c.chunk, -(-hi // c.chunk) * c.chunk)
+        try:
+            raw = f["blob"][a0:a1]
+        except H5_ERRORS as exc:
+            raise ValueError(f"/blob bytes {a0}-{a1 - 1} fail HDF5's Fletcher-32 or cannot be read ({short(exc)})") from None
+        if c is None:
+            return raw
+        self._verify_blob(shard, c, raw, a0)
+        return raw[lo - a0 : hi - a0].copy()
+
+    def _verify_blob(self, shard: int, c: _Crcs, raw: np.ndarray, at: int) -> None:
+        entry = c.entries.get(-1)
+        if entry is None:
+            raise ValueError("/blob has no checksum entry")
+        nbytes, first, count = entry
+        if len(raw) and at + len(raw) > nbytes:
+            raise ValueError(f"/blob is longer than its checksums cover ({nbytes} bytes)")
+        done = self._blob_ok.get(shard)
+        if done is None:
+            done = self._blob_ok[shard] = np.zeros(count, dtype=bool)
+        self._verify(c, first, raw, at, nbytes, done, "/blob")
+
     def close(self) -> None:
         self._pages.clear()
         for f in self._files.values():
@@ -150,7 +298,7 @@ class ShardFiles:
         self._files.clear()
 
 
-def _mapped(fd: int, pos: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
+def _mapped(fd: int, pos: int, nbytes: int) -> np.ndarray:
     """File bytes [pos, pos + nbytes) as a read-only array on the page cache's own pages: no
     copy (a compare reads and measures ~1.8x faster than with ``preadv``). Unmapped when the
     array is freed. The caller checked that the file is long enough (a mapping past its end
@@ -158,4 +306,4 @@ def _mapped(fd: int, pos: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
     lead = pos % mmap.ALLOCATIONGRANULARITY
     flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
     mm = mmap.mmap(fd, lead + nbytes, flags=flags, prot=mmap.PROT_READ, offset=pos - lead)
-    return np.frombuffer(mm, dtype=dtype, count=nbytes // dtype.itemsize, offset=lead)
+    return np.frombuffer(mm, dtype=_U8, count=nbytes, offset=lead)

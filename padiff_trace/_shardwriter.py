@@ -3,6 +3,11 @@
 A shard is written under ``<name>.part`` and renamed to ``<name>`` only after
 ``h5py.File.close()`` returned; a reader never looks at ``.part`` files. So a
 process killed at any moment leaves only complete shards behind.
+
+Every byte that can change a number or a name is checksummed (format 1.1): tensor data by
+CRC-32 per ``CRC_CHUNK`` (``/crc32`` and ``/crc32_index``, computed right after each piece is
+written, while it is in cache), ``/records`` per chunk, ``/strings`` as a whole, the root
+attributes; HDF5's Fletcher-32 filter guards the chunked datasets as well.
 """
 
 from __future__ import annotations
@@ -10,19 +15,23 @@ from __future__ import annotations
 import json
 import os
 import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
 import h5py
 import numpy as np
 
+from ._integrity import attrs_crc, crc_chunks, escape_strings
 from ._native import kernel
-from ._schema import FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, DataLoc
+from ._schema import CRC_ALGORITHM, CRC_CHUNK, FORMAT_MINOR, FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, DataLoc
 
 __all__ = ["ROW", "ShardWriter", "shard_name", "BIG_TENSOR_BYTES"]
 
 BIG_TENSOR_BYTES = 1 << 20  # tensors at least this large get a dataset of their own
-_BLOB_CHUNK = 1 << 20  # /blob chunk (checksum unit)
+_BLOB_CHUNK = CRC_CHUNK  # /blob chunk (checksum unit of HDF5's filter and of the CRC-32)
+_RECORD_CHUNK = 4096  # rows per /records chunk (and per CRC-32 of the rows)
+_MAX_RECORD_CRCS = 8192  # the /records crc32 attribute stays small (object header space)
 # one RECORD_DTYPE row, the statistics spread out: packing a row costs ~0.6 us, a third of
 # what numpy needs to build a structured array from a list of tuples
 ROW = struct.Struct("<qiBBBqqiiiiiiiiqqq" + "d" * RECORD_DTYPE["stats"].shape[0])
@@ -36,16 +45,24 @@ def shard_name(index: int) -> str:
 class ShardWriter:
     """Accumulates records of one shard; small tensors are packed into one blob."""
 
-    def __init__(self, directory: Path, index: int, meta_json: str, compression: str | None) -> None:
+    def __init__(self, directory: Path, index: int, meta_json: str, compression: str | None, recording: str) -> None:
         self.index = index
         self.final_path = directory / shard_name(index)
         self.part_path = directory / (shard_name(index) + ".part")
         self._compression = compression
-        self._file = h5py.File(self.part_path, "w")
+        # HDF5 1.10 structures: object headers, B-trees and the superblock carry checksums, so
+        # damaged file metadata raises instead of being followed (readable by HDF5 >= 1.10)
+        self._file = h5py.File(self.part_path, "w", libver=("v110", "v110"))
         self._file.attrs["format"] = FORMAT_NAME
         self._file.attrs["format_version"] = FORMAT_VERSION
         self._file.attrs["meta"] = meta_json
+        self._file.attrs["format_minor"] = FORMAT_MINOR
+        self._file.attrs["recording"] = recording
         self._file.attrs["shard"] = index
+        self._protected: dict[str, Any] = {
+            "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "format_minor": FORMAT_MINOR,
+            "recording": recording, "meta": meta_json, "shard": index,
+        }
         self._tensors = self._file.create_group("tensors")
         self.rows = bytearray()  # packed ``ROW``s, in ``RECORD_DTYPE`` layout
         self._strings: dict[str, int] = {}
@@ -58,6 +75,9 @@ class ShardWriter:
         self._blob_len = 0
         self._blob: h5py.Dataset | None = None  # created once the first chunk is full
         self._fletcher = getattr(kernel(), "fletcher32", None)
+        self._blob_crcs: list[int] = []  # CRC-32 of each /blob chunk
+        self._crcs: list[int] = []  # CRC-32 of the /tensors data, per CRC_CHUNK
+        self._crc_rows: list[tuple[int, int, int, int]] = []  # (dataset name or -1: blob, nbytes, first, count)
         self.data_bytes = 0
 
     def intern(self, text: str) -> int:
@@ -80,8 +100,10 @@ class ShardWriter:
         counts = np.bincount(table["kind"])
         return {k: int(n) for k, n in enumerate(counts) if n}, set(np.unique(table["step"]).tolist())
 
-    def put_data(self, seq: int, stored: np.ndarray) -> tuple[DataLoc, int, int]:
-        """Store a flat storage array; return (location, offset, nbytes)."""
+    def put_data(self, seq: int, stored: np.ndarray, crc: bool = True) -> tuple[DataLoc, int, int]:
+        """Store a flat storage array; return (location, offset, nbytes). ``crc=False``: the
+        caller computes a large tensor's checksums (beside the write) and hands them to
+        ``add_crcs``."""
         nbytes = stored.nbytes
         self.data_bytes += nbytes
         if nbytes >= BIG_TENSOR_BYTES:
@@ -92,9 +114,11 @@ class ShardWriter:
                     kwargs["compression_opts"] = 4
                 kwargs["shuffle"] = True
             if kwargs:
-                self._tensors.create_dataset(str(seq), data=stored.reshape(-1), **kwargs)
+                flat = np.ascontiguousarray(stored.reshape(-1))
+                self._tensors.create_dataset(str(seq), data=flat, fletcher32=True, **kwargs)
+                self._add_crcs(seq, flat)
             else:
-                self._put_contiguous(str(seq), stored.reshape(-1))
+                self._put_contiguous(str(seq), stored.reshape(-1), crc)
             return DataLoc.DATASET, seq, nbytes  # offset: the dataset's name (records may share it)
         offset = self._blob_len
         if nbytes:
@@ -118,7 +142,7 @@ class ShardWriter:
             if self._fill == _BLOB_CHUNK:
                 self._write_chunk()
 
-    def _put_contiguous(self, name: str, flat: np.ndarray) -> None:
+    def _put_contiguous(self, name: str, flat: np.ndarray, crc: bool) -> None:
         """A contiguous dataset whose file space HDF5 allocates at creation (no fill); the bytes
         then go straight to that offset with ``os.pwrite``, which, unlike h5py's write,
         releases the GIL: the writer's statistics thread and the model run meanwhile."""
@@ -129,19 +153,35 @@ class ShardWriter:
         space = h5py.h5s.create_simple((flat.size,))
         dsid = h5py.h5d.create(self._tensors.id, name.encode(), h5py.h5t.py_create(flat.dtype), space, dcpl=dcpl)
         offset = dsid.get_offset()
+        flat = np.ascontiguousarray(flat)
         if offset is None:  # not allocated after all (should not happen): let HDF5 write it
-            dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(flat))
+            dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, flat)
+            if crc:
+                self._add_crcs(int(name), flat)
             return
-        self._offsets.append((int(name), offset))
         try:
             fd = self._file.id.get_vfd_handle()  # the sec2 driver's file descriptor
         except (ValueError, TypeError, RuntimeError):  # another HDF5 driver: let HDF5 write it
-            dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(flat))
+            dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, flat)
+            if crc:
+                self._add_crcs(int(name), flat)
             return
-        view = np.ascontiguousarray(flat).data.cast("B")
+        self._offsets.append((int(name), offset))
+        view = flat.data.cast("B")
         done = 0
         while done < len(view):
             done += os.pwrite(fd, view[done:], offset + done)
+        if crc:
+            self._add_crcs(int(name), flat)
+
+    def _add_crcs(self, name: int, flat: np.ndarray) -> None:
+        self.add_crcs(name, flat.nbytes, crc_chunks(flat.data))
+
+    def add_crcs(self, name: int, nbytes: int, crcs: list[int]) -> None:
+        """The CRC-32 of each ``CRC_CHUNK`` of the data of ``/tensors/<name>``."""
+        first = len(self._crcs)
+        self._crcs.extend(crcs)
+        self._crc_rows.append((name, nbytes, first, len(crcs)))
 
     def _blob_kwargs(self, size: int) -> dict[str, Any]:
         # checksummed: a flipped byte in small-tensor data is detected on read
@@ -166,11 +206,14 @@ class ShardWriter:
             self._blob.id.write_direct_chunk((start,), self._chunk, 0)
         else:
             self._blob[start:] = np.frombuffer(self._chunk, dtype=np.uint8, count=_BLOB_CHUNK)
+        self._blob_crcs.append(zlib.crc32(self._chunk_view[:_BLOB_CHUNK]))
         self._fill = 0
 
     def _finish_blob(self) -> None:
         """Write the partly filled last chunk (or the whole blob, when it never filled one)."""
         rest = np.frombuffer(self._chunk, dtype=np.uint8, count=self._fill)
+        if rest.size:
+            self._blob_crcs.append(zlib.crc32(rest.data))
         if self._blob is None and not rest.size:
             self._blob = self._file.create_dataset("blob", data=rest)
         elif self._blob is None:  # one dataset of the exact size
@@ -188,18 +231,49 @@ class ShardWriter:
     def close(self, final: bool, summary: dict[str, Any] | None = None) -> Path:
         f = self._file
         rows = self.table()
-        f.create_dataset("records", data=rows, chunks=True, maxshape=(None,), fletcher32=True)
-        strings = np.array(list(self._strings), dtype=object)
-        f.create_dataset("strings", data=strings, dtype=h5py.string_dtype("utf-8"))
+        per = max(min(_RECORD_CHUNK, len(rows)), -(-len(rows) // _MAX_RECORD_CRCS), 1)  # chunks are allocated whole
+        ds = f.create_dataset("records", data=rows, chunks=(per,), maxshape=(None,), fletcher32=True)
+        if len(rows):
+            ds.attrs["crc32"] = np.array(crc_chunks(self.rows, per * ROW.size), dtype=np.uint32)
+        # names with NUL or lone surrogates are stored escaped (never lost); the table is checksummed
+        stored, joined, crc = escape_strings(list(self._strings))
+        f.create_dataset("strings", data=np.array(stored, dtype=object), dtype=h5py.string_dtype("utf-8"))
+        # the same table as plain bytes: a reader never follows HDF5's heap of variable-length
+        # strings (which has no checksum; a damaged one can crash HDF5)
+        ds = f.create_dataset(
+            "string_bytes", data=np.frombuffer(joined, dtype=np.uint8), chunks=(max(1, min(len(joined), 1 << 20)),),
+            maxshape=(None,), fletcher32=True,
+        )
+        ds.attrs["count"] = len(stored)
+        ds.attrs["crc32"] = np.uint32(crc)
         self._finish_blob()
+        first = len(self._crcs)
+        self._crcs.extend(self._blob_crcs)
+        self._crc_rows.append((-1, self._blob_len, first, len(self._blob_crcs)))
+        ds = f.create_dataset(
+            "crc32", data=np.array(self._crcs, dtype=np.uint32), chunks=(max(1, min(4096, len(self._crcs))),),
+            maxshape=(None,), fletcher32=True,
+        )
+        ds.attrs["chunk_bytes"] = CRC_CHUNK
+        ds.attrs["algorithm"] = CRC_ALGORITHM
+        f.create_dataset(
+            "crc32_index", data=np.array(self._crc_rows, dtype=np.int64).reshape(-1, 4),
+            chunks=(max(1, min(1024, len(self._crc_rows))), 4),
+            maxshape=(None, 4), fletcher32=True,
+        )
         if self._offsets:  # an index for readers: contiguous tensor data without an HDF5 lookup each
-            f.create_dataset("tensor_offsets", data=np.array(self._offsets, dtype=np.int64))
-        f.attrs["final"] = bool(final)
+            f.create_dataset(
+                "tensor_offsets", data=np.array(self._offsets, dtype=np.int64), chunks=(min(len(self._offsets), 4096), 2),
+                maxshape=(None, 2), fletcher32=True,
+            )
+        prot = self._protected
+        prot["final"] = f.attrs["final"] = bool(final)
         if self.n_rows:
-            f.attrs["first_seq"] = int(rows["seq"][0])
-            f.attrs["last_seq"] = int(rows["seq"][-1])
+            prot["first_seq"] = f.attrs["first_seq"] = int(rows["seq"][0])
+            prot["last_seq"] = f.attrs["last_seq"] = int(rows["seq"][-1])
         if summary is not None:
-            f.attrs["summary"] = json.dumps(summary)
+            prot["summary"] = f.attrs["summary"] = json.dumps(summary)
+        f.attrs["attrs_crc32"] = np.uint32(attrs_crc(prot))
         f.close()
         os.replace(self.part_path, self.final_path)
         return self.final_path
@@ -208,7 +282,7 @@ class ShardWriter:
         """After a write error: close and delete the unfinished ``.part`` (frees space on a full disk)."""
         try:
             self._file.close()
-        except Exception:  # noqa: BLE001 - best effort while already failing
+        except Exception:
             pass
         try:
             self.part_path.unlink()

@@ -80,7 +80,7 @@ def stats_tuple(stored: np.ndarray, logical: str) -> tuple[float, ...]:
     """Statistics of a stored (see ``_dtypes``) array, in ``STAT_FIELDS`` order."""
     k = kernel()
     kind = kind_of(stored, logical) if k is not None and stored.size else None
-    if kind is not None:
+    if k is not None and kind is not None:
         return k.summary(stored, kind)  # the same formulas, in C
     return stats_numpy(stored, logical)
 
@@ -90,7 +90,7 @@ def copy_with_stats(stored: np.ndarray, logical: str) -> tuple[np.ndarray, tuple
     in the same pass (a copy alone costs nearly as much); otherwise (copy, None)."""
     k = kernel()
     kind = kind_of(stored, logical) if k is not None and stored.size else None
-    if kind is None:
+    if k is None or kind is None:
         return np.array(stored, copy=True, order="C"), None
     out = np.empty_like(stored, order="C")
     return out, k.summary(stored, kind, out)

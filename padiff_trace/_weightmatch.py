@@ -18,7 +18,8 @@ It is an assignment over all tensors of both sides, in passes, each confident or
 4. structure again (packing frees the rest of a block), then **shape+order**: what is left,
    grouped by local name and shape alone (the types differ: reported);
 5. **derived** state (rotary tables, position ids, non-persistent buffers) pairs the same
-   way but is never copied, only compared.
+   way but is never copied, only compared; a derived tensor one model keeps once (outside
+   any block) and the other once per block is compared with every per-block copy.
 
 Whatever is left is unmatched: a trainable parameter without counterpart is an error for
 the caller; a frozen tensor or buffer is skipped with its reason. Nothing is ever paired
@@ -28,120 +29,24 @@ by a coin flip: a group whose sizes differ stays unmatched rather than shifted.
 from __future__ import annotations
 
 import logging
-import re
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections import defaultdict
+from collections.abc import Sequence
 
 from ._errors import MappingError
-from ._mapping import Mapping, resolve, weight_pins
-from ._knowledge import DERIVED_STATE, LOCAL_ALIASES, PACK_AXIS, PACKED_ROLES, ROLE_SYNONYMS
-from ._match import TypeResolver, same_canonical
-from ._schema import Kind
-from ._weightmap import TensorInfo, WeightMap, WeightPair
+from ._knowledge import PACK_AXIS
+from ._weightmap import WeightMap, WeightPair
+from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
+from ._weighttensors import MTensor as _T
+from ._weighttensors import assign as _assign
+from ._weighttensors import by_blocks as _by_blocks
+from ._weighttensors import groups as _groups
+from ._weighttensors import normalise as _normalise
+from ._weighttensors import part_shape as _part_shape
+from ._weighttensors import role_names as _role_names
 
 __all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors"]
 
 logger = logging.getLogger(__name__)
-
-_INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
-_SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
-_WORD = re.compile(r"[a-z]+|\d+")
-
-
-@dataclass(frozen=True)
-class WeightSide:
-    """One side's tensors (registration order) and its class hierarchy (``module_classes``)."""
-
-    framework: str
-    tensors: tuple[TensorInfo, ...]
-    classes: dict[str, list[str]] = field(default_factory=dict)
-
-
-def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSide:
-    """A trace's weights (PARAM/BUFFER records of one step, in recorded order) as a matcher side.
-
-    Uses the recorder's meta ``module_classes`` (class hierarchies), ``frozen`` (parameters
-    that do not train) and ``nonpersistent`` (buffers outside the state dict) where present.
-    """
-    frozen = set(meta.get("frozen") or ())
-    volatile = set(meta.get("nonpersistent") or ())
-    infos = []
-    for r in records:
-        name = f"{r.module}.{r.position}" if r.module else r.position
-        is_param = r.kind == Kind.PARAM
-        infos.append(
-            TensorInfo(name, r.module, r.position, r.module_type, tuple(r.shape), is_param,
-                       is_param and name not in frozen, name not in volatile)
-        )
-    classes = meta.get("module_classes")
-    return WeightSide(str(meta.get("framework", "none")), tuple(infos), dict(classes) if isinstance(classes, dict) else {})
-
-
-@dataclass(frozen=True)
-class WeightPin:
-    """A mapping file's word on one tensor: pair ``a`` with ``b``, or skip one side's tensor."""
-
-    a: str | None
-    b: str | None
-    a_part: tuple[int, int] | None = None
-    b_part: tuple[int, int] | None = None
-    skip: bool = False
-    source: str = "mapping"
-
-
-@dataclass(eq=False)
-class _T:
-    info: TensorInfo
-    index: int
-    side: str
-    ctype: str  # canonical type of the tensor's role ("linear" for MHA in_proj_*)
-    known: bool
-    local: str  # canonical local name
-    perm: tuple[int, ...] | None  # stored -> canonical
-    cshape: tuple[int, ...]
-    key: tuple[int, ...]  # block indices in the module path
-    derived: bool
-    packed: bool  # a role of PACKED_ROLES: expected to be several tensors of the other side
-    used: bool = False
-
-    @property
-    def parent(self) -> str:
-        return self.info.module.rpartition(".")[0]
-
-    @property
-    def leaf(self) -> str:
-        return self.info.module.rpartition(".")[2].lower()
-
-    @property
-    def type_key(self) -> str:
-        return self.ctype if self.known else "user:" + self.ctype
-
-
-def _normalise(side: WeightSide, tag: str) -> list[_T]:
-    res = TypeResolver(side.framework, side.classes)
-    out = []
-    for i, t in enumerate(side.tensors):
-        rt = res.resolve(t.module_type)
-        ctype, local = rt.canonical, t.local
-        for group, aliases in LOCAL_ALIASES.items():
-            if same_canonical(group, ctype):
-                local = aliases.get(local, local)
-        role = PACKED_ROLES.get((ctype, local))
-        perm = res.layout(t.module_type, t.local)
-        if perm is not None and len(perm) != len(t.shape):
-            perm = None
-        cshape = tuple(t.shape[k] for k in perm) if perm is not None else tuple(t.shape)
-        derived = (local in DERIVED_STATE or t.local in DERIVED_STATE) and not t.trainable
-        derived = derived or (not t.is_param and not t.persistent)
-        out.append(
-            _T(
-                t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,
-                tuple(int(x) for x in _INT.findall(t.module)), derived, role is not None,
-            )
-        )
-    return out
 
 
 class _Matcher:
@@ -320,6 +225,24 @@ class _Matcher:
             logger.info("paired %s with %s as the only candidates left (%s)", x.info.name, y.info.name, list(y.cshape))
             self.pair(x, y, "only candidate")
 
+    def shared_derived(self) -> None:
+        """Derived state that one model keeps once, outside any block, and the other once per
+        block (one rotary table for the model vs one per attention layer; one causal mask vs
+        one per layer): every per-block copy is compared with the single one. Never copied."""
+        for one, many in ((self.a, self.b), (self.b, self.a)):
+            singles = _groups(self.live(one, derived=True), lambda t: (t.local, t.cshape))
+            copies = _groups(self.live(many, derived=True), lambda t: (t.local, t.cshape))
+            for c in set(singles) & set(copies):
+                xs, ys = singles[c], copies[c]
+                keys = [y.key for y in ys]  # block indices: one copy in each block
+                if len(xs) != 1 or xs[0].key or len(ys) < 2 or not all(keys) or len(set(keys)) != len(keys):
+                    continue
+                x = xs[0]
+                for y in ys:
+                    self.pair(x, y, "shared derived", used=False)
+                    y.used = True
+                x.used = True
+
     # ------------------------------------------------------------------ result
     def finish(self) -> WeightMap:
         m = self.map
@@ -350,89 +273,6 @@ class _Matcher:
         return m
 
 
-def _part_shape(t: _T, part: tuple[int, int] | None, axis: int = 0) -> tuple[int, ...]:
-    if part is None:
-        return t.cshape
-    return t.cshape[:axis] + (part[1] - part[0],) + t.cshape[axis + 1 :]
-
-
-def _groups(items: Iterable[_T], key: object) -> dict[tuple[object, ...], list[_T]]:
-    out: dict[tuple[object, ...], list[_T]] = defaultdict(list)
-    for t in items:
-        out[key(t)].append(t)  # type: ignore[operator]
-    return out
-
-
-def _by_blocks(xs: list[_T], ys: list[_T]) -> list[tuple[list[_T], list[_T]]]:
-    """Split a class by block indices when both sides index the same blocks, else keep it whole."""
-    ka, kb = Counter(t.key for t in xs), Counter(t.key for t in ys)
-    if not set(ka) & set(kb):
-        return [(xs, ys)]
-    out = []
-    for k in sorted(set(ka) | set(kb)):
-        out.append(([t for t in xs if t.key == k], [t for t in ys if t.key == k]))
-    return out
-
-
-def _same_role(x: str, y: str) -> bool:
-    return x == y or (x in _SYN and _SYN.get(x) == _SYN.get(y))
-
-
-def _role_names(run: list[_T]) -> bool:
-    return all(t.leaf in _SYN for t in run)
-
-
-def _tokens(path: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(path.lower()) if not w.isdigit())
-
-
-def _assign(xs: list[_T], ys: list[_T]) -> list[tuple[_T, _T, bool]]:
-    """Pairs of two equally long groups. Each candidate pair scores its evidence: the same role
-    by module name (``query`` ~ ``q_proj``: 3), the overlap of its path words (encoder vs decoder,
-    self vs cross attention: up to 1), and registration order (the same rank: 0.5, nearby: less).
-    Pairs are taken best first; with no names to go by, that is registration order."""
-    n = len(xs)
-    if n == 1 or n > 512:
-        return [(x, y, False) for x, y in zip(xs, ys)]
-    tx = [_tokens(x.info.module) for x in xs]
-    ty = [_tokens(y.info.module) for y in ys]
-    cand = []
-    for i, x in enumerate(xs):
-        for j, y in enumerate(ys):
-            role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
-            union = len(tx[i] | ty[j])
-            words = len(tx[i] & ty[j]) / union if union else 0.0
-            order = 0.5 if i == j else 0.25 * (1 - abs(i - j) / n)
-            cand.append((-(role + words + order), abs(i - j), i, j))
-    cand.sort()
-    got: dict[int, int] = {}
-    taken: set[int] = set()
-    for _, _, i, j in cand:
-        if i not in got and j not in taken:
-            got[i] = j
-            taken.add(j)
-    return [(xs[i], ys[got[i]], got[i] != i) for i in range(n)]
-
-
-def mapping_pins(mapping: Mapping | None, a: WeightSide, b: WeightSide) -> tuple[list[WeightPin], list[tuple[str, str]]]:
-    """The pins a mapping file gives the matcher: its ``weights`` entries, and the module pairs
-    of its ``modules`` entries (between two frameworks only) whose tensors pair by local name."""
-    if mapping is None:
-        return [], []
-    pins = []
-    for e, na, nb in weight_pins(mapping, a.framework, b.framework):
-        generic = "source" in e.names or "target" in e.names
-        ka, kb = ("source", "target") if generic else (a.framework, b.framework)
-        pins.append(WeightPin(na, nb, e.parts.get(ka), e.parts.get(kb), e.skip, e.describe(mapping.source)))
-    mods: list[tuple[str, str]] = []
-    if a.framework != b.framework:
-        mods_a = {t.module for t in a.tensors}
-        mods_b = {t.module for t in b.tensors}
-        swap = a.framework == "torch"
-        mods = [(x, y) for x, y, _ in resolve(mapping, mods_a, mods_b, swap, strict=False)]
-    return pins, mods
-
-
 def module_anchors(wm: WeightMap) -> dict[str, str]:
     """Module pairs whose tensors were matched whole, one module to one module: the strongest
     evidence that two module calls are the same computation."""
@@ -461,6 +301,7 @@ def match_weights(
     m.structure(by_type=False)
     m.last_resort()
     m.structure(derived=True, by_type=False)
+    m.shared_derived()
     wm = m.finish()
     order_a = {t.info.name: t.index for t in m.a}
     wm.pairs.sort(key=lambda p: (order_a.get(p.a, 0), p.a_part or (0, 0), p.b_part or (0, 0)))

@@ -14,18 +14,21 @@ import logging
 import os
 import threading
 import time
+import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
+from ._encode import Item, RowEncoder
 from ._errors import TraceExistsError, TraceWriteError
+from ._header import RecordHeader
 from ._meta import base_meta
 from ._payloads import Deferred, Summary, WriterOptions
-from ._header import RecordHeader
-from ._encode import Item, RowEncoder
-from ._schema import FORMAT_VERSION, SHARD_GLOB, Kind
+from ._schema import FORMAT_VERSION, Kind
 from ._shardwriter import BIG_TENSOR_BYTES, ShardWriter
+from ._tracedir import DirLock, clear_for_overwrite
 
 __all__ = ["Deferred", "Summary", "TraceWriter", "WriterOptions"]
 
@@ -51,12 +54,18 @@ class TraceWriter:
         self.options = options or WriterOptions()
         if self.options.compression not in (None, "gzip", "lzf"):
             raise ValueError(f"unknown compression {self.options.compression!r}; use gzip or lzf")
+        self.recording = uuid.uuid4().hex  # written in every shard: shards of other runs are not merged
+        self._dirlock = DirLock(self.path, self.recording)
         self._prepare_dir(overwrite)
         full_meta = base_meta()
         full_meta.update(meta or {})
         full_meta["format_version"] = FORMAT_VERSION
         self.meta = full_meta
         self._meta_json = json.dumps(full_meta, ensure_ascii=False, sort_keys=True, default=str)
+        try:
+            self._meta_json.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (e.g. an undecodable file name in argv): ASCII JSON
+            self._meta_json = json.dumps(full_meta, ensure_ascii=True, sort_keys=True, default=str)
         self._lock = threading.Lock()  # entered directly on hot paths (a Condition adds a call)
         self._cond = threading.Condition(self._lock)
         self._queue: collections.deque[Any] = collections.deque()
@@ -129,6 +138,7 @@ class TraceWriter:
             self._queue.append(_CLOSE)
             self._cond.notify_all()
         self._thread.join()
+        self._dirlock.release()
         self._raise_if_failed()
 
     def abort(self, reason: str) -> None:
@@ -141,6 +151,7 @@ class TraceWriter:
             self._queue.append(_CLOSE)
             self._cond.notify_all()
         self._thread.join()
+        self._dirlock.release()
 
     @property
     def records_written(self) -> int:
@@ -160,22 +171,25 @@ class TraceWriter:
             raise TraceWriteError(f"{self.path}: writing the trace failed: {_one_line(self._error)}") from self._error
 
     def _prepare_dir(self, overwrite: bool) -> None:
+        """Create the directory and take its writer lock (which also proves it writable), then
+        make room: only verified shards of an earlier trace and unfinished shards are removed."""
         p = self.path
         if p.exists() and not p.is_dir():
             raise TraceExistsError(f"{p}: exists and is not a trace directory")
-        existing = sorted(p.glob(SHARD_GLOB)) + sorted(p.glob(SHARD_GLOB + ".part")) if p.exists() else []
-        if existing:
-            if not overwrite:
-                raise TraceExistsError(f"{p}: a trace already exists here (pass overwrite/--force to replace it)")
-            for f in existing:  # only our own shard files, never anything else in the directory
-                f.unlink()
         try:
             p.mkdir(parents=True, exist_ok=True)
-            probe = p / ".padiff-write-test"
-            probe.write_bytes(b"")
-            probe.unlink()
         except OSError as exc:
             raise TraceWriteError(f"{p}: cannot write the trace here: {exc.strerror or exc}") from exc
+        self._dirlock.acquire()
+        try:
+            removed = clear_for_overwrite(p, overwrite)
+        except BaseException as exc:
+            self._dirlock.release()
+            if isinstance(exc, OSError) and not isinstance(exc, TraceExistsError):
+                raise TraceWriteError(f"{p}: cannot remove the earlier trace: {exc.strerror or exc}") from exc
+            raise
+        if removed:
+            logger.info("%s: removed %d file(s) of an earlier trace", p, len(removed))
 
     # ---------------------------------------------------------------- writer thread
     def _run(self) -> None:
@@ -249,7 +263,7 @@ class TraceWriter:
                 if shard is not None and time.monotonic() - opened >= opts.flush_seconds:
                     self._finish(shard)
                     shard = None
-        except BaseException as exc:  # noqa: BLE001 - surfaced to the producer
+        except BaseException as exc:
             logger.debug("writer thread failed", exc_info=True)
             if shard is not None:
                 shard.abort()
@@ -270,7 +284,7 @@ class TraceWriter:
         shard.close(final=False)
 
     def _new_shard(self) -> ShardWriter:
-        shard = ShardWriter(self.path, self._shard_index, self._meta_json, self.options.compression)
+        shard = ShardWriter(self.path, self._shard_index, self._meta_json, self.options.compression, self.recording)
         self._shard_index += 1
         return shard
 

@@ -10,6 +10,11 @@
 ``recorder.probe(name, tensor)`` records any tensor from inside user code and is a
 no-op when no recorder is active. Importing this package imports no framework;
 the adapter for the model's framework is loaded when ``record`` is called.
+
+``RecordJob`` runs a spec file (what ``padiff-trace record SPEC`` does); its JSON form is
+the job file ``padiff-trace run`` hands each child. Each option is declared once, as a
+field of ``RecordOptions`` (or ``RecordJob``) made with ``option(...)``; ``option_fields``
+is how the command line reads those declarations.
 """
 
 from __future__ import annotations
@@ -18,10 +23,27 @@ import os
 from typing import Any, TypeVar
 
 from ._adapter import detect, get_adapter
-from ._options import RecordOptions
+from ._options import OptionField, RecordOptions, option, option_fields
+from ._replay import replay_inputs, transfer_weights
 from ._session import Recorder, active_recorder
+from ._single_step import SingleStep
+from ._spec import RecordJob
 
-__all__ = ["RecordOptions", "Recorder", "probe", "record"]
+__all__ = [
+    "OptionField",
+    "RecordJob",
+    "RecordOptions",
+    "Recorder",
+    "SingleStep",
+    "detect",
+    "get_adapter",
+    "option",
+    "option_fields",
+    "probe",
+    "record",
+    "replay_inputs",
+    "transfer_weights",
+]
 
 T = TypeVar("T")
 
@@ -37,10 +59,10 @@ def record(
 ) -> Recorder:
     """A context manager recording ``model`` into the trace directory ``path``.
 
-    Keyword options mirror ``padiff-trace record`` flags (see ``RecordOptions``):
-    include, exclude, phases, kinds, steps, every, input_grads, weights, stats_only,
-    max_tensor_bytes, full_stack, compression, flush_records, flush_seconds,
-    queue_bytes, seed. Unknown options are an error.
+    Keyword options are the fields of ``RecordOptions`` (each also a ``padiff-trace record``
+    flag): include, exclude, phases, kinds, steps, every, input_grads, weights, stats_only,
+    max_tensor_bytes, full_stack, ops, ops_include, ops_internal, compression,
+    flush_records, flush_seconds, queue_bytes, seed. Unknown options are a ``TypeError``.
     """
     if tags:
         options["tags"] = {str(k): str(v) for k, v in tags.items()}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -158,6 +158,7 @@ def detect(model: Any) -> str:
 
 
 def get_adapter(name: str) -> Adapter:
+    """The adapter of framework ``name`` ('torch' or 'paddle'); imports that framework."""
     try:
         mod = importlib.import_module(_ADAPTERS[name])
     except KeyError:

@@ -16,10 +16,18 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import Kind, UserError, WeightTransferError, open_trace
-from padiff_trace._layout import transposed_rows
-from padiff_trace._mapping import Mapping
-from padiff_trace._weightmap import TensorInfo, WeightMap, WeightPair, inverse_perm
-from padiff_trace._weightmatch import WeightSide, mapping_pins, match_weights, side_from_records
+from padiff_trace.arrays import transposed_rows
+from padiff_trace.matching import (
+    Mapping,
+    TensorInfo,
+    WeightMap,
+    WeightPair,
+    WeightSide,
+    inverse_perm,
+    mapping_pins,
+    match_weights,
+    side_from_records,
+)
 
 from ._adapter import Adapter
 from ._nest import flatten_call, rebuild

@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Kind, Phase, RecordHeader, Summary, TraceWriter
-from padiff_trace._dtypes import to_storage
-from padiff_trace._stats import copy_with_stats, stats_tuple
+from padiff_trace.arrays import copy_with_stats, stats_tuple, to_storage
 
 from ._adapter import Adapter
 from ._nest import flatten, flatten_call

@@ -29,6 +29,9 @@ __all__ = ["SingleStep"]
 
 
 class SingleStep:
+    """Single-step replay in a live model: paired module calls receive the other trace's
+    recorded inputs (forward) and output gradients (backward), as the plan file says."""
+
     def __init__(self, plan_path: str | os.PathLike[str], adapter: Adapter) -> None:
         try:
             plan = json.loads(Path(plan_path).read_text())

@@ -18,8 +18,8 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,18 +27,17 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from padiff_trace import Kind, NotATraceError, SpecError, TraceNotFoundError, UserError, open_trace
-from padiff_trace._mapping import load_mapping
-from padiff_trace._weightmap import WEIGHT_MAP_FILE, WeightMap
+from padiff_trace import Kind, SpecError, UserError, open_trace
+from padiff_trace.matching import WEIGHT_MAP_FILE, WeightMap, load_mapping
 
 from ._adapter import Adapter, detect, get_adapter
 from ._nest import flatten, flatten_call, rebuild
-from ._options import RecordOptions
+from ._options import RecordOptions, build_options, option, option_fields
 from ._replay import replay_inputs, transfer_weights
 from ._session import Recorder
 from ._single_step import SingleStep
 
-__all__ = ["Spec", "load_spec", "run_spec", "split_inputs"]
+__all__ = ["RecordJob", "Spec", "load_spec", "run_spec", "split_inputs", "wait_for_replay_source"]
 
 logger = logging.getLogger(__name__)
 
@@ -109,16 +108,18 @@ def _seed_everything(seed: int) -> None:
             get_adapter(fw).seed(seed)
 
 
-def wait_for_replay_source(path: str | os.PathLike[str], timeout: float) -> None:
-    """Block until the trace at ``path`` has a shard with model inputs (or is complete)."""
+def wait_for_replay_source(path: str | os.PathLike[str], timeout: float, run_id: str | None = None) -> None:
+    """Block until the trace at ``path`` has a shard with model inputs (or is complete).
+    With ``run_id``: a trace of that run only (meta ``run_id``), never one left by an earlier run."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             with open_trace(path) as tr:
-                if tr.complete or tr.select(kind=Kind.MODEL_INPUT, step=0):
+                ours = run_id is None or tr.meta.get("run_id") == run_id
+                if ours and (tr.complete or tr.select(kind=Kind.MODEL_INPUT, step=0)):
                     return
-        except (TraceNotFoundError, NotATraceError):
-            pass  # its recorder has not created the directory, or no shard, yet
+        except (UserError, OSError):
+            pass  # its recorder has not created the directory or a shard yet, or is replacing an old trace
         if time.monotonic() >= deadline:
             raise UserError(f"{path}: no model inputs were written there within {timeout:g} s (is its recorder running?)")
         time.sleep(0.05)
@@ -150,6 +151,8 @@ def run_spec(
     single_step_plan: str | None = None,
     wait_source: float = 0.0,
     mapping: str | os.PathLike[str] | None = None,
+    run_id: str | None = None,
+    source_run_id: str | None = None,
 ) -> Path:
     """Record ``steps`` training steps of the spec's model into ``out``.
 
@@ -157,7 +160,9 @@ def run_spec(
     process is still writing it (``run --concurrent``): it is ready once a shard holds its model
     inputs, which a recorder flushes right after the step-0 weights.
     ``mapping``: a mapping file whose ``weights``/``modules`` entries pin what the weight
-    matcher cannot guess; the map used is written to ``OUT/weightmap.json``."""
+    matcher cannot guess; the map used is written to ``OUT/weightmap.json``.
+    ``run_id`` is stored in the trace metadata; ``source_run_id``: wait for a source trace
+    carrying that run id (``run --concurrent``: never replay an earlier run's trace)."""
     spec = load_spec(spec_path)
     if options.seed is not None:
         _seed_everything(options.seed)
@@ -170,10 +175,10 @@ def run_spec(
     args, kwargs = split_inputs(spec.inputs(), adapter.is_tensor, spec.path)
     source = weights_from or inputs_from
     if source and wait_source > 0:
-        wait_for_replay_source(source, wait_source)
+        wait_for_replay_source(source, wait_source, source_run_id)
     weight_map = None
     if weights_from:
-        weight_map = transfer_weights(adapter, model, weights_from, load_mapping(mapping) if mapping else None)
+        weight_map = transfer_weights(adapter, model, weights_from, load_mapping(Path(mapping)) if mapping else None)
     if inputs_from:
         args, kwargs = replay_inputs(adapter, args, kwargs, inputs_from)
     if dtype:
@@ -181,7 +186,9 @@ def run_spec(
     optimizer = spec.optimizer(model) if spec.optimizer else None
     if optimizer is None and options.weights == "steps":
         options = dataclasses.replace(options, weights="start")  # nothing changes them
-    meta = {"spec": spec.path.name, "cast_dtype": dtype, "steps": steps, "replayed_inputs": bool(inputs_from), "replayed_weights": bool(weights_from)}
+    meta: dict[str, Any] = {"spec": spec.path.name, "cast_dtype": dtype, "steps": steps, "replayed_inputs": bool(inputs_from), "replayed_weights": bool(weights_from)}
+    if run_id is not None:
+        meta["run_id"] = run_id
     single = SingleStep(single_step_plan, adapter) if single_step_plan else None
     if single is not None:
         meta["single_step"] = True
@@ -206,3 +213,65 @@ def run_spec(
             rec.step()
             adapter.zero_grad(model, optimizer)
     return Path(out)
+
+
+@dataclass(frozen=True)
+class RecordJob:
+    """One recording of a spec file: what ``padiff-trace record`` runs, and what ``run`` hands
+    each child process as a JSON job file (``to_dict``/``from_dict``). ``steps`` and
+    ``dtype`` are declared as options (flags of ``record`` and ``run``), like ``RecordOptions``."""
+
+    spec: str
+    out: str
+    options: RecordOptions = field(default_factory=RecordOptions)
+    steps: int = option(1, help="training steps to run (default 1; 0: export weights and inputs only)")
+    dtype: str | None = option(None, choices=("float64", "float32"), help="cast the model to this dtype")
+    inputs_from: str | None = None
+    weights_from: str | None = None
+    mapping: str | None = None
+    wait_source: float = 0.0
+    single_step_plan: str | None = None
+    overwrite: bool = False
+    run_id: str | None = None
+    source_run_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able; ``options`` as a dict of its fields."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["options"] = self.options.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], options: type[RecordOptions] = RecordOptions) -> RecordJob:
+        """A job from its JSON form; unknown keys (also unknown options) are a ``UserError``."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("options", {}), Mapping):
+            raise UserError(f"not a recording job: {str(data)[:80]}")
+        values = dict(data)
+        values["options"] = options.from_dict(values.get("options", {}))
+        for name in ("spec", "out"):
+            if not isinstance(values.get(name), str):
+                raise UserError(f"recording job: {name!r} must be a path, got {values.get(name)!r}")
+        job = build_options(cls, values)
+        for o in option_fields(cls):
+            value = getattr(job, o.name)
+            if o.choices is not None and value is not None and value not in o.choices:
+                raise UserError(f"recording job: {o.name}={value!r}; expected one of {', '.join(o.choices)}")
+        return job
+
+    def run(self) -> Path:
+        """Record in this process (``run_spec``); returns the trace directory."""
+        return run_spec(
+            self.spec,
+            self.out,
+            self.options,
+            steps=self.steps,
+            inputs_from=self.inputs_from,
+            weights_from=self.weights_from,
+            dtype=self.dtype,
+            overwrite=self.overwrite,
+            single_step_plan=self.single_step_plan,
+            wait_source=self.wait_source,
+            mapping=self.mapping,
+            run_id=self.run_id,
+            source_run_id=self.source_run_id,
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -26,8 +26,8 @@ class PaddleAdapter(Adapter):
         return [paddle]
 
     def call_plumbing(self) -> tuple[str, ...]:
-        import paddle.nn.layer.layers as layers
         import paddle.utils.decorator_utils as deco
+        from paddle.nn.layer import layers
 
         return (layers.__file__ or "", deco.__file__ or "")
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from types import FrameType
 from typing import Any
-
-import sys
 
 import numpy as np
 import torch
@@ -18,7 +18,7 @@ from ._adapter import Adapter, HostTensor, PostHook, PreHook
 
 __all__ = ["TorchAdapter", "make_adapter"]
 
-_BITS = {torch.bfloat16: (torch.int16, np.uint16, "bfloat16")}
+_BITS: dict[Any, tuple[Any, Any, str]] = {torch.bfloat16: (torch.int16, np.uint16, "bfloat16")}
 for _name, _np in (("float8_e4m3fn", np.uint8), ("float8_e5m2", np.uint8)):
     if hasattr(torch, _name):
         _BITS[getattr(torch, _name)] = (torch.uint8, _np, _name)
@@ -203,7 +203,7 @@ class _OpMode(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         own = getattr(func, "__code__", None)
         while frame is not None and (frame.f_code.co_filename == _OVERRIDES or frame.f_code is own):
             frame = frame.f_back

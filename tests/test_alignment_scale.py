@@ -10,7 +10,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-
 from padiff_trace.analyzer._calls import Call, TraceView, build_tree
 from padiff_trace.analyzer._mapping import parse_mapping
 from padiff_trace.analyzer._pairing import align_views
@@ -229,3 +228,77 @@ def test_report_names_the_type_difference(tmp_path: Any) -> None:
     assert [e["how"] for e in doc["alignment"]] == ["root", "order", "type", "order"]
     r.write(tmp_path / "report")
     assert "TYPE DIFFERENCE" in analyzer.alignment_text(r.alignment)
+
+
+def test_anchors_held_deeper_keep_parameter_free_calls_between_them() -> None:
+    """paddle's layer has its Dropouts as direct children next to norm1/norm2; HF's holds
+    them inside attention.output / output, next to the LayerNorms. The anchors sit at
+    different depths: brought up, they keep each Dropout between the same two anchors
+    (the one after the attention never pairs with the one after the FFN)."""
+    p = "layer"
+    a = view("paddle", ("", "Net", (2, 8), [(p, "EncoderLayer", (2, 8), [
+        (f"{p}.attn", "MultiHeadAttention", (2, 8), [leaf(f"{p}.attn.q", "Linear"), leaf(f"{p}.attn.o", "Linear")]),
+        leaf(f"{p}.drop1", "Dropout"), leaf(f"{p}.norm1", "LayerNorm"), leaf(f"{p}.fc1", "Linear"),
+        leaf(f"{p}.actdrop", "Dropout"), leaf(f"{p}.fc2", "Linear"), leaf(f"{p}.drop2", "Dropout"),
+        leaf(f"{p}.norm2", "LayerNorm"),
+    ])]))
+    q = "enc.0"
+    b = view("torch", ("", "Net", (2, 8), [(q, "BertLayer", (2, 8), [
+        (f"{q}.attention", "BertAttention", (2, 8), [
+            (f"{q}.attention.self", "SelfAttention", (2, 8), [leaf(f"{q}.attention.self.query", "Linear")]),
+            (f"{q}.attention.output", "SelfOutput", (2, 8), [
+                leaf(f"{q}.attention.output.dense", "Linear"), leaf(f"{q}.attention.output.dropout", "Dropout"),
+                leaf(f"{q}.attention.output.LayerNorm", "LayerNorm")]),
+        ]),
+        (f"{q}.intermediate", "Intermediate", (2, 8), [leaf(f"{q}.intermediate.dense", "Linear"),
+                                                       leaf(f"{q}.intermediate.act", "GELUActivation")]),
+        (f"{q}.output", "Output", (2, 8), [leaf(f"{q}.output.dense", "Linear"), leaf(f"{q}.output.dropout", "Dropout"),
+                                           leaf(f"{q}.output.LayerNorm", "LayerNorm")]),
+    ])]))
+    anchors = {f"{p}.attn.q": f"{q}.attention.self.query", f"{p}.attn.o": f"{q}.attention.output.dense",
+               f"{p}.norm1": f"{q}.attention.output.LayerNorm", f"{p}.fc1": f"{q}.intermediate.dense",
+               f"{p}.fc2": f"{q}.output.dense", f"{p}.norm2": f"{q}.output.LayerNorm"}
+    got = pairs_of(align_views(a, b, anchors=anchors))
+    assert got[p] == (q, "contents")  # the same six anchors inside
+    assert got[f"{p}.drop1"] == (f"{q}.attention.output.dropout", "order")
+    assert got[f"{p}.drop2"] == (f"{q}.output.dropout", "order")
+    assert f"{p}.actdrop" not in got and f"{p}.attn" not in got  # no counterpart: left alone
+
+
+def test_first_divergence_names_the_call_that_made_it(tmp_path: Any) -> None:
+    """A writes its activation inline in the layer's forward, B has an activation module (B
+    only) that is wrong: the first differing record is fc2's input, but the error is made in
+    A's layer (its inline code, with fc1 agreeing) and in B's act (its input agrees)."""
+    import numpy as np
+    from test_analyzer_helpers import Synth
+
+    from padiff_trace import analyzer
+
+    x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(3, 8)
+    gelu = (x * 0.5 * (1 + np.tanh(0.8 * x))).astype(np.float32)
+    for side, fw in (("a", "paddle"), ("b", "torch")):
+        s = Synth(tmp_path / side, fw)
+        src = f"model_{side}.py"
+        h = gelu if side == "a" else np.maximum(x, 0)
+        with s.call("", "Net", {"args[0]": x}, (src, 1, "y = model(x)")) as root:
+            with s.call("layer", "Block", {"args[0]": x}, (src, 2, "y = self.layer(x)")) as lay:
+                with s.call("layer.fc1", "Linear", {"args[0]": x}, (src, 3, "h = self.fc1(x)")) as c:
+                    c.out({"out": x})
+                if side == "b":
+                    with s.call("layer.act", "ReLU", {"args[0]": x}, (src, 4, "h = self.act(h)")) as c:
+                        c.out({"out": h})
+                with s.call("layer.fc2", "Linear", {"args[0]": h}, (src, 5, "return self.fc2(h)")) as c:
+                    c.out({"out": h})
+                lay.out({"out": h})
+            root.out({"out": h})
+        s.close()
+    r = analyzer.compare(tmp_path / "a", tmp_path / "b")
+    d = r.first_divergence
+    assert d is not None and (d.pair.role, d.pair.a.module) == ("input", "layer.fc2"), r.summary_text()
+    assert d.located is not None
+    la, lb = d.located.a, d.located.b
+    assert (la.call.module, la.why, [c.module for c in la.fine]) == ("layer", "inline code", ["layer.fc1"])
+    assert (lb.call.module, lb.why) == ("layer.act", "one side only")
+    doc = r.to_dict()["first_divergence"]["located"]
+    assert doc["a"]["module"] == "layer" and doc["b"]["module"] == "layer.act" and doc["a"]["stack"]
+    assert "the error is made in layer.act#0" in r.summary_text().replace("\n     ", " ")

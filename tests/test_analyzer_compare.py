@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from test_analyzer_helpers import Synth, toy_model
 
-from padiff_trace import analyzer
-from padiff_trace import MappingError, UserError
+from padiff_trace import Kind, MappingError, Phase, RecordHeader, UserError, analyzer
 from padiff_trace.cli import main
 
 
@@ -186,6 +185,53 @@ def test_report_files(tmp_path: Path) -> None:
     assert len(rows) == len(r.pairs) and {"a", "b", "max_abs", "mean_abs", "rel_l2"} <= set(rows[0])
     txt = (out / "report.txt").read_text()
     assert "mean diff:" in txt and "max diff:" in txt and "norm#0:out" in txt
+
+
+def _typed_pair(path: Path, framework: str, ids: np.ndarray, *, stats_only: bool = False) -> Path:
+    """A model whose ``tok`` call outputs integer ids and whose ``quant`` call outputs float8 bits."""
+    s = Synth(path, framework, stats_only=stats_only)
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    with s.call("", "Net", {"args[0]": x}, ("m.py", 1, "y = model(x)")) as root:
+        with s.call("tok", "Tokenizer", {"args[0]": x}, ("m.py", 2, "ids = self.tok(x)")) as c:
+            c.out({"out": ids, "mask": ids % 2 == 0})
+        with s.call("quant", "Quant", {"args[0]": x}, ("m.py", 3, "q = self.quant(x)")) as c:
+            pass
+        hdr = RecordHeader(0, Phase.FORWARD, Kind.MODULE_OUTPUT, "quant", "Quant", c.id, c.parent, 0, "out", stack=c.stack)
+        s.w.append(hdr, np.arange(12, dtype=np.uint8), dtype="float8_e4m3fn")
+        root.out({"out": x})
+    s.close()
+    return path
+
+
+def test_integer_pairs_compare_exactly(tmp_path: Path) -> None:
+    ids = np.arange(1_000_000_000, 1_000_001_000, dtype=np.int64)
+    off = ids.copy()
+    off[500] += 1
+    b = _typed_pair(tmp_path / "b", "torch", ids)
+    r = analyzer.compare(_typed_pair(tmp_path / "a", "paddle", off), b)
+    bad = [p for p in r.pairs if not p.passed]
+    # the ids and the bool mask made from them (its parity flipped at the same element)
+    assert sorted(p.a.name for p in bad) == ["tok#0:mask", "tok#0:out"], r.summary_text()
+    assert all(p.tol.exact and "1 of 1000 elements differ" in p.reason for p in bad)
+    assert r.exit_code == 1
+    assert analyzer.compare(tmp_path / "a", b, atol=10.0, rtol=1.0).exit_code == 1  # tolerances never loosen integers
+    assert analyzer.compare(b, b).exit_code == 0
+
+
+def test_undecodable_dtype_is_reported_not_fatal(tmp_path: Path) -> None:
+    ids = np.arange(1000, dtype=np.int64)
+    for stats_only in (False, True):
+        a = _typed_pair(tmp_path / f"a{stats_only}", "paddle", ids, stats_only=stats_only)
+        b = _typed_pair(tmp_path / f"b{stats_only}", "torch", ids, stats_only=stats_only)
+        r = analyzer.compare(a, b)
+        q = next(p for p in r.pairs if p.a.name == "quant#0:out")
+        assert q.passed and q.metrics is not None and "float8_e4m3fn" in q.metrics.uncomparable
+        assert q.reason.startswith("not compared: A quant#0:out has dtype float8_e4m3fn")
+        assert r.exit_code == 0
+        assert [f.code for f in r.diagnosis] == ["uncomparable"] and "1 pair(s) not compared" in r.summary_text()
+        doc = r.to_dict()
+        jq = next(p for p in doc["pairs"] if p["a"]["module"] == "quant" and p["a"]["position"] == "out")
+        assert jq["metrics"]["uncomparable"] == q.metrics.uncomparable
 
 
 def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from padiff_trace import analyzer
 from padiff_trace.analyzer._metrics import RowSlice
-from padiff_trace import Kind, open_trace
+
+from padiff_trace import Kind, analyzer, open_trace
 
 pytest.importorskip("h5py")
 
@@ -201,8 +200,9 @@ def test_tiny_gradients_are_noise_when_forward_matches(tmp_path: Path) -> None:
 def test_fused_metrics_equal_plain_float64(tmp_path: Path, n: int, shape: tuple[int, ...] | None,
                                            perm: tuple[int, ...] | None) -> None:
     """The blocked, two-worker kernel gives the textbook float64 formulas (NaN/Inf excluded)."""
-    from padiff_trace import Phase, RecordHeader, TraceWriter
     from padiff_trace.analyzer._metrics import Tolerance, measure
+
+    from padiff_trace import Phase, RecordHeader, TraceWriter
 
     rng = np.random.default_rng(1)
     shp = shape or (n,)

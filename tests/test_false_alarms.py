@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from padiff_trace.analyzer._noise import NOISE_FACTOR
 from padiff_trace.analyzer._referee import F64_REL_MARGIN, RATIO
+
 from padiff_trace import Kind, open_trace
 
 MODELS = Path(__file__).parent / "false_alarm_models"

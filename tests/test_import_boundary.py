@@ -61,9 +61,9 @@ def test_packages_and_all_submodules_import_without_frameworks() -> None:
 
 
 def test_cli_help_and_info_without_frameworks(tmp_path: Path) -> None:
-    from padiff_trace import Kind, Phase, RecordHeader, TraceWriter
-
     import numpy as np
+
+    from padiff_trace import Kind, Phase, RecordHeader, TraceWriter
 
     with TraceWriter(tmp_path / "t") as w:
         w.append(RecordHeader(step=0, phase=Phase.FORWARD, kind=Kind.MODEL_INPUT), np.zeros(3))

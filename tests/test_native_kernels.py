@@ -8,9 +8,10 @@ import sys
 
 import numpy as np
 import pytest
-
 from padiff_trace.analyzer._accumulate import Accumulator
-from padiff_trace.analyzer._tolerance import Tolerance
+from padiff_trace.analyzer._sums import SUM_FIELDS, pair_kernel
+from padiff_trace.analyzer._tolerance import Tolerance, tolerance_for, verdict
+
 from padiff_trace._native import DISABLE_ENV, kernel
 from padiff_trace._stats import copy_with_stats, stats_numpy, stats_tuple
 
@@ -98,23 +99,30 @@ def test_stats_float64_overflowing_squares() -> None:
     assert got[2] == pytest.approx(1.0, rel=1e-12)  # compensated sums: exact here, numpy's pairwise sum is not
 
 
-def _acc_fields(acc: Accumulator) -> list[float]:
-    return [acc.n, acc.arg, acc.max_abs, acc.sum_abs, acc.max_rel, acc.sum_rel, acc.ab, acc.aa, acc.bb, acc.dd,
-            acc.sum_abs_b, acc.fail, acc.nan_a, acc.nan_b, acc.inf_a, acc.inf_b, acc.nan_mis, acc.inf_mis]
-
-
-def _pair(a: np.ndarray, b: np.ndarray, tol: Tolerance, numpy_only: bool) -> list[float]:
-    acc = Accumulator(tol, float(np.finfo(np.float32).tiny))
+def _pair(a: np.ndarray, b: np.ndarray, tol: Tolerance, path: str) -> list[float]:
+    """The sums record of a pair measured by one kernel path: ``numpy``, ``c`` (AVX2 where the CPU
+    has it) or ``generic`` (the C kernel's portable path)."""
+    acc = Accumulator(tol, float(np.finfo(np.float32).tiny), generic=path == "generic")
     step = 30_000
     for s in range(0, a.size, step):  # several chunks: offsets and argmax merging
-        (acc.add_numpy if numpy_only else acc.add)(a[s : s + step], b[s : s + step], s)
-    return _acc_fields(acc)
+        (acc.add_numpy if path == "numpy" else acc.add)(a[s : s + step], b[s : s + step], s)
+    return acc.sums.tolist()
+
+
+def test_kernel_fills_the_declared_sums() -> None:
+    # one declaration: the C struct's field order is the analyzer's SUM_FIELDS
+    assert ",".join(f.name for f in SUM_FIELDS) == kernel().PAIR_FIELDS
+    assert pair_kernel() is kernel()
+    with pytest.raises(ValueError, match="out holds"):
+        kernel().pair(np.ones(3, np.float32), "f", np.ones(3, np.float32), "f", 0.0, 0.0, 1e-38, np.empty(len(SUM_FIELDS) - 1))
 
 
 @pytest.mark.parametrize("da,db", [("float32", "float32"), ("float64", "float64"), ("float16", "float32"),
                                    ("float32", "float64")])
 @pytest.mark.parametrize("special", ["plain", "nan", "inf", "both"])
-def test_pair_matches_numpy(da: str, db: str, special: str) -> None:
+@pytest.mark.parametrize("path", ["c", "generic"])
+def test_pair_matches_numpy(da: str, db: str, special: str, path: str) -> None:
+    """The C kernel's AVX2 path and its portable path (forced by ``generic``) against numpy."""
     tol = Tolerance(atol=1e-4, rtol=1e-3, mode="strict")
     for i, n in enumerate(SIZES):
         b = _data(n, db, 100 + i, "plain")
@@ -125,18 +133,70 @@ def test_pair_matches_numpy(da: str, db: str, special: str) -> None:
             a[mask] = bad[mask]
             if special == "both":
                 b[np.flatnonzero(mask)[-1]] = np.inf  # one shared position: a one-sided NaN or a matching Inf
-        got, want = _pair(a, b, tol, False), _pair(a, b, tol, True)
+        got, want = _pair(a, b, tol, path), _pair(a, b, tol, "numpy")
         assert got[0] == want[0] and got[1] == want[1], f"n={n}: count/argmax {got[:2]} vs {want[:2]}"
         assert got[11:] == want[11:], f"n={n}: counts {got[11:]} vs {want[11:]}"
         np.testing.assert_allclose(got[2:11], want[2:11], rtol=1e-9, atol=1e-300, err_msg=f"n={n}")
+
+
+def test_generic_and_avx2_paths_agree_and_differ_in_code() -> None:
+    """Where the CPU has AVX2 the default path is the AVX2 one: the switch really changes the code
+    that runs (float32 sums grouped in 4 lanes instead of 8 round differently), not the results."""
+    rng = np.random.default_rng(7)
+    b = rng.standard_normal(1_000_003).astype(np.float32)
+    a = (b + rng.standard_normal(b.size) * 1e-3).astype(np.float32)
+    tol = Tolerance(atol=1e-4, rtol=1e-3, mode="strict")
+    fast, generic, ref = _pair(a, b, tol, "c"), _pair(a, b, tol, "generic"), _pair(a, b, tol, "numpy")
+    for got in (fast, generic):
+        assert got[:2] == ref[:2] and got[11:] == ref[11:]
+        np.testing.assert_allclose(got[2:11], ref[2:11], rtol=1e-9)
+    if kernel().avx2():
+        assert fast != generic  # not bit-identical: two code paths ran
+    s_fast, s_generic = kernel().summary(b, "f"), kernel().summary(b, "f", None, True)
+    np.testing.assert_allclose(s_fast, s_generic, rtol=1e-11)
+    np.testing.assert_allclose(s_generic, stats_numpy(b, "float32"), rtol=1e-11)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("special", ["plain", "offset", "both"])
+def test_generic_stats_match_numpy(dtype: str, special: str) -> None:
+    kind = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}[dtype]
+    for i, n in enumerate(SIZES):
+        arr = _data(n, dtype, i, special)
+        got = kernel().summary(arr, kind, None, True)
+        np.testing.assert_allclose(got, stats_numpy(arr, dtype), rtol=1e-11, atol=1e-300, equal_nan=True, err_msg=f"n={n}")
+
+
+def test_integer_pairs_compare_exactly() -> None:
+    """int64 neighbours above 2**53 are equal in float64: counted in integers they differ."""
+    exact = tolerance_for("int64", "int64", "mean", 1.0, 1.0)
+    assert exact.exact and (exact.atol, exact.rtol) == (0.0, 0.0)  # user tolerances do not loosen integers
+    b = np.arange(2**60, 2**60 + 100_000, dtype=np.int64)
+    a = b.copy()
+    a[[5, 70_000]] += 1
+    acc = Accumulator(exact, 1e-38)
+    acc.add(a, b, 0)
+    m = acc.result(b.shape)
+    assert m.frac_fail == 2 / b.size
+    passed, reason = verdict(m, exact)
+    assert not passed and "2 of 100000 elements differ" in reason
+    u = b.astype(np.uint64)  # signed against unsigned: no float64 detour either
+    acc = Accumulator(exact, 1e-38)
+    acc.add(a, u, 0)
+    assert acc.result(b.shape).frac_fail == 2 / b.size
+    flags = np.array([True, False, True])
+    acc = Accumulator(tolerance_for("bool", "bool", "strict", None, None), 1e-38)
+    acc.add(flags, ~flags, 0)
+    assert acc.result(flags.shape).frac_fail == 1.0
 
 
 def test_pair_argmax_is_first_occurrence_across_chunks() -> None:
     b = np.zeros(100_000, dtype=np.float32)
     a = b.copy()
     a[[40_000, 70_000, 90_000]] = [2.0, 2.0, 1.0]
-    assert _pair(a, b, Tolerance(0.0, 0.0, "strict"), False)[1] == 40_000
-    assert _pair(b, b, Tolerance(0.0, 0.0, "strict"), False)[1] == 0
+    for path in ("c", "generic", "numpy"):
+        assert _pair(a, b, Tolerance(0.0, 0.0, "strict"), path)[1] == 40_000
+        assert _pair(b, b, Tolerance(0.0, 0.0, "strict"), path)[1] == 0
 
 
 FALLBACK = """

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from padiff_trace.analyzer._ops import canonical_op
 
 from padiff_trace import analyzer
-from padiff_trace.analyzer._ops import canonical_op
 
 MODELS = Path(__file__).parent / "op_models"
 SPEC_A, SPEC_B = MODELS / "attn_paddle.py", MODELS / "attn_torch.py"
@@ -74,9 +74,9 @@ def test_planted_bug_localized_to_op_and_line(reports: dict[str, analyzer.Report
 def test_mapping_file_extends_the_op_table(tmp_path: Path) -> None:
     """An op name unknown to the table pairs through the mapping file's ``ops`` section."""
     import numpy as np
-
     from padiff_trace.analyzer import load_mapping
     from padiff_trace.analyzer._ops import collect_ops, pair_ops
+
     from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, open_trace
 
     x = np.ones((2, 3), dtype=np.float32)

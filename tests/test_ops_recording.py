@@ -7,8 +7,7 @@ import inspect
 import numpy as np
 import pytest
 
-from padiff_trace import recorder
-from padiff_trace import open_trace
+from padiff_trace import open_trace, recorder
 
 paddle = pytest.importorskip("paddle")
 torch = pytest.importorskip("torch")
@@ -150,12 +149,11 @@ def test_paddle_functions_restored_exactly_also_on_error(tmp_path):
 
     class Boom(paddle.nn.Layer):
         def forward(self, x):
-            y = paddle.matmul(x, x.transpose([0, 2, 1]))
+            paddle.matmul(x, x.transpose([0, 2, 1]))
             raise RuntimeError("planted")
 
-    with pytest.raises(RuntimeError, match="planted"):
-        with recorder.record(Boom(), tmp_path / "boom", ops=True):
-            Boom()(x)
+    with pytest.raises(RuntimeError, match="planted"), recorder.record(Boom(), tmp_path / "boom", ops=True):
+        Boom()(x)
     assert all(_paddle_targets()[k] is v for k, v in before.items())
 
 
@@ -165,7 +163,6 @@ def test_torch_mode_removed_after_recording(tmp_path):
         assert torch._C._len_torch_function_stack() == 1
         m(x)
     assert torch._C._len_torch_function_stack() == 0
-    with pytest.raises(ValueError):
-        with recorder.record(m, tmp_path / "t2", ops=True):
-            raise ValueError("x")
+    with pytest.raises(ValueError), recorder.record(m, tmp_path / "t2", ops=True):
+        raise ValueError("x")
     assert torch._C._len_torch_function_stack() == 0

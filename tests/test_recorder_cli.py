@@ -212,8 +212,9 @@ def test_wait_for_replay_source_until_inputs_are_flushed(tmp_path: Path) -> None
     import threading
     import time
 
-    from padiff_trace import Phase, RecordHeader, TraceWriter, UserError
     from padiff_trace.recorder._spec import wait_for_replay_source
+
+    from padiff_trace import Phase, RecordHeader, TraceWriter, UserError
 
     src = tmp_path / "late" / "a.trace"
 

@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from padiff_trace import recorder
-from padiff_trace import Kind, Phase, open_trace
 from padiff_trace.recorder._session import active_recorder
+
+from padiff_trace import Kind, Phase, open_trace, recorder
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -421,9 +420,8 @@ def test_hooks_removed_and_no_strong_refs(fw: Any, tmp_path: Path) -> None:
 def test_model_raising_inside_with(fw: Any, tmp_path: Path) -> None:
     model = fw.build("raising")
     x = fw.tensor(INPUTS["raising"])
-    with pytest.raises(RuntimeError, match="boom in forward"):
-        with recorder.record(model, tmp_path / "t"):
-            model(x)
+    with pytest.raises(RuntimeError, match="boom in forward"), recorder.record(model, tmp_path / "t"):
+        model(x)
     assert fw.hook_count(model) == 0
     assert active_recorder() is None
     with open_trace(tmp_path / "t") as tr:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from padiff_trace import recorder
-from padiff_trace import open_trace
+from padiff_trace import open_trace, recorder
 
 torch = pytest.importorskip("torch")
 
@@ -65,8 +64,9 @@ def test_large_tensor_shared_dataset_reads_back(tmp_path):
 def test_analyzer_measures_shared_bytes_once(tmp_path):
     """The output of module k and the input of module k+1 share bytes on both sides: the
     analyzer measures that pair once and reports the same metrics for both."""
-    from padiff_trace import analyzer
     from padiff_trace.analyzer._compare import _data_key
+
+    from padiff_trace import analyzer
 
     for name, seed in (("a", 0), ("b", 0)):
         torch.manual_seed(seed)

@@ -31,9 +31,10 @@ H = RecordHeader(step=0, phase=Phase.FORWARD, kind=Kind.MODULE_OUTPUT, module="m
 CLI = Path(sys.executable).with_name("padiff-trace")
 
 
-def make_trace(path: Path) -> Path:
-    """Two shards: shard 0 holds small records, shard 1 a big tensor and the final marker."""
-    with TraceWriter(path, options=WriterOptions(flush_records=10)) as w:
+def make_trace(path: Path, shards: int = 2) -> Path:
+    """Two shards: shard 0 holds small records, shard 1 a big tensor and the final marker
+    (``shards=1``: all in shard 0)."""
+    with TraceWriter(path, options=WriterOptions(flush_records=10 if shards == 2 else 1000)) as w:
         for i in range(10):
             w.append(H, np.arange(100, dtype=np.float32) + i)
         w.append(H, np.ones(400_000, dtype=np.float32))
@@ -85,11 +86,12 @@ def damage(kind: str, trace: Path) -> type[UserError]:
 
 
 KINDS = ["truncated", "empty", "not-hdf5", "foreign-hdf5", "newer-version", "flipped-records"]
+UNUSABLE = [k for k in KINDS if k != "flipped-records"]  # a shard that cannot be opened at all
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_damaged_shard_raises_one_line_naming_the_file(tmp_path: Path, kind: str) -> None:
-    trace = make_trace(tmp_path / "t")
+@pytest.mark.parametrize("kind", UNUSABLE)
+def test_only_shard_damaged_raises_one_line_naming_the_file(tmp_path: Path, kind: str) -> None:
+    trace = make_trace(tmp_path / "t", shards=1)
     exc_type = damage(kind, trace)
     with pytest.raises(exc_type) as err:
         open_trace(trace)
@@ -101,8 +103,26 @@ def test_damaged_shard_raises_one_line_naming_the_file(tmp_path: Path, kind: str
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_cli_info_on_damaged_trace_exits_2_with_one_line(tmp_path: Path, kind: str) -> None:
+def test_damaged_shard_is_reported_and_the_others_read(tmp_path: Path, kind: str) -> None:
     trace = make_trace(tmp_path / "t")
+    exc_type = damage(kind, trace)
+    with open_trace(trace) as tr:
+        assert list(tr) == [10] and not tr.complete
+        np.testing.assert_array_equal(tr.read(10), np.ones(400_000, dtype=np.float32))
+        assert len(tr.damage) == 1 and tr.damage[0].shard == shard0(trace)
+        assert "\n" not in str(tr.damage[0])
+        h = tr.health
+        assert not h.ok and h.records == 1 and h.records_lost == 10 and str(h).startswith("DAMAGED")
+        if kind == "newer-version":
+            assert "99" in tr.damage[0].reason and "upgrade" in tr.damage[0].reason
+    with pytest.raises(exc_type if kind != "flipped-records" else CorruptTraceError) as err:
+        open_trace(trace, strict=True)
+    assert str(shard0(trace)) in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("kind", UNUSABLE)
+def test_cli_info_on_unusable_trace_exits_2_with_one_line(tmp_path: Path, kind: str) -> None:
+    trace = make_trace(tmp_path / "t", shards=1)
     damage(kind, trace)
     out = subprocess.run([str(CLI), "info", str(trace)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, out.stderr
@@ -110,6 +130,19 @@ def test_cli_info_on_damaged_trace_exits_2_with_one_line(tmp_path: Path, kind: s
     assert len(lines) == 1, out.stderr
     assert lines[0].startswith("padiff-trace: error: ") and "shard-000000.h5" in lines[0]
     assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+@pytest.mark.parametrize("kind", ["truncated", "flipped-records"])
+def test_cli_info_and_check_on_damaged_trace(tmp_path: Path, kind: str) -> None:
+    trace = make_trace(tmp_path / "t")
+    damage(kind, trace)
+    out = subprocess.run([str(CLI), "info", str(trace)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    health = [ln for ln in out.stdout.splitlines() if ln.startswith("health")]
+    assert health and "DAMAGED" in health[0] and "10 record(s) lost" in health[0]
+    assert "shard-000000.h5" in out.stdout
+    out = subprocess.run([str(CLI), "check", str(trace)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "shard-000000.h5" in out.stdout and "Traceback" not in out.stderr
 
 
 def test_flipped_byte_in_small_tensor_data_is_detected(tmp_path: Path) -> None:
@@ -222,7 +255,7 @@ def test_disk_full_raises_and_keeps_flushed_shards(tmpfs) -> None:  # type: igno
 
 
 def test_copy_of_damaged_trace_still_names_the_copy(tmp_path: Path) -> None:
-    trace = make_trace(tmp_path / "t")
+    trace = make_trace(tmp_path / "t", shards=1)
     damage("not-hdf5", trace)
     copy = tmp_path / "copy"
     shutil.copytree(trace, copy)

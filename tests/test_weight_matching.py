@@ -1,12 +1,16 @@
 """The weight-matching engine (padiff_trace._weightmatch) on the layouts real libraries use.
 
-Fast: tensor lists only (names, shapes, class hierarchies as a recorder writes them). The
-real third-party pairs recorded end to end are in test_real_pairs.py.
+Fast: tensor lists only (names, shapes, class hierarchies as a recorder writes them); one
+slow test runs a mapping file end to end. The real third-party pairs recorded end to end are
+in test_real_pairs.py.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -202,6 +206,25 @@ def test_derived_state_is_compared_never_copied() -> None:
     assert ("a", "layers.0.rotary.cos_cached", "derived state (the model computes it): not copied") in wm.skipped
 
 
+def test_derived_state_kept_once_is_compared_with_every_per_block_copy() -> None:
+    """One rotary table for the model (HF) against one per attention layer (paddlenlp): each
+    per-layer copy is compared with the single table, never copied; a table of one layer
+    alone is not the same situation (a group per block index would be needed)."""
+    rot = {"Rot": ["x.Rot", "torch.nn.modules.module.Module"]}
+    a = WeightSide("paddle", tuple(
+        t(f"layers.{i}.attn.rotary.inv_freq", "Rot", (4,), param=False, persistent=False) for i in range(3)
+    ), PD)
+    b = WeightSide("torch", (t("rotary.inv_freq", "Rot", (4,), param=False, persistent=False),), {**TD, **rot})
+    wm = match_weights(a, b)
+    shared = [(p.a, p.b) for p in wm.pairs if p.how == "shared derived"]
+    assert shared == [(f"layers.{i}.attn.rotary.inv_freq", "rotary.inv_freq") for i in range(3)]
+    assert all(not p.transfer for p in wm.pairs) and module_anchors(wm) == {}
+    # two single tables outside blocks, or copies that share a block: left alone
+    b2 = WeightSide("torch", (t("rotary.inv_freq", "Rot", (4,), param=False, persistent=False),
+                              t("rotary2.inv_freq", "Rot", (4,), param=False, persistent=False)), {**TD, **rot})
+    assert not [p for p in match_weights(a, b2).pairs if p.how == "shared derived"]
+
+
 def test_frozen_and_buffers_without_counterpart_are_skipped_with_a_reason() -> None:
     a = WeightSide("paddle", (t("w.weight", "Linear", (H, H)), t("pos.table", "Sinusoid", (P, H), trainable=False)), PD)
     b = WeightSide("torch", (t("w.weight", "Linear", (H, H)), t("w.mask", "Linear", (H,), param=False)), TD)
@@ -238,7 +261,7 @@ def test_bad_pins_name_the_entry_and_both_shapes() -> None:
     with pytest.raises(MappingError, match=r"m.json: weights entry 0.*x.weight \[8, 32\].*y.weight \[8, 8\]"):
         match_weights(a, b, *mapping_pins(m, a, b))
     m = parse_mapping({"weights": [{"paddle": "x.wieght", "torch": "y.weight"}]}, "m.json")
-    with pytest.raises(MappingError, match="no tensor named 'x.wieght' on side A"):
+    with pytest.raises(MappingError, match=r"no tensor named 'x\.wieght' on side A"):
         match_weights(a, b, *mapping_pins(m, a, b))
     with pytest.raises(MappingError, match="names one side only"):
         parse_mapping({"weights": [{"paddle": "x.weight"}]}, "m.json")
@@ -253,3 +276,92 @@ def test_packed_share_conversion_round_trips() -> None:
     q = _canonical(c_attn, (1, 0), (0, H), 0)  # canonical [out, in] rows 0:H
     np.testing.assert_array_equal(q, c_attn[:, :H].T)
     np.testing.assert_array_equal(_to_target(q, (1, 0)), c_attn[:, :H])  # into a paddle Linear [in, out]
+
+
+_PADDLE_SPEC = """
+import numpy as np
+import paddle
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.left = paddle.nn.Linear(8, 8)
+        self.right = paddle.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.right(paddle.nn.functional.relu(self.left(x)))
+
+
+def model():
+    paddle.seed(0)
+    return Net()
+
+
+def inputs():
+    return (paddle.to_tensor(np.random.default_rng(0).standard_normal((4, 8)).astype("float32")),)
+
+
+def loss(out):
+    return (out**2).mean()
+"""
+
+_TORCH_SPEC = """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fst = torch.nn.Linear(8, 8)
+        self.snd = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fst(torch.relu(self.snd(x)))
+
+
+def model():
+    return Net()
+
+
+def inputs():
+    return (torch.zeros(4, 8),)
+
+
+def loss(out):
+    return (out**2).mean()
+"""
+
+
+@pytest.mark.slow
+def test_mapping_file_pins_an_ambiguous_pair_for_transfer_and_comparison(tmp_path: Path) -> None:
+    """Two same-shaped Linears whose names say nothing, used in opposite registration order:
+    without a mapping the transfer copies by order and the run diverges; one user-written
+    ``weights`` entry (with its bias) fixes the transfer and the comparison alike."""
+    pytest.importorskip("paddle")
+    pytest.importorskip("torch")
+    spec_a, spec_b = tmp_path / "net_paddle.py", tmp_path / "net_torch.py"
+    spec_a.write_text(_PADDLE_SPEC)
+    spec_b.write_text(_TORCH_SPEC)
+
+    def run(out: Path, *flags: str) -> tuple[int, dict[str, object], dict[str, object]]:
+        cmd = [sys.executable, "-m", "padiff_trace", "run", str(spec_a), str(spec_b), "--out", str(out), *flags]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert proc.returncode in (0, 1), proc.stderr[-3000:]
+        wm = json.loads((out / "net_torch.trace" / "weightmap.json").read_text())
+        return proc.returncode, wm, json.loads((out / "report" / "report.json").read_text())
+
+    rc, wm, _ = run(tmp_path / "by_order")
+    assert rc == 1  # left -> fst by registration order: the wrong weights were copied
+    assert {(e["paddle"], e["torch"]) for e in wm["weights"]} >= {("left.weight", "fst.weight")}
+    mapping = tmp_path / "map.json"
+    mapping.write_text(json.dumps({"version": 1, "weights": [
+        {"paddle": "left.weight", "torch": "snd.weight"}, {"paddle": "left.bias", "torch": "snd.bias"}]}))
+    rc, wm, report = run(tmp_path / "pinned", "--mapping", str(mapping))
+    assert rc == 0, report["first_divergence"]
+    got = {(e["paddle"], e["torch"]): e["how"] for e in wm["weights"]}
+    assert got[("left.weight", "snd.weight")] == "mapping" and ("right.weight", "fst.weight") in got
+    compared = {(p["a"]["module"], p["b"]["module"]) for p in report["weights"]}  # type: ignore[index]
+    assert compared == {("left", "snd"), ("right", "fst")}
+    calls = {(c["a"], c["b"]) for c in report["alignment"]}  # type: ignore[index]
+    assert ("left#0", "snd#0") in calls and ("right#0", "fst#0") in calls

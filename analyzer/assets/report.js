@@ -1,15 +1,11 @@
-// padiff-trace HTML report: tables and plots built from the embedded JSON.
+// padiff-trace HTML report: the pair tables, built from the embedded JSON (the plots are inline SVG).
 // Every string from a trace is inserted with textContent, never as HTML.
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("report-data").textContent);
   const fmt = (v) => (typeof v === "number" ? (Number.isInteger(v) && Math.abs(v) < 1e6 ? String(v) : v === 0 ? "0" : Math.abs(v) < 1e-3 || Math.abs(v) >= 1e4 ? v.toExponential(2) : v.toPrecision(4)) : v == null ? "" : String(v));
-  const COLS = [
-    ["index", "#", true], ["step", "step", true], ["role", "kind", false], ["verdict", "verdict", false],
-    ["cls", "class", false], ["a", "A", false], ["a_type", "A type", false], ["b", "B", false],
-    ["shape", "shape", false], ["max_abs", "max |a-b|", true], ["mean_abs", "mean |a-b|", true],
-    ["rel_l2", "rel L2", true], ["cosine", "cosine", true], ["reason", "reason", false],
-  ];
+  // columns: [key, label, numeric, description]; the metric columns come from the analyzer's metric table
+  const COLS = data.columns.map((c) => [c.key, c.label, c.num, c.title]);
 
   function buildTable(host, rows, firstIndex) {
     const wrap = document.createElement("div");
@@ -38,9 +34,10 @@
     const table = document.createElement("table");
     const thead = table.createTHead().insertRow();
     let sortKey = "index", sortDir = 1;
-    for (const [key, label] of COLS) {
+    for (const [key, label, , title] of COLS) {
       const th = document.createElement("th");
       th.textContent = label;
+      if (title) th.title = title;
       th.dataset.key = key;
       th.addEventListener("click", () => { sortDir = sortKey === key ? -sortDir : 1; sortKey = key; render(); });
       thead.appendChild(th);
@@ -91,11 +88,4 @@
     if (params.get("verdict")) tables.pairs.verdict.value = params.get("verdict");
   }
   for (const t of Object.values(tables)) t.render();
-
-  if (window.Plotly) {
-    for (const fig of data.figures) {
-      const el = document.getElementById(fig.div);
-      if (el) window.Plotly.newPlot(el, fig.figure.data, fig.figure.layout, { responsive: true, displaylogo: false });
-    }
-  }
 })();

@@ -1,7 +1,8 @@
-"""The ``padiff-trace`` command line.
+"""The ``padiff-trace`` command line: a thin layer over the library.
 
-Each subcommand lives in its own module exposing ``register(subparsers)``; the
-modules import frameworks or the analyzer only inside their handlers, so
+Each subcommand lives in its own module exposing ``register(subparsers)``; ``run`` is
+``padiff_trace.pipeline.run``, ``record`` a ``recorder.RecordJob``. The modules import
+frameworks, the analyzer or the pipeline only inside their handlers, so
 ``padiff-trace --help`` is fast and works without paddle or torch.
 """
 
@@ -13,14 +14,17 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from .._errors import UserError
+from padiff_trace import RecordingFailedError, UserError
+from padiff_trace.recorder import RecordOptions
 
 __all__ = ["main", "build_parser"]
 
-_COMMAND_MODULES = ("_info", "_record", "_compare", "_archive")
+_COMMAND_MODULES = ("_info", "_record", "_compare", "_archive", "_check")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, record_options: type[RecordOptions] = RecordOptions) -> argparse.ArgumentParser:
+    """The whole command line; ``record_options``: the dataclass whose option fields become the
+    recording flags of ``record`` and ``run`` (``RecordOptions``; a subclass adds options)."""
     parser = argparse.ArgumentParser(
         prog="padiff-trace",
         description=(
@@ -32,11 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMAND_MODULES:
-        importlib.import_module(f"{__name__}.{name}").register(sub)
+        module = importlib.import_module(f"{__name__}.{name}")
+        if name == "_record":
+            module.register(sub, options=record_options)
+        else:
+            module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok/aligned, 1 diverged or the model raised, 2 bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
@@ -46,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"padiff-trace: error: {exc}", file=sys.stderr)
         return 2
+    except RecordingFailedError as exc:  # the child printed its own error above
+        print(f"padiff-trace: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("padiff-trace: interrupted", file=sys.stderr)
         return 130

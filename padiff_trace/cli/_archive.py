@@ -8,8 +8,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .._catalog import CatalogEntry, catalog
-from .._errors import UserError
+from padiff_trace import CatalogEntry, UserError, catalog
 
 __all__ = ["register", "print_catalog", "tag_pair"]
 
@@ -28,7 +27,11 @@ def print_catalog(entries: list[CatalogEntry], root: Path) -> None:
     for e in entries:
         rel = str(e.path.relative_to(root)) if e.path != root else "."
         fw = f"{e.framework} {e.framework_version}".strip()
-        state = "complete" if e.complete else ("DAMAGED: " + e.error if e.error else "incomplete")
+        state = "complete" if e.complete else "incomplete"
+        if e.error:
+            state = "DAMAGED: " + e.error
+        elif e.damaged:
+            state = f"{state}, {e.health}"
         print(
             f"{rel[:34]:<34} {e.model[:14]:<14} {e.version[:10]:<10} {fw[:18]:<18} {e.device[:7]:<7} "
             f"{e.created[:19]:<19} {e.steps:>5} {e.size_bytes / 2**20:>7.1f}MB  {state}"
@@ -63,7 +66,7 @@ def _history(args: argparse.Namespace) -> int:
     from padiff_trace import analyzer
 
     root = Path(args.dir)
-    entries = [e for e in catalog(root, dict(args.tag)) if not e.error]
+    entries = [e for e in catalog(root, dict(args.tag)) if not e.error]  # damaged traces: compare reports them
     if not entries:
         raise UserError(f"{root}: no readable traces match {' '.join(f'{k}={v}' for k, v in args.tag) or 'the filter'}")
     baseline = Path(args.baseline) if args.baseline else entries[0].path

@@ -31,9 +31,8 @@ def register(sub: Any) -> None:
                    "|a-b| <= atol + rtol*|b|; rel-l2: ||a-b|| <= atol*sqrt(n) + rtol*||b||")
     p.add_argument("--atol", type=float, help="absolute tolerance for every float pair (default: per dtype)")
     p.add_argument("--rtol", type=float, help="relative tolerance for every float pair (default: per dtype)")
-    p.add_argument("--report", metavar="DIR", help="write report.txt, report.json, pairs.csv (and report.html "
-                   "when plotly is installed) into DIR")
-    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report to FILE (needs the [html] extra)")
+    p.add_argument("--report", metavar="DIR", help="write report.txt, report.json, pairs.csv and report.html into DIR")
+    p.add_argument("--html", metavar="FILE", help="also write the self-contained HTML report to FILE")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
     p.add_argument("--reference", metavar="R", help="float64 referee trace (record A's spec with --dtype float64 "
                    "--inputs-from A --weights-from A): classifies every pair as rounding, A deviates, B deviates "
@@ -59,7 +58,6 @@ def register(sub: Any) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from padiff_trace import analyzer
-    from padiff_trace.analyzer._html import write_default_html, write_html
 
     report = analyzer.compare(
         args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet,
@@ -67,10 +65,8 @@ def _compare(args: argparse.Namespace) -> int:
     )
     if args.report:
         report.write(args.report)
-        if not args.html:
-            write_default_html(report, args.report)
     if args.html:
-        write_html(report, args.html)
+        analyzer.write_html(report, args.html)
     text = report.summary_text()
     text = text.splitlines()[0] if args.quiet else text
     print(_colour(text) if sys.stdout.isatty() else text)
@@ -90,14 +86,14 @@ def _colour(text: str) -> str:
 
 
 def _align(args: argparse.Namespace) -> int:
-    from padiff_trace import analyzer
+    from padiff_trace import analyzer, visible
 
     al = analyzer.align(args.a, args.b, mapping=args.mapping)
     print(analyzer.alignment_text(al))
     wm = analyzer.weight_map(args.a, args.b, mapping=args.mapping)
     if wm is not None:
         print()
-        print(wm.text("A", "B"))
+        print("\n".join(visible(line) for line in wm.text("A", "B").split("\n")))  # control characters shown
         print("(to pin pairs: write this map with --weight-map-json FILE, edit it, pass it back as --mapping FILE)")
     if wm is not None and args.weight_map_json:
         Path(args.weight_map_json).write_text(wm.dumps(generated_by="padiff-trace align") + "\n")

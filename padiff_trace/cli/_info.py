@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._catalog import catalog
-from .._reader import is_trace, open_trace
+from padiff_trace import STAT_FIELDS, catalog, is_trace, open_trace
+
 from ._archive import print_catalog, tag_pair
-from .._schema import STAT_FIELDS
 
 __all__ = ["register"]
+
+_MAX_DAMAGE_LINES = 10
 
 
 def register(sub: Any) -> None:
@@ -21,7 +22,9 @@ def register(sub: Any) -> None:
         "info",
         help="metadata and record counts of a trace",
         description="Show a trace's metadata (framework, device, tags...), record counts by kind "
-        "and phase, steps, size on disk, and whether the recorder closed it cleanly.",
+        "and phase, steps, size on disk, whether the recorder closed it cleanly, and its health: "
+        "damage found while opening it (shards, index rows, string tables). "
+        "'padiff-trace check' reads and verifies every byte.",
     )
     p.add_argument("trace", help="trace directory written by a recorder (or one shard file)")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -56,9 +59,14 @@ def _info(args: argparse.Namespace) -> int:
             "records": len(tr),
             "steps": tr.steps(),
             "size_bytes": tr.size_bytes(),
-            "shards": len(tr._shard_paths),
+            "shards": len(tr.shard_paths),
+            "recording": tr.recording,
+            "format_minor": tr.format_minor,
+            "writer_pid": tr.writer_pid,
             "meta": tr.meta,
             "counts": {k: dict(v) for k, v in counts.items()},
+            "health": str(tr.health),
+            "damage": [{"shard": str(d.shard), "what": d.what, "reason": d.reason} for d in tr.damage],
         }
         if tr.missing_shards:
             info["missing_shards"] = tr.missing_shards
@@ -75,6 +83,10 @@ def _info(args: argparse.Namespace) -> int:
             why = f" (recorder stopped: {info['aborted']})"
         elif info.get("missing_shards"):
             why = f" (missing shards {info['missing_shards']})"
+        elif info["damage"]:
+            why = " (shards damaged: see health)"
+        elif info["writer_pid"] is not None:
+            why = f" (being written by pid {info['writer_pid']})"
         else:
             why = " (the recorder did not close it: killed or still running)"
     out = [
@@ -86,9 +98,15 @@ def _info(args: argparse.Namespace) -> int:
         f"command    {meta.get('command')}",
         f"seed       {meta.get('seed')}",
         f"tags       {_fmt_tags(meta.get('tags') or {})}",
-        f"format     v{meta.get('format_version')}, {info['shards']} shard(s), {_size(info['size_bytes'])}",
+        f"format     v{meta.get('format_version')}.{info['format_minor']}, {info['shards']} shard(s), "
+        f"{_size(info['size_bytes'])}, recording {(info['recording'] or '-')[:12]}",
         f"records    {info['records']} in steps {_fmt_steps(info['steps'])}",
+        f"health     {info['health']}",
     ]
+    for d in info["damage"][:_MAX_DAMAGE_LINES]:
+        out.append(f"  damaged  {Path(d['shard']).name}: {d['what']}: {d['reason']}")
+    if len(info["damage"]) > _MAX_DAMAGE_LINES:
+        out.append(f"  ... and {len(info['damage']) - _MAX_DAMAGE_LINES} more (padiff-trace check {info['path']})")
     for key in ("phase", "kind"):
         items = ", ".join(f"{k} {v}" for k, v in sorted(info["counts"][key].items()))
         out.append(f"  by {key:<6} {items or '-'}")
@@ -117,7 +135,7 @@ def _ls(args: argparse.Namespace) -> int:
                 base += " " + " ".join(f"{k}={st[k]:.4g}" for k in STAT_FIELDS)
             else:
                 amax = max(abs(st["min"]), abs(st["max"])) if r.is_tensor else float("nan")
-                base += f" max|x|={amax:<10.4g} {'data' if r.has_data else 'stats'}"
+                base += f" max|x|={amax:<10.4g} {'DAMAGED' if r.damage else 'data' if r.has_data else 'stats'}"
             w(base.rstrip() + "\n")
     return 0
 

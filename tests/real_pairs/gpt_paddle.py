@@ -18,7 +18,7 @@ def model():
     cfg = GPTConfig(
         vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
         intermediate_size=FFN, max_position_embeddings=MAX_POS, hidden_activation="gelu",
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, 
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
         use_cache=False, dtype="float32",
     )
     m = GPTForCausalLM(cfg)

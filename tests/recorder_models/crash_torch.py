@@ -10,7 +10,7 @@ class Crash(torch.nn.Module):
         self.lin2 = torch.nn.Linear(4, 2)
 
     def forward(self, x):
-        h = self.lin1(x)
+        self.lin1(x)
         raise ValueError("user model bug at layer 2")  # CRASH-LINE
 
 

@@ -1,0 +1,118 @@
+"""What a comparison means, in sentences: computed once per report, shown by every renderer.
+
+``diagnose(report)`` returns ``Finding``s: facts ("inputs of this call: rel-L2 3e-08 (still
+matching)") and conclusions (``hint``: "the error starts inside this module call"). Those
+about the first divergence have topic ``first_divergence``; those about the whole
+comparison ``comparison``. The terminal summary, report.txt, report.json and report.html
+render this list; none of them composes a diagnosis of its own. Texts hold trace strings
+exactly; renderers make them visible (text) or escape them (HTML).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._report import Divergence, PairResult, Report
+
+__all__ = ["Finding", "diagnose"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # stable identifier: error_starts_inside, inputs_differed, type_difference, ...
+    text: str  # one sentence
+    topic: str = "first_divergence"  # or "comparison"
+    hint: bool = False  # a conclusion to act on, rather than a fact
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def diagnose(report: Report) -> list[Finding]:
+    """The findings of a comparison, in reading order."""
+    out = _comparison(report)
+    d = report.first_divergence
+    if d is not None:
+        out += _divergence(report, d)
+    return out
+
+
+def _comparison(report: Report) -> list[Finding]:
+    out: list[Finding] = []
+    skipped = [p for p in report.pairs if p.metrics is not None and p.metrics.uncomparable]
+    if skipped:
+        first = skipped[0]
+        out.append(Finding(
+            "uncomparable",
+            f"{len(skipped)} pair(s) not compared, their values cannot be decoded (first: {first.metrics.uncomparable})",  # type: ignore[union-attr]
+            "comparison",
+        ))
+    noisy = sum(1 for p in report.pairs if p.noise is not None and p.noise["within"] and p.metrics and p.metrics.max_abs > 0)
+    if noisy:
+        out.append(Finding("noise_floor", f"within the estimated fp32 noise floor: {noisy} of {len(report.pairs)} pairs",
+                           "comparison"))
+    return out
+
+
+def _divergence(report: Report, d: Divergence) -> list[Finding]:
+    p = d.pair
+    out: list[Finding] = []
+    if d.type_difference is not None:
+        out.append(Finding("type_difference", f"type difference: A {d.type_difference[0]} vs B {d.type_difference[1]}"))
+    if p.referee is not None:
+        out += _class(p, report.referees)
+    site = p.a.stack[-1] if p.a.stack else None
+    where = f" ({site.file}:{site.line})" if site else ""
+    inside = p.a.module or "<root>"
+    if p.role == "op_input" and p.metrics is not None:
+        out.append(Finding(
+            "op_inputs_differ",
+            f"inside {inside}, op {p.a.module_type}{where} already receives different inputs (rel-L2 "
+            f"{p.metrics.rel_l2:.2e}) while the ops before it match: the error comes from code between them "
+            "(an op on one side only, or a Python-level computation)",
+            hint=True,
+        ))
+    elif p.role.startswith("op_"):
+        before = "?" if d.input_rel_l2 is None else f"{d.input_rel_l2:.2e}"
+        after = f"output by {p.metrics.rel_l2:.2e}" if p.metrics is not None else p.reason
+        out.append(Finding(
+            "first_divergent_op",
+            f"inside {inside}, the first divergent op is {p.a.module_type}{where}: inputs differed by rel-L2 {before}, {after}",
+            hint=True,
+        ))
+    if d.input_rel_l2 is not None and p.role != "op_input":
+        state = "already wrong" if d.inputs_failed else "still matching"
+        out.append(Finding("call_inputs", f"inputs of this call: rel-L2 {d.input_rel_l2:.3g} ({state})"))
+        if not d.inputs_failed and d.type_difference is not None:
+            out.append(Finding("type_difference_cause", "same inputs, different module types: the type difference is the cause",
+                               hint=True))
+        elif not d.inputs_failed:
+            out.append(Finding("error_starts_inside", "the error starts inside this module call", hint=True))
+        else:
+            out.append(Finding("inputs_differed", "it received wrong inputs: look at the code that produced them", hint=True))
+    elif p.role == "input":
+        out.append(Finding("code_between", "earlier recorded outputs match: look at the code between them and this call",
+                           hint=True))
+    if d.located is not None:  # the module call that made the error, on each side (_culprit)
+        out += [Finding(code, text, hint=True) for code, text in d.located.sentences()]
+    return out
+
+
+def _class(p: PairResult, ref: dict[str, Any] | None) -> list[Finding]:
+    r = p.referee or {}
+    out = [Finding("referee_class", f"class: {p.cls} (vs float64: A {r.get('rel_err_a', 0):.2e}, B {r.get('rel_err_b', 0):.2e})")]
+    if ref is not None and not ref.get("reference_b") and p.cls in ("A deviates", "B deviates"):
+        other = "B" if ref["reference_model"] == "A" else "A"
+        if p.cls == f"{other} deviates":
+            out.append(Finding(
+                "referee_one_model",
+                f"{other} is far from the float64 run of {ref['reference_model']}'s model: a model difference or "
+                f"{other}'s fp32 numerics; --reference-b tells them apart",
+                hint=True,
+            ))
+    if p.cls == "model difference":
+        out.append(Finding("referee_model_difference",
+                           "the float64 runs of the two models disagree here: a real difference, not rounding", hint=True))
+    return out

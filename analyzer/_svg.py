@@ -1,0 +1,133 @@
+"""The HTML report's plots as inline SVG, drawn from the numbers here: no plotting library,
+no script, nothing fetched, a few kilobytes per plot.
+
+``error_plot`` draws one error curve per metric along the execution order on a log scale,
+marks failing pairs, the first divergence and the top amplifiers, and gives positions a
+tooltip (an SVG ``<title>``) naming the pair: every position up to ``_TIPS`` pairs, beyond
+that the first divergence, the amplifiers and up to ``_TIPS`` failing pairs. Curves of more than ``_POINTS`` pairs keep each bin's largest value
+(a plot is ~800 pixels wide). Every trace string is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._report import PairResult
+
+__all__ = ["SERIES", "error_plot"]
+
+W, H = 900, 300
+_L, _R, _T, _B = 64, 12, 30, 40  # margins
+SERIES = (("max_abs", "max |a-b|", "#1f77b4"), ("mean_abs", "mean |a-b|", "#2ca02c"), ("rel_l2", "relative L2", "#9467bd"))
+_TIPS = 1000  # pairs up to which every position has a tooltip (~230 bytes each); beyond, the marked ones
+_POINTS = 2000  # points per curve at most
+
+
+def _positive(v: float | None) -> float | None:
+    return v if v is not None and math.isfinite(v) and v > 0 else None
+
+
+def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None, amplifiers: set[int]) -> str:
+    """An SVG plot of ``pairs`` (with metrics) in order; ``amplifiers``: ids of A's calls to mark."""
+    n = len(pairs)
+    ys = {key: [_positive(p.metrics.values.get(key)) if p.metrics else None for p in pairs] for key, _, _ in SERIES}
+    seen = [v for vals in ys.values() for v in vals if v is not None]
+    e0 = math.floor(math.log10(min(seen))) if seen else -12
+    e1 = math.ceil(math.log10(max(seen))) if seen else 0
+    e1 = max(e1, e0 + 1)
+    pw, ph = W - _L - _R, H - _T - _B
+
+    def x(i: int) -> float:
+        return _L + pw * (i / max(n - 1, 1))
+
+    def y(v: float) -> float:
+        return _T + ph * (e1 - math.log10(v)) / (e1 - e0)
+
+    out = [f'<svg class="plot" viewBox="0 0 {W} {H}" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">',
+           f'<text class="title" x="{_L}" y="18">{escape(title)}</text>']
+    step = max(1, math.ceil((e1 - e0) / 8))
+    for e in range(e0, e1 + 1, step):  # decades
+        yy = y(10.0**e)
+        out.append(f'<line class="grid" x1="{_L}" x2="{W - _R}" y1="{yy:.1f}" y2="{yy:.1f}"/>'
+                   f'<text class="tick" x="{_L - 4}" y="{yy + 4:.1f}" text-anchor="end">1e{e}</text>')
+    xstep = max(1, _nice(n / 10))
+    for i in range(0, n, xstep):
+        out.append(f'<text class="tick" x="{x(i):.1f}" y="{H - _B + 16}" text-anchor="middle">{i}</text>')
+    out.append(f'<text class="axis" x="{_L + pw / 2:.0f}" y="{H - 6}" text-anchor="middle">module call (execution order)</text>')
+    out.append(f'<line class="frame" x1="{_L}" x2="{_L}" y1="{_T}" y2="{H - _B}"/>'
+               f'<line class="frame" x1="{_L}" x2="{W - _R}" y1="{H - _B}" y2="{H - _B}"/>')
+    for key, _, colour in SERIES:
+        for seg in _segments(_points(ys[key])):
+            if len(seg) == 1:  # a lone value: a dot
+                out.append(f'<circle cx="{x(seg[0][0]):.1f}" cy="{y(seg[0][1]):.1f}" r="2.5" fill="{colour}"/>')
+                continue
+            pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in seg)
+            out.append(f'<polyline class="series" stroke="{colour}" points="{pts}"/>')
+    fails = 0
+    for i, p in enumerate(pairs):
+        mark = ys["mean_abs"][i] or ys["max_abs"][i]
+        if not p.passed and mark is not None and fails < _POINTS:  # more would overlap on ~800 pixels
+            fails += 1
+            out.append(f'<path class="fail" d="M{x(i) - 4:.1f} {y(mark) - 4:.1f}l8 8m0 -8l-8 8"/>')
+        rel = ys["rel_l2"][i]
+        if p.call_pair is not None and p.call_pair.a.id in amplifiers and rel is not None:
+            out.append(f'<path class="amp" d="M{x(i):.1f} {y(rel) - 6:.1f}l6 6l-6 6l-6 -6z"/>')
+        if p.index == first_index:
+            out.append(f'<line class="first" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{_T}" y2="{H - _B}"/>'
+                       f'<text class="first" x="{x(i) + 4:.1f}" y="{_T + 10}">first divergence</text>')
+    col = pw / max(n, 1)
+    tips = 0
+    for i, p in enumerate(pairs):
+        key_pair = p.index == first_index or (p.call_pair is not None and p.call_pair.a.id in amplifiers)
+        if n <= _TIPS or key_pair or (not p.passed and tips < _TIPS):
+            tips += 1
+            vals = ", ".join(f"{label} {ys[key][i]:.3e}" for key, label, _ in SERIES if ys[key][i] is not None)
+            tip = escape(f"#{p.index} {p.a.name} [{p.a.module_type}] {'ok' if p.passed else 'FAIL'}: {vals or 'no error'}")
+            out.append(f'<rect class="hit" x="{x(i) - col / 2:.1f}" y="{_T}" width="{col:.1f}" height="{ph}"><title>{tip}</title></rect>')
+    lx = W - _R - 330
+    for k, (_, label, colour) in enumerate(SERIES):
+        out.append(f'<line x1="{lx + k * 110}" x2="{lx + k * 110 + 18}" y1="14" y2="14" stroke="{colour}" stroke-width="2"/>'
+                   f'<text class="tick" x="{lx + k * 110 + 22}" y="18">{label}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _points(vals: list[float | None]) -> list[tuple[int, float | None]]:
+    """(position, value) of a curve; beyond ``_POINTS`` values, each bin of consecutive
+    positions keeps its largest value (at the bin's first position)."""
+    k = max(1, -(-len(vals) // _POINTS))
+    if k == 1:
+        return list(enumerate(vals))
+    out: list[tuple[int, float | None]] = []
+    for s in range(0, len(vals), k):
+        present = [v for v in vals[s : s + k] if v is not None]
+        out.append((s, max(present) if present else None))
+    return out
+
+
+def _segments(points: list[tuple[int, float | None]]) -> list[list[tuple[int, float]]]:
+    """Runs of consecutive points with a value (a gap where the error is 0 or missing)."""
+    segs: list[list[tuple[int, float]]] = []
+    cur: list[tuple[int, float]] = []
+    for i, v in points:
+        if v is None:
+            if cur:
+                segs.append(cur)
+            cur = []
+        else:
+            cur.append((i, v))
+    if cur:
+        segs.append(cur)
+    return segs
+
+
+def _nice(step: float) -> int:
+    """1, 2, 5, 10, 20, 50, ... at least ``step``."""
+    if step <= 1:
+        return 1
+    base = 10 ** math.floor(math.log10(step))
+    return int(next(m * base for m in (1, 2, 5, 10) if m * base >= step))

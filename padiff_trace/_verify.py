@@ -1,0 +1,150 @@
+"""The integrity side of a ``Trace``: its damage list and health, verified reads of stored
+bytes, and ``check()`` (read every stored tensor once; ``padiff-trace check``).
+
+``TraceIntegrity`` is a base class of ``Trace`` (``_reader.py``), which fills in the state
+declared here when it opens a trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._dtypes import STORAGE
+from ._errors import CorruptTraceError, DamagedRecordError
+from ._integrity import Damage, Health
+from ._open import H5_ERRORS, short
+from ._schema import DataLoc
+from ._shardreader import ShardFiles
+
+__all__ = ["TraceIntegrity"]
+
+_PIECE = 16 << 20  # bytes read at a time by check()
+_NONE, _DATASET = int(DataLoc.NONE), int(DataLoc.DATASET)
+
+
+class TraceIntegrity:
+    """Damage found so far, health, verified reads, full check."""
+
+    path: Path
+    missing_shards: list[int]
+    _shard_paths: list[Path]
+    _shards: ShardFiles
+    _rows: np.ndarray
+    _shard_of: np.ndarray
+    _strings: list[str]
+    _damage: list[Damage]
+    _bad: dict[int, Damage]  # seq -> why its data cannot be read
+    _lost: int
+    _skipped: int
+    _unverified: int
+    _checked: bool
+
+    def _record(self, i: int) -> Any:  # Trace builds the Record of row i
+        raise NotImplementedError
+
+    def _data_columns(self) -> tuple[list[int], ...]:  # Trace: (loc, offset, numel, dtype, shape, shard, nbytes)
+        raise NotImplementedError
+
+    @property
+    def damage(self) -> list[Damage]:
+        """What was found damaged so far: at open (shards, rows, string tables, attributes) and
+        by reads since (data failing its checksum). ``check()`` reads everything."""
+        return list(self._damage)
+
+    @property
+    def format_minor(self) -> int:
+        """The lowest format minor version among the shards read (0: format 1.0, fewer checksums)."""
+        return min(self._shards.minor.values(), default=0)
+
+    def damage_of(self, seq: int) -> Damage | None:
+        """Why record ``seq``'s data cannot be read, or None (intact as far as known)."""
+        return self._bad.get(int(seq)) if self._bad else None
+
+    @property
+    def health(self) -> Health:
+        """The integrity of the trace in numbers (``str()``: one line)."""
+        missing = {self.path / f"shard-{n:06d}.h5" for n in self.missing_shards}
+        return Health(
+            shards=len(self._shard_paths),
+            shards_damaged=len({d.shard for d in self._damage if d.what == "shard"} - missing),
+            shards_missing=len(self.missing_shards),
+            records=len(self._rows),
+            records_damaged=len(self._bad),
+            records_lost=self._lost,
+            records_skipped=self._skipped,
+            unverified=self._unverified,
+            damage=len(self._damage),
+            checked=self._checked,
+            format_minor=self.format_minor,
+        )
+
+    def check(self, progress: Callable[[int], None] | None = None) -> list[Damage]:
+        """Read and verify every stored byte of the trace (each stored tensor once); returns
+        ``damage`` afterwards. ``progress(nbytes)`` is called as bytes are verified."""
+        rows = self._rows
+        idx = np.flatnonzero(rows["data_loc"] != _NONE)
+        groups: dict[tuple[int, ...], list[int]] = {}  # records of one unchanged tensor share bytes
+        keys = zip(self._shard_of[idx].tolist(), rows["data_loc"][idx].tolist(), rows["offset"][idx].tolist(),
+                   rows["nbytes"][idx].tolist())
+        for i, key in zip(idx.tolist(), keys):
+            groups.setdefault(key, []).append(i)
+        loc_c, off_c, _, dtype_c, _, _, _ = self._data_columns()
+        for (shard, _, _, nbytes), members in groups.items():
+            first = next((i for i in members if int(rows["seq"][i]) not in self._bad), None)
+            sdt = STORAGE.get(self._strings[dtype_c[first]]) if first is not None else None
+            if first is None or sdt is None:
+                continue
+            n, step = nbytes // sdt.itemsize, max(1, _PIECE // sdt.itemsize)
+            try:
+                for lo in range(0, n, step):
+                    self._stored_at(first, shard, loc_c[first], off_c[first], nbytes, sdt, lo, min(n, lo + step))
+                    if progress is not None:
+                        progress((min(n, lo + step) - lo) * sdt.itemsize)
+            except DamagedRecordError as exc:
+                self._share(members, exc)
+        self._checked = True
+        return self.damage
+
+    def _share(self, members: list[int], exc: DamagedRecordError) -> None:
+        """Every record stored in the same bytes is damaged alike: one finding naming them all."""
+        seqs = tuple(int(self._rows["seq"][i]) for i in members)
+        old = self._bad.get(exc.seq)
+        names = ", ".join(map(str, seqs[:5])) + (", ..." if len(seqs) > 5 else "")
+        d = Damage(old.shard if old else self.path, f"record{'s' if len(seqs) > 1 else ''} {names}", exc.reason, seqs)
+        if old is not None and old in self._damage:
+            self._damage[self._damage.index(old)] = d
+        else:
+            self._damage.append(d)
+        for s in seqs:
+            self._bad[s] = d
+
+    def _stored_at(
+        self, i: int, shard: int, loc: int, off: int, nbytes: int, sdt: np.dtype, start: int, stop: int,
+        view: bool = False,
+    ) -> np.ndarray:
+        """Stored elements [start, stop) of row ``i`` (data location ``loc``, ``off`` in ``shard``),
+        verified; a failure marks the record damaged and raises ``DamagedRecordError``."""
+        try:
+            if not 0 <= start <= stop <= nbytes // sdt.itemsize:
+                raise ValueError(f"elements {start}-{stop} outside the record's {nbytes} bytes")
+            if loc == _DATASET:  # off: the owner's seq
+                return self._shards.dataset_slice(shard, str(off), sdt, start, stop, nbytes, view)
+            lo = off + start * sdt.itemsize
+            return self._shards.blob_bytes(shard, lo, lo + (stop - start) * sdt.itemsize).view(sdt)
+        except (*H5_ERRORS, CorruptTraceError) as exc:
+            seq = int(self._rows["seq"][i])
+            d = self._bad.get(seq)
+            if d is None:
+                d = self._bad[seq] = Damage(self._shard_paths[shard], f"record {seq}", short(exc), seqs=(seq,))
+                self._damage.append(d)
+            raise self._damaged_error(i, d) from None
+
+    def _damaged_error(self, i: int, d: Damage) -> DamagedRecordError:
+        rec = self._record(i)
+        return DamagedRecordError(
+            f"{d.shard}: record {rec.seq} ({rec.name}) is damaged: {d.reason}", str(d.shard), rec.seq, d.reason
+        )

@@ -1,0 +1,78 @@
+"""What the weight matcher is given: each side's tensors, and the pins of a mapping file.
+
+``side_from_records`` builds a side from a trace's PARAM/BUFFER records (the analyzer, and
+``record --weights-from`` for trace A); the recorder builds the live model's side itself.
+``mapping_pins`` turns a mapping file's ``weights`` and ``modules`` entries into pins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._mapping import Mapping, resolve, weight_pins
+from ._schema import Kind
+from ._weightmap import TensorInfo
+
+__all__ = ["WeightSide", "WeightPin", "mapping_pins", "side_from_records"]
+
+
+@dataclass(frozen=True)
+class WeightSide:
+    """One side's tensors (registration order) and its class hierarchy (``module_classes``)."""
+
+    framework: str
+    tensors: tuple[TensorInfo, ...]
+    classes: dict[str, list[str]] = field(default_factory=dict)
+
+
+def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSide:
+    """A trace's weights (PARAM/BUFFER records of one step, in recorded order) as a matcher side.
+
+    Uses the recorder's meta ``module_classes`` (class hierarchies), ``frozen`` (parameters
+    that do not train) and ``nonpersistent`` (buffers outside the state dict) where present.
+    """
+    frozen = set(meta.get("frozen") or ())
+    volatile = set(meta.get("nonpersistent") or ())
+    infos = []
+    for r in records:
+        name = f"{r.module}.{r.position}" if r.module else r.position
+        is_param = r.kind == Kind.PARAM
+        infos.append(
+            TensorInfo(name, r.module, r.position, r.module_type, tuple(r.shape), is_param,
+                       is_param and name not in frozen, name not in volatile)
+        )
+    classes = meta.get("module_classes")
+    return WeightSide(str(meta.get("framework", "none")), tuple(infos), dict(classes) if isinstance(classes, dict) else {})
+
+
+@dataclass(frozen=True)
+class WeightPin:
+    """A mapping file's word on one tensor: pair ``a`` with ``b``, or skip one side's tensor."""
+
+    a: str | None
+    b: str | None
+    a_part: tuple[int, int] | None = None
+    b_part: tuple[int, int] | None = None
+    skip: bool = False
+    source: str = "mapping"
+
+
+def mapping_pins(mapping: Mapping | None, a: WeightSide, b: WeightSide) -> tuple[list[WeightPin], list[tuple[str, str]]]:
+    """The pins a mapping file gives the matcher: its ``weights`` entries, and the module pairs
+    of its ``modules`` entries (between two frameworks only) whose tensors pair by local name."""
+    if mapping is None:
+        return [], []
+    pins = []
+    for e, na, nb in weight_pins(mapping, a.framework, b.framework):
+        generic = "source" in e.names or "target" in e.names
+        ka, kb = ("source", "target") if generic else (a.framework, b.framework)
+        pins.append(WeightPin(na, nb, e.parts.get(ka), e.parts.get(kb), e.skip, e.describe(mapping.source)))
+    mods: list[tuple[str, str]] = []
+    if a.framework != b.framework:
+        mods_a = {t.module for t in a.tensors}
+        mods_b = {t.module for t in b.tensors}
+        swap = a.framework == "torch"
+        mods = [(x, y) for x, y, _ in resolve(mapping, mods_a, mods_b, swap, strict=False)]
+    return pins, mods

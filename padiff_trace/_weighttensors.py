@@ -1,0 +1,145 @@
+"""The tensors as the weight matcher sees them, and the evidence that pairs them.
+
+``normalise`` puts each tensor of a side in its canonical terms: canonical module type and
+local name (``_knowledge`` aliases), canonical layout and shape, block indices of its path
+(``layers.3`` -> 3), derived or not, packed role or not. ``groups``/``by_blocks`` form the
+classes the passes assign within; ``assign`` scores the candidate pairs of one class (the
+same role by module name, shared path words, registration order).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ._knowledge import DERIVED_STATE, LOCAL_ALIASES, PACKED_ROLES, ROLE_SYNONYMS
+from ._match import TypeResolver, same_canonical
+from ._weightmap import TensorInfo
+from ._weightsides import WeightSide
+
+__all__ = ["MTensor", "assign", "by_blocks", "groups", "normalise", "part_shape", "role_names"]
+
+_INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
+_SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
+_WORD = re.compile(r"[a-z]+|\d+")
+
+
+@dataclass(eq=False)
+class MTensor:
+    """One tensor of one side in canonical terms (see the module docstring)."""
+
+    info: TensorInfo
+    index: int
+    side: str
+    ctype: str  # canonical type of the tensor's role ("linear" for MHA in_proj_*)
+    known: bool
+    local: str  # canonical local name
+    perm: tuple[int, ...] | None  # stored -> canonical
+    cshape: tuple[int, ...]
+    key: tuple[int, ...]  # block indices in the module path
+    derived: bool
+    packed: bool  # a role of PACKED_ROLES: expected to be several tensors of the other side
+    used: bool = False
+
+    @property
+    def parent(self) -> str:
+        return self.info.module.rpartition(".")[0]
+
+    @property
+    def leaf(self) -> str:
+        return self.info.module.rpartition(".")[2].lower()
+
+    @property
+    def type_key(self) -> str:
+        return self.ctype if self.known else "user:" + self.ctype
+
+
+def normalise(side: WeightSide, tag: str) -> list[MTensor]:
+    res = TypeResolver(side.framework, side.classes)
+    out = []
+    for i, t in enumerate(side.tensors):
+        rt = res.resolve(t.module_type)
+        ctype, local = rt.canonical, t.local
+        for group, aliases in LOCAL_ALIASES.items():
+            if same_canonical(group, ctype):
+                local = aliases.get(local, local)
+        role = PACKED_ROLES.get((ctype, local))
+        perm = res.layout(t.module_type, t.local)
+        if perm is not None and len(perm) != len(t.shape):
+            perm = None
+        cshape = tuple(t.shape[k] for k in perm) if perm is not None else tuple(t.shape)
+        derived = (local in DERIVED_STATE or t.local in DERIVED_STATE) and not t.trainable
+        derived = derived or (not t.is_param and not t.persistent)
+        out.append(
+            MTensor(
+                t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,
+                tuple(int(x) for x in _INT.findall(t.module)), derived, role is not None,
+            )
+        )
+    return out
+
+
+def part_shape(t: MTensor, part: tuple[int, int] | None, axis: int = 0) -> tuple[int, ...]:
+    if part is None:
+        return t.cshape
+    return t.cshape[:axis] + (part[1] - part[0],) + t.cshape[axis + 1 :]
+
+
+def groups(items: Iterable[MTensor], key: object) -> dict[tuple[object, ...], list[MTensor]]:
+    out: dict[tuple[object, ...], list[MTensor]] = defaultdict(list)
+    for t in items:
+        out[key(t)].append(t)  # type: ignore[operator]
+    return out
+
+
+def by_blocks(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor], list[MTensor]]]:
+    """Split a class by block indices when both sides index the same blocks, else keep it whole."""
+    ka, kb = Counter(t.key for t in xs), Counter(t.key for t in ys)
+    if not set(ka) & set(kb):
+        return [(xs, ys)]
+    out = []
+    for k in sorted(set(ka) | set(kb)):
+        out.append(([t for t in xs if t.key == k], [t for t in ys if t.key == k]))
+    return out
+
+
+def _same_role(x: str, y: str) -> bool:
+    return x == y or (x in _SYN and _SYN.get(x) == _SYN.get(y))
+
+
+def role_names(run: list[MTensor]) -> bool:
+    return all(t.leaf in _SYN for t in run)
+
+
+def _tokens(path: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(path.lower()) if not w.isdigit())
+
+
+def assign(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[MTensor, MTensor, bool]]:
+    """Pairs of two equally long groups. Each candidate pair scores its evidence: the same role
+    by module name (``query`` ~ ``q_proj``: 3), the overlap of its path words (encoder vs decoder,
+    self vs cross attention: up to 1), and registration order (the same rank: 0.5, nearby: less).
+    Pairs are taken best first; with no names to go by, that is registration order."""
+    n = len(xs)
+    if n == 1 or n > 512:
+        return [(x, y, False) for x, y in zip(xs, ys)]
+    tx = [_tokens(x.info.module) for x in xs]
+    ty = [_tokens(y.info.module) for y in ys]
+    cand = []
+    for i, x in enumerate(xs):
+        for j, y in enumerate(ys):
+            role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
+            union = len(tx[i] | ty[j])
+            words = len(tx[i] & ty[j]) / union if union else 0.0
+            order = 0.5 if i == j else 0.25 * (1 - abs(i - j) / n)
+            cand.append((-(role + words + order), abs(i - j), i, j))
+    cand.sort()
+    got: dict[int, int] = {}
+    taken: set[int] = set()
+    for _, _, i, j in cand:
+        if i not in got and j not in taken:
+            got[i] = j
+            taken.add(j)
+    return [(xs[i], ys[got[i]], got[i] != i) for i in range(n)]

@@ -1,0 +1,26 @@
+"""Tensor data as the trace stores it: storage dtypes, statistics, layouts, native kernels.
+
+The public face of these helpers for the recorder and the analyzer, which import from here,
+never from the private modules behind it.
+"""
+
+from __future__ import annotations
+
+from ._dtypes import decode, dtype_name, storage_dtype, to_float64, to_storage
+from ._layout import transposed_rows
+from ._native import kernel, kind_of
+from ._stats import CHUNK_ELEMS, copy_with_stats, stats_tuple
+
+__all__ = [
+    "CHUNK_ELEMS",
+    "copy_with_stats",
+    "decode",
+    "dtype_name",
+    "kernel",
+    "kind_of",
+    "stats_tuple",
+    "storage_dtype",
+    "to_float64",
+    "to_storage",
+    "transposed_rows",
+]

@@ -1,0 +1,43 @@
+"""How two models' tensors and modules correspond: the public face of the matching core.
+
+Shared by the recorder (``--weights-from`` transfers weights by it) and the analyzer
+(weights, gradients and module calls are paired by it); both import from here, never from
+the private modules behind it. What is known about frameworks and libraries (type
+equivalences, layouts, packed parameters, derived state) is data in ``_knowledge.py``.
+"""
+
+from __future__ import annotations
+
+from ._mapping import Mapping, MappingEntry, WeightEntry, load_mapping, parse_mapping, resolve, weight_pins
+from ._match import TypeResolver, align, canonical_type, is_known_type, types_equivalent
+from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
+from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
+
+__all__ = [
+    # mapping files (docs/analyzer.md#mapping-files)
+    "Mapping",
+    "MappingEntry",
+    "WeightEntry",
+    "load_mapping",
+    "parse_mapping",
+    "resolve",
+    "weight_pins",
+    # module types
+    "TypeResolver",
+    "canonical_type",
+    "is_known_type",
+    "types_equivalent",
+    "align",
+    # weight maps
+    "WEIGHT_MAP_FILE",
+    "TensorInfo",
+    "WeightMap",
+    "WeightPair",
+    "WeightPin",
+    "WeightSide",
+    "inverse_perm",
+    "mapping_pins",
+    "match_weights",
+    "module_anchors",
+    "side_from_records",
+]

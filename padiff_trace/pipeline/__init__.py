@@ -1,0 +1,26 @@
+"""The pipeline: record A, record B replaying A, compare — one library call.
+
+    from padiff_trace import pipeline
+    from padiff_trace.recorder import RecordOptions
+
+    result = pipeline.run("paddle_spec.py", "torch_spec.py", "runs/v1",
+                          record=RecordOptions(stats_only=True), referee=True)
+    print(result.report.summary_text())      # also written to result.report_dir
+    result.traces.a, result.traces.b, result.exit_code
+
+Each recording runs in a child process of its own (``padiff-trace record --job``), which
+receives a JSON job file (``recorder.RecordJob``); children run in process groups of their
+own and exit when the pipeline's process dies. The layer order is record -> trace ->
+analyze: this package imports the recorder and the analyzer, the CLI imports this one.
+"""
+
+from __future__ import annotations
+
+from padiff_trace import RecordingFailedError
+
+from ._autodiff import AutoDiffResult, LayerMap, auto_diff, divergence_arrays
+from ._children import Children, read_job, watch_parent, write_job
+from ._record import record
+from ._run import RunResult, RunTraces, run
+
+__all__ = ["AutoDiffResult", "LayerMap", "auto_diff", "divergence_arrays", "Children", "RecordingFailedError", "RunResult", "RunTraces", "read_job", "record", "run", "watch_parent", "write_job"]

@@ -1,0 +1,209 @@
+"""``run``: record A, record B replaying A's inputs and weights, compare (``padiff-trace run``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from padiff_trace import RecordingFailedError, TraceExistsError, analyzer, is_trace
+from padiff_trace.analyzer import Report
+from padiff_trace.recorder import RecordJob, RecordOptions
+
+from ._children import Children
+
+__all__ = ["RunResult", "RunTraces", "run"]
+
+logger = logging.getLogger(__name__)
+
+REPORT_DIR = "report"
+JOB_DIR = "jobs"  # OUT/jobs/NAME.json: what each child recorded (rerun one with `record --job`)
+PLAN_FILE = "single-step-plan.json"
+_CONCURRENT_WAIT = 600.0  # seconds B waits for A's step-0 weights and inputs
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RunTraces:
+    """Where ``run`` recorded: A, B, and the optional float64 referees and single-step run of B."""
+
+    a: Path
+    b: Path
+    reference_a: Path | None = None
+    reference_b: Path | None = None
+    single_step: Path | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What ``run`` produced: the report (also written to ``report_dir``) and the traces."""
+
+    report: Report
+    report_dir: Path
+    traces: RunTraces
+    single_step_text: str | None = None  # local vs accumulated error per module (``single_step=True``)
+
+    @property
+    def exit_code(self) -> int:
+        """0 aligned, 1 diverged (the report's verdict)."""
+        return int(self.report.exit_code)
+
+
+def _trace_names(spec_a: str, spec_b: str, out: Path) -> tuple[Path, Path]:
+    a, b = Path(spec_a).stem, Path(spec_b).stem
+    if a == b:
+        a, b = f"{a}-a", f"{b}-b"
+    return out / f"{a}.trace", out / f"{b}.trace"
+
+
+def _variant(trace: Path, suffix: str) -> Path:
+    return trace.with_name(f"{trace.stem}-{suffix}.trace")
+
+
+def _check_free(traces: RunTraces, report_dir: Path) -> None:
+    """Without ``force``: refuse before recording anything if an output is already there."""
+    for t in dataclasses.astuple(traces):
+        if t is not None and is_trace(t):
+            raise TraceExistsError(f"{t}: a trace already exists here (pass --force to replace it)")
+    if report_dir.is_dir() and any(report_dir.iterdir()):
+        raise TraceExistsError(f"{report_dir}: a report already exists here (pass --force to replace it)")
+
+
+def _failed(what: str, rc: int) -> RecordingFailedError:
+    return RecordingFailedError(f"{what} failed (exit {rc})", 2 if rc == 2 else 1)
+
+
+def run(
+    spec_a: str | os.PathLike[str],
+    spec_b: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    record: RecordOptions | None = None,
+    steps: int = 1,
+    dtype: str | None = None,
+    replay: bool = True,
+    concurrent: bool = False,
+    referee: bool = False,
+    single_step: bool = False,
+    mapping: str | os.PathLike[str] | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    mode: str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Record ``spec_a``, then ``spec_b`` replaying A's inputs and weights (``replay``), each in
+    a child process of its own, then compare; traces and the report go to ``out``.
+
+    ``record``, ``steps``, ``dtype``: how every child records. ``concurrent``: record A and B
+    at the same time (B replays A's weights and inputs as soon as A has flushed them).
+    ``referee``: also record both specs in float64 and classify every difference.
+    ``single_step``: also record B single-step against A (local vs accumulated error).
+    ``mapping``: mapping file for the weight transfer and the comparison. ``atol``, ``rtol``,
+    ``mode``: compare options. ``force``: replace existing traces and report. ``progress``
+    receives one line per recording started (default: the log). ``env``: the children's
+    environment (default: this process's, unchanged).
+
+    Raises ``TraceExistsError`` (an output exists, no ``force``) and ``RecordingFailedError``
+    (a child failed; it printed its own error)."""
+    say = progress or logger.info
+    spec_a, spec_b, out_dir = os.fspath(spec_a), os.fspath(spec_b), Path(out)
+    trace_a, trace_b = _trace_names(spec_a, spec_b, out_dir)
+    traces = RunTraces(
+        trace_a,
+        trace_b,
+        _variant(trace_a, "float64") if referee else None,
+        _variant(trace_b, "float64") if referee else None,
+        _variant(trace_b, "single-step") if single_step else None,
+    )
+    report_dir = out_dir / REPORT_DIR
+    if not force:
+        _check_free(traces, report_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mapping_s = os.fspath(mapping) if mapping is not None else None
+    run_id = uuid.uuid4().hex  # in every trace's metadata; B waits for A's trace of this run
+    base = RecordJob("", "", record or RecordOptions(), steps=steps, dtype=dtype, overwrite=force, run_id=run_id)
+    source = str(trace_a) if replay else None
+
+    def job(spec: str, trace: Path, *, cross_framework: bool = True, **changes: Any) -> RecordJob:
+        """One child's job; ``cross_framework`` False: a trace of A's own spec (its referee),
+        which pairs with A by identical paths, without the mapping."""
+        m = mapping_s if source and cross_framework else None
+        return dataclasses.replace(base, spec=spec, out=str(trace), inputs_from=source, weights_from=source, mapping=m, **changes)
+
+    compare_opts: dict[str, Any] = {k: v for k, v in (("atol", atol), ("rtol", rtol), ("mode", mode), ("mapping", mapping_s)) if v is not None}
+    with Children(out_dir / JOB_DIR, env) as kids:
+        job_a = dataclasses.replace(base, spec=spec_a, out=str(trace_a))
+        if concurrent:
+            wait: dict[str, Any] = {"wait_source": _CONCURRENT_WAIT, "source_run_id": run_id} if source else {}
+            _record_concurrently(kids, say, (spec_a, job_a), (spec_b, job(spec_b, trace_b, **wait)))
+        else:
+            for spec, j in ((spec_a, job_a), (spec_b, job(spec_b, trace_b))):
+                say(f"recording {spec} -> {j.out}")
+                rc = kids.run(Path(j.out).stem, j)
+                if rc != 0:
+                    raise _failed(f"recording {spec}", rc)
+        if traces.reference_a is not None and traces.reference_b is not None:
+            for spec, ref, cross in ((spec_a, traces.reference_a, False), (spec_b, traces.reference_b, True)):
+                say(f"recording {spec} in float64 (referee) -> {ref}")
+                rc = kids.run(ref.stem, job(spec, ref, cross_framework=cross, dtype="float64"))
+                if rc != 0:
+                    raise _failed(f"float64 recording of {spec}", rc)
+            compare_opts.update(reference=str(traces.reference_a), reference_b=str(traces.reference_b))
+        report = analyzer.compare(trace_a, trace_b, **compare_opts)
+        report.write(report_dir)  # every default format (the analyzer's choice: txt, json, csv, html)
+        text = None
+        if traces.single_step is not None:
+            text = _single_step(kids, say, job(spec_b, traces.single_step), traces, report, report_dir, compare_opts, mapping_s)
+    return RunResult(report, report_dir, traces, text)
+
+
+def _record_concurrently(kids: Children, say: Progress, a: tuple[str, RecordJob], b: tuple[str, RecordJob]) -> None:
+    """Both recorders at once; if A fails, B (which may be waiting for A's weights) is stopped."""
+    procs = []
+    for spec, j in (a, b):
+        say(f"recording {spec} -> {j.out} (concurrently)")
+        procs.append((spec, kids.start(Path(j.out).stem, j)))
+    failure: RecordingFailedError | None = None
+    for i, (spec, proc) in enumerate(procs):
+        rc = kids.wait(proc)
+        if rc != 0:
+            failure = failure or _failed(f"recording {spec}", rc)
+            logger.error("recording %s failed (exit %d)", spec, rc)
+            if i == 0:  # B would wait for A's weights in vain
+                kids.stop(procs[1][1])
+                break
+    if failure is not None:
+        raise failure
+
+
+def _single_step(
+    kids: Children,
+    say: Progress,
+    job_ss: RecordJob,
+    traces: RunTraces,
+    report: Report,
+    report_dir: Path,
+    compare_opts: dict[str, Any],
+    mapping: str | None,
+) -> str:
+    """Record B single-step against A, compare, write ``report/single_step.{json,txt}``."""
+    plan_path = Path(job_ss.out).parent / PLAN_FILE
+    plan_path.write_text(json.dumps(analyzer.single_step_plan(traces.b, traces.a, mapping)))
+    say(f"recording {job_ss.spec} single-step against {traces.a} -> {job_ss.out}")
+    rc = kids.run(Path(job_ss.out).stem, dataclasses.replace(job_ss, single_step_plan=str(plan_path)))
+    if rc != 0:
+        raise _failed(f"single-step recording of {job_ss.spec}", rc)
+    local = analyzer.compare(traces.a, job_ss.out, **compare_opts)
+    rows, text = analyzer.local_vs_accumulated(report, local)
+    (report_dir / "single_step.json").write_text(json.dumps({"schema_version": 1, "rows": rows}, indent=1))
+    (report_dir / "single_step.txt").write_text(text + "\n")
+    return text
