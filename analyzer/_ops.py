@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ import numpy as np
 from padiff_trace import Kind, Record, Trace
 from padiff_trace.matching import align
 
-from ._opsig import Perm, compose, inverse, layout_op_perm, layout_perm, normal, signature
+from ._opsig import OP_EQUIVALENTS, Perm, compose, inverse, layout_op_perm, layout_perm, normal, signature
 from ._pairing import pair_leaves
 
 __all__ = [
@@ -44,60 +44,16 @@ __all__ = [
     "collect_ops",
     "op_todo",
     "operands",
+    "Item",
     "pair_ops",
-    "plan_ops",
+    "PRODUCER_ROLES",
+    "index_records",
 ]
-
-# canonical name -> spellings seen in paddle and torch (function names, Tensor methods, operators)
-OP_EQUIVALENTS: dict[str, tuple[str, ...]] = {
-    "matmul": ("matmul", "mm", "bmm", "__matmul__", "rmatmul", "__rmatmul__", "linalg_matmul"),
-    "linear": ("linear", "addmm"),
-    "add": ("add", "__add__", "radd", "__radd__", "add_"),
-    "sub": ("sub", "subtract", "__sub__", "rsub", "__rsub__"),
-    "mul": ("mul", "multiply", "__mul__", "rmul", "__rmul__", "scale"),
-    "div": ("div", "divide", "true_divide", "truediv", "__truediv__", "rtruediv", "__rtruediv__"),
-    "pow": ("pow", "__pow__", "square"),
-    "neg": ("neg", "__neg__", "negative"),
-    "exp": ("exp",),
-    "log": ("log",),
-    "sqrt": ("sqrt",),
-    "rsqrt": ("rsqrt",),
-    "logsumexp": ("logsumexp",),
-    "softmax": ("softmax", "_softmax", "special_softmax"),
-    "log_softmax": ("log_softmax",),
-    "layer_norm": ("layer_norm",),
-    "batch_norm": ("batch_norm",),
-    "group_norm": ("group_norm",),
-    "gelu": ("gelu",),
-    "relu": ("relu",),
-    "silu": ("silu", "swish"),
-    "tanh": ("tanh",),
-    "sigmoid": ("sigmoid",),
-    "where": ("where",),
-    "masked_fill": ("masked_fill",),
-    "transpose": ("transpose", "permute", "T", "mT", "swapaxes", "t"),
-    "reshape": ("reshape", "view", "flatten", "unflatten"),
-    "squeeze": ("squeeze",),
-    "unsqueeze": ("unsqueeze",),
-    "concat": ("concat", "cat"),
-    "stack": ("stack",),
-    "split": ("split", "chunk"),
-    "sum": ("sum",),
-    "mean": ("mean",),
-    "max": ("max", "amax"),
-    "min": ("min", "amin"),
-    "dropout": ("dropout",),
-    "embedding": ("embedding",),
-    "conv2d": ("conv2d",),
-    "getitem": ("getitem", "__getitem__"),
-    "cast": ("cast", "astype", "to", "float", "type"),
-    "sdpa": ("scaled_dot_product_attention",),
-}
 
 _CANON = {alias: canon for canon, names in OP_EQUIVALENTS.items() for alias in names}
 logger = logging.getLogger(__name__)
 _MAX_WALK = 8  # transposes looked through from an operand to its producer
-_PRODUCER_ROLES = ("model_input", "input", "output", "param", "buffer")
+PRODUCER_ROLES = ("model_input", "input", "output", "param", "buffer")
 
 
 def canonical_op(name: str, extra: Mapping[str, str] | None = None) -> str:
@@ -410,7 +366,7 @@ def output_pairs(oa: OpCall, ob: OpCall) -> list[tuple[Record, Record, Perm | No
     return out
 
 
-_Item = tuple[str, Record, Record, "Perm | None", object]
+Item = tuple[str, Record, Record, "Perm | None", object]
 
 
 def op_todo(
@@ -419,12 +375,12 @@ def op_todo(
     call_pair: object,
     extra: Mapping[str, str] | None = None,
     links: Links | None = None,
-) -> list[_Item]:
+) -> list[Item]:
     """Comparison items (role, A record, B record, permutation, enclosing call pair) for paired ops;
     ``extra`` (a mapping file's ``ops`` section) adds op-name equivalences. Operands are compared
     where they mean the same tensor (``Links.same_tensor``; without ``links``: by role and shape)."""
     links = links if links is not None else Links({}, ops_a, ops_b, (None, None))
-    out: list[_Item] = []
+    out: list[Item] = []
     for oa, ob in pair_ops(ops_a, ops_b, extra, links):
         ins_b = links.operands_b[ob.call]
         for role, x in links.operands_a[oa.call].items():
@@ -441,42 +397,3 @@ def op_todo(
                 out.append(("op_grad_output", gx, gy, p, call_pair))
     return out
 
-
-def plan_ops(
-    calls: Sequence[tuple[Any, Any, object]],
-    views: tuple[Any, Any],
-    ops: tuple[dict[int, list[OpCall]], dict[int, list[OpCall]]],
-    module_items: Iterable[tuple[Any, ...]],
-    extra: Mapping[str, str] | None = None,
-) -> list[_Item]:
-    """Op comparison items of every paired module call ``(call A, call B, call pair)``;
-    ``module_items`` (the module-level comparison items) say which producers pair."""
-    base = {
-        x.seq: (y.seq, p)
-        for role, x, y, p, *_ in module_items
-        if role in _PRODUCER_ROLES and isinstance(x, Record) and isinstance(y, Record)
-    }
-    children = tuple(_children(v) for v in views)
-    weights = tuple(index_records(r for step in v.weights.values() for r in step.values()) for v in views)
-    out: list[_Item] = []
-    for ca, cb, cp in calls:
-        oa, ob = ops[0].get(ca.id, []), ops[1].get(cb.id, [])
-        if not oa or not ob:
-            continue
-        pa = Producers(_visible(ca, children[0]), oa, weights[0])
-        pb = Producers(_visible(cb, children[1]), ob, weights[1])
-        out += op_todo(oa, ob, cp, extra, Links(base, oa, ob, (pa, pb)))
-    return out
-
-
-def _children(view: Any) -> dict[int, list[Any]]:
-    kids: dict[int, list[Any]] = defaultdict(list)
-    for calls in view.calls.values():
-        for c in calls:
-            kids[c.parent].append(c)
-    return kids
-
-
-def _visible(call: Any, children: dict[int, list[Any]]) -> list[Record]:
-    """What the ops of ``call`` can read besides weights: its inputs, the outputs of the calls inside it."""
-    return [*call.inputs, *(o for c in children.get(call.id, []) for o in c.outputs)]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import cache
 
 __all__ = [
+    "OP_EQUIVALENTS",
     "LAYOUT_OPS",
     "OP_SIGNATURES",
     "Param",
@@ -191,3 +192,50 @@ def inverse(perm: Perm | None) -> Perm | None:
 def normal(perm: Perm | None, ndim: int) -> Perm:
     """``perm`` with None spelled out as the identity of ``ndim`` axes."""
     return tuple(range(ndim)) if perm is None else perm
+
+
+# canonical name -> spellings seen in paddle and torch (function names, Tensor methods, operators)
+OP_EQUIVALENTS: dict[str, tuple[str, ...]] = {
+    "matmul": ("matmul", "mm", "bmm", "__matmul__", "rmatmul", "__rmatmul__", "linalg_matmul"),
+    "linear": ("linear", "addmm"),
+    "add": ("add", "__add__", "radd", "__radd__", "add_"),
+    "sub": ("sub", "subtract", "__sub__", "rsub", "__rsub__"),
+    "mul": ("mul", "multiply", "__mul__", "rmul", "__rmul__", "scale"),
+    "div": ("div", "divide", "true_divide", "truediv", "__truediv__", "rtruediv", "__rtruediv__"),
+    "pow": ("pow", "__pow__", "square"),
+    "neg": ("neg", "__neg__", "negative"),
+    "exp": ("exp",),
+    "log": ("log",),
+    "sqrt": ("sqrt",),
+    "rsqrt": ("rsqrt",),
+    "logsumexp": ("logsumexp",),
+    "softmax": ("softmax", "_softmax", "special_softmax"),
+    "log_softmax": ("log_softmax",),
+    "layer_norm": ("layer_norm",),
+    "batch_norm": ("batch_norm",),
+    "group_norm": ("group_norm",),
+    "gelu": ("gelu",),
+    "relu": ("relu",),
+    "silu": ("silu", "swish"),
+    "tanh": ("tanh",),
+    "sigmoid": ("sigmoid",),
+    "where": ("where",),
+    "masked_fill": ("masked_fill",),
+    "transpose": ("transpose", "permute", "T", "mT", "swapaxes", "t"),
+    "reshape": ("reshape", "view", "flatten", "unflatten"),
+    "squeeze": ("squeeze",),
+    "unsqueeze": ("unsqueeze",),
+    "concat": ("concat", "cat"),
+    "stack": ("stack",),
+    "split": ("split", "chunk"),
+    "sum": ("sum",),
+    "mean": ("mean",),
+    "max": ("max", "amax"),
+    "min": ("min", "amin"),
+    "dropout": ("dropout",),
+    "embedding": ("embedding",),
+    "conv2d": ("conv2d",),
+    "getitem": ("getitem", "__getitem__"),
+    "cast": ("cast", "astype", "to", "float", "type"),
+    "sdpa": ("scaled_dot_product_attention",),
+}

@@ -7,13 +7,15 @@ then op-level records. ``compare()`` and the float64 referee (``_referee``) plan
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from padiff_trace import Kind
+from padiff_trace import Kind, Record
 from padiff_trace.matching import WeightMap
 
 from ._calls import TraceView
-from ._ops import collect_ops, plan_ops
+from ._ops import PRODUCER_ROLES, Item, Links, OpCall, Producers, collect_ops, index_records, op_todo
 from ._pairing import Alignment, CallPair, pair_leaves
 from ._weights import pair_by_map
 
@@ -76,3 +78,43 @@ def plan(
             todo.append(("loss", x, y, None, None))
     todo += plan_ops(op_calls, (va, vb), (ops_a, ops_b), list(todo), op_names)
     return todo
+
+
+def plan_ops(
+    calls: Sequence[tuple[Any, Any, object]],
+    views: tuple[Any, Any],
+    ops: tuple[dict[int, list[OpCall]], dict[int, list[OpCall]]],
+    module_items: Iterable[tuple[Any, ...]],
+    extra: Mapping[str, str] | None = None,
+) -> list[Item]:
+    """Op comparison items of every paired module call ``(call A, call B, call pair)``;
+    ``module_items`` (the module-level comparison items) say which producers pair."""
+    base = {
+        x.seq: (y.seq, p)
+        for role, x, y, p, *_ in module_items
+        if role in PRODUCER_ROLES and isinstance(x, Record) and isinstance(y, Record)
+    }
+    children = tuple(_children(v) for v in views)
+    weights = tuple(index_records(r for step in v.weights.values() for r in step.values()) for v in views)
+    out: list[Item] = []
+    for ca, cb, cp in calls:
+        oa, ob = ops[0].get(ca.id, []), ops[1].get(cb.id, [])
+        if not oa or not ob:
+            continue
+        pa = Producers(_visible(ca, children[0]), oa, weights[0])
+        pb = Producers(_visible(cb, children[1]), ob, weights[1])
+        out += op_todo(oa, ob, cp, extra, Links(base, oa, ob, (pa, pb)))
+    return out
+
+
+def _children(view: Any) -> dict[int, list[Any]]:
+    kids: dict[int, list[Any]] = defaultdict(list)
+    for calls in view.calls.values():
+        for c in calls:
+            kids[c.parent].append(c)
+    return kids
+
+
+def _visible(call: Any, children: dict[int, list[Any]]) -> list[Record]:
+    """What the ops of ``call`` can read besides weights: its inputs, the outputs of the calls inside it."""
+    return [*call.inputs, *(o for c in children.get(call.id, []) for o in c.outputs)]

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["flatten", "flatten_call", "rebuild"]
+__all__ = ["MAX_OP_SCALARS", "PY_SCALARS", "flatten", "flatten_call", "op_scalar", "rebuild"]
 
 _MAX_DEPTH = 8
 
@@ -65,3 +65,12 @@ def rebuild(obj: Any, prefix: str, replace: Mapping[str, Any], is_tensor: Callab
             k: rebuild(v, f"{prefix}[{k!r}]".replace("'", '"'), replace, is_tensor, depth + 1) for k, v in obj.items()
         }
     return obj
+
+
+PY_SCALARS = (bool, int, float)
+MAX_OP_SCALARS = 16  # python scalar arguments recorded per op (flags, axes, shapes)
+
+
+def op_scalar(v: Any) -> bool:
+    """A python scalar argument of an op worth a record: a bool, or a number that fits 64 bits."""
+    return isinstance(v, PY_SCALARS) and -(2**63) <= v < 2**63

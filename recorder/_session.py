@@ -19,7 +19,7 @@ from padiff_trace import Kind, Phase, RecordHeader, Summary, TraceWriter
 from padiff_trace.arrays import copy_with_stats, stats_tuple, to_storage
 
 from ._adapter import Adapter
-from ._nest import flatten, flatten_call
+from ._nest import MAX_OP_SCALARS, PY_SCALARS, flatten, flatten_call, op_scalar
 from ._options import RecordOptions
 from ._replay import module_classes
 from ._stack import StackCapture
@@ -29,15 +29,6 @@ __all__ = ["Recorder", "active_recorder"]
 logger = logging.getLogger(__name__)
 
 _ACTIVE: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("padiff_trace_recorder", default=None)
-
-_PY_SCALARS = (bool, int, float)
-_MAX_OP_SCALARS = 16  # python scalar arguments recorded per op (flags, axes, shapes)
-
-
-def _op_scalar(v: Any) -> bool:
-    """A python scalar argument of an op worth a record: a bool, or a number that fits 64 bits."""
-    return isinstance(v, _PY_SCALARS) and -(2**63) <= v < 2**63
-
 
 def active_recorder() -> Recorder | None:
     return _ACTIVE.get()
@@ -201,7 +192,7 @@ class Recorder:
         for name, tensor, is_param in self._adapter.named_state(self._model):
             grad = self._adapter.grad_of(tensor) if is_param else None
             if grad is not None:
-                mod, local = _split(name)
+                mod, _, local = name.rpartition(".")
                 header = RecordHeader(self._step, Phase.BACKWARD, Kind.PARAM_GRAD, mod, self._types.get(mod, ""), position=local)
                 self._emit(header, grad)
 
@@ -298,7 +289,7 @@ class Recorder:
         if self.options.kind_wanted(Kind.OP_INPUT):
             scalars = 0  # python scalars say what the operands mean (transpose_y=True, the dims of a transpose)
             for pos, leaf in flatten_call(args, kwargs, is_tensor):
-                if is_tensor(leaf) or (_op_scalar(leaf) and scalars < _MAX_OP_SCALARS):
+                if is_tensor(leaf) or (op_scalar(leaf) and scalars < MAX_OP_SCALARS):
                     scalars += not is_tensor(leaf)
                     self._emit(dataclasses.replace(header, position=pos), leaf)
         want_grad = self.options.kind_wanted(Kind.OP_GRAD_OUTPUT) and self.options.phase_wanted(Phase.BACKWARD)
@@ -330,7 +321,7 @@ class Recorder:
             return
         for name, tensor, is_param in self._adapter.named_state(self._model):
             kind = Kind.PARAM if is_param else Kind.BUFFER
-            mod, local = _split(name)
+            mod, _, local = name.rpartition(".")
             if self.options.kind_wanted(kind) and self.options.module_wanted(mod):
                 self._emit(RecordHeader(self._step, Phase.OTHER, kind, mod, self._types.get(mod, ""), position=local), tensor)
 
@@ -345,7 +336,7 @@ class Recorder:
             writer.append(
                 dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep, stats=stats
             )
-        elif isinstance(value, _PY_SCALARS):
+        elif isinstance(value, PY_SCALARS):
             writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
         else:
             writer.append(dataclasses.replace(header, device="python"), None, dtype=f"py:{type(value).__name__}")
@@ -401,8 +392,3 @@ class Recorder:
         # bytes do not): at most the last four, and it keeps its address from being reused
         ref: Callable[[], Any] = weakref.ref(t) if key is None else (lambda: t)
         self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(ref, version, key, host)]
-
-
-def _split(name: str) -> tuple[str, str]:
-    mod, _, local = name.rpartition(".")
-    return mod, local
