@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from padiff_trace import Record, UserError, open_trace
+from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trace, visible
 from padiff_trace.matching import WeightMap, module_anchors
 
 from ._calls import TraceView, build_view, phase_rank
@@ -32,7 +32,7 @@ __all__ = ["compare", "align", "weight_map", "CompareOptions"]
 
 logger = logging.getLogger(__name__)
 
-_OPTION_NAMES = {"mapping", "atol", "rtol", "mode", "quiet", "progress", "reference", "reference_b"}
+_OPTION_NAMES = {"mapping", "atol", "rtol", "mode", "quiet", "progress", "reference", "reference_b", "allow_partial"}
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class CompareOptions:
     progress: bool | None = None  # None: a bar on a terminal, for long comparisons
     reference: str | os.PathLike[str] | None = None  # float64 referee run (of A's or B's model)
     reference_b: str | os.PathLike[str] | None = None  # float64 referee of the other model
+    allow_partial: bool = False  # an incomplete or damaged trace may still pass (exit 0)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -91,7 +92,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     ta, tb = open_trace(a_path), open_trace(b_path)
     for t in (ta, tb):
         if not t.complete:
-            logger.warning("%s: trace is incomplete; comparing what it holds", t.path)
+            logger.warning("%s: trace is incomplete; comparing what it holds", visible(str(t.path)))
     va, vb = build_view(ta), build_view(tb)
     mapping = _mapping(opts.mapping)
     wm = trace_weight_map(va, vb, mapping)
@@ -116,8 +117,27 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
         r.index = i
     return Report(
         va, vb, al, results, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
-        weight_map=wm,
+        weight_map=wm, missing=_missing(ta, tb), allow_partial=opts.allow_partial, same_trace=_same(ta, tb),
     )
+
+
+def _missing(ta: Trace, tb: Trace) -> list[str]:
+    """What keeps the comparison from covering both runs whole (checked after every read:
+    reads add damage found on the way)."""
+    out = []
+    for side, t in (("A", ta), ("B", tb)):
+        if not t.complete:
+            out.append(f"{side} ({visible(str(t.path))}): the recording did not finish (killed, failed or still running)")
+        if not t.health.ok:
+            out.append(f"{side} ({visible(str(t.path))}): {t.health.brief()}")
+    return out
+
+
+def _same(ta: Trace, tb: Trace) -> bool:
+    try:
+        return os.path.samefile(ta.path, tb.path)
+    except OSError:
+        return False
 
 
 _WEIGHT_ROLES = ("param", "buffer", "param_grad")
@@ -168,7 +188,11 @@ def _judge(
     cache = ctx.measured if ctx is not None else None
     m = cache.get(key) if cache is not None and key is not None else None
     if m is None:
-        m = measure(ra, rb, tol, perm, ctx.pool if ctx is not None else None)
+        try:
+            m = measure(ra, rb, tol, perm, ctx.pool if ctx is not None else None)
+        except DamagedRecordError as exc:  # reported as a failing pair; the rest is compared
+            res.reason = f"damaged: {exc}"
+            return res
         if cache is not None and key is not None:
             cache[key] = m
     else:

@@ -41,6 +41,16 @@ def diagnose(report: Report) -> list[Finding]:
 
 def _comparison(report: Report) -> list[Finding]:
     out: list[Finding] = []
+    if report.same_trace:
+        out.append(Finding("same_trace", "A and B are the same trace: it is compared with itself", "comparison"))
+    for why in report.missing:
+        partial = " (partial comparison allowed)" if report.allow_partial else ""
+        out.append(Finding("incomplete", f"incomplete{partial}: {why}", "comparison"))
+    damaged = [p for p in report.pairs if p.reason.startswith("damaged")]
+    if damaged:
+        out.append(Finding("damaged", f"{len(damaged)} pair(s) not compared, their stored bytes are damaged "
+                           f"(first: {damaged[0].a.name} / {damaged[0].b.name}); run padiff-trace check on both traces",
+                           "comparison"))
     skipped = [p for p in report.pairs if p.metrics is not None and p.metrics.uncomparable]
     if skipped:
         first = skipped[0]

@@ -140,7 +140,7 @@ def render_html(report: Report) -> str:
         rows[key].append(_row(p))
     first = report.first_divergence.pair.index if report.first_divergence else None
     payload = {"rows": rows, "columns": _columns(), "first_index": first}
-    verdict = "diverged" if report.failed else "aligned"
+    verdict = report.verdict.lower()
     failed = {k: sum(r["verdict"] == "FAIL" for r in v) for k, v in rows.items()}
     amps = "".join(
         f"<li>x{x.ratio:.3g} {_E(x.call_pair.a.label)} [{_E(x.call_pair.a.module_type)}] ↔ {_E(x.call_pair.b.label)}: "

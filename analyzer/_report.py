@@ -130,6 +130,9 @@ class Report:
         unpaired: dict[str, list[str]],
         referees: dict[str, Any] | None = None,
         weight_map: WeightMap | None = None,
+        missing: list[str] | None = None,
+        allow_partial: bool = False,
+        same_trace: bool = False,
     ) -> None:
         self.a, self.b, self.alignment, self.pairs = a, b, alignment, pairs
         self.weight_map = weight_map  # how weights and parameter gradients were paired
@@ -137,18 +140,30 @@ class Report:
         self.unpaired = unpaired
         self.referees = referees  # {reference, reference_model: "A"|"B", reference_b} or None
         self.failed = [p for p in pairs if not p.passed]
+        self.missing = list(missing or ())  # why the comparison does not cover both runs whole
+        self.allow_partial = allow_partial
+        self.same_trace = same_trace
         self.first_divergence = self._first_divergence()
         self.amplifiers = self._amplifiers()
         self.first_nonfinite = {"a": _first_nonfinite(a), "b": _first_nonfinite(b)}
         self.diagnosis: list[Finding] = diagnose(self)  # what it means, for every renderer
 
     @property
+    def verdict(self) -> str:
+        """DIVERGED (a pair failed), INCOMPLETE (nothing failed, but a trace is unfinished or
+        damaged, and no partial comparison was asked for) or ALIGNED."""
+        if self.failed:
+            return "DIVERGED"
+        return "INCOMPLETE" if self.missing and not self.allow_partial else "ALIGNED"
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.failed else 0
+        """0 aligned, 1 diverged, 3 incomplete (2 is the CLI's: bad input, nothing usable)."""
+        return {"DIVERGED": 1, "INCOMPLETE": 3, "ALIGNED": 0}[self.verdict]
 
     @property
     def passed(self) -> bool:
-        return not self.failed
+        return self.verdict == "ALIGNED"
 
     # ------------------------------------------------------------ diagnosis
     def _first_divergence(self) -> Divergence | None:
@@ -221,7 +236,7 @@ class Report:
 
         from ._html import _divergence_html
 
-        verdict = "DIVERGED" if self.failed else "ALIGNED"
+        verdict = self.verdict
         return (
             '<div class="padiff-trace-report"><style>.padiff-trace-report .stack{white-space:pre;font-family:monospace}'
             f"</style><h3>padiff-trace compare: {verdict}</h3><h4>First divergence</h4>{_divergence_html(self)}"
@@ -249,7 +264,8 @@ class Report:
             sections[key].append(p.as_dict())
         return {
             "schema_version": SCHEMA_VERSION,
-            "verdict": "diverged" if self.failed else "aligned",
+            "verdict": self.verdict.lower(),
+            "missing": self.missing,
             "exit_code": self.exit_code,
             "options": {"mode": self.mode, "atol": self.atol, "rtol": self.rtol},
             "referees": self.referees,

@@ -29,7 +29,7 @@ def summary_text(report: Report, width: int = 80) -> str:
     strings have their control characters made visible."""
     a, b = report.a, report.b
     L: list[str] = []
-    verdict = "DIVERGED" if report.failed else "ALIGNED"
+    verdict = report.verdict
     L.append(f"padiff-trace compare: {verdict}  (mode {report.mode}, {report._tol_text()})")
     for side, v, tail in (("A", a, ""), ("B", b, "  (reference)")):
         head = f"  {side} {v.framework} {v.trace.meta.get('framework_version', '')}  "

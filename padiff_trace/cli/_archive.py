@@ -81,7 +81,7 @@ def _history(args: argparse.Namespace) -> int:
         mx, rl = _output_error(report)
         d = report.first_divergence
         where = "-" if d is None else f"{d.pair.a.name} [{d.pair.a.module_type}]"
-        verdict = "diverged" if report.exit_code else "aligned"
+        verdict = report.verdict.lower()
         worst = max(worst, report.exit_code)
         fmx = "-" if mx is None else f"{mx:.3e}"
         frl = "-" if rl is None else f"{rl:.2e}"

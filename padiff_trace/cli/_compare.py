@@ -34,6 +34,8 @@ def register(sub: Any) -> None:
     p.add_argument("--report", metavar="DIR", help="write report.txt, report.json, pairs.csv and report.html into DIR")
     p.add_argument("--html", metavar="FILE", help="also write the self-contained HTML report to FILE")
     p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
+    p.add_argument("--allow-partial", action="store_true", help="an unfinished or damaged trace may pass (exit 0); "
+                   "without it such a comparison is INCOMPLETE (exit 3)")
     p.add_argument("--reference", metavar="R", help="float64 referee trace (record A's spec with --dtype float64 "
                    "--inputs-from A --weights-from A): classifies every pair as rounding, A deviates, B deviates "
                    "or model difference; without --atol/--rtol only rounding passes")
@@ -61,7 +63,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     report = analyzer.compare(
         args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet,
-        reference=args.reference, reference_b=args.reference_b,
+        reference=args.reference, reference_b=args.reference_b, allow_partial=args.allow_partial,
     )
     if args.report:
         report.write(args.report)
@@ -75,7 +77,7 @@ def _compare(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-_COLOURS = {"DIVERGED": "\033[1;31m", "ALIGNED": "\033[1;32m", "FAIL": "\033[31m", "First divergence": "\033[1m"}
+_COLOURS = {"DIVERGED": "\033[1;31m", "INCOMPLETE": "\033[1;33m", "ALIGNED": "\033[1;32m", "FAIL": "\033[31m", "First divergence": "\033[1m"}
 
 
 def _colour(text: str) -> str:
