@@ -19,7 +19,7 @@ from padiff_trace.matching import WeightMap, module_anchors
 
 from ._calls import TraceView, build_view, phase_rank
 from ._mapping import Mapping, load_mapping
-from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, verdict, worker_pool
+from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._pairing import Alignment, CallPair, align_views
 from ._plan import plan
@@ -182,6 +182,10 @@ def _judge(
             return res
     else:
         key = _data_key(ra, rb, perm, tol)
+    why = uncomparable(ra, rb)  # before the empty check: an uncaptured tensor holds no elements
+    if why:
+        res.metrics, res.passed, res.reason = Metrics(stats_only=True, uncomparable=why), True, f"not compared: {why}"
+        return res
     if ra.numel == 0:
         res.metrics, res.passed = Metrics(), True
         return res

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["STORAGE", "decode", "dtype_name", "logical_name", "storage_dtype", "to_float64"]
+__all__ = ["UNCAPTURED", "STORAGE", "decode", "dtype_name", "logical_name", "storage_dtype", "to_float64"]
+
+# A tensor the recorder could not copy (a sparse layout, ...): recorded with its shape and no
+# values, logical dtype "uncaptured:<layout>:<dtype>"; readers treat it as data-less.
+UNCAPTURED = "uncaptured:"
 
 # logical name -> storage dtype
 STORAGE: dict[str, np.dtype] = {

@@ -22,7 +22,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from ._dtypes import STORAGE
+from ._dtypes import STORAGE, UNCAPTURED
 from ._errors import CorruptTraceError
 from ._integrity import ROOT_ATTRS, Damage, attrs_crc, split_strings, unescape
 from ._open import H5_ERRORS, short
@@ -279,7 +279,7 @@ def _validate(idx: ShardIndex, blob_len: int, first_seq: int | None, last_seq: i
     isz_of = np.zeros(max(ns, 1), dtype=np.int64)
     for d in np.flatnonzero(np.bincount(dt_col, minlength=1)).tolist():
         name = idx.strings[d] if d < ns else ""
-        isz_of[d] = STORAGE[name].itemsize if name in STORAGE else (0 if name.startswith("py:") else -1)
+        isz_of[d] = STORAGE[name].itemsize if name in STORAGE else (0 if name.startswith(("py:", UNCAPTURED)) else -1)
     numel_of = np.zeros(max(ns, 1), dtype=np.int64)
     for sid in np.flatnonzero(np.bincount(sh_col, minlength=1)).tolist():
         dims = parse_shape(idx.strings[sid]) if sid < ns else ()

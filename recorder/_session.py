@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Kind, Phase, RecordHeader, Summary, TraceWriter
-from padiff_trace.arrays import copy_with_stats, stats_tuple, to_storage
+from padiff_trace.arrays import UNCAPTURED, copy_with_stats, stats_tuple, to_storage
 
 from ._adapter import Adapter
 from ._nest import MAX_OP_SCALARS, PY_SCALARS, flatten, flatten_call, op_scalar
@@ -331,8 +331,14 @@ class Recorder:
             return
         if self._adapter.is_tensor(value):
             keep = self.options.keep_data(header.kind, header.step)
-            host = None if keep else self._summary(value)
-            data, dtype, shape, device, stats = host if host is not None else self._host(value)
+            try:
+                host = None if keep else self._summary(value)
+                data, dtype, shape, device, stats = host if host is not None else self._host(value)
+            except Exception as exc:
+                what = f"{UNCAPTURED}{getattr(value, 'layout', type(value).__name__)}:{getattr(value, 'dtype', '?')}"
+                logger.warning("%s/%s: recorded without values (%s: %s)", header.module, header.position, what, exc)
+                writer.append(header, None, dtype=what.replace(" ", ""), shape=tuple(getattr(value, "shape", ())))
+                return
             writer.append(
                 dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep, stats=stats
             )
