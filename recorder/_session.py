@@ -334,7 +334,7 @@ class Recorder:
             try:
                 host = None if keep else self._summary(value)
                 data, dtype, shape, device, stats = host if host is not None else self._host(value)
-            except Exception as exc:
+            except Exception as exc:  # a tensor we cannot copy (sparse, ...) never breaks the model
                 what = f"{UNCAPTURED}{getattr(value, 'layout', type(value).__name__)}:{getattr(value, 'dtype', '?')}"
                 logger.warning("%s/%s: recorded without values (%s: %s)", header.module, header.position, what, exc)
                 writer.append(header, None, dtype=what.replace(" ", ""), shape=tuple(getattr(value, "shape", ())))
