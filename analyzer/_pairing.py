@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from padiff_trace import Record
-from padiff_trace.matching import types_equivalent
+from padiff_trace.matching import mapping_swapped, types_equivalent
 
 from ._align import Segmenter, features
 from ._calls import Call, CallTree, TraceView, first_step
@@ -99,7 +99,7 @@ def align_views(
     each other; their calls pair n-th with n-th (as mapping pins do; the mapping wins).
     Everything else is aligned hierarchically between the pins (``analyzer._align``).
     """
-    swap = a.framework == "torch" and b.framework == "paddle"
+    swap = mapping_swapped(a.framework, b.framework)
     step_a, step_b = first_step(a), first_step(b)
     ca, cb = a.calls.get(step_a, []), b.calls.get(step_b, [])
     ta, tb = a.tree(step_a), b.tree(step_b)

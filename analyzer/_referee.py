@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from padiff_trace import Record
+from padiff_trace.matching import mapping_swapped
 
 from ._calls import TraceView
 from ._metrics import Tolerance, measure
@@ -85,7 +86,7 @@ def side_errors(vx: TraceView, vr: TraceView, mapping: Any = None) -> Referee:
     if vx.framework == vr.framework:
         mapping = None
     # orient as compare() would pair paddle with torch (mapping keys name paddle paths)
-    x_first = not (vx.framework == "torch" and vr.framework == "paddle")
+    x_first = not mapping_swapped(vx.framework, vr.framework)
     first, second = (vx, vr) if x_first else (vr, vx)
     al = align_views(first, second, mapping)
     wm = trace_weight_map(first, second, mapping)

@@ -33,9 +33,10 @@ from typing import Any
 
 from padiff_trace import MappingError
 
-__all__ = ["MappingEntry", "Mapping", "WeightEntry", "load_mapping", "parse_mapping", "resolve", "weight_pins"]
+__all__ = ["MAPPING_COLUMNS", "mapping_swapped", "MappingEntry", "Mapping", "WeightEntry", "load_mapping", "parse_mapping", "resolve", "weight_pins"]
 
-_KEYS = {"paddle", "torch", "blackbox", "transpose"}
+MAPPING_COLUMNS = ("paddle", "torch")  # the two sides of a mapping entry, in the order files name them
+_KEYS = {*MAPPING_COLUMNS, "blackbox", "transpose"}
 _SIDES = ("paddle", "torch", "source", "target")
 _WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), "axis", "skip", "how", "convert", "why", "transfer"}
 _INFO_KEYS = {"generated_by", "source_trace", "target_trace", "unmatched", "note"}  # written by weightmap.json
@@ -72,6 +73,12 @@ class Mapping:
     entries: tuple[MappingEntry, ...]
     ops: dict[str, str] = field(default_factory=dict)  # op name -> canonical op (extends the table)
     weights: tuple[WeightEntry, ...] = ()
+
+
+def mapping_swapped(framework_a: str, framework_b: str) -> bool:
+    """Whether models A and B are a mapping file's columns in reverse order (A torch, B
+    paddle): their entries, and any pair given in (paddle, torch) order, are read reversed."""
+    return (framework_a, framework_b) == MAPPING_COLUMNS[::-1]
 
 
 def load_mapping(path: str | os.PathLike[str]) -> Mapping:

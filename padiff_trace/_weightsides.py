@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._mapping import Mapping, resolve, weight_pins
+from ._mapping import Mapping, mapping_swapped, resolve, weight_pins
 from ._schema import Kind
 from ._weightmap import TensorInfo
 
@@ -73,6 +73,6 @@ def mapping_pins(mapping: Mapping | None, a: WeightSide, b: WeightSide) -> tuple
     if a.framework != b.framework:
         mods_a = {t.module for t in a.tensors}
         mods_b = {t.module for t in b.tensors}
-        swap = a.framework == "torch"
+        swap = mapping_swapped(a.framework, b.framework)
         mods = [(x, y) for x, y, _ in resolve(mapping, mods_a, mods_b, swap, strict=False)]
     return pins, mods

@@ -8,7 +8,17 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
-from ._mapping import Mapping, MappingEntry, WeightEntry, load_mapping, parse_mapping, resolve, weight_pins
+from ._mapping import (
+    MAPPING_COLUMNS,
+    Mapping,
+    MappingEntry,
+    WeightEntry,
+    load_mapping,
+    mapping_swapped,
+    parse_mapping,
+    resolve,
+    weight_pins,
+)
 from ._match import TypeResolver, align, canonical_type, is_known_type, types_equivalent
 from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
@@ -22,6 +32,8 @@ __all__ = [
     "parse_mapping",
     "resolve",
     "weight_pins",
+    "MAPPING_COLUMNS",
+    "mapping_swapped",
     # module types
     "TypeResolver",
     "canonical_type",

@@ -69,7 +69,8 @@ def watch_parent(pid: int, interval: float = 0.2) -> threading.Thread:
     def loop() -> None:
         while os.getppid() == pid:
             time.sleep(interval)
-        print(f"padiff-trace: error: the parent process {pid} is gone; stopping this recording", file=sys.stderr, flush=True)
+        logger.error("the parent process %d is gone; stopping this recording", pid)
+        logging.shutdown()  # flush the handlers: os._exit below skips interpreter shutdown
         if os.getpgrp() == os.getpid():  # a session of our own (how Children starts us): take our helpers along
             os.killpg(os.getpid(), signal.SIGKILL)
         os._exit(1)

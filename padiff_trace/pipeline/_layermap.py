@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from padiff_trace import UserError
+from padiff_trace.matching import mapping_swapped
 from padiff_trace.recorder import detect, get_adapter
 
 __all__ = ["AUTO_PAIRS", "LayerMap", "Translation", "translate"]
@@ -143,7 +144,7 @@ def translate(layer_map: Any, models: tuple[Any, Any], frameworks: tuple[str, st
     else:
         raise UserError(f"layer_map must be a LayerMap or a dict {{layer: module}}, got {type(layer_map).__name__}")
     paths = [{id(m): p for p, m in reversed(list(_named(model)))} for model in models]
-    key_side = 0 if frameworks[0] == frameworks[1] or frameworks[0] == "paddle" else 1
+    key_side = 1 if mapping_swapped(*frameworks) else 0
     modules: list[dict[str, Any]] = []
     lines: list[str] = []
     for x, y in pairs:

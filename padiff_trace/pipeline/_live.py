@@ -24,7 +24,7 @@ from typing import Any
 
 from padiff_trace import UserError
 from padiff_trace.analyzer import single_step_plan
-from padiff_trace.matching import Mapping
+from padiff_trace.matching import Mapping, mapping_swapped
 from padiff_trace.recorder import Recorder, RecordOptions, SingleStep, detect, get_adapter, replay_inputs, transfer_weights
 
 # The live-model replay has no public name in the recorder yet (its public API runs spec
@@ -120,7 +120,7 @@ def _assign(pair: Any, fws: tuple[str, str], by_framework: bool, what: str) -> t
     for x in pair:
         if not callable(x) and not hasattr(x, "step"):
             raise UserError(f"{what}: {type(x).__name__} is neither callable nor an optimizer")
-    if by_framework and fws[0] != fws[1] and fws[0] == "torch":  # given as (paddle, torch); A is the torch model
+    if by_framework and mapping_swapped(*fws):  # PaDiff gives pairs as (paddle, torch); A is the torch model
         return pair[1], pair[0]
     return pair[0], pair[1]
 
