@@ -27,7 +27,7 @@ from ._options import OptionField, RecordOptions, option, option_fields
 from ._replay import replay_inputs, transfer_weights
 from ._session import Recorder, active_recorder
 from ._single_step import SingleStep
-from ._spec import RecordJob
+from ._spec import RecordJob, run_steps
 
 __all__ = [
     "OptionField",
@@ -42,6 +42,7 @@ __all__ = [
     "probe",
     "record",
     "replay_inputs",
+    "run_steps",
     "transfer_weights",
 ]
 

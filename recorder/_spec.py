@@ -37,7 +37,7 @@ from ._replay import replay_inputs, transfer_weights
 from ._session import Recorder
 from ._single_step import SingleStep
 
-__all__ = ["RecordJob", "Spec", "load_spec", "run_spec", "split_inputs", "wait_for_replay_source"]
+__all__ = ["RecordJob", "Spec", "load_spec", "run_spec", "run_steps", "split_inputs", "wait_for_replay_source"]
 
 logger = logging.getLogger(__name__)
 
@@ -201,18 +201,37 @@ def run_spec(
         _write_weight_map(Path(out), weight_map, weights_from)
         if steps == 0:  # export only: weights (recorded on entry) and the inputs, for replay elsewhere
             rec.model_inputs(args, kwargs)
-        for _ in tqdm(range(steps), desc=f"record {spec.path.name}", unit="step", disable=steps < 2, leave=False):
-            output = model(*args, **kwargs)
-            loss = spec.loss(output) if spec.loss else _default_loss(adapter, output, spec.path)
-            rec.loss(loss)
-            if adapter.is_tensor(loss) and adapter.requires_grad(loss):
-                loss.backward()
-                rec.backward_done()
-                if optimizer is not None:
-                    optimizer.step()
-            rec.step()
-            adapter.zero_grad(model, optimizer)
+        loss_of = spec.loss or (lambda output: _default_loss(adapter, output, spec.path))
+        run_steps(rec, adapter, model, (args, kwargs), steps, loss_of, optimizer, desc=f"record {spec.path.name}")
     return Path(out)
+
+
+def run_steps(
+    rec: Recorder,
+    adapter: Adapter,
+    model: Any,
+    inputs: tuple[tuple[Any, ...], dict[str, Any]],
+    steps: int,
+    loss_of: Callable[[Any], Any],
+    optimizer: Any = None,
+    *,
+    backward: bool = True,
+    desc: str = "",
+) -> None:
+    """The loop every recording runs: forward, loss, backward, optimizer step, ``rec.step()``.
+    ``optimizer``: an object with ``step()``, or a callable that steps and clears the
+    gradients (PaDiff's form); ``backward=False``: forward only."""
+    args, kwargs = inputs
+    stepper = getattr(optimizer, "step", optimizer)
+    for _ in tqdm(range(steps), desc=desc, unit="step", disable=steps < 2 or not desc, leave=False):
+        loss = rec.loss(loss_of(model(*args, **kwargs)))
+        if backward and adapter.is_tensor(loss) and adapter.requires_grad(loss):
+            loss.backward()
+            rec.backward_done()
+            if stepper is not None:
+                stepper()
+        rec.step()
+        adapter.zero_grad(model, optimizer if hasattr(optimizer, "step") else None)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,16 @@ from typing import Any
 from padiff_trace import UserError
 from padiff_trace.analyzer import single_step_plan
 from padiff_trace.matching import Mapping, mapping_swapped
-from padiff_trace.recorder import Recorder, RecordOptions, SingleStep, detect, get_adapter, replay_inputs, transfer_weights
+from padiff_trace.recorder import (
+    Recorder,
+    RecordOptions,
+    SingleStep,
+    detect,
+    get_adapter,
+    replay_inputs,
+    run_steps,
+    transfer_weights,
+)
 
 # The live-model replay has no public name in the recorder yet (its public API runs spec
 # files); these are the functions behind `record --weights-from/--inputs-from/--single-step-plan`.
@@ -177,19 +186,9 @@ def record_side(
     if opt is None and options.weights == "steps":
         options = dataclasses.replace(options, weights="start")  # nothing changes them
     ad, model = side.adapter, side.model
+    loss_of = side.loss_fn or (lambda out: default_loss(side, out))
     with Recorder(model, path, ad, options, meta=meta, single_step=single) as rec:
-        for _ in range(steps):
-            out = model(*side.args, **side.kwargs)
-            loss = rec.loss(side.loss_fn(out) if side.loss_fn is not None else default_loss(side, out))
-            if backward and ad.is_tensor(loss) and ad.requires_grad(loss):
-                loss.backward()
-                rec.backward_done()
-                if opt is not None and hasattr(opt, "step"):
-                    opt.step()
-                elif opt is not None:
-                    opt()  # PaDiff's callable optimizer: steps and clears the gradients
-            rec.step()
-            ad.zero_grad(model, opt if hasattr(opt, "step") else None)
+        run_steps(rec, ad, model, (side.args, side.kwargs), steps, loss_of, opt, backward=backward)
     return path
 
 
