@@ -7,13 +7,12 @@
 
 from __future__ import annotations
 
-from padiff_trace.matching import WeightMap, WeightPair
+from padiff_trace.matching import Mapping, MappingEntry, WeightMap, WeightPair, load_mapping
 
 from ._compare import CompareOptions, align, compare, weight_map
 from ._diagnosis import Finding
 from ._formats import FORMATS, ReportFormat
 from ._html import write_html
-from ._mapping import Mapping, MappingEntry, load_mapping
 from ._metric_table import METRICS, MetricDef
 from ._metrics import DEFAULT_TOLERANCES, MODES, Metrics, Tolerance
 from ._noise import NOISE_FACTOR, NoiseFloor, noise_floor

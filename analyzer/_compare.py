@@ -15,10 +15,9 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trace, visible
-from padiff_trace.matching import WeightMap, module_anchors
+from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
 
 from ._calls import TraceView, build_view, phase_rank
-from ._mapping import Mapping, load_mapping
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._pairing import Alignment, CallPair, align_views

@@ -13,11 +13,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from padiff_trace import Record
-from padiff_trace.matching import mapping_swapped, types_equivalent
+from padiff_trace.matching import Mapping, MappingEntry, mapping_swapped, resolve, types_equivalent
 
 from ._align import Segmenter, features
 from ._calls import Call, CallTree, TraceView, first_step
-from ._mapping import Mapping, MappingEntry, resolve
 
 __all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves"]
 

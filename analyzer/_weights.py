@@ -8,10 +8,9 @@ mapping pins, so a comparison pairs exactly the tensors a transfer copied.
 from __future__ import annotations
 
 from padiff_trace import Record
-from padiff_trace.matching import WeightMap, WeightPair, inverse_perm, mapping_pins, match_weights, side_from_records
+from padiff_trace.matching import Mapping, WeightMap, WeightPair, inverse_perm, mapping_pins, match_weights, side_from_records
 
 from ._calls import TraceView
-from ._mapping import Mapping
 from ._metrics import RowSlice
 
 __all__ = ["WeightLike", "trace_weight_map", "pair_by_map"]

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from padiff_trace.analyzer._calls import Call, TraceView, build_tree
-from padiff_trace.analyzer._mapping import parse_mapping
 from padiff_trace.analyzer._pairing import align_views
+
+from padiff_trace.matching import parse_mapping
 
 # (module, type, output shape, children); the input shape is the previous sibling's output
 Spec = tuple[str, str, tuple[int, ...], list[Any]]

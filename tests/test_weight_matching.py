@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from padiff_trace import MappingError
-from padiff_trace._mapping import parse_mapping
 from padiff_trace._weightmap import TensorInfo
 from padiff_trace._weightmatch import WeightSide, mapping_pins, match_weights, module_anchors
+from padiff_trace.matching import parse_mapping
 
 H, F, V, P = 8, 32, 50, 16
 PD = {"Linear": ["paddle.nn.layer.common.Linear", "paddle.nn.layer.layers.Layer"],
