@@ -114,3 +114,23 @@ def test_info_on_missing_path(tmp_path: Path) -> None:
     out = subprocess.run([str(CLI), "info", str(tmp_path / "nope")], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert out.stderr.strip() == f"padiff-trace: error: {tmp_path / 'nope'}: no such trace"
+
+
+def test_trace_strings_reach_the_terminal_visible(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A module name or tag holding escape sequences or a newline cannot retitle, clear or
+    recolour the terminal, nor break `ls` into two rows (issue 15)."""
+    import numpy as np
+
+    from padiff_trace import Kind, Phase, RecordHeader, TraceWriter
+    from padiff_trace.cli import main
+
+    evil = "layer\x1b]0;pwned\x07\x1b[2J\nfake"
+    with TraceWriter(tmp_path / "t", {"tags": {"model": evil}}) as w:
+        w.append(RecordHeader(0, Phase.FORWARD, Kind.MODULE_OUTPUT, evil, "Linear", 0, -1, 0, "out"), np.ones(3))
+    for argv in (["ls", str(tmp_path / "t")], ["info", str(tmp_path / "t")], ["ls", str(tmp_path)]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out, argv
+        assert "\\x1b" in out or argv == ["ls", str(tmp_path)], argv
+    assert main(["ls", str(tmp_path / "t")]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1  # the newline in the name did not split the row

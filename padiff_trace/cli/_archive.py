@@ -8,7 +8,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from padiff_trace import CatalogEntry, UserError, catalog
+from padiff_trace import CatalogEntry, UserError, catalog, visible
 
 __all__ = ["register", "print_catalog", "tag_pair"]
 
@@ -32,10 +32,10 @@ def print_catalog(entries: list[CatalogEntry], root: Path) -> None:
             state = "DAMAGED: " + e.error
         elif e.damaged:
             state = f"{state}, {e.health}"
-        print(
+        print(visible(
             f"{rel[:34]:<34} {e.model[:14]:<14} {e.version[:10]:<10} {fw[:18]:<18} {e.device[:7]:<7} "
             f"{e.created[:19]:<19} {e.steps:>5} {e.size_bytes / 2**20:>7.1f}MB  {state}"
-        )
+        ))
     if not entries:
         print("(no traces)")
 
@@ -75,7 +75,7 @@ def _history(args: argparse.Namespace) -> int:
     worst = 0
     for e in tqdm(entries, desc="history", unit="trace", leave=False, disable=len(entries) < 3):
         if e.path.resolve() == baseline.resolve():
-            print(f"{e.version or e.path.name:<12} {e.created[:19]:<19} {e.framework:<10} {'baseline':<9}")
+            print(visible(f"{e.version or e.path.name:<12} {e.created[:19]:<19} {e.framework:<10} {'baseline':<9}"))
             continue
         report = analyzer.compare(e.path, baseline, mapping=args.mapping, quiet=True)
         mx, rl = _output_error(report)
@@ -85,5 +85,5 @@ def _history(args: argparse.Namespace) -> int:
         worst = max(worst, report.exit_code)
         fmx = "-" if mx is None else f"{mx:.3e}"
         frl = "-" if rl is None else f"{rl:.2e}"
-        print(f"{e.version or e.path.name:<12} {e.created[:19]:<19} {e.framework:<10} {verdict:<9} {fmx:>12} {frl:>10}  {where}")
+        print(visible(f"{e.version or e.path.name:<12} {e.created[:19]:<19} {e.framework:<10} {verdict:<9} {fmx:>12} {frl:>10}  {where}"))
     return worst

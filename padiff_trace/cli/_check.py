@@ -10,7 +10,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from padiff_trace import open_trace
+from padiff_trace import open_trace, visible
 
 __all__ = ["register"]
 
@@ -52,5 +52,5 @@ def _check(args: argparse.Namespace) -> int:
     print(f"trace   {path}")
     print(f"health  {health}")
     for d in damage:
-        print(f"  {Path(d.shard).name}: {d.what}: {d.reason}")
+        print(visible(f"  {Path(d.shard).name}: {d.what}: {d.reason}"))
     return rc

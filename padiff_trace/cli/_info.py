@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from padiff_trace import STAT_FIELDS, catalog, is_trace, open_trace
+from padiff_trace import STAT_FIELDS, catalog, is_trace, open_trace, visible
 
 from ._archive import print_catalog, tag_pair
 
@@ -110,7 +110,7 @@ def _info(args: argparse.Namespace) -> int:
     for key in ("phase", "kind"):
         items = ", ".join(f"{k} {v}" for k, v in sorted(info["counts"][key].items()))
         out.append(f"  by {key:<6} {items or '-'}")
-    print("\n".join(out))
+    print("\n".join(visible(line) for line in out))  # trace strings never reach the terminal raw
     return 0
 
 
@@ -136,7 +136,7 @@ def _ls(args: argparse.Namespace) -> int:
             else:
                 amax = max(abs(st["min"]), abs(st["max"])) if r.is_tensor else float("nan")
                 base += f" max|x|={amax:<10.4g} {'DAMAGED' if r.damage else 'data' if r.has_data else 'stats'}"
-            w(base.rstrip() + "\n")
+            w(visible(base.rstrip()) + "\n")
     return 0
 
 
