@@ -7,6 +7,7 @@ import logging
 import math
 import os
 import sys
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,10 +22,11 @@ from ._calls import TraceView, build_view, phase_rank
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._pairing import Alignment, CallPair, align_views
+from ._pairtable import PairDraft, PairTable
 from ._plan import plan
 from ._reduce import GRAD_ROLES, summed_pair
 from ._referee import Referee, classify, side_errors
-from ._report import PairResult, Report
+from ._report import Report
 from ._weights import pair_by_map, trace_weight_map
 
 __all__ = ["compare", "align", "weight_map", "CompareOptions"]
@@ -98,24 +100,23 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     al = align_views(va, vb, mapping, anchors=module_anchors(wm) if wm is not None else None)
     todo = plan(al, va, vb, wm, mapping.ops if mapping is not None else None)
     ctx = _context(opts, va, vb, mapping)
-    results: list[PairResult] = []
+    table = PairTable(va, vb)
     total = sum(min(x[1].numel, x[2].numel) for x in todo)
     show = opts.progress if opts.progress is not None else (sys.stderr.isatty() and total > 50_000_000)
     bar = tqdm(total=total, unit="el", unit_scale=True, desc="compare", disable=not show, file=sys.stderr)
     try:
         with worker_pool() as ctx.pool:
             for role, ra, rb, perm, cp in todo:
-                results.append(_judge(len(results), role, ra, rb, perm, cp, opts, ctx))
+                table.append(_judge(role, ra, rb, perm, cp, opts, ctx))
                 bar.update(min(ra.numel, rb.numel))
     finally:
         ctx.pool = None
         bar.close()
-    results.sort(key=lambda r: r.order)
-    _absorb_unused_input_differences(results)
-    for i, r in enumerate(results):
-        r.index = i
+    del todo
+    ctx.measured.clear()
+    _absorb_unused_input_differences(table.finish())
     return Report(
-        va, vb, al, results, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
+        va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
         weight_map=wm, missing=_missing(ta, tb), allow_partial=opts.allow_partial, same_trace=_same(ta, tb),
     )
 
@@ -140,10 +141,10 @@ def _same(ta: Trace, tb: Trace) -> bool:
 
 
 _WEIGHT_ROLES = ("param", "buffer", "param_grad")
+_MEASURED_KEPT = 4096
 
 
 def _judge(
-    i: int,
     role: str,
     ra: Record,
     rb: Record,
@@ -151,10 +152,10 @@ def _judge(
     cp: CallPair | None,
     o: CompareOptions,
     ctx: _Context | None = None,
-) -> PairResult:
+) -> PairDraft:
     tol = tolerance_for(ra.dtype, rb.dtype, o.mode, o.atol, o.rtol)
     order = (ra.step, phase_rank(ra), ra.seq)
-    res = PairResult(i, role, ra.step, ra, rb, perm, cp, tol, None, False, "", order)
+    res = PairDraft(role, ra.step, ra, rb, perm, cp, tol, None, False, "", order)
     if not (ra.is_tensor and rb.is_tensor):
         res.passed, res.reason = True, "not tensors"
         return res
@@ -198,7 +199,11 @@ def _judge(
             return res
         if cache is not None and key is not None:
             cache[key] = m
+            if len(cache) > _MEASURED_KEPT:
+                cache.popitem(last=False)
     else:
+        assert cache is not None and key is not None
+        cache.move_to_end(key)
         m = dataclasses.replace(m, extra=dict(m.extra))
     res.metrics = m
     res.passed, res.reason = verdict(m, tol)
@@ -209,22 +214,33 @@ def _judge(
     return res
 
 
-def _absorb_unused_input_differences(results: list[PairResult]) -> None:
+def _absorb_unused_input_differences(t: PairTable) -> None:
     """An input that differs while every output of its call agrees had no effect on the
     computation: a representation difference (one library's additive mask holds -1e4, the
     other's float32 min; one passes the input's shape where the other passes the ids), not a
     divergence. Such pairs pass, with the reason kept."""
-    outputs: dict[tuple[int, int, int], list[PairResult]] = {}
-    for r in results:
-        if r.role == "output" and r.call_pair is not None:
-            outputs.setdefault((r.step, r.call_pair.a.id, r.call_pair.b.id), []).append(r)
-    for r in results:
-        if r.passed or r.role not in ("input", "model_input") or r.call_pair is None:
-            continue
-        outs = outputs.get((r.step, r.call_pair.a.id, r.call_pair.b.id), [])
-        if outs and all(o.passed for o in outs):
-            r.passed = True
-            r.reason = f"differs but every output of the call agrees: not used as a number ({r.reason})"
+    if not len(t):
+        return
+    step, cp, passed = t.col("step"), t.col("cp"), t.passed
+    calls = np.array([(c.a.id, c.b.id) for c in t.call_pairs], dtype=np.int64).reshape(-1, 2)
+    has_cp = cp >= 0
+    outs = t.role_mask("output") & has_cp
+    ins = t.role_mask("input", "model_input") & has_cp & ~passed
+    if not ins.any() or not outs.any():
+        return
+
+    def keys(rows: np.ndarray) -> list[tuple[int, int, int]]:
+        ab = calls[cp[rows]]
+        return list(zip(step[rows].tolist(), ab[:, 0].tolist(), ab[:, 1].tolist()))
+
+    out_rows = np.flatnonzero(outs)
+    all_ok: dict[tuple[int, int, int], bool] = {}
+    for k, ok in zip(keys(out_rows), passed[out_rows].tolist()):
+        all_ok[k] = all_ok.get(k, True) and ok
+    in_rows = np.flatnonzero(ins)
+    for i, k in zip(in_rows.tolist(), keys(in_rows)):
+        if all_ok.get(k, False):
+            t.set_verdict(i, True, f"differs but every output of the call agrees: not used as a number ({t.reasons.get(i, '')})")
 
 
 def _data_key(ra: Record, rb: Record, perm: tuple[int, ...] | None, tol: Tolerance) -> tuple[Any, ...] | None:
@@ -268,7 +284,9 @@ class _Context:
     floor_64: tuple[NoiseFloor, NoiseFloor] | None = None
     two: bool = False
     info: dict[str, Any] | None = None
-    measured: dict[tuple[Any, ...], Metrics] = field(default_factory=dict)  # shared bytes, measured once
+    # shared bytes, measured once: the latest ``_MEASURED_KEPT`` measured pairs (a tensor is
+    # recorded again close by - one call's output is the next call's input), so it stays small
+    measured: OrderedDict[tuple[Any, ...], Metrics] = field(default_factory=OrderedDict)
     pool: ThreadPoolExecutor | None = None  # measuring threads, while comparing
 
 
@@ -316,7 +334,7 @@ _CLASS_REASON = {
 }
 
 
-def _noise_verdict(res: PairResult, m: Metrics, o: CompareOptions, ctx: _Context) -> None:
+def _noise_verdict(res: PairDraft, m: Metrics, o: CompareOptions, ctx: _Context) -> None:
     """Noise floor and referee class of a pair; without --atol/--rtol they decide the verdict."""
     diff = m.rel_l2 * m.norm_b / math.sqrt(m.n) if m.norm_b > 0 and m.n else m.max_abs  # rms(a - b)
     res.noise = pair_noise(res.a, res.b, ctx.floor_a, ctx.floor_b, diff)

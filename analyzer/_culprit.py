@@ -41,15 +41,22 @@ __all__ = ["Located", "PairResult", "Side", "locate"]
 
 
 class PairResult(Protocol):
-    """What is read of a measured pair (``_report.PairResult``)."""
+    """What is read of a measured pair (``_pairtable.PairResult``)."""
 
-    role: str
-    step: int
-    order: tuple[int, int, int]
-    passed: bool
-    a: Record
-    b: Record
-    call_pair: CallPair | None
+    @property
+    def role(self) -> str: ...
+    @property
+    def step(self) -> int: ...
+    @property
+    def order(self) -> tuple[int, int, int]: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def a(self) -> Record: ...
+    @property
+    def b(self) -> Record: ...
+    @property
+    def call_pair(self) -> CallPair | None: ...
 
 
 R = TypeVar("R", bound=PairResult)
@@ -134,6 +141,7 @@ def locate(pairs: Sequence[R], first: R, va: TraceView, vb: TraceView) -> Locate
         outs = [p for p in rs if p.role == "output" and not p.passed]
         if outs and all(p.passed for p in rs if p.role != "output"):
             cands[cid] = min(outs, key=lambda p: p.order)
+    del groups
     if not cands:
         return None
     outer = {x.id for c in cands for x in va.ancestors(va.by_id[c])}  # a candidate inside them
@@ -144,11 +152,7 @@ def locate(pairs: Sequence[R], first: R, va: TraceView, vb: TraceView) -> Locate
     seen = min((p for p in fwd if not p.passed and p.call_pair.a.id in inside), key=lambda p: p.order)  # type: ignore[union-attr]
     paired_a = {p.call_pair.a.id for p in fwd}  # type: ignore[union-attr]
     paired_b = {p.call_pair.b.id for p in fwd}  # type: ignore[union-attr]
-    return Located(
-        seen,
-        _side(va, cp.a, [(p, p.a) for p in fwd], paired_a),
-        _side(vb, cp.b, [(p, p.b) for p in fwd], paired_b),
-    )
+    return Located(seen, _side(va, cp.a, fwd, "a", paired_a), _side(vb, cp.b, fwd, "b", paired_b))
 
 
 def _state(first: R, va: TraceView, vb: TraceView) -> Located[R] | None:
@@ -168,19 +172,25 @@ def _first_call(v: TraceView, module: str) -> Call | None:
     return None
 
 
-def _side(v: TraceView, call: Call, recs: Sequence[tuple[PairResult, Record]], paired: set[int]) -> Side:
-    """Side of the named pair: its own code, or a call inside recorded on this side only."""
-    good: set[_Key] = set()
-    bad: set[_Key] = set()
-    for p, r in recs:
-        k = _key(getattr(r, "base", r))
-        if k is not None:
-            (good if p.passed else bad).add(k)
-    good -= bad
+def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired: set[int]) -> Side:
+    """Side of the named pair: its own code, or a call inside recorded on this side only.
+    ``fwd`` holds the step's forward pairs; ``side`` names this side's record of each ("a", "b")."""
     inside = v.tree(call.step).descendants(call)
     ids = {c.id for c in inside} | {call.id}
-    failing = [r for p, r in recs if not p.passed and r.call in ids]
-    first = min(failing, key=lambda r: r.seq) if failing else None
+    # values seen by the calls inside that only this side recorded: are they right or wrong?
+    wanted = {k for c in inside if c.id not in paired for r in (*c.inputs, *c.outputs) if (k := _key(r)) is not None}
+    good: set[_Key] = set()
+    bad: set[_Key] = set()
+    first: Record | None = None
+    for p in fwd:
+        r = getattr(p, side)
+        if wanted:
+            k = _key(getattr(r, "base", r))
+            if k is not None and k in wanted:
+                (good if p.passed else bad).add(k)
+        if not p.passed and r.call in ids and (first is None or r.seq < first.seq):
+            first = r
+    good -= bad
     made = _made_by(v, inside, good, bad, paired)
     if made is not None:
         return Side(made, "one side only", None, ())

@@ -46,22 +46,23 @@ def _comparison(report: Report) -> list[Finding]:
     for why in report.missing:
         partial = " (partial comparison allowed)" if report.allow_partial else ""
         out.append(Finding("incomplete", f"incomplete{partial}: {why}", "comparison"))
-    damaged = [p for p in report.pairs if p.reason.startswith("damaged")]
+    t = report.pairs
+    damaged = sorted(i for i, why in t.reasons.items() if why.startswith("damaged"))
     if damaged:
+        p0 = t[damaged[0]]
         out.append(Finding("damaged", f"{len(damaged)} pair(s) not compared, their stored bytes are damaged "
-                           f"(first: {damaged[0].a.name} / {damaged[0].b.name}); run padiff-trace check on both traces",
+                           f"(first: {p0.a.name} / {p0.b.name}); run padiff-trace check on both traces",
                            "comparison"))
-    skipped = [p for p in report.pairs if p.metrics is not None and p.metrics.uncomparable]
-    if skipped:
-        first = skipped[0]
+    if t.uncomparable:
+        first = t.uncomparable[min(t.uncomparable)]
         out.append(Finding(
             "uncomparable",
-            f"{len(skipped)} pair(s) not compared, their values cannot be decoded (first: {first.metrics.uncomparable})",  # type: ignore[union-attr]
+            f"{len(t.uncomparable)} pair(s) not compared, their values cannot be decoded (first: {first})",
             "comparison",
         ))
-    noisy = sum(1 for p in report.pairs if p.noise is not None and p.noise["within"] and p.metrics and p.metrics.max_abs > 0)
+    noisy = int((t.within_noise & t.has_metrics & (t.metric("max_abs") > 0)).sum()) if len(t) else 0
     if noisy:
-        out.append(Finding("noise_floor", f"within the estimated fp32 noise floor: {noisy} of {len(report.pairs)} pairs",
+        out.append(Finding("noise_floor", f"within the estimated fp32 noise floor: {noisy} of {len(t)} pairs",
                            "comparison"))
     return out
 

@@ -1,10 +1,12 @@
 """Report formats as a registry, and how a report directory is written.
 
-``FORMATS`` maps a format's name to its file and its renderer (``Report -> str``):
+``FORMATS`` maps a format's name to its file and its writer (``(Report, TextIO) -> None``):
 ``txt`` report.txt, ``json`` report.json, ``csv`` pairs.csv, ``html`` report.html. Adding a
-format is one row. ``write_report`` renders every requested format in memory first, then
-writes them with ``_atomic.write_atomic``: a failed write (a renderer's error, a full disk)
-leaves the previous report whole and no temporary files behind.
+format is one row. Writers stream pair by pair, so writing a report of a million pairs holds
+one pair at a time. ``write_report`` streams every requested format into a temporary file
+(``_atomic.write_atomic_streams``) and renames them over the old ones only when all are
+written: a failed write (a writer's error, a full disk) leaves the previous report whole and
+no temporary files behind.
 """
 
 from __future__ import annotations
@@ -16,62 +18,89 @@ import math
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from padiff_trace import UserError, csv_cell
 
-from ._atomic import write_atomic
-from ._html import render_html
+from ._atomic import write_atomic_streams
+from ._html import write_page
 from ._metric_table import shown
-from ._text import blocks_text
+from ._pairtable import PAIR_SECTIONS, pair_section
+from ._text import write_blocks
 
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["FORMATS", "ReportFormat", "render_csv", "render_json", "write_report"]
+__all__ = ["FORMATS", "ReportFormat", "render_csv", "render_json", "write_csv", "write_json", "write_report"]
 
 
 @dataclass(frozen=True)
 class ReportFormat:
     name: str
     filename: str
-    render: Callable[[Report], str]
+    write: Callable[[Report, TextIO], None]
     description: str
     default: bool = True  # written by ``Report.write`` unless formats are named
 
+    def render(self, report: Report) -> str:
+        """The whole file as one string (small reports, tests)."""
+        buf = io.StringIO()
+        self.write(report, buf)
+        return buf.getvalue()
+
+
+def write_json(report: Report, out: TextIO) -> None:
+    """report.json: ``Report.to_dict`` (schema in docs/analyzer.md), its per-pair lists streamed
+    one pair per line; non-finite numbers as strings."""
+    head = json.dumps(_clean(report.to_dict(pairs=False)), indent=1)
+    out.write(head[: head.rindex("}")].rstrip())
+    t = report.pairs
+    for key in PAIR_SECTIONS:
+        out.write(f',\n "{key}": [')
+        sep = "\n  "
+        roles = [r for r in t.roles if pair_section(r) == key]
+        for p in t.subset(t.role_mask(*roles)) if len(t) else ():
+            out.write(sep + json.dumps(_clean(p.as_dict()), separators=(",", ":")))
+            sep = ",\n  "
+        out.write("\n ]" if sep != "\n  " else "]")
+    out.write("\n}\n")
+
 
 def render_json(report: Report) -> str:
-    """report.json: ``Report.to_dict`` (schema in docs/analyzer.md); non-finite numbers as strings."""
-    return json.dumps(_clean(report.to_dict()), indent=1)
+    return FORMATS["json"].render(report)
 
 
 _CSV_HEAD = ["index", "step", "role", "passed", "class", "a", "a_type", "b", "b_type", "shape"]
 
 
-def render_csv(report: Report) -> str:
+def write_csv(report: Report, out: TextIO) -> None:
     """pairs.csv: one row per pair, a column per metric the table marks ``csv``. Trace strings
     have control characters made visible, and a cell never starts a formula."""
     defs = shown("csv")
-    buf = io.StringIO()
-    w = csv.writer(buf)
+    w = csv.writer(out)
     w.writerow([*_CSV_HEAD, *(d.name for d in defs), "reason"])
     for p in report.pairs:
-        m = p.metrics
+        m, a, b = p.metrics, p.a, p.b
         vals = [m.values.get(d.name, "") for d in defs] if m is not None and not m.uncomparable else [""] * len(defs)
-        row = [p.index, p.step, p.role, int(p.passed), p.cls or "", p.a.name, p.a.module_type, p.b.name, p.b.module_type,
-               "x".join(map(str, p.b.shape)), *vals, p.reason]
+        row = [p.index, p.step, p.role, int(p.passed), p.cls or "", a.name, a.module_type, b.name, b.module_type,
+               "x".join(map(str, b.shape)), *vals, p.reason]
         w.writerow([csv_cell(v) for v in row])
-    return buf.getvalue()
+
+
+def render_csv(report: Report) -> str:
+    return FORMATS["csv"].render(report)
 
 
 FORMATS: dict[str, ReportFormat] = {
     f.name: f
     for f in (
-        ReportFormat("txt", "report.txt", blocks_text, "the terminal summary, then one block per pair"),
-        ReportFormat("json", "report.json", render_json, "everything, versioned schema (docs/analyzer.md)"),
-        ReportFormat("csv", "pairs.csv", render_csv, "one row per pair, for spreadsheets and pandas"),
-        ReportFormat("html", "report.html", render_html, "one self-contained page: plots, tables, stacks; opens offline"),
+        ReportFormat("txt", "report.txt", write_blocks, "the terminal summary, then one block per pair"),
+        ReportFormat("json", "report.json", write_json, "everything, versioned schema (docs/analyzer.md)"),
+        ReportFormat("csv", "pairs.csv", write_csv, "one row per pair, for spreadsheets and pandas"),
+        ReportFormat("html", "report.html", write_page,
+                     "one self-contained page: plots, summaries and the interesting pairs; opens offline"),
     )
 }
 
@@ -82,8 +111,7 @@ def write_report(report: Report, directory: str | os.PathLike[str], formats: Ite
     unknown = [n for n in names if n not in FORMATS]
     if unknown:
         raise UserError(f"unknown report format(s) {', '.join(unknown)}; known: {', '.join(FORMATS)}")
-    files = {FORMATS[n].filename: FORMATS[n].render(report) for n in names}  # render all before touching a file
-    return write_atomic(Path(directory), files)
+    return write_atomic_streams(Path(directory), {FORMATS[n].filename: partial(FORMATS[n].write, report) for n in names})
 
 
 def _clean(x: Any) -> Any:

@@ -11,24 +11,30 @@ metric table (``_metric_table.METRICS``, those marked ``html``).
 from __future__ import annotations
 
 import html
+import io
 import json
 import math
 import os
+from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ._atomic import write_atomic
+import numpy as np
+
+from ._atomic import write_atomic_streams
 from ._metric_table import shown
-from ._svg import error_plot
+from ._pairtable import PAIR_SECTIONS, pair_section
+from ._svg import SERIES, error_plot
 
 if TYPE_CHECKING:
     from ._diagnosis import Finding
     from ._report import PairResult, Report
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["TABLE_ROWS", "render_html", "table_rows", "write_html", "write_page"]
 
 _E = html.escape
+TABLE_ROWS = 5000  # pairs a table of the page lists at most (the page's script shows 5000 at once)
 # fixed columns of the pair tables: (key, label, numeric)
 _COLUMNS = [("index", "#", True), ("step", "step", True), ("role", "kind", False), ("verdict", "verdict", False),
             ("cls", "class", False), ("a", "A", False), ("a_type", "A type", False), ("b", "B", False),
@@ -71,14 +77,16 @@ def _row(p: PairResult) -> dict[str, Any]:
 def _plots(report: Report) -> str:
     first = report.first_divergence.pair.index if report.first_divergence else None
     amps = {x.call_pair.a.id for x in report.amplifiers[:5]}
+    t = report.pairs
     figs = []
     for role, title in (
         ("output", "Forward: error of each module output, in execution order"),
         ("grad_output", "Backward: error of each output gradient, in execution order"),
     ):
-        ps = [p for p in report.pairs if p.role == role and p.metrics is not None and not p.metrics.uncomparable]
-        if ps:
-            figs.append(error_plot(ps, title, first, amps))
+        rows = t.role_mask(role) & t.measured if len(t) else None
+        if rows is not None and rows.any():
+            ys = {key: t.metric(key)[rows] for key, _, _ in SERIES}
+            figs.append(error_plot(t.subset(rows), title, first, amps, ys))
     return "".join(f'<div class="figure">{f}</div>' for f in figs) or "<p>No module outputs or gradients compared.</p>"
 
 
@@ -132,44 +140,91 @@ def _safe_json(obj: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def table_rows(report: Report, limit: int = TABLE_ROWS) -> dict[str, tuple[np.ndarray, int]]:
+    """Per table (pairs, weights, param_grads): the rows the page lists and how many there are.
+    A table of at most ``limit`` rows is listed whole; a longer one lists the rows around the
+    first divergence, failing rows (up to half the limit), then its first rows, in order."""
+    t = report.pairs
+    first = report.first_divergence.pair.index if report.first_divergence else None
+    failed = ~t.passed if len(t) else np.zeros(0, bool)
+    out = {}
+    for key in PAIR_SECTIONS:
+        roles = [r for r in t.roles if pair_section(r) == key]
+        rows = np.flatnonzero(t.role_mask(*roles)) if len(t) else np.zeros(0, np.intp)
+        if len(rows) <= limit:
+            out[key] = (rows, len(rows))
+            continue
+        keep: set[int] = set()
+        if first is not None:  # the rows around the first divergence
+            at = int(np.searchsorted(rows, first))
+            keep.update(rows[max(0, at - limit // 8) : at + limit // 8].tolist())
+        keep.update(rows[failed[rows]][: limit // 2].tolist())  # failing rows, up to half the table
+        for r in rows.tolist():  # then the first rows
+            if len(keep) >= limit:
+                break
+            keep.add(r)
+        out[key] = (np.array(sorted(keep), dtype=np.intp), len(rows))
+    return out
+
+
 def render_html(report: Report) -> str:
-    """The self-contained report page."""
-    rows: dict[str, list[dict[str, Any]]] = {"pairs": [], "weights": [], "param_grads": []}
-    for p in report.pairs:
-        key = "weights" if p.role in ("param", "buffer") else "param_grads" if p.role == "param_grad" else "pairs"
-        rows[key].append(_row(p))
+    """The self-contained report page as one string (``write_page``)."""
+    buf = io.StringIO()
+    write_page(report, buf)
+    return buf.getvalue()
+
+
+def write_page(report: Report, out: TextIO) -> None:
+    """The self-contained report page: summaries, plots and the interesting pairs (all of them
+    up to ``TABLE_ROWS`` per table; pairs.csv and report.json hold every pair)."""
+    t = report.pairs
+    listed = table_rows(report, TABLE_ROWS)
+    rows = {key: [_row(p) for p in t.subset(idx)] for key, (idx, _) in listed.items()}
     first = report.first_divergence.pair.index if report.first_divergence else None
     payload = {"rows": rows, "columns": _columns(), "first_index": first}
     verdict = report.verdict.lower()
-    failed = {k: sum(r["verdict"] == "FAIL" for r in v) for k, v in rows.items()}
+    failed = dict.fromkeys(PAIR_SECTIONS, 0)
+    for role, (_, fails) in (t.role_counts() if len(t) else {}).items():
+        failed[pair_section(role)] += fails
     amps = "".join(
         f"<li>x{x.ratio:.3g} {_E(x.call_pair.a.label)} [{_E(x.call_pair.a.module_type)}] ↔ {_E(x.call_pair.b.label)}: "
         f"in {x.in_rel_l2:.2e} → out {x.out_rel_l2:.2e}</li>"
         for x in report.amplifiers[:10]
     )
-    return f"""<!DOCTYPE html>
+    shown_note = {key: _shown_note(len(idx), total) for key, (idx, total) in listed.items()}
+    out.write(f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>padiff-trace report: {_E(verdict)}</title>
 <style>{_asset("report.css")}</style></head><body>
 <h1>padiff-trace report <span class="verdict {verdict}">{verdict.upper()}</span></h1>
 <p>A <b>{_E(str(report.a.framework))}</b> {_E(report.a.path)} vs B <b>{_E(str(report.b.framework))}</b> {_E(report.b.path)}
-(reference). {len(report.pairs)} pairs, {len(report.failed)} failing: activations/grads {failed['pairs']},
+(reference). {len(t)} pairs, {len(report.failed)} failing: activations/grads {failed['pairs']},
 weights {failed['weights']}, parameter grads {failed['param_grads']}. Tolerance: {_E(report._tol_text())}.</p>
 {_findings_html([f for f in report.diagnosis if f.topic != "first_divergence"])}
 <h2>Error along the model</h2>{_plots(report)}
 <h2>First divergence</h2>{_divergence_html(report)}
 <h2>Top error amplifiers</h2><ol>{amps or "<li>none</li>"}</ol>
-<h2>All pairs</h2><div id="table-pairs"></div>
-<h2>Weights</h2><div id="table-weights"></div>
-<h2>Parameter gradients</h2><div id="table-grads"></div>
+<h2>All pairs</h2>{shown_note["pairs"]}<div id="table-pairs"></div>
+<h2>Weights</h2>{shown_note["weights"]}<div id="table-weights"></div>
+<h2>Parameter gradients</h2>{shown_note["param_grads"]}<div id="table-grads"></div>
 <h2>Traces</h2>{_meta_html(report)}
-<script type="application/json" id="report-data">{_safe_json(payload)}</script>
+<script type="application/json" id="report-data">""")
+    out.write(_safe_json(payload))
+    out.write(f"""</script>
 <script>{_asset("report.js")}</script>
 </body></html>
-"""
+""")
+
+
+def _shown_note(listed: int, total: int) -> str:
+    if listed == total:
+        return ""
+    return (f'<p class="muted">{listed} of {total} pairs listed: the failing ones, those around the first '
+            'divergence and the first ones. <a href="pairs.csv">pairs.csv</a> and '
+            '<a href="report.json">report.json</a> hold every pair.</p>')
 
 
 def write_html(report: Report, path: str | os.PathLike[str]) -> Path:
     """Write the report page to ``path`` (replaced atomically)."""
     out = Path(path)
-    write_atomic(out.parent, {out.name: render_html(report)})
+    write_atomic_streams(out.parent, {out.name: partial(write_page, report)})
     return out

@@ -23,8 +23,9 @@ from padiff_trace.matching import WeightMap
 from ._culprit import Located, locate
 from ._diagnosis import Finding, diagnose
 from ._formats import write_report
-from ._metric_table import METRICS, Metrics
-from ._metrics import DEFAULT_TOLERANCES, Tolerance
+from ._metric_table import METRICS
+from ._metrics import DEFAULT_TOLERANCES
+from ._pairtable import PAIR_SECTIONS, PairResult, PairSubset, PairTable, pair_section, record_dict
 from ._text import alignment_text, summary_text
 
 if TYPE_CHECKING:
@@ -36,46 +37,6 @@ __all__ = ["PairResult", "Report", "Divergence", "Amplifier", "SCHEMA_VERSION", 
 SCHEMA_VERSION = 1
 _FWD_ROLES = ("model_input", "input", "output", "probe", "loss")
 _EPS = {"float64": 2.2e-16, "float32": 1.2e-7, "float16": 9.8e-4, "bfloat16": 7.8e-3}
-
-
-@dataclass(eq=False)
-class PairResult:
-    index: int
-    role: str  # model_input input output grad_output grad_input param buffer param_grad probe loss
-    step: int
-    a: Record
-    b: Record
-    perm: tuple[int, ...] | None
-    call_pair: CallPair | None
-    tol: Tolerance
-    metrics: Metrics | None
-    passed: bool
-    reason: str
-    order: tuple[int, int, int]
-    noise: dict[str, Any] | None = None  # _noise.pair_noise: expected_rms, diff_rms, ratio, within
-    referee: dict[str, Any] | None = None  # _referee.classify: class, err_a, err_b, err_64, ...
-
-    @property
-    def cls(self) -> str | None:
-        """rounding / A deviates / B deviates / model difference (None without a referee)."""
-        return self.referee["class"] if self.referee else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "role": self.role,
-            "step": self.step,
-            "passed": self.passed,
-            "reason": self.reason,
-            "a": _rec_dict(self.a),
-            "b": _rec_dict(self.b),
-            "layout": list(self.perm) if self.perm else None,
-            "tolerance": {"mode": self.tol.mode, "atol": self.tol.atol, "rtol": self.tol.rtol, "exact": self.tol.exact},
-            "metrics": self.metrics.as_dict() if self.metrics else None,
-            "class": self.cls,
-            "noise": self.noise,
-            "referee": self.referee,
-        }
 
 
 @dataclass(eq=False)
@@ -100,21 +61,6 @@ class Amplifier:
     ratio: float
 
 
-def _rec_dict(r: Record) -> dict[str, Any]:
-    return {
-        "seq": r.seq,
-        "module": r.module,
-        "module_type": r.module_type,
-        "call_index": r.call_index,
-        "position": r.position,
-        "kind": r.kind.label,
-        "dtype": r.dtype,
-        "shape": list(r.shape),
-        "has_data": r.has_data,
-        "stack": [list(f) for f in r.stack],
-    }
-
-
 class Report:
     """Outcome of ``analyzer.compare``: pairs in execution order, verdict, diagnosis."""
 
@@ -123,7 +69,7 @@ class Report:
         a: TraceView,
         b: TraceView,
         alignment: Alignment,
-        pairs: list[PairResult],
+        pairs: PairTable,
         mode: str,
         atol: float | None,
         rtol: float | None,
@@ -139,7 +85,7 @@ class Report:
         self.mode, self.atol, self.rtol = mode, atol, rtol
         self.unpaired = unpaired
         self.referees = referees  # {reference, reference_model: "A"|"B", reference_b} or None
-        self.failed = [p for p in pairs if not p.passed]
+        self.failed: PairSubset = pairs.subset(~pairs.passed)
         self.missing = list(missing or ())  # why the comparison does not cover both runs whole
         self.allow_partial = allow_partial
         self.same_trace = same_trace
@@ -167,51 +113,64 @@ class Report:
 
     # ------------------------------------------------------------ diagnosis
     def _first_divergence(self) -> Divergence | None:
-        input_roles = ("input", "op_input")
-        fails = [p for p in self.failed if p.role not in input_roles] or self.failed
-        if not fails:
+        t = self.pairs
+        if not len(self.failed):
             return None
-        first = min(fails, key=lambda p: p.order)
+        failed = ~t.passed
+        is_input = t.role_mask("input", "op_input")
+        outs = np.flatnonzero(failed & ~is_input)
+        i = int(outs[0]) if len(outs) else int(self.failed.rows[0])  # rows are in execution order
         # an input that already failed before the first failing output is the earlier event
-        early_inputs = [p for p in self.failed if p.role in input_roles and p.order < first.order]
-        if early_inputs:
-            first = min(early_inputs, key=lambda p: p.order)
-        located = locate(self.pairs, first, self.a, self.b)
+        early = np.flatnonzero(failed[:i] & is_input[:i])
+        first = t[int(early[0]) if len(early) else i]
+        located = locate(t, first, self.a, self.b)
         first = located.pair if located is not None else first
         cp = first.call_pair
         in_err, in_fail = None, False
+        rows: np.ndarray | None = None
         if first.role.startswith("op_") and first.role != "op_input":  # the op's own inputs
-            ins = [p for p in self.pairs if p.role == "op_input" and p.a.call == first.a.call]
-            errs = [p.metrics.rel_l2 for p in ins if p.metrics is not None]
-            in_err = max(errs) if errs else None
-            in_fail = any(not p.passed for p in ins)
+            rows = t.role_mask("op_input") & (t.col("call_a") == first.a.call)
         elif cp is not None and first.role not in ("model_input", "input"):
-            ins = [p for p in self.pairs if p.call_pair is not None and p.call_pair.a is cp.a and p.role in ("input", "model_input")]
-            errs = [p.metrics.rel_l2 for p in ins if p.metrics is not None]
-            in_err = max(errs) if errs else None
-            in_fail = any(not p.passed for p in ins)
+            same = np.array([c.a is cp.a for c in t.call_pairs] + [False], dtype=bool)  # [-1]: no call pair
+            rows = same[t.col("cp")] & t.role_mask("input", "model_input")
+        if rows is not None:
+            errs = t.metric("rel_l2")[rows & t.has_metrics]
+            in_err = float(errs.max()) if len(errs) else None
+            in_fail = bool((rows & failed).any())
         return Divergence(first, in_err, in_fail, located)
 
     def _amplifiers(self, top: int = 10) -> list[Amplifier]:
         """Per paired call of the first step: output error / max(input error, dtype eps)."""
-        groups: dict[int, tuple[CallPair, list[PairResult], list[PairResult]]] = {}
-        for p in self.pairs:
-            cp = p.call_pair
-            if cp is None or p.metrics is None or p.step != cp.a.step:
-                continue
-            g = groups.setdefault(id(cp.a), (cp, [], []))
-            if p.role in ("input", "model_input"):
-                g[1].append(p)
-            elif p.role == "output":
-                g[2].append(p)
+        t = self.pairs
+        if not len(t) or not t.call_pairs:
+            return []
+        cps = t.call_pairs
+        group_of: dict[int, int] = {}
+        group = np.array([group_of.setdefault(id(c.a), len(group_of)) for c in cps] + [-1], dtype=np.int64)
+        cp_step = np.array([c.a.step for c in cps] + [-1], dtype=np.int64)
+        cp = t.col("cp")
+        sel = (cp >= 0) & t.has_metrics & (t.col("step") == cp_step[cp])
+        rel = t.metric("rel_l2")
+        rel = np.where(np.isfinite(rel), rel, 1e300)
+        n = len(group_of)
+        worst: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for name, mask in (("in", t.role_mask("input", "model_input")), ("out", t.role_mask("output"))):
+            rows = np.flatnonzero(sel & mask)
+            w = np.full(n, -np.inf)
+            np.maximum.at(w, group[cp[rows]], rel[rows])
+            worst[name] = (w, rows)
+        out_rows = worst["out"][1]
+        first_out: dict[int, int] = {}
+        for r in out_rows.tolist():
+            first_out.setdefault(int(group[cp[r]]), r)
+        rep: dict[int, CallPair] = {}
+        for k, c in enumerate(cps):
+            rep.setdefault(int(group[k]), c)
         amps = []
-        for cp, ins, outs in groups.values():
-            if not ins or not outs:
-                continue
-            out_e = max(_finite(p.metrics.rel_l2) for p in outs if p.metrics)
-            in_e = max(_finite(p.metrics.rel_l2) for p in ins if p.metrics)
-            eps = _EPS[_cls(outs[0].a.dtype)]
-            amps.append(Amplifier(cp, in_e, out_e, out_e / max(in_e, eps)))
+        for g in np.flatnonzero(np.isfinite(worst["in"][0]) & np.isfinite(worst["out"][0])).tolist():
+            in_e, out_e = float(worst["in"][0][g]), float(worst["out"][0][g])
+            eps = _EPS[_cls(t.record(first_out[g], 0).dtype)]
+            amps.append(Amplifier(rep[g], in_e, out_e, out_e / max(in_e, eps)))
         # a container whose jump is explained by a call inside it is not the culprit
         view = self.a
         best_inside: dict[int, float] = {}
@@ -256,13 +215,14 @@ class Report:
         return f"float32 atol {atol:g} rtol {rtol:g}"
 
     # ------------------------------------------------------------ files
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, pairs: bool = True) -> dict[str, Any]:
+        """Everything report.json holds; ``pairs=False`` leaves out the three per-pair lists
+        (report.json streams them)."""
         d = self.first_divergence
-        sections: dict[str, list[dict[str, Any]]] = {"pairs": [], "weights": [], "param_grads": []}
-        for p in self.pairs:
-            key = "weights" if p.role in ("param", "buffer") else "param_grads" if p.role == "param_grad" else "pairs"
-            sections[key].append(p.as_dict())
-        return {
+        sections: dict[str, list[dict[str, Any]]] = {k: [] for k in PAIR_SECTIONS}
+        for p in self.pairs if pairs else ():
+            sections[pair_section(p.role)].append(p.as_dict())
+        head = {
             "schema_version": SCHEMA_VERSION,
             "verdict": self.verdict.lower(),
             "missing": self.missing,
@@ -296,11 +256,11 @@ class Report:
                 {"a": x.call_pair.a.label, "b": x.call_pair.b.label, "in_rel_l2": x.in_rel_l2, "out_rel_l2": x.out_rel_l2, "ratio": x.ratio}
                 for x in self.amplifiers
             ],
-            "first_nonfinite": {k: (_rec_dict(r) if r else None) for k, r in self.first_nonfinite.items()},
+            "first_nonfinite": {k: (record_dict(r) if r else None) for k, r in self.first_nonfinite.items()},
             "diagnosis": [f.as_dict() for f in self.diagnosis],
             "metric_descriptions": {name: d.description for name, d in METRICS.items()},
-            **sections,
         }
+        return {**head, **sections} if pairs else head
 
     def write(self, directory: str | os.PathLike[str], formats: Iterable[str] | None = None) -> Path:
         """Write the report files into ``directory`` (default: report.txt, report.json, pairs.csv,

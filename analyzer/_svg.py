@@ -11,11 +11,13 @@ that the first divergence, the amplifiers and up to ``_TIPS`` failing pairs. Cur
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ._report import PairResult
 
 __all__ = ["SERIES", "error_plot"]
@@ -31,10 +33,15 @@ def _positive(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) and v > 0 else None
 
 
-def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None, amplifiers: set[int]) -> str:
-    """An SVG plot of ``pairs`` (with metrics) in order; ``amplifiers``: ids of A's calls to mark."""
+def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None, amplifiers: set[int],
+               values: Mapping[str, np.ndarray] | None = None) -> str:
+    """An SVG plot of ``pairs`` (with metrics) in order; ``amplifiers``: ids of A's calls to mark.
+    ``values``: each series' metric for the pairs, when the caller has them as columns."""
     n = len(pairs)
-    ys = {key: [_positive(p.metrics.values.get(key)) if p.metrics else None for p in pairs] for key, _, _ in SERIES}
+    if values is not None:
+        ys = {key: [_positive(v) for v in values[key].tolist()] for key, _, _ in SERIES}
+    else:
+        ys = {key: [_positive(p.metrics.values.get(key)) if p.metrics else None for p in pairs] for key, _, _ in SERIES}
     seen = [v for vals in ys.values() for v in vals if v is not None]
     e0 = math.floor(math.log10(min(seen))) if seen else -12
     e1 = math.ceil(math.log10(max(seen))) if seen else 0

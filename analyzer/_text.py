@@ -3,8 +3,9 @@ and the pairing printed by ``padiff-trace align``."""
 
 from __future__ import annotations
 
+import io
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from padiff_trace import Frame, visible
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from ._pairing import Alignment
     from ._report import Report
 
-__all__ = ["alignment_text", "blocks_text", "finding_lines", "summary_text"]
+__all__ = ["alignment_text", "blocks_text", "finding_lines", "summary_text", "write_blocks"]
 
 # how a call pair was made (``CallPair.how``) -> its note in ``padiff-trace align``
 _HOW_TEXT = {"order": "", "root": " (root)", "mapping": " (mapping)", "anchor": " (anchor: weights matched)",
@@ -34,11 +35,7 @@ def summary_text(report: Report, width: int = 80) -> str:
     for side, v, tail in (("A", a, ""), ("B", b, "  (reference)")):
         head = f"  {side} {v.framework} {v.trace.meta.get('framework_version', '')}  "
         L.append(head + _left_clip(visible(v.path), width - len(head) - len(tail)) + tail)
-    counts: dict[str, list[int]] = {}
-    for p in report.pairs:
-        c = counts.setdefault(p.role, [0, 0])
-        c[0] += 1
-        c[1] += 0 if p.passed else 1
+    counts = report.pairs.role_counts() if len(report.pairs) else {}
     L.extend(_wrap("  pairs: ", [f"{k} {v[0]} ({v[1]} fail)" for k, v in counts.items()], width))
     al = report.alignment
     n_type = len(al.type_differences)
@@ -111,32 +108,41 @@ def _referee_lines(report: Report, width: int) -> list[str]:
             head = "  float64 referee of the other model: "
             L.append(head + _left_clip(visible(ref["reference_b"]), width - len(head)))
         classes: dict[str, int] = {}
-        for p in report.pairs:
-            if p.cls is not None:
-                classes[p.cls] = classes.get(p.cls, 0) + 1
+        for i in sorted(report.pairs.referees):
+            cls = report.pairs.referees[i]["class"]
+            classes[cls] = classes.get(cls, 0) + 1
         L.extend(_wrap("  classes: ", [f"{k} {v}" for k, v in classes.items()], width))
     return L
 
 
 def blocks_text(report: Report) -> str:
-    """report.txt: the summary, then one block per pair with the metrics the table marks ``txt``."""
-    L = [*summary_text(report).split("\n"), "", "=" * 60]
+    """report.txt as one string (``write_blocks``)."""
+    buf = io.StringIO()
+    write_blocks(report, buf)
+    return buf.getvalue()
+
+
+def write_blocks(report: Report, out: TextIO) -> None:
+    """report.txt, written pair by pair: the summary, then one block per pair with the metrics
+    the table marks ``txt``."""
+    out.write("\n".join(visible(line) for line in [*summary_text(report).split("\n"), "", "=" * 60]) + "\n")
     defs = shown("txt")
     for p in report.pairs:
-        L.append(f"{p.index}  step {p.step} {p.role}  {'ok' if p.passed else 'FAIL'}" + (f"  [{p.cls}]" if p.cls else ""))
+        L = [f"{p.index}  step {p.step} {p.role}  {'ok' if p.passed else 'FAIL'}" + (f"  [{p.cls}]" if p.cls else "")]
         if p.referee is not None:
             r = p.referee
             L.append(f"  vs float64: A {r['rel_err_a']:.3g}, B {r['rel_err_b']:.3g} (relative RMS)")
-        if p.noise is not None and p.metrics is not None and p.metrics.max_abs > 0:
-            L.append(f"  rms diff {p.noise['diff_rms']:.3g} = x{p.noise['ratio']:.3g} the estimated fp32 noise")
-        L.append(f"  A {p.a.name} [{p.a.module_type}] {p.a.dtype}{list(p.a.shape)}")
-        L.append(f"  B {p.b.name} [{p.b.module_type}] {p.b.dtype}{list(p.b.shape)}")
-        if p.metrics is not None and not p.metrics.uncomparable:
-            L += [f"  {d.title}: {d.text(p.metrics.values.get(d.name))}" for d in defs]
-        if p.reason:
-            L.append(f"  {p.reason}")
+        m, noise, a, b, reason = p.metrics, p.noise, p.a, p.b, p.reason
+        if noise is not None and m is not None and m.max_abs > 0:
+            L.append(f"  rms diff {noise['diff_rms']:.3g} = x{noise['ratio']:.3g} the estimated fp32 noise")
+        L.append(f"  A {a.name} [{a.module_type}] {a.dtype}{list(a.shape)}")
+        L.append(f"  B {b.name} [{b.module_type}] {b.dtype}{list(b.shape)}")
+        if m is not None and not m.uncomparable:
+            L += [f"  {d.title}: {d.text(m.values.get(d.name))}" for d in defs]
+        if reason:
+            L.append(f"  {reason}")
         L.append("=" * 60)
-    return "\n".join(visible(line) for line in L) + "\n"
+        out.write("\n".join(visible(line) for line in L) + "\n")
 
 
 def alignment_text(al: Alignment) -> str:

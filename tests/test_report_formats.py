@@ -11,6 +11,7 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pytest
@@ -99,7 +100,8 @@ def test_failed_write_leaves_the_old_report_whole(buggy: analyzer.Report, tmp_pa
     out = buggy.write(tmp_path / "rep")
     before = _files(out)
 
-    def broken(report: analyzer.Report) -> str:
+    def broken(report: analyzer.Report, out: TextIO) -> None:
+        out.write("index,step\n0,0\n")  # part of the file streamed, then the writer fails
         raise RuntimeError("renderer bug")
 
     monkeypatch.setitem(_formats.FORMATS, "csv", _formats.ReportFormat("csv", "pairs.csv", broken, "broken"))

@@ -1,0 +1,432 @@
+"""Pair results stored as columns, so a report's memory does not grow ~2 KB per pair.
+
+While judging, each pair is a mutable ``PairDraft``; ``PairTable.append`` packs it into
+typed columns (role, step, both records' sequence numbers, verdict, every metric of
+``METRICS``, the noise estimate, the argmax) plus small side tables for what is rare or
+variable (a reason, a referee class, a record that is a slice or view rather than a trace
+record, stats-only differences). ``finish`` sorts the table into execution order.
+``PairResult`` is a view of one row (two slots: table and row), built on access; its
+records are read back from the traces by sequence number. A million pairs take ~250 MB
+instead of ~2.5 GB, and analyses that scan every pair (counts, the first failure, the
+amplifiers) read the columns with numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
+
+import numpy as np
+
+from padiff_trace import Record
+
+from ._metric_table import METRICS, Metrics
+from ._tolerance import Tolerance
+
+if TYPE_CHECKING:
+    from ._calls import TraceView
+    from ._pairing import CallPair
+
+__all__ = ["PAIR_SECTIONS", "ROLES", "pair_section", "record_dict", "PairDraft", "PairResult", "PairSubset", "PairTable"]
+
+# the roles a pair can have, in the order their codes start (a new role gets the next code)
+ROLES = (
+    "model_input", "input", "output", "grad_output", "grad_input", "param", "buffer", "param_grad", "probe", "loss",
+    "op_input", "op_output", "op_grad_output",
+)
+_NOISE_KEYS = ("expected_rms", "diff_rms", "ratio")
+# flag bits
+_PASSED, _METRICS, _STATS_ONLY, _NOISE, _WITHIN = 1, 2, 4, 8, 16
+
+
+@dataclass(eq=False)
+class PairDraft:
+    """One pair while it is being judged (``_compare._judge`` fills it)."""
+
+    role: str
+    step: int
+    a: Record
+    b: Record
+    perm: tuple[int, ...] | None
+    call_pair: CallPair | None
+    tol: Tolerance
+    metrics: Metrics | None
+    passed: bool
+    reason: str
+    order: tuple[int, int, int]
+    noise: dict[str, Any] | None = None
+    referee: dict[str, Any] | None = None
+
+
+class PairTable(Sequence["PairResult"]):
+    """Every pair of a comparison, in execution order after ``finish``."""
+
+    def __init__(self, va: TraceView, vb: TraceView) -> None:
+        self.va, self.vb = va, vb
+        self.metric_names = tuple(METRICS)
+        self._ints = frozenset(n for n, d in METRICS.items() if d.fmt == "d")
+        self.roles = list(ROLES)
+        self._role_code = {r: i for i, r in enumerate(ROLES)}
+        self.call_pairs: list[CallPair] = []
+        self._cp_index: dict[int, int] = {}
+        self.tolerances: list[Tolerance] = []
+        self._tol_index: dict[Tolerance, int] = {}
+        self._a: dict[str, array[Any]] = {k: array(t) for k, t in (
+            ("role", "B"), ("step", "q"), ("prank", "B"), ("seq_a", "q"), ("seq_b", "q"), ("call_a", "q"), ("cp", "q"),
+            ("tol", "q"), ("flags", "B"), ("values", "d"), ("noise", "d"), ("arg_at", "q"), ("arg_len", "B"), ("args", "q"),
+        )}
+        # rare or variable-size data, keyed by row
+        self.reasons: dict[int, str] = {}
+        self.referees: dict[int, dict[str, Any]] = {}
+        self.records: dict[int, tuple[Any, Any]] = {}  # a record that is not the trace's own (a slice, a view)
+        self.perms: dict[int, tuple[int, ...]] = {}
+        self.extras: dict[int, dict[str, float]] = {}
+        self.uncomparable: dict[int, str] = {}
+        self._n = 0
+        self._cols: dict[str, np.ndarray] | None = None
+
+    # ------------------------------------------------------------ building
+    def append(self, d: PairDraft) -> None:
+        """Pack one judged pair (before ``finish``)."""
+        c, i = self._a, self._n
+        code = self._role_code.get(d.role)
+        if code is None:
+            code = self._role_code[d.role] = len(self.roles)
+            self.roles.append(d.role)
+        c["role"].append(code)
+        c["step"].append(d.step)
+        c["prank"].append(d.order[1])
+        c["seq_a"].append(int(d.a.seq))
+        c["seq_b"].append(int(d.b.seq))
+        c["call_a"].append(int(d.a.call))
+        c["cp"].append(self._intern_cp(d.call_pair))
+        c["tol"].append(self._intern_tol(d.tol))
+        if not (_own(d.a, self.va) and _own(d.b, self.vb)):
+            self.records[i] = (d.a, d.b)
+        flags = _PASSED if d.passed else 0
+        m = d.metrics
+        if m is not None:
+            flags |= _METRICS | (_STATS_ONLY if m.stats_only else 0)
+            vals = m.values
+            c["values"].extend([float(vals.get(n, math.nan)) for n in self.metric_names])
+            c["arg_at"].append(len(c["args"]))
+            c["arg_len"].append(len(m.argmax))
+            c["args"].extend(m.argmax)
+            if m.extra:
+                self.extras[i] = m.extra
+            if m.uncomparable:
+                self.uncomparable[i] = m.uncomparable
+        else:
+            c["values"].extend([math.nan] * len(self.metric_names))
+            c["arg_at"].append(0)
+            c["arg_len"].append(0)
+        if d.noise is not None:
+            flags |= _NOISE | (_WITHIN if d.noise["within"] else 0)
+            c["noise"].extend([float(d.noise[k]) for k in _NOISE_KEYS])
+        else:
+            c["noise"].extend([math.nan] * 3)
+        c["flags"].append(flags)
+        if d.reason:
+            self.reasons[i] = d.reason
+        if d.referee is not None:
+            self.referees[i] = d.referee
+        if d.perm is not None:
+            self.perms[i] = d.perm
+        self._n += 1
+
+    def _intern_cp(self, cp: CallPair | None) -> int:
+        if cp is None:
+            return -1
+        k = self._cp_index.get(id(cp))
+        if k is None:
+            k = self._cp_index[id(cp)] = len(self.call_pairs)
+            self.call_pairs.append(cp)
+        return k
+
+    def _intern_tol(self, t: Tolerance) -> int:
+        k = self._tol_index.get(t)
+        if k is None:
+            k = self._tol_index[t] = len(self.tolerances)
+            self.tolerances.append(t)
+        return k
+
+    def finish(self) -> PairTable:
+        """Turn the columns into arrays sorted by (step, phase, A's sequence number)."""
+        n, nm = self._n, len(self.metric_names)
+        raw = {k: np.frombuffer(v, dtype=v.typecode) if len(v) else np.zeros(0, v.typecode) for k, v in self._a.items()}
+        raw["values"] = raw["values"].reshape(n, nm)
+        raw["noise"] = raw["noise"].reshape(n, 3)
+        order = np.lexsort((raw["seq_a"], raw["prank"], raw["step"])) if n else np.zeros(0, np.intp)
+        cols = {k: np.ascontiguousarray(raw[k][order]) for k in raw if k != "args"}
+        cols["args"] = raw["args"].copy()
+        self._cols = cols
+        self._a = {}
+        if n and not np.array_equal(order, np.arange(n)):
+            new = np.empty(n, np.intp)
+            new[order] = np.arange(n)
+            sides: tuple[dict[int, Any], ...] = (self.reasons, self.referees, self.records, self.perms, self.extras, self.uncomparable)
+            for side in sides:
+                moved = {int(new[k]): v for k, v in side.items()}
+                side.clear()
+                side.update(moved)
+        return self
+
+    # ------------------------------------------------------------ columns
+    def col(self, name: str) -> np.ndarray:
+        """A column (after ``finish``): role, step, prank, seq_a, seq_b, call_a, cp, tol, flags."""
+        assert self._cols is not None, "PairTable.finish() first"
+        return self._cols[name]
+
+    @property
+    def passed(self) -> np.ndarray:
+        return (self.col("flags") & _PASSED) != 0
+
+    @property
+    def has_metrics(self) -> np.ndarray:
+        """Rows with a ``Metrics`` (possibly of an uncomparable pair: no values)."""
+        return (self.col("flags") & _METRICS) != 0
+
+    @property
+    def measured(self) -> np.ndarray:
+        """Rows with metrics that hold values (compared, or from statistics)."""
+        m = (self.col("flags") & _METRICS) != 0
+        if self.uncomparable:
+            m[list(self.uncomparable)] = False
+        return m
+
+    @property
+    def within_noise(self) -> np.ndarray:
+        return (self.col("flags") & _WITHIN) != 0
+
+    def metric(self, name: str) -> np.ndarray:
+        """One metric for every row (NaN where the pair has no metrics)."""
+        return self.col("values")[:, self.metric_names.index(name)]
+
+    def role_mask(self, *roles: str) -> np.ndarray:
+        codes = [self._role_code[r] for r in roles if r in self._role_code]
+        return np.isin(self.col("role"), codes)
+
+    def role_counts(self) -> dict[str, tuple[int, int]]:
+        """role -> (pairs, failing), in order of first appearance."""
+        roles, fails = self.col("role"), ~self.passed
+        codes, first = np.unique(roles, return_index=True)
+        out = {}
+        for code in codes[np.argsort(first)]:
+            sel = roles == code
+            out[self.roles[int(code)]] = (int(sel.sum()), int((sel & fails).sum()))
+        return out
+
+    def set_verdict(self, i: int, passed: bool, reason: str) -> None:
+        flags = self.col("flags")
+        flags[i] = (flags[i] | _PASSED) if passed else (flags[i] & ~_PASSED)
+        if reason:
+            self.reasons[i] = reason
+        else:
+            self.reasons.pop(i, None)
+
+    def subset(self, rows: np.ndarray) -> PairSubset:
+        """The rows given by a boolean mask or an index array, as a sequence of pairs."""
+        idx = np.flatnonzero(rows) if rows.dtype == bool else np.asarray(rows, dtype=np.intp)
+        return PairSubset(self, idx)
+
+    # ------------------------------------------------------------ sequence
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> PairResult: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[PairResult]: ...
+    def __getitem__(self, i: int | slice) -> PairResult | list[PairResult]:
+        if isinstance(i, slice):
+            return [PairResult(self, k) for k in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return PairResult(self, i)
+
+    def __iter__(self) -> Iterator[PairResult]:
+        return (PairResult(self, i) for i in range(self._n))
+
+    # ------------------------------------------------------------ one row
+    def record(self, i: int, side: int) -> Any:
+        own = self.records.get(i)
+        if own is not None:
+            return own[side]
+        view = self.va if side == 0 else self.vb
+        return view.trace[int(self.col("seq_b" if side else "seq_a")[i])]
+
+    def metrics_of(self, i: int) -> Metrics | None:
+        c = self._cols
+        assert c is not None
+        flags = int(c["flags"][i])
+        if not flags & _METRICS:
+            return None
+        ints = self._ints
+        values = {
+            n: (int(v) if n in ints and math.isfinite(v) else v)
+            for n, v in zip(self.metric_names, c["values"][i].tolist())
+        }
+        at, ln = int(c["arg_at"][i]), int(c["arg_len"][i])
+        argmax = tuple(c["args"][at : at + ln].tolist())
+        return Metrics(values, argmax, bool(flags & _STATS_ONLY), dict(self.extras.get(i, {})), self.uncomparable.get(i, ""))
+
+    def noise_of(self, i: int) -> dict[str, Any] | None:
+        c = self._cols
+        assert c is not None
+        flags = int(c["flags"][i])
+        if not flags & _NOISE:
+            return None
+        out: dict[str, Any] = dict(zip(_NOISE_KEYS, c["noise"][i].tolist()))
+        out["within"] = bool(flags & _WITHIN)
+        return out
+
+
+class PairSubset(Sequence["PairResult"]):
+    """Some rows of a ``PairTable`` (``Report.failed``), in table order."""
+
+    def __init__(self, table: PairTable, rows: np.ndarray) -> None:
+        self.table, self.rows = table, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> PairResult: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[PairResult]: ...
+    def __getitem__(self, i: int | slice) -> PairResult | list[PairResult]:
+        if isinstance(i, slice):
+            return [PairResult(self.table, int(k)) for k in self.rows[i]]
+        return PairResult(self.table, int(self.rows[i]))
+
+    def __iter__(self) -> Iterator[PairResult]:
+        return (PairResult(self.table, int(k)) for k in self.rows)
+
+
+class PairResult:
+    """One compared pair: a view of a ``PairTable`` row (records and metrics are built on access)."""
+
+    __slots__ = ("_t", "index")
+
+    def __init__(self, table: PairTable, index: int) -> None:
+        self._t, self.index = table, index
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PairResult) and other._t is self._t and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash((id(self._t), self.index))
+
+    def __repr__(self) -> str:
+        return f"PairResult({self.index}, {self.role}, {self.a.name} / {self.b.name}, passed={self.passed})"
+
+    @property
+    def role(self) -> str:
+        return self._t.roles[int(self._t.col("role")[self.index])]
+
+    @property
+    def step(self) -> int:
+        return int(self._t.col("step")[self.index])
+
+    @property
+    def a(self) -> Any:
+        return self._t.record(self.index, 0)
+
+    @property
+    def b(self) -> Any:
+        return self._t.record(self.index, 1)
+
+    @property
+    def perm(self) -> tuple[int, ...] | None:
+        return self._t.perms.get(self.index)
+
+    @property
+    def call_pair(self) -> CallPair | None:
+        k = int(self._t.col("cp")[self.index])
+        return self._t.call_pairs[k] if k >= 0 else None
+
+    @property
+    def tol(self) -> Tolerance:
+        return self._t.tolerances[int(self._t.col("tol")[self.index])]
+
+    @property
+    def metrics(self) -> Metrics | None:
+        return self._t.metrics_of(self.index)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self._t.col("flags")[self.index] & _PASSED)
+
+    @property
+    def reason(self) -> str:
+        return self._t.reasons.get(self.index, "")
+
+    @property
+    def order(self) -> tuple[int, int, int]:
+        t, i = self._t, self.index
+        return (int(t.col("step")[i]), int(t.col("prank")[i]), int(t.col("seq_a")[i]))
+
+    @property
+    def noise(self) -> dict[str, Any] | None:
+        return self._t.noise_of(self.index)
+
+    @property
+    def referee(self) -> dict[str, Any] | None:
+        return self._t.referees.get(self.index)
+
+    @property
+    def cls(self) -> str | None:
+        """rounding / A deviates / B deviates / model difference (None without a referee)."""
+        ref = self.referee
+        return ref["class"] if ref else None
+
+    def as_dict(self) -> dict[str, Any]:
+        a, b, m, tol, perm = self.a, self.b, self.metrics, self.tol, self.perm
+        return {
+            "index": self.index,
+            "role": self.role,
+            "step": self.step,
+            "passed": self.passed,
+            "reason": self.reason,
+            "a": record_dict(a),
+            "b": record_dict(b),
+            "layout": list(perm) if perm else None,
+            "tolerance": {"mode": tol.mode, "atol": tol.atol, "rtol": tol.rtol, "exact": tol.exact},
+            "metrics": m.as_dict() if m else None,
+            "class": self.cls,
+            "noise": self.noise,
+            "referee": self.referee,
+        }
+
+
+PAIR_SECTIONS = ("pairs", "weights", "param_grads")  # report.json's per-pair lists, in this order
+
+
+def pair_section(role: str) -> str:
+    """Which per-pair list of report.json a pair of this role is in."""
+    return "weights" if role in ("param", "buffer") else "param_grads" if role == "param_grad" else "pairs"
+
+
+def record_dict(r: Any) -> dict[str, Any]:
+    return {
+        "seq": r.seq,
+        "module": r.module,
+        "module_type": r.module_type,
+        "call_index": r.call_index,
+        "position": r.position,
+        "kind": r.kind.label,
+        "dtype": r.dtype,
+        "shape": list(r.shape),
+        "has_data": r.has_data,
+        "stack": [list(f) for f in r.stack],
+    }
+
+
+def _own(r: Any, view: TraceView) -> bool:
+    """A record of the view's trace, read back the same by its sequence number."""
+    return type(r) is Record and r.trace is view.trace
