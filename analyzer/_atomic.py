@@ -48,7 +48,7 @@ def write_atomic_streams(out: Path, files: dict[str, Writer]) -> Path:
         for name, write in files.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=out)
             temps[name] = tmp
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
                 os.fchmod(f.fileno(), _mode(out / name))
                 write(f)
                 f.flush()

@@ -52,17 +52,20 @@ class ReportFormat:
 
 
 def write_json(report: Report, out: TextIO) -> None:
-    """report.json: ``Report.to_dict`` (schema in docs/analyzer.md), its per-pair lists streamed
-    one pair per line; non-finite numbers as strings."""
+    """report.json: ``Report.to_dict`` (schema in docs/analyzer.md), its alignment and per-pair
+    lists streamed one entry per line; non-finite numbers as strings."""
     head = json.dumps(_clean(report.to_dict(pairs=False)), indent=1)
     out.write(head[: head.rindex("}")].rstrip())
     t = report.pairs
+    lists: list[tuple[str, Iterable[Any]]] = [("alignment", report.alignment_rows())]
     for key in PAIR_SECTIONS:
+        roles = [r for r in t.roles if pair_section(r) == key]
+        lists.append((key, (p.as_dict() for p in t.subset(t.role_mask(*roles))) if len(t) else ()))
+    for key, items in lists:
         out.write(f',\n "{key}": [')
         sep = "\n  "
-        roles = [r for r in t.roles if pair_section(r) == key]
-        for p in t.subset(t.role_mask(*roles)) if len(t) else ():
-            out.write(sep + json.dumps(_clean(p.as_dict()), separators=(",", ":")))
+        for item in items:
+            out.write(sep + json.dumps(_clean(item), separators=(",", ":")))
             sep = ",\n  "
         out.write("\n ]" if sep != "\n  " else "]")
     out.write("\n}\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -216,8 +216,8 @@ class Report:
 
     # ------------------------------------------------------------ files
     def to_dict(self, pairs: bool = True) -> dict[str, Any]:
-        """Everything report.json holds; ``pairs=False`` leaves out the three per-pair lists
-        (report.json streams them)."""
+        """Everything report.json holds; ``pairs=False`` leaves out the lists that grow with the
+        traces - the call alignment and the three per-pair lists (report.json streams them)."""
         d = self.first_divergence
         sections: dict[str, list[dict[str, Any]]] = {k: [] for k in PAIR_SECTIONS}
         for p in self.pairs if pairs else ():
@@ -232,10 +232,7 @@ class Report:
             "a": _trace_dict(self.a),
             "b": _trace_dict(self.b),
             "counts": {"pairs": len(self.pairs), "failed": len(self.failed)},
-            "alignment": [
-                {"a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type, "b_type": cp.b.module_type, "how": cp.how}
-                for cp in self.alignment.pairs
-            ],
+            **({"alignment": list(self.alignment_rows())} if pairs else {}),
             "unpaired": self.unpaired,
             "type_differences": [
                 {"a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type, "b_type": cp.b.module_type}
@@ -261,6 +258,11 @@ class Report:
             "metric_descriptions": {name: d.description for name, d in METRICS.items()},
         }
         return {**head, **sections} if pairs else head
+
+    def alignment_rows(self) -> Iterator[dict[str, Any]]:
+        """report.json's ``alignment``: one entry per paired call."""
+        for cp in self.alignment.pairs:
+            yield {"a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type, "b_type": cp.b.module_type, "how": cp.how}
 
     def write(self, directory: str | os.PathLike[str], formats: Iterable[str] | None = None) -> Path:
         """Write the report files into ``directory`` (default: report.txt, report.json, pairs.csv,
