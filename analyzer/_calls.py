@@ -15,7 +15,7 @@ __all__ = ["Call", "CallTree", "TraceView", "as_int_ids", "build_tree", "build_v
 _FWD_KINDS = (Kind.MODEL_INPUT, Kind.MODULE_INPUT, Kind.MODULE_OUTPUT)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Call:
     """One forward call of one module in one step."""
 
