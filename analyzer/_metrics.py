@@ -67,21 +67,29 @@ def measure(
         piece = rows * row
         if at.ndim == 2 and perm == (1, 0):  # a Linear weight: a cache-friendly tiled transpose
             src = at.T
-            get_a: _Reader = lambda s, e: transposed_rows(src, s // row, e // row).reshape(-1)  # noqa: E731
+            get_a: _Reader = lambda s, e, _: transposed_rows(src, s // row, e // row).reshape(-1)  # noqa: E731
         else:
-            get_a = lambda s, e: np.ascontiguousarray(at[s // row : e // row]).reshape(-1)  # noqa: E731
+            get_a = lambda s, e, _: np.ascontiguousarray(at[s // row : e // row]).reshape(-1)  # noqa: E731
     else:
-        get_a = lambda s, e: _read(a, s, e)  # noqa: E731
-    get_b: _Reader = lambda s, e: _read(b, s, e)  # noqa: E731
+        get_a = lambda s, e, checks: _read(a, s, e, checks=checks)  # noqa: E731
+    get_b: _Reader = lambda s, e, checks: _read(b, s, e, checks=checks)  # noqa: E731
     tasks = [(s, min(n, s + piece)) for s in range(0, n, piece)] or [(0, 0)]
     accs = [Accumulator(tol, tiny) for _ in range(workers)]
 
     def work(k: int) -> None:
         # worker k takes tasks k, k + workers, ... in order: the summation order never depends on
         # timing. Each reads its own pieces (the pread path releases the GIL), so reading and
-        # measuring overlap on all cores; a worker holds one piece pair at a time.
+        # measuring overlap on all cores; a worker holds one piece pair at a time. The CRC-32
+        # tests of a piece pair run right after the kernel consumed it (it is in the CPU cache
+        # then): a failing one raises before any sum of it reaches a result (and before an
+        # error the kernel may have raised on damaged bytes).
         for s, e in tasks[k::workers]:
-            accs[k].add(get_a(s, e), get_b(s, e), s)
+            checks: list[Callable[[], None]] = []
+            try:
+                accs[k].add(get_a(s, e, checks), get_b(s, e, checks), s)
+            finally:
+                for check in checks:
+                    check()
 
     if workers == 1:
         work(0)
@@ -215,9 +223,13 @@ def _decodable(dtype: str) -> bool:
     return to_float64(stored, dtype) is not None
 
 
-def _read(rec: Record | RowSlice | BroadcastView, start: int, stop: int, view: bool = True) -> np.ndarray:
+def _read(
+    rec: Record | RowSlice | BroadcastView, start: int, stop: int, view: bool = True,
+    checks: list[Callable[[], None]] | None = None,
+) -> np.ndarray:
     """Elements [start, stop) of a record, flat, decoded but not upcast (bfloat16 -> float32);
-    with ``view``, possibly a read-only view of the file."""
+    with ``view``, possibly a read-only view of the file. ``checks``: the bytes' verification may
+    be left there, to be run before anything computed from them is used (``Trace.read_stored``)."""
     if not _decodable(rec.dtype):  # measure() reports such pairs without reading them
         raise UserError(f"{rec.trace.path}: record {rec.seq} ({rec.name}) has dtype {rec.dtype}, which cannot be compared")
     if isinstance(rec, BroadcastView):
@@ -226,11 +238,11 @@ def _read(rec: Record | RowSlice | BroadcastView, start: int, stop: int, view: b
         if rec.perm is not None:
             return rec.canonical_rows()[start:stop]
         off = rec.lo * rec.row_elems
-        return decode(rec.trace.read_stored(rec.base, off + start, off + stop, view=view), rec.dtype)
-    return decode(rec.trace.read_stored(rec, start, stop, view=view), rec.dtype)
+        return decode(rec.trace.read_stored(rec.base, off + start, off + stop, view=view, checks=checks), rec.dtype)
+    return decode(rec.trace.read_stored(rec, start, stop, view=view, checks=checks), rec.dtype)
 
 
-_Reader = Callable[[int, int], np.ndarray]
+_Reader = Callable[[int, int, list[Callable[[], None]]], np.ndarray]
 
 
 def _measure_stats(a: Record, b: Record) -> Metrics:

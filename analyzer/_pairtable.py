@@ -24,13 +24,25 @@ import numpy as np
 from padiff_trace import Record
 
 from ._metric_table import METRICS, Metrics
+from ._pairview import (
+    F_METRICS,
+    F_NOISE,
+    F_PASSED,
+    F_STATS_ONLY,
+    F_WITHIN,
+    PAIR_SECTIONS,
+    PairResult,
+    PairSubset,
+    pair_section,
+    record_dict,
+)
 from ._tolerance import Tolerance
 
 if TYPE_CHECKING:
     from ._calls import TraceView
     from ._pairing import CallPair
 
-__all__ = ["PAIR_SECTIONS", "ROLES", "pair_section", "record_dict", "PairDraft", "PairResult", "PairSubset", "PairTable"]
+__all__ = ["PAIR_SECTIONS", "ROLES", "PairDraft", "PairResult", "PairSubset", "PairTable", "pair_section", "record_dict"]
 
 # the roles a pair can have, in the order their codes start (a new role gets the next code)
 ROLES = (
@@ -38,8 +50,6 @@ ROLES = (
     "op_input", "op_output", "op_grad_output",
 )
 _NOISE_KEYS = ("expected_rms", "diff_rms", "ratio")
-# flag bits
-_PASSED, _METRICS, _STATS_ONLY, _NOISE, _WITHIN = 1, 2, 4, 8, 16
 
 
 @dataclass(eq=False)
@@ -106,10 +116,10 @@ class PairTable(Sequence["PairResult"]):
         c["tol"].append(self._intern_tol(d.tol))
         if not (_own(d.a, self.va) and _own(d.b, self.vb)):
             self.records[i] = (d.a, d.b)
-        flags = _PASSED if d.passed else 0
+        flags = F_PASSED if d.passed else 0
         m = d.metrics
         if m is not None:
-            flags |= _METRICS | (_STATS_ONLY if m.stats_only else 0)
+            flags |= F_METRICS | (F_STATS_ONLY if m.stats_only else 0)
             vals = m.values
             c["values"].extend([float(vals.get(n, math.nan)) for n in self.metric_names])
             c["arg_at"].append(len(c["args"]))
@@ -124,7 +134,7 @@ class PairTable(Sequence["PairResult"]):
             c["arg_at"].append(0)
             c["arg_len"].append(0)
         if d.noise is not None:
-            flags |= _NOISE | (_WITHIN if d.noise["within"] else 0)
+            flags |= F_NOISE | (F_WITHIN if d.noise["within"] else 0)
             c["noise"].extend([float(d.noise[k]) for k in _NOISE_KEYS])
         else:
             c["noise"].extend([math.nan] * 3)
@@ -182,24 +192,24 @@ class PairTable(Sequence["PairResult"]):
 
     @property
     def passed(self) -> np.ndarray:
-        return (self.col("flags") & _PASSED) != 0
+        return (self.col("flags") & F_PASSED) != 0
 
     @property
     def has_metrics(self) -> np.ndarray:
         """Rows with a ``Metrics`` (possibly of an uncomparable pair: no values)."""
-        return (self.col("flags") & _METRICS) != 0
+        return (self.col("flags") & F_METRICS) != 0
 
     @property
     def measured(self) -> np.ndarray:
         """Rows with metrics that hold values (compared, or from statistics)."""
-        m = (self.col("flags") & _METRICS) != 0
+        m = (self.col("flags") & F_METRICS) != 0
         if self.uncomparable:
             m[list(self.uncomparable)] = False
         return m
 
     @property
     def within_noise(self) -> np.ndarray:
-        return (self.col("flags") & _WITHIN) != 0
+        return (self.col("flags") & F_WITHIN) != 0
 
     def metric(self, name: str) -> np.ndarray:
         """One metric for every row (NaN where the pair has no metrics)."""
@@ -221,7 +231,7 @@ class PairTable(Sequence["PairResult"]):
 
     def set_verdict(self, i: int, passed: bool, reason: str) -> None:
         flags = self.col("flags")
-        flags[i] = (flags[i] | _PASSED) if passed else (flags[i] & ~_PASSED)
+        flags[i] = (flags[i] | F_PASSED) if passed else (flags[i] & ~F_PASSED)
         if reason:
             self.reasons[i] = reason
         else:
@@ -264,7 +274,7 @@ class PairTable(Sequence["PairResult"]):
         c = self._cols
         assert c is not None
         flags = int(c["flags"][i])
-        if not flags & _METRICS:
+        if not flags & F_METRICS:
             return None
         ints = self._ints
         values = {
@@ -273,158 +283,17 @@ class PairTable(Sequence["PairResult"]):
         }
         at, ln = int(c["arg_at"][i]), int(c["arg_len"][i])
         argmax = tuple(c["args"][at : at + ln].tolist())
-        return Metrics(values, argmax, bool(flags & _STATS_ONLY), dict(self.extras.get(i, {})), self.uncomparable.get(i, ""))
+        return Metrics(values, argmax, bool(flags & F_STATS_ONLY), dict(self.extras.get(i, {})), self.uncomparable.get(i, ""))
 
     def noise_of(self, i: int) -> dict[str, Any] | None:
         c = self._cols
         assert c is not None
         flags = int(c["flags"][i])
-        if not flags & _NOISE:
+        if not flags & F_NOISE:
             return None
         out: dict[str, Any] = dict(zip(_NOISE_KEYS, c["noise"][i].tolist()))
-        out["within"] = bool(flags & _WITHIN)
+        out["within"] = bool(flags & F_WITHIN)
         return out
-
-
-class PairSubset(Sequence["PairResult"]):
-    """Some rows of a ``PairTable`` (``Report.failed``), in table order."""
-
-    def __init__(self, table: PairTable, rows: np.ndarray) -> None:
-        self.table, self.rows = table, rows
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    @overload
-    def __getitem__(self, i: int) -> PairResult: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[PairResult]: ...
-    def __getitem__(self, i: int | slice) -> PairResult | list[PairResult]:
-        if isinstance(i, slice):
-            return [PairResult(self.table, int(k)) for k in self.rows[i]]
-        return PairResult(self.table, int(self.rows[i]))
-
-    def __iter__(self) -> Iterator[PairResult]:
-        return (PairResult(self.table, int(k)) for k in self.rows)
-
-
-class PairResult:
-    """One compared pair: a view of a ``PairTable`` row (records and metrics are built on access)."""
-
-    __slots__ = ("_t", "index")
-
-    def __init__(self, table: PairTable, index: int) -> None:
-        self._t, self.index = table, index
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PairResult) and other._t is self._t and other.index == self.index
-
-    def __hash__(self) -> int:
-        return hash((id(self._t), self.index))
-
-    def __repr__(self) -> str:
-        return f"PairResult({self.index}, {self.role}, {self.a.name} / {self.b.name}, passed={self.passed})"
-
-    @property
-    def role(self) -> str:
-        return self._t.roles[int(self._t.col("role")[self.index])]
-
-    @property
-    def step(self) -> int:
-        return int(self._t.col("step")[self.index])
-
-    @property
-    def a(self) -> Any:
-        return self._t.record(self.index, 0)
-
-    @property
-    def b(self) -> Any:
-        return self._t.record(self.index, 1)
-
-    @property
-    def perm(self) -> tuple[int, ...] | None:
-        return self._t.perms.get(self.index)
-
-    @property
-    def call_pair(self) -> CallPair | None:
-        k = int(self._t.col("cp")[self.index])
-        return self._t.call_pairs[k] if k >= 0 else None
-
-    @property
-    def tol(self) -> Tolerance:
-        return self._t.tolerances[int(self._t.col("tol")[self.index])]
-
-    @property
-    def metrics(self) -> Metrics | None:
-        return self._t.metrics_of(self.index)
-
-    @property
-    def passed(self) -> bool:
-        return bool(self._t.col("flags")[self.index] & _PASSED)
-
-    @property
-    def reason(self) -> str:
-        return self._t.reasons.get(self.index, "")
-
-    @property
-    def order(self) -> tuple[int, int, int]:
-        t, i = self._t, self.index
-        return (int(t.col("step")[i]), int(t.col("prank")[i]), int(t.col("seq_a")[i]))
-
-    @property
-    def noise(self) -> dict[str, Any] | None:
-        return self._t.noise_of(self.index)
-
-    @property
-    def referee(self) -> dict[str, Any] | None:
-        return self._t.referees.get(self.index)
-
-    @property
-    def cls(self) -> str | None:
-        """rounding / A deviates / B deviates / model difference (None without a referee)."""
-        ref = self.referee
-        return ref["class"] if ref else None
-
-    def as_dict(self) -> dict[str, Any]:
-        a, b, m, tol, perm = self.a, self.b, self.metrics, self.tol, self.perm
-        return {
-            "index": self.index,
-            "role": self.role,
-            "step": self.step,
-            "passed": self.passed,
-            "reason": self.reason,
-            "a": record_dict(a),
-            "b": record_dict(b),
-            "layout": list(perm) if perm else None,
-            "tolerance": {"mode": tol.mode, "atol": tol.atol, "rtol": tol.rtol, "exact": tol.exact},
-            "metrics": m.as_dict() if m else None,
-            "class": self.cls,
-            "noise": self.noise,
-            "referee": self.referee,
-        }
-
-
-PAIR_SECTIONS = ("pairs", "weights", "param_grads")  # report.json's per-pair lists, in this order
-
-
-def pair_section(role: str) -> str:
-    """Which per-pair list of report.json a pair of this role is in."""
-    return "weights" if role in ("param", "buffer") else "param_grads" if role == "param_grad" else "pairs"
-
-
-def record_dict(r: Any) -> dict[str, Any]:
-    return {
-        "seq": r.seq,
-        "module": r.module,
-        "module_type": r.module_type,
-        "call_index": r.call_index,
-        "position": r.position,
-        "kind": r.kind.label,
-        "dtype": r.dtype,
-        "shape": list(r.shape),
-        "has_data": r.has_data,
-        "stack": [list(f) for f in r.stack],
-    }
 
 
 def _own(r: Any, view: TraceView) -> bool:

@@ -7,12 +7,20 @@
    pair with the same largest tensor (target: flat, <= 2x largest tensor + 300 MB).
 
     .venv/bin/python bench/compare_io.py --small-gb 1 --large-gb 4
+
+``--ab OLD_TREE``: the small pair is written once, then ``--repeat`` rounds each measure the
+throughput ratio (median of 3, as above) in a fresh process importing ``padiff_trace`` from
+OLD_TREE, then in one importing it from this checkout (``--tree``); medians over the rounds
+and new/old ratios are printed (no RSS):
+
+    .venv/bin/python bench/compare_io.py --ab /tmp/old --repeat 7
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -23,6 +31,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+import trace_io  # this folder: --tree (where padiff_trace is imported from), interleaved A/B runs
 
 from padiff_trace import Kind, Phase, RecordHeader, TraceWriter
 
@@ -111,9 +120,25 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir", help="scratch directory (default: a temporary one)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--tree", type=Path, default=trace_io.HERE.parent, help="source tree to import padiff_trace from (default: this checkout)")
+    ap.add_argument("--ab", type=Path, metavar="OLD_TREE", help="interleave --repeat throughput rounds of OLD_TREE and --tree")
+    ap.add_argument("--pair", nargs=2, type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--child-json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         _child(*args.child)
+        return
+    if args.pair:  # one A/B round: the throughput on a given pair, median of 3 in this process
+        got = throughput(*args.pair, 3)
+        print("RESULT " + json.dumps({k: got[k] for k in ("ratio", "compare_MBps", "raw_MBps")}))
+        return
+    if args.ab is not None:
+        print("machine: " + ", ".join(f"{k}={v}" for k, v in trace_io.machine().items()) + f"; load average {os.getloadavg()}")
+        with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+            a, b = make_pair(Path(tmp), int(args.small_gb * (1 << 30)), args.tensor_mb)
+            res = trace_io.interleave(Path(__file__).resolve(), args.ab, args.tree, args.repeat, ["--pair", str(a), str(b)])
+        print(f"load average after: {os.getloadavg()}")
+        trace_io.print_ab(res, {"ratio": True, "compare_MBps": True, "raw_MBps": True})
         return
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)

@@ -11,11 +11,22 @@ Prints, from ONE run, the medians of N repetitions of
       (target < 1 s),
   (d) reading the 64 x 16 MiB tensors back with ``Trace.read`` (each byte verified against
       its CRC-32, format 1.1), GB/s (no target; the page cache holds them).
+
+``--ab OLD_TREE`` compares two source trees on a shared, noisy machine: each round runs one
+repetition in a fresh process importing ``padiff_trace`` from OLD_TREE, then one from this
+checkout (``--tree``), and the medians and new/old ratios are printed per measure:
+
+    git worktree add /tmp/old HEAD && (cd /tmp/old && python setup.py build_ext --inplace)
+    .venv/bin/python bench/trace_io.py --ab /tmp/old --repeat 5
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
 import os
 import platform
 import shutil
@@ -28,9 +39,76 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+HERE = Path(__file__).resolve().parent
 
-from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, WriterOptions, open_trace
+
+class _TreeFinder(importlib.abc.MetaPathFinder):
+    """``padiff_trace.recorder``/``.analyzer`` from a source tree's ``recorder/``, ``analyzer/``
+    (an editable install maps them to this checkout's folders, whatever ``sys.path`` says)."""
+
+    def __init__(self, tree: Path) -> None:
+        self.tree = tree
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        pkg, _, sub = fullname.partition(".")
+        init = self.tree / sub / "__init__.py"
+        if pkg != "padiff_trace" or sub not in ("recorder", "analyzer") or not init.exists():
+            return None
+        return importlib.util.spec_from_file_location(fullname, init, submodule_search_locations=[str(init.parent)])
+
+
+def use_tree(tree: Path) -> None:
+    """Import ``padiff_trace`` (with its recorder and analyzer) from the source tree ``tree``."""
+    sys.path.insert(0, str(tree))
+    sys.meta_path.insert(0, _TreeFinder(tree))
+    import padiff_trace
+
+    if not Path(padiff_trace.__file__).resolve().is_relative_to(tree.resolve()):
+        raise SystemExit(f"padiff_trace was imported from {padiff_trace.__file__}, not from {tree}")
+
+
+def tree_from_argv(argv: list[str]) -> Path:
+    """The ``--tree`` of the command line (read before argparse: it decides what is imported)."""
+    for i, arg in enumerate(argv):
+        if arg == "--tree" and i + 1 < len(argv):
+            return Path(argv[i + 1])
+        if arg.startswith("--tree="):
+            return Path(arg.split("=", 1)[1])
+    return HERE.parent
+
+
+use_tree(tree_from_argv(sys.argv))
+
+from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, WriterOptions, open_trace  # noqa: E402
+
+
+def interleave(script: Path, old: Path, new: Path, rounds: int, extra: list[str]) -> dict[str, list[dict[str, float]]]:
+    """Run ``script --tree T --child-json`` for T = old, new in turn, ``rounds`` times; the
+    results per tree (each child prints one ``RESULT <json>`` line)."""
+    res: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    for r in range(rounds):
+        for name, tree in (("old", old), ("new", new)):
+            out = subprocess.run([sys.executable, str(script), "--tree", str(tree), "--child-json", *extra],
+                                 capture_output=True, text=True, cwd=tempfile.gettempdir())
+            line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
+            if out.returncode != 0 or not line:
+                sys.stderr.write(out.stdout[-2000:] + out.stderr[-3000:])
+                raise SystemExit(f"{name} ({tree}): child failed (exit {out.returncode})")
+            res[name].append(json.loads(line[0][len("RESULT "):]))
+            print(f"round {r + 1} {name}: " + ", ".join(f"{k} {v:.4g}" for k, v in res[name][-1].items()), flush=True)
+    return res
+
+
+def print_ab(res: dict[str, list[dict[str, float]]], higher_better: dict[str, bool]) -> None:
+    """Medians per tree and the new/old ratio of each measure."""
+    print()
+    print(f"| measure | old (median of {len(res['old'])}) | new (median of {len(res['new'])}) | new / old |")
+    print("|---|---|---|---|")
+    for key, up in higher_better.items():
+        o = statistics.median(r[key] for r in res["old"])
+        n = statistics.median(r[key] for r in res["new"])
+        print(f"| {key} ({'higher' if up else 'lower'} is better) | {o:.4g} | {n:.4g} | {n / o:.3f} |")
+
 
 LARGE_N = 64
 LARGE_ELEMS = 4 << 20  # 16 MiB of float32
@@ -151,7 +229,18 @@ def main() -> int:
     ap.add_argument("--small", type=int, default=SMALL_N, help="number of small records")
     ap.add_argument("--large", type=int, default=LARGE_N, help="number of 16 MiB tensors")
     ap.add_argument("--markdown", action="store_true", help="also print a markdown table")
+    ap.add_argument("--tree", type=Path, default=HERE.parent, help="source tree to import padiff_trace from (default: this checkout)")
+    ap.add_argument("--ab", type=Path, metavar="OLD_TREE", help="interleave --repeat rounds of OLD_TREE and --tree, one process each")
+    ap.add_argument("--child-json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.ab is not None:
+        print("machine: " + ", ".join(f"{k}={v}" for k, v in machine().items()) + f"; load average {os.getloadavg()}")
+        sizes = ["--repeat", "1", "--small", str(args.small), "--large", str(args.large)] + (["--dir", args.dir] if args.dir else [])
+        res = interleave(Path(__file__).resolve(), args.ab, args.tree, args.repeat, sizes)
+        print(f"load average after: {os.getloadavg()}")
+        print_ab(res, {"write_ratio": True, "trace_GBps": True, "tofile_GBps": True, "read_GBps": True,
+                       "small_write_rps": True, "small_read_rps": True, "list_s": False})
+        return 0
 
     m = machine()
     print("machine: " + ", ".join(f"{k}={v}" for k, v in m.items()))
@@ -165,6 +254,8 @@ def main() -> int:
     rows: dict[str, list[float]] = {k: [] for k in ("raw", "trace", "big_r", "w", "l", "r")}
     with tempfile.TemporaryDirectory(prefix="padiff-bench-", dir=args.dir) as tmp:
         root = Path(tmp)
+        if args.child_json:  # one A/B round: warm up first (thread start-up, first file creations)
+            bench_large(root, large[:4], WriterOptions())
         for rep in range(args.repeat):
             t_raw, t_trace, t_big_read = bench_large(root, large, WriterOptions())
             rows["raw"].append(t_raw)
@@ -187,6 +278,13 @@ def main() -> int:
     ratio = med["raw"] / med["trace"]
     w_rate = args.small / med["w"]
     r_rate = args.small / med["r"]
+    if args.child_json:
+        print("RESULT " + json.dumps({
+            "write_ratio": ratio, "trace_GBps": large_bytes / med["trace"] / 1e9, "tofile_GBps": large_bytes / med["raw"] / 1e9,
+            "read_GBps": large_bytes / med["big_r"] / 1e9, "small_write_rps": w_rate, "small_read_rps": r_rate,
+            "list_s": med["l"],
+        }))
+        return 0
     print()
     print(f"median of {args.repeat}:")
     print(

@@ -47,14 +47,23 @@ class CatalogEntry:
 
 
 def find_traces(root: str | os.PathLike[str]) -> Iterator[Path]:
-    """Trace directories under ``root`` (a trace's own directory is not descended into)."""
-    for dirpath, dirnames, files in os.walk(root):
+    """Trace directories under ``root`` (a trace's own directory is not descended into), then
+    the directories this user may not list: each may be a trace, and opening it says why it
+    cannot be read (a catalog lists it as unreadable instead of leaving it out)."""
+    unlisted: list[Path] = []
+
+    def denied(exc: OSError) -> None:  # os.walk skips what it cannot list; note what that was
+        if isinstance(exc, PermissionError) and exc.filename is not None:
+            unlisted.append(Path(os.fsdecode(exc.filename)))
+
+    for dirpath, dirnames, files in os.walk(root, onerror=denied):
         p = Path(dirpath)
         if any(shard_number(name) is not None for name in files):
             dirnames.clear()
             yield p
         else:
             dirnames.sort()
+    yield from unlisted
 
 
 def _entry(path: Path) -> CatalogEntry:
@@ -74,7 +83,7 @@ def _entry(path: Path) -> CatalogEntry:
                 {str(k): str(v) for k, v in (meta.get("tags") or {}).items()} if isinstance(meta.get("tags"), dict) else {},
                 health=tr.health.brief(),
             )
-    except UserError as exc:  # list damaged traces too, with the reason
+    except UserError as exc:  # list damaged and unreadable traces too, with the reason
         return CatalogEntry(path, "?", "", "", "", 0, 0, 0, False, error=str(exc))
 
 

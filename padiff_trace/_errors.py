@@ -13,15 +13,22 @@
     │   ├── SpecError                     a spec file breaks the contract
     │   ├── FilterError                   (also ValueError) unknown kind/phase in a filter
     │   ├── MappingError                  a mapping file is invalid or matches nothing
-    │   └── WeightTransferError           weights cannot be matched onto a model
-    ├── TraceWriteError                   (also OSError) disk full, unwritable path
+    │   ├── WeightTransferError           weights cannot be matched onto a model
+    │   ├── TraceWriteError               (also OSError) disk full, read-only or unwritable output
+    │   └── TraceReadError                (also OSError) a trace file exists but may not be read
     ├── RecordingFailedError              a recorder child process of ``run`` failed (exit_code)
     └── InternalError                     a bug in padiff-trace: reported with traceback
 
-Every message names the file or record concerned and, for mismatches, both sides.
+Every message names the file or record concerned and, for mismatches, both sides; an
+operating-system failure (``os_failure``) also says what to do about it.
 """
 
 from __future__ import annotations
+
+import errno
+import os
+import re
+from typing import Self
 
 __all__ = [
     "CorruptTraceError",
@@ -37,10 +44,13 @@ __all__ = [
     "TraceExistsError",
     "TraceLockedError",
     "TraceNotFoundError",
+    "TraceReadError",
     "TraceWriteError",
     "UnsupportedVersionError",
     "UserError",
     "WeightTransferError",
+    "os_errno",
+    "os_failure",
 ]
 
 
@@ -49,7 +59,13 @@ class PadiffTraceError(Exception):
 
 
 class UserError(PadiffTraceError):
-    """The user's input is wrong; shown as one line, CLI exits with 2."""
+    """The user's input or environment is wrong; shown as one line, CLI exits with 2."""
+
+    @classmethod
+    def from_os(cls, path: object, doing: str, exc: BaseException, where: str = "another output directory") -> Self:
+        """``{path}: cannot {doing}: {the system's words: meaning}; {next step}`` for an ``OSError``
+        (also one HDF5 raised); ``where``: what to offer instead (``another --report``)."""
+        return cls(f"{path}: cannot {doing}: {os_failure(exc, where)}")
 
 
 class TraceNotFoundError(UserError, FileNotFoundError):
@@ -108,12 +124,18 @@ class WeightTransferError(UserError):
     """Weights from a trace cannot be matched onto the model."""
 
 
-class TraceWriteError(PadiffTraceError, OSError):
-    """Writing the trace failed (disk full, permissions); flushed shards stay readable."""
+class TraceWriteError(UserError, OSError):
+    """Writing a trace or a report failed (disk full, read-only, permissions): the environment,
+    not the model; what was flushed before stays readable."""
+
+
+class TraceReadError(UserError, OSError):
+    """A file or directory of a trace exists but this user may not read it."""
 
 
 class RecordingFailedError(PadiffTraceError):
-    """A recorder child process failed; it has printed its own error. ``exit_code``: the CLI's
+    """A recorder child process failed; the message carries the child's own one-line error (held
+    back from the terminal, so the failure is reported once). ``exit_code``: the CLI's
     exit status, 2 when the child's was 2 (bad input), else 1 (the model raised)."""
 
     def __init__(self, message: str, exit_code: int = 1) -> None:
@@ -123,3 +145,45 @@ class RecordingFailedError(PadiffTraceError):
 
 class InternalError(PadiffTraceError):
     """A bug in padiff-trace itself."""
+
+
+# errno -> (what it means, what to do); ``{where}`` is the output to choose instead
+_ADVICE: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("the disk is full", "free space or choose {where}"),
+    errno.EDQUOT: ("the disk quota is used up", "free space or choose {where}"),
+    errno.EFBIG: ("the file is too large for this file system", "choose {where}"),
+    errno.EROFS: ("", "choose {where}"),
+    errno.EACCES: ("", "choose {where} or ask for access"),
+    errno.EPERM: ("", "choose {where} or ask for access"),
+    errno.EIO: ("", "check the disk, then try again or choose {where}"),
+}
+_ERRNO_TEXT = re.compile(r"errno\s*=\s*(\d+)|\[Errno (\d+)\]")
+
+
+def os_errno(exc: BaseException | None) -> int | None:
+    """The errno behind ``exc`` or an exception it was raised from (HDF5 puts it in its text)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        code = getattr(exc, "errno", None)
+        if isinstance(code, int) and code > 0:
+            return code
+        m = _ERRNO_TEXT.search(str(exc))
+        if m:
+            return int(m.group(1) or m.group(2))
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def os_failure(exc: BaseException, where: str = "another output directory") -> str:
+    """One line for a failed write: the system's words, what they mean and the next step, e.g.
+    ``No space left on device: the disk is full; free space or choose another output directory``.
+    ``where``: the alternative to offer (``another --report``)."""
+    code = os_errno(exc)
+    if code is None:
+        text = str(exc).strip().splitlines()
+        name = "" if isinstance(exc, PadiffTraceError) else f"{type(exc).__name__}: "
+        return f"{name}{text[0][:200]}" if text else type(exc).__name__
+    meaning, advice = _ADVICE.get(code, ("", ""))
+    words = os.strerror(code) + (f": {meaning}" if meaning else "")
+    return f"{words}; {advice.format(where=where)}" if advice else words

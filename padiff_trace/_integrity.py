@@ -1,6 +1,8 @@
 """Integrity primitives shared by the writer and the reader, and the damage report types.
 
-* CRC-32 (zlib) of data in ``CRC_CHUNK`` pieces: ``/blob``, ``/tensors/<seq>``, ``/records``.
+* CRC-32 (zlib's) of data in ``CRC_CHUNK`` pieces: ``/blob``, ``/tensors/<seq>``, ``/records``.
+  ``crc32`` computes it with the C kernel's carry-less-multiply path where there is one
+  (12-50x faster than zlib, the same value), else with ``zlib.crc32``.
 * The stored form of strings HDF5 cannot hold (NUL, lone surrogates): JSON behind a marker.
 * The checksum of a shard's root attributes (``meta``, ``final``, ``summary``, ...).
 * ``Damage`` (one finding) and ``Health`` (the summary a ``Trace`` exposes).
@@ -10,15 +12,17 @@ See docs/trace-format.md, section 10.
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._native import kernel
 from ._schema import CRC_CHUNK
 
 __all__ = [
@@ -27,6 +31,7 @@ __all__ = [
     "Damage",
     "Health",
     "attrs_crc",
+    "crc32",
     "crc_chunks",
     "escape_strings",
     "split_strings",
@@ -41,11 +46,29 @@ ROOT_ATTRS = (
 )
 
 
+@functools.cache
+def _crc_impl() -> tuple[Callable[..., int], Callable[[Any, int], bytes] | None]:
+    """(crc32, crc32_chunks or None): the C kernel's where it has a carry-less-multiply path
+    (its table path is slower than zlib's), zlib's otherwise."""
+    k = kernel()
+    if k is not None and k.crc32_level() > 0:
+        return k.crc32, k.crc32_chunks
+    return zlib.crc32, None
+
+
+def crc32(data: Any, value: int = 0) -> int:
+    """``zlib.crc32(data, value)``, computed by the fastest path here (the GIL is released on
+    large buffers either way: the model and the writer's other thread run meanwhile)."""
+    return _crc_impl()[0](data, value)
+
+
 def crc_chunks(data: Any, unit: int = CRC_CHUNK) -> list[int]:
-    """CRC-32 of each ``unit`` bytes of ``data`` (any contiguous buffer); the last may be shorter.
-    zlib releases the GIL on large buffers: the model and the statistics thread run meanwhile."""
+    """CRC-32 of each ``unit`` bytes of ``data`` (any contiguous buffer); the last may be shorter."""
     view = memoryview(data).cast("B")
-    return [zlib.crc32(view[i : i + unit]) for i in range(0, len(view), unit)]
+    one, many = _crc_impl()
+    if many is not None:
+        return np.frombuffer(many(view, unit), dtype=np.uint32).tolist()
+    return [one(view[i : i + unit]) for i in range(0, len(view), unit)]
 
 
 def _needs_escape(s: str) -> bool:

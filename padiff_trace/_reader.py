@@ -11,8 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,8 @@ from ._header import Frame, stack_from_json
 from ._integrity import Damage
 from ._merge import merge
 from ._open import H5_ERRORS, find_shards, gaps, short
-from ._schema import STAT_FIELDS, DataLoc, Kind, Phase
+from ._record import Record, SeqIndex
+from ._schema import DataLoc, Kind, Phase
 from ._shardindex import ShardIndex, load_shard, parse_shape
 from ._shardreader import ShardFiles
 from ._stats import CHUNK_ELEMS
@@ -40,62 +40,6 @@ _RECORD_COLUMNS = (
 _PHASES = {int(p): p for p in Phase}
 _KINDS = {int(k): k for k in Kind}
 _NONE, _DATASET = int(DataLoc.NONE), int(DataLoc.DATASET)
-
-
-@dataclass(slots=True, eq=False)
-class Record:
-    """Metadata of one record; tensor data is read on demand. Read-only by convention (not
-    frozen: a frozen dataclass takes 5 us to build, and listing builds one per record)."""
-
-    trace: Trace = field(repr=False)
-    row: int = field(repr=False)  # row in the trace's index
-    seq: int
-    step: int
-    phase: Phase
-    kind: Kind
-    module: str
-    module_type: str
-    call: int
-    parent: int
-    call_index: int
-    position: str
-    dtype: str
-    shape: tuple[int, ...]
-    device: str
-    numel: int
-    has_data: bool
-
-    @property
-    def stats(self) -> dict[str, float]:
-        vals = self.trace._rows["stats"][self.row]
-        return {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
-
-    @property
-    def stack(self) -> tuple[Frame, ...]:
-        return self.trace._stack(int(self.trace._rows["stack"][self.row]))
-
-    @property
-    def damage(self) -> Damage | None:
-        """Why this record's data cannot be read (then ``read`` raises), or None: intact so far."""
-        return self.trace.damage_of(self.seq)
-
-    @property
-    def is_tensor(self) -> bool:
-        return not self.dtype.startswith("py:")
-
-    @property
-    def name(self) -> str:
-        """``module[call_index]:position`` - a readable identifier."""
-        mod = self.module or "<root>"
-        return f"{mod}#{self.call_index}:{self.position}" if self.position else f"{mod}#{self.call_index}"
-
-    def read(self) -> np.ndarray:
-        """The tensor (bfloat16 decoded to float32, bool as bool), shaped."""
-        return self.trace.read(self.seq)
-
-    def iter_chunks(self, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
-        """Flat float64 (complex128 for complex) chunks of the tensor, in C order."""
-        return self.trace.iter_chunks(self.seq, chunk_elems)
 
 
 class Trace(TraceIntegrity, Mapping[int, Record]):
@@ -138,11 +82,11 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         old_format = np.array([m.minor.get(k, 0) < 1 for k in range(len(paths))], dtype=bool)
         self._unverified = int(np.count_nonzero(old_format[self._shard_of] & (self._rows["data_loc"] == _DATASET)))
         self._checked = False
-        self._seq_index = {int(s): i for i, s in enumerate(self._rows["seq"])} if len(self._rows) else {}
+        self._seq_index = SeqIndex(self._rows["seq"])
         self._stack_cache: dict[int, tuple[Frame, ...]] = {}
         self._shape_cache: dict[int, tuple[int, ...]] = {}
-        self._cols: list[list[Any]] | None = None
-        self._dcols: tuple[list[int], ...] | None = None
+        self._fields = {name: k for k, name in enumerate(self._rows.dtype.names or ())}
+        self._dmat: np.ndarray | None = None
         self.missing_shards = gaps(paths) if not self._single else []
         for n in self.missing_shards:
             self._damage.append(Damage(self.path / f"shard-{n:06d}.h5", "shard", "missing (shard numbers have a gap)"))
@@ -173,7 +117,7 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         s = self._strings
         shapes = self._shape_cache
         for i, (seq, step, phase, kind, call, parent, cidx, module, mtype, pos, dtype, shape_id, dev, numel, loc) in (
-            enumerate(zip(*self._columns()))
+            enumerate(self._column_rows())
         ):
             shape = shapes.get(shape_id)
             if shape is None:
@@ -250,7 +194,7 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
             i = self._seq_index[int(seq)]
         except KeyError:
             raise KeyError(f"{self.path}: no record with sequence number {seq}") from None
-        loc, off, numel, dtype_id, shape_id, shard, nbytes = (c[i] for c in self._data_columns())
+        loc, off, numel, dtype_id, shape_id, shard, nbytes = self._data_row(i)
         if self._bad and int(seq) in self._bad:
             raise self._damaged_error(i, self._bad[int(seq)])
         if loc == _NONE:
@@ -274,15 +218,20 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
                 raise KeyError(f"{self.path}: record {seq} has dtype {rec.dtype}, which cannot be decoded")
             yield vals
 
-    def read_stored(self, rec: Record, start: int = 0, stop: int | None = None, *, view: bool = False) -> np.ndarray:
+    def read_stored(
+        self, rec: Record, start: int = 0, stop: int | None = None, *, view: bool = False,
+        checks: list[Callable[[], None]] | None = None,
+    ) -> np.ndarray:
         """Elements [start, stop) of a record as stored (flat; bfloat16 as its raw 16 bits,
         decode with ``padiff_trace.decode``). ``view``: the array may be read-only, mapped from
-        the file, which saves a copy for large tensors."""
-        loc, off, _, _, _, shard, nbytes = (c[rec.row] for c in self._data_columns())
+        the file, which saves a copy for large tensors. ``checks``: the bytes' CRC-32 tests may be
+        left in this list, to be called before anything computed from them is used (each raises
+        ``DamagedRecordError`` as a failed read would; the analyzer runs them on cached bytes)."""
+        loc, off, _, _, _, shard, nbytes = self._data_row(rec.row)
         if self._bad and rec.seq in self._bad:
             raise self._damaged_error(rec.row, self._bad[rec.seq])
         end = rec.numel if stop is None else stop
-        return self._stored_at(rec.row, shard, loc, off, nbytes, storage_dtype(rec.dtype), start, end, view)
+        return self._stored_at(rec.row, shard, loc, off, nbytes, storage_dtype(rec.dtype), start, end, view, checks)
 
     def storage_key(self, rec: Record) -> tuple[int, int, int, int]:
         """Where a record's bytes live: (shard, location, offset, bytes). Records with equal
@@ -295,28 +244,40 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         """The shard files whose records are in this trace's index, in order."""
         return tuple(self._shard_paths[i] for i in self._read_ok)
 
-    def _data_columns(self) -> tuple[list[int], ...]:
-        """(data_loc, offset, numel, dtype, shape, shard, nbytes) as Python lists, built on first use."""
-        cols = self._dcols
-        if cols is None:
+    def _data_columns(self) -> tuple[np.ndarray, ...]:
+        """(data_loc, offset, numel, dtype, shape, shard, nbytes) as int64 columns, built on first use."""
+        return tuple(self._data_matrix().T)
+
+    def _data_row(self, i: int) -> list[int]:
+        """Row ``i`` of ``_data_columns`` as Python ints (the hot path of every read)."""
+        row: list[int] = self._data_matrix()[i].tolist()
+        return row
+
+    def _data_matrix(self) -> np.ndarray:
+        # one int64 row per record: 56 bytes a record (Python lists of them took ~175)
+        m = self._dmat
+        if m is None:
             r = self._rows
-            cols = self._dcols = (
-                r["data_loc"].tolist(), r["offset"].tolist(), r["numel"].tolist(), r["dtype"].tolist(),
-                r["shape"].tolist(), self._shard_of.tolist(), r["nbytes"].tolist(),
-            )
-        return cols
+            m = self._dmat = np.stack([
+                r["data_loc"].astype(np.int64), r["offset"], r["numel"], r["dtype"].astype(np.int64),
+                r["shape"].astype(np.int64), self._shard_of.astype(np.int64), r["nbytes"],
+            ], axis=1) if len(r) else np.zeros((0, 7), np.int64)
+        return m
 
     # ------------------------------------------------------------------ internals
-    def _columns(self) -> list[list[Any]]:
-        cols = self._cols
-        if cols is None:
-            r = self._rows
-            cols = self._cols = [r[c].tolist() for c in _RECORD_COLUMNS]
-        return cols
+    def _column_rows(self, block: int = 1 << 16) -> Iterator[tuple[Any, ...]]:
+        """The record columns of every row as Python values, converted a block at a time (a
+        cache of them all would hold ~200 bytes per record for the trace's lifetime)."""
+        r = self._rows
+        for lo in range(0, len(r), block):
+            part = r[lo : lo + block]
+            yield from zip(*(part[c].tolist() for c in _RECORD_COLUMNS))
 
     def _record(self, i: int) -> Record:
+        row = self._rows[i].item()
+        f = self._fields
         seq, step, phase, kind, call, parent, call_index, module, mtype, pos, dtype, shape_id, dev, numel, loc = (
-            c[i] for c in self._columns()
+            row[f[c]] for c in _RECORD_COLUMNS
         )
         s = self._strings
         shape = self._shape_cache.get(shape_id)

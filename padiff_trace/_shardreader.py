@@ -9,15 +9,18 @@ read-only when the caller only looks at the data (the analyzer).
 Format 1.1 data is verified against its CRC-32 per ``CRC_CHUNK`` before it is returned (each
 chunk once: verified chunks are remembered); a read is widened to whole chunks when a chunk
 it touches is not verified yet. Failures raise ``ValueError``/``OSError`` naming the bytes;
-the ``Trace`` turns them into ``DamagedRecordError`` naming the record.
+the ``Trace`` turns them into ``DamagedRecordError`` naming the record. A caller may take the
+verification of a tensor read as a deferred check instead (``dataset_slice(checks=...)``),
+which it must run before it uses what it computed from the bytes.
 """
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
-import zlib
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +28,7 @@ import h5py
 import numpy as np
 
 from ._errors import CorruptTraceError, TraceChangedError, TraceNotFoundError
+from ._integrity import crc32
 from ._open import H5_ERRORS, open_shard, short
 from ._schema import CRC_ALGORITHM
 from ._shardindex import identity, table
@@ -140,7 +144,7 @@ class ShardFiles:
                 continue
             lo = j * c.chunk
             piece = mv[lo - at : min(lo + c.chunk, nbytes) - at]
-            if zlib.crc32(piece) != int(c.values[first + j]):
+            if crc32(piece) != int(c.values[first + j]):
                 raise ValueError(f"{what} bytes {lo}-{lo + len(piece) - 1} fail their CRC-32")
             done[j] = True
 
@@ -187,12 +191,19 @@ class ShardFiles:
         return got
 
     def dataset_slice(
-        self, shard: int, name: str, sdt: np.dtype, start: int, stop: int, nbytes: int, view: bool = False
+        self, shard: int, name: str, sdt: np.dtype, start: int, stop: int, nbytes: int, view: bool = False,
+        checks: list[Callable[[], None]] | None = None,
     ) -> np.ndarray:
         """Elements [start, stop) of a tensor dataset holding ``nbytes`` (the record's count).
         A contiguous, unfiltered dataset (what the writer makes unless compression is on) is
         read at its file offset, with ``os.preadv`` or mapped (``view``: a large read may return
-        a read-only array mapped from the file): no HDF5 overhead, the GIL released."""
+        a read-only array mapped from the file): no HDF5 overhead, the GIL released.
+
+        ``checks``: the CRC-32 test of the bytes returned may be appended there instead of run
+        before returning; the caller runs it before it uses anything computed from them (it
+        raises ``ValueError`` as a failed read does). A caller that consumes the bytes right
+        away (the analyzer's pair kernel) then reads them from memory once, and the checksum
+        pass runs on the bytes the kernel just brought into the CPU cache."""
         t = self._tensor(shard, name, sdt)
         if t.nbytes != nbytes:
             raise ValueError(f"/tensors/{name} holds {t.nbytes} bytes, the record says {nbytes}")
@@ -209,7 +220,10 @@ class ShardFiles:
             return self._raw(shard, name, t, b0, b1, view).view(sdt)
         a0, a1 = c0 * c.chunk, min(c1 * c.chunk, t.nbytes)
         raw = self._raw(shard, name, t, a0, a1, view)
-        self._verify(c, t.first, raw, a0, t.nbytes, t.verified, f"/tensors/{name}")
+        if checks is None:
+            self._verify(c, t.first, raw, a0, t.nbytes, t.verified, f"/tensors/{name}")
+        else:
+            checks.append(functools.partial(self._verify, c, t.first, raw, a0, t.nbytes, t.verified, f"/tensors/{name}"))
         return raw[b0 - a0 : b1 - a0].view(sdt)
 
     def _raw(self, shard: int, name: str, t: _Tensor, b0: int, b1: int, view: bool) -> np.ndarray:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import h5py
 
-from ._errors import TraceExistsError, TraceLockedError, TraceWriteError
+from ._errors import TraceExistsError, TraceLockedError, TraceReadError, TraceWriteError, os_failure
 from ._schema import FORMAT_NAME, LOCK_NAME, PART_RE, SHARD_RE
 
 __all__ = ["DirLock", "clear_for_overwrite", "lock_holder", "remove_trace", "shard_files", "shard_number"]
@@ -38,9 +38,28 @@ def shard_number(name: str) -> int | None:
 
 def shard_files(directory: Path) -> list[Path]:
     """The shard files of a trace directory, by number; other names (``backup-shard-000001.h5``,
-    ``shard-1.h5``, ``*.part``) are not part of the trace."""
-    found = [(n, p) for p in directory.iterdir() if (n := shard_number(p.name)) is not None and p.is_file()]
-    return [p for _, p in sorted(found)]
+    ``shard-1.h5``, ``*.part``) are not part of the trace. ``TraceReadError`` when this user
+    may not list the directory or read one of them (not damage: the files may be fine)."""
+    try:
+        found = [(n, p) for p in directory.iterdir() if (n := shard_number(p.name)) is not None and p.is_file()]
+    except PermissionError as exc:
+        raise TraceReadError(f"{directory}: cannot list the trace: {exc.strerror}; {_READ_ADVICE}") from None
+    shards = [p for _, p in sorted(found)]
+    for p in shards:
+        _check_readable(p)
+    return shards
+
+
+_READ_ADVICE = "ask its owner for read access (chmod -R a+rX on the trace) or run as a user who may read it"
+
+
+def _check_readable(path: Path) -> None:
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+    except PermissionError as exc:
+        raise TraceReadError(f"{path}: cannot read this shard: {exc.strerror}; {_READ_ADVICE}") from None
+    except OSError:
+        pass  # gone or damaged: the reader reports it
 
 
 def _is_our_shard(path: Path) -> bool:
@@ -158,7 +177,7 @@ class DirLock:
         except TraceLockedError:
             raise
         except OSError as exc:
-            raise TraceWriteError(f"{self.path.parent}: cannot write the trace here: {exc.strerror or exc}") from exc
+            raise TraceWriteError(f"{self.path.parent}: cannot write the trace here: {os_failure(exc)}") from exc
         raise TraceLockedError(f"{self.path.parent}: cannot take the writer lock {self.path} (it keeps changing)")
 
     def _try_flock(self) -> bool:

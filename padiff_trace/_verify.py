@@ -7,6 +7,7 @@ declared here when it opens a trace.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ class TraceIntegrity:
     def _record(self, i: int) -> Any:  # Trace builds the Record of row i
         raise NotImplementedError
 
-    def _data_columns(self) -> tuple[list[int], ...]:  # Trace: (loc, offset, numel, dtype, shape, shard, nbytes)
+    def _data_columns(self) -> tuple[np.ndarray, ...]:  # Trace: (loc, offset, numel, dtype, shape, shard, nbytes)
         raise NotImplementedError
 
     @property
@@ -95,13 +96,13 @@ class TraceIntegrity:
         loc_c, off_c, _, dtype_c, _, _, _ = self._data_columns()
         for (shard, _, _, nbytes), members in groups.items():
             first = next((i for i in members if int(rows["seq"][i]) not in self._bad), None)
-            sdt = STORAGE.get(self._strings[dtype_c[first]]) if first is not None else None
+            sdt = STORAGE.get(self._strings[int(dtype_c[first])]) if first is not None else None
             if first is None or sdt is None:
                 continue
             n, step = nbytes // sdt.itemsize, max(1, _PIECE // sdt.itemsize)
             try:
                 for lo in range(0, n, step):
-                    self._stored_at(first, shard, loc_c[first], off_c[first], nbytes, sdt, lo, min(n, lo + step))
+                    self._stored_at(first, shard, int(loc_c[first]), int(off_c[first]), nbytes, sdt, lo, min(n, lo + step))
                     if progress is not None:
                         progress((min(n, lo + step) - lo) * sdt.itemsize)
             except DamagedRecordError as exc:
@@ -124,24 +125,42 @@ class TraceIntegrity:
 
     def _stored_at(
         self, i: int, shard: int, loc: int, off: int, nbytes: int, sdt: np.dtype, start: int, stop: int,
-        view: bool = False,
+        view: bool = False, checks: list[Callable[[], None]] | None = None,
     ) -> np.ndarray:
         """Stored elements [start, stop) of row ``i`` (data location ``loc``, ``off`` in ``shard``),
-        verified; a failure marks the record damaged and raises ``DamagedRecordError``."""
+        verified; a failure marks the record damaged and raises ``DamagedRecordError``. With
+        ``checks``, a tensor dataset's CRC-32 test may be appended there instead (it fails the
+        same way when run; ``Trace.read_stored``)."""
         try:
             if not 0 <= start <= stop <= nbytes // sdt.itemsize:
                 raise ValueError(f"elements {start}-{stop} outside the record's {nbytes} bytes")
             if loc == _DATASET:  # off: the owner's seq
-                return self._shards.dataset_slice(shard, str(off), sdt, start, stop, nbytes, view)
+                if checks is None:
+                    return self._shards.dataset_slice(shard, str(off), sdt, start, stop, nbytes, view)
+                later: list[Callable[[], None]] = []
+                got = self._shards.dataset_slice(shard, str(off), sdt, start, stop, nbytes, view, later)
+                checks.extend(functools.partial(self._check_later, i, shard, fn) for fn in later)
+                return got
             lo = off + start * sdt.itemsize
             return self._shards.blob_bytes(shard, lo, lo + (stop - start) * sdt.itemsize).view(sdt)
         except (*H5_ERRORS, CorruptTraceError) as exc:
-            seq = int(self._rows["seq"][i])
-            d = self._bad.get(seq)
-            if d is None:
-                d = self._bad[seq] = Damage(self._shard_paths[shard], f"record {seq}", short(exc), seqs=(seq,))
-                self._damage.append(d)
-            raise self._damaged_error(i, d) from None
+            raise self._read_failed(i, shard, exc) from None
+
+    def _check_later(self, i: int, shard: int, check: Callable[[], None]) -> None:
+        """A deferred CRC-32 test of row ``i``'s bytes: a failure is a damaged record, as on read."""
+        try:
+            check()
+        except (*H5_ERRORS, CorruptTraceError) as exc:
+            raise self._read_failed(i, shard, exc) from None
+
+    def _read_failed(self, i: int, shard: int, exc: BaseException) -> DamagedRecordError:
+        """Row ``i``'s data failed a read or a check: record the damage (once) and say so."""
+        seq = int(self._rows["seq"][i])
+        d = self._bad.get(seq)
+        if d is None:
+            d = self._bad[seq] = Damage(self._shard_paths[shard], f"record {seq}", short(exc), seqs=(seq,))
+            self._damage.append(d)
+        return self._damaged_error(i, d)
 
     def _damaged_error(self, i: int, d: Damage) -> DamagedRecordError:
         rec = self._record(i)

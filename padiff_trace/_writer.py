@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._encode import Item, RowEncoder
-from ._errors import TraceExistsError, TraceWriteError
+from ._errors import TraceExistsError, TraceWriteError, os_failure
 from ._header import RecordHeader
 from ._meta import base_meta
 from ._payloads import Deferred, Summary, WriterOptions
@@ -77,6 +77,7 @@ class TraceWriter:
         self._counts: collections.Counter[int] = collections.Counter()  # by kind
         self._steps: set[int] = set()
         self._shard_index = 0
+        self._flushed = 0  # records in shards already visible (they survive a failure)
         self._abort_reason: str | None = None
         self._rows = RowEncoder(self.options)  # used by the writer thread only
         self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
@@ -157,6 +158,15 @@ class TraceWriter:
     def records_written(self) -> int:
         return self._seq
 
+    @property
+    def failure(self) -> TraceWriteError | None:
+        """The error writing stopped with (disk full, ...), None while the writer works."""
+        try:
+            self._raise_if_failed()
+        except TraceWriteError as exc:
+            return exc
+        return None
+
     def __enter__(self) -> TraceWriter:
         return self
 
@@ -168,7 +178,11 @@ class TraceWriter:
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:
-            raise TraceWriteError(f"{self.path}: writing the trace failed: {_one_line(self._error)}") from self._error
+            kept = (
+                f"the {self._flushed} record(s) flushed before stay readable (incomplete trace)"
+                if self._flushed else "nothing was flushed before"
+            )
+            raise TraceWriteError(f"{self.path}: writing the trace failed: {os_failure(self._error)}; {kept}") from self._error
 
     def _prepare_dir(self, overwrite: bool) -> None:
         """Create the directory and take its writer lock (which also proves it writable), then
@@ -179,14 +193,14 @@ class TraceWriter:
         try:
             p.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise TraceWriteError(f"{p}: cannot write the trace here: {exc.strerror or exc}") from exc
+            raise TraceWriteError(f"{p}: cannot write the trace here: {os_failure(exc)}") from exc
         self._dirlock.acquire()
         try:
             removed = clear_for_overwrite(p, overwrite)
         except BaseException as exc:
             self._dirlock.release()
             if isinstance(exc, OSError) and not isinstance(exc, TraceExistsError):
-                raise TraceWriteError(f"{p}: cannot remove the earlier trace: {exc.strerror or exc}") from exc
+                raise TraceWriteError(f"{p}: cannot remove the earlier trace: {os_failure(exc)}") from exc
             raise
         if removed:
             logger.info("%s: removed %d file(s) of an earlier trace", p, len(removed))
@@ -282,6 +296,7 @@ class TraceWriter:
         """Close a shard that is not the last (it becomes visible to readers)."""
         self._tally(shard)
         shard.close(final=False)
+        self._flushed += shard.n_rows
 
     def _new_shard(self) -> ShardWriter:
         shard = ShardWriter(self.path, self._shard_index, self._meta_json, self.options.compression, self.recording)
@@ -296,12 +311,3 @@ class TraceWriter:
             "shards": self._shard_index,
             "closed": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
-
-
-def _one_line(exc: BaseException) -> str:
-    """A short, single-line description (HDF5 errors span many lines)."""
-    errno = getattr(exc, "errno", None)
-    if isinstance(errno, int) and errno > 0:
-        return f"{os.strerror(errno)} ({type(exc).__name__} errno {errno})"
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__

@@ -7,7 +7,6 @@ import contextvars
 import dataclasses
 import logging
 import os
-import weakref
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -15,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from padiff_trace import Kind, Phase, RecordHeader, Summary, TraceWriter
-from padiff_trace.arrays import UNCAPTURED, copy_with_stats, stats_tuple, to_storage
+from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError, TraceWriter
+from padiff_trace.arrays import UNCAPTURED
 
 from ._adapter import Adapter
+from ._hostcopy import HostCopies
 from ._nest import MAX_OP_SCALARS, PY_SCALARS, flatten, flatten_call, op_scalar
 from ._options import RecordOptions
 from ._replay import module_classes
@@ -64,6 +64,7 @@ class Recorder:
         self._extra_meta = dict(meta or {})
         self._overwrite = overwrite
         self._writer: TraceWriter | None = None
+        self._broken: TraceWriter | None = None  # the writer after it failed (disk full): nothing more is recorded
         self._handles: list[Any] = []
         self._types: dict[str, str] = {}
         self._stack = StackCapture(adapter.framework_modules(), full=options.full_stack, plumbing=adapter.call_plumbing())
@@ -75,8 +76,7 @@ class Recorder:
         self._replay_flushed = False  # step 0 weights+inputs flushed to a shard early, for a concurrent replay
         self._token: contextvars.Token[Recorder | None] | None = None
         self._ops: contextlib.ExitStack | None = None
-        # (tensor, version, storage key, host copy or summary) of the last few tensors recorded
-        self._recent: list[tuple[Callable[[], Any], int, Any, Any]] = []
+        self._copies = HostCopies(adapter, options.queue_bytes // 8)
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Recorder:
@@ -117,7 +117,12 @@ class Recorder:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         reason = None if exc_type is None else f"{exc_type.__name__}: {exc}"
+        writer = self._writer or self._broken
         self._teardown(failed=exc_type is not None, reason=reason)
+        failure = writer.failure if writer is not None and isinstance(exc, Exception) else None
+        if failure is not None and not isinstance(exc, TraceWriteError):
+            # a hook could not write and the framework re-raised that as an error of its own:
+            raise failure from exc  # the trace failed, not the model
 
     def _teardown(self, failed: bool, reason: str | None) -> None:
         if self._ops is not None:
@@ -128,7 +133,7 @@ class Recorder:
         if self._token is not None:
             _ACTIVE.reset(self._token)
             self._token = None
-        writer, self._writer = self._writer, None
+        writer, self._writer, self._broken = self._writer or self._broken, None, None
         self._model = None
         if writer is None:
             return
@@ -184,6 +189,8 @@ class Recorder:
 
     def backward_done(self) -> None:
         """Record parameter gradients of this step (call after ``loss.backward()``)."""
+        if self._broken is not None and self._broken.failure is not None:
+            raise self._broken.failure  # a gradient hook could not write
         if self._grads_done:
             return
         self._grads_done = True
@@ -236,8 +243,8 @@ class Recorder:
                     self._emit(h, leaf)
                 if want_igrad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_INPUT))
-            if flush_after and self._writer is not None:
-                self._writer.flush()
+            if flush_after:
+                self._flush()
             return replaced
 
         return pre
@@ -304,7 +311,10 @@ class Recorder:
             if self._writer is None or grad is None:
                 return None
             if emit and self.options.kind_wanted(kind):
-                self._emit(dataclasses.replace(header, phase=Phase.BACKWARD, kind=kind, step=self._step), grad)
+                try:
+                    self._emit(dataclasses.replace(header, phase=Phase.BACKWARD, kind=kind, step=self._step), grad)
+                except TraceWriteError:  # never through the framework's autograd engine (paddle re-wraps
+                    return None  # it as a bare OSError): backward_done() raises it once backward returned
             if self._single is not None and kind == Kind.GRAD_OUTPUT:
                 return self._single.grad(self._step, header.module, header.call_index, header.position, grad)
             return None
@@ -329,11 +339,33 @@ class Recorder:
         writer = self._writer
         if writer is None:
             return
+        try:
+            self._append(writer, header, value)
+        except TraceWriteError:
+            self._stop_writing(writer)
+            raise
+
+    def _flush(self) -> None:
+        writer = self._writer
+        if writer is None:
+            return
+        try:
+            writer.flush()
+        except TraceWriteError:
+            self._stop_writing(writer)
+            raise
+
+    def _stop_writing(self, writer: TraceWriter) -> None:
+        """Writing failed (a full disk): that error is raised once, then nothing more is
+        recorded (the model unwinds through hooks that would raise it again)."""
+        self._broken, self._writer = writer, None
+
+    def _append(self, writer: TraceWriter, header: RecordHeader, value: Any) -> None:
         if self._adapter.is_tensor(value):
             keep = self.options.keep_data(header.kind, header.step)
             try:
-                host = None if keep else self._summary(value)
-                data, dtype, shape, device, stats = host if host is not None else self._host(value)
+                host = None if keep else self._copies.summary(value)
+                data, dtype, shape, device, stats = host if host is not None else self._copies.copy(value)
             except Exception as exc:  # a tensor we cannot copy (sparse, ...) never breaks the model
                 what = f"{UNCAPTURED}{getattr(value, 'layout', type(value).__name__)}:{getattr(value, 'dtype', '?')}"
                 logger.warning("%s/%s: recorded without values (%s: %s)", header.module, header.position, what, exc)
@@ -346,55 +378,3 @@ class Recorder:
             writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
         else:
             writer.append(dataclasses.replace(header, device="python"), None, dtype=f"py:{type(value).__name__}")
-
-    def _host(self, t: Any) -> Any:
-        """(host copy of ``t``, logical dtype, shape, device, statistics or None). A tensor
-        already in host memory is copied and summarised in one pass; others (GPU) are copied by
-        the adapter and summarised by the writer. A tensor recorded again unchanged (a module's
-        output is the next module's input) reuses its copy and statistics."""
-        version, key = self._adapter.tensor_version(t), self._adapter.storage_key(t)
-        host = self._seen(t, version, key)
-        if host is not None and type(host[0]) is not Summary:
-            return host
-        view = self._adapter.host_view(t)
-        if view is not None:
-            arr, logical, shape, device = view
-            copy, stats = copy_with_stats(to_storage(arr, logical), logical)
-            host = (copy, logical, shape, device, stats)
-        else:
-            host = (*self._adapter.to_host(t), None)
-        if isinstance(host[0], np.ndarray) and host[0].nbytes <= self.options.queue_bytes // 8:
-            self._remember(t, version, key, host)
-        return host
-
-    def _summary(self, t: Any) -> Any:
-        """For a record that keeps no data: the statistics of a tensor already in host memory,
-        computed now on a zero-copy view (no copy, nothing queued); None when ``t`` is not
-        there (GPU), and the writer summarises a host copy instead."""
-        version, key = self._adapter.tensor_version(t), self._adapter.storage_key(t)
-        host = self._seen(t, version, key)
-        if host is not None:
-            return host  # a host copy or a summary: either serves a statistics-only record
-        view = self._adapter.host_view(t)
-        if view is None:
-            return None
-        arr, logical, shape, device = view
-        stored = to_storage(arr, logical)
-        host = (Summary(int(stored.size), stats_tuple(stored, logical)), logical, shape, device, None)
-        self._remember(t, version, key, host)
-        return host
-
-    def _seen(self, t: Any, version: int, key: Any) -> Any:
-        """What was recorded for ``t`` recently, if it has not changed since: the same object, or
-        (paddle) another live wrapper of the same bytes, at the same in-place version."""
-        for ref, ver, k, host in self._recent:
-            old = ref()
-            if old is not None and ver == version and (old is t or (key is not None and k == key)):
-                return host
-        return None
-
-    def _remember(self, t: Any, version: int, key: Any, host: Any) -> None:
-        # a wrapper with a storage key is held (its hook's wrapper dies right after the hook, the
-        # bytes do not): at most the last four, and it keeps its address from being reused
-        ref: Callable[[], Any] = weakref.ref(t) if key is None else (lambda: t)
-        self._recent = [e for e in self._recent if e[0]() is not None][-3:] + [(ref, version, key, host)]

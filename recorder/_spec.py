@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from padiff_trace import Kind, SpecError, UserError, open_trace
+from padiff_trace import Kind, SpecError, TraceWriteError, UserError, open_trace
 from padiff_trace.matching import WEIGHT_MAP_FILE, WeightMap, load_mapping
 
 from ._adapter import Adapter, detect, get_adapter
@@ -56,6 +56,10 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     p = Path(path)
     if not p.is_file():
         raise SpecError(f"{p}: no such spec file")
+    try:  # reading it is ours to report; what its code raises is the user's
+        p.open("rb").close()
+    except OSError as exc:
+        raise SpecError.from_os(p, "read the spec file", exc, "another spec file") from None
     name = f"padiff_spec_{p.stem}"
     mspec = importlib.util.spec_from_file_location(name, p)
     if mspec is None or mspec.loader is None:
@@ -129,12 +133,17 @@ def _write_weight_map(out: Path, wm: WeightMap | None, source: str | None) -> No
     """``OUT/weightmap.json``: the map the transfer used (a mapping file: editable, reusable).
     Written beside the shards once the writer owns the directory; an older one is removed."""
     path = out / WEIGHT_MAP_FILE
-    if wm is None:
-        path.unlink(missing_ok=True)
-        return
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(wm.dumps(generated_by="padiff-trace record --weights-from", source_trace=Path(str(source)).name) + "\n")
-    os.replace(tmp, path)
+    try:
+        if wm is None:
+            path.unlink(missing_ok=True)
+            return
+        tmp.write_text(wm.dumps(generated_by="padiff-trace record --weights-from", source_trace=Path(str(source)).name) + "\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise TraceWriteError.from_os(path, "write the weight map", exc) from exc
     logger.info("weight map written to %s", path)
 
 

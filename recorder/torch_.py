@@ -15,6 +15,7 @@ from torch.overrides import TorchFunctionMode
 from padiff_trace import Deferred
 
 from ._adapter import Adapter, HostTensor, PostHook, PreHook
+from .torch_nodes import NodeKeeper
 
 __all__ = ["TorchAdapter", "make_adapter"]
 
@@ -41,6 +42,11 @@ _NP_TO_TORCH = {
 
 class TorchAdapter(Adapter):
     name = "torch"
+
+    def __init__(self) -> None:
+        # the autograd nodes this recording hooked, freed one at a time (torch_nodes.py: a chain of
+        # ~40k hooked nodes freed at once overflows the C stack)
+        self._nodes = NodeKeeper()
 
     def version(self) -> str:
         return str(torch.__version__)
@@ -100,7 +106,15 @@ class TorchAdapter(Adapter):
         return bool(t.requires_grad)
 
     def register_grad_hook(self, t: Any, fn: Callable[[Any], None]) -> Any:
-        return t.register_hook(fn)
+        handle = t.register_hook(fn)
+        self._nodes.keep(t)
+        return handle
+
+    def remove(self, handles: list[Any]) -> None:
+        """The session's teardown: its module hooks go, and the hooked nodes of graphs that are
+        still alive are left to ``NodeKeeper`` until those graphs are freed."""
+        super().remove(handles)
+        self._nodes.close()
 
     def named_modules(self, model: Any) -> Iterator[tuple[str, Any]]:
         return iter(model.named_modules())

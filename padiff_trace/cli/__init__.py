@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from padiff_trace import RecordingFailedError, UserError
 from padiff_trace.recorder import RecordOptions
 
+from ._failures import os_error_line
+
 __all__ = ["main", "build_parser"]
 
 _COMMAND_MODULES = ("_info", "_record", "_compare", "_archive", "_check")
@@ -55,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"padiff-trace: error: {exc}", file=sys.stderr)
         return 2
-    except RecordingFailedError as exc:  # the child printed its own error above
+    except RecordingFailedError as exc:  # carries the child's one-line error
         print(f"padiff-trace: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -63,3 +65,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment (permissions, a full disk) where no handler said more
+        print(f"padiff-trace: error: {os_error_line(exc)}", file=sys.stderr)
+        return 2

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,8 @@ from tqdm import tqdm
 from padiff_trace import CatalogEntry, UserError, catalog, visible
 
 __all__ = ["register", "print_catalog", "tag_pair"]
+
+_DENIED = os.strerror(errno.EACCES)  # "Permission denied", as the core's read errors quote it
 
 
 def tag_pair(text: str) -> tuple[str, str]:
@@ -28,8 +32,8 @@ def print_catalog(entries: list[CatalogEntry], root: Path) -> None:
         rel = str(e.path.relative_to(root)) if e.path != root else "."
         fw = f"{e.framework} {e.framework_version}".strip()
         state = "complete" if e.complete else "incomplete"
-        if e.error:
-            state = "DAMAGED: " + e.error
+        if e.error:  # a trace this user may not read is not damaged
+            state = ("UNREADABLE: " if _DENIED in e.error else "DAMAGED: ") + e.error
         elif e.damaged:
             state = f"{state}, {e.health}"
         print(visible(

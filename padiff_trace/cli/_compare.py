@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._failures import writing
+
 __all__ = ["register"]
 
 _MAPPING_HELP = (
@@ -66,9 +68,11 @@ def _compare(args: argparse.Namespace) -> int:
         reference=args.reference, reference_b=args.reference_b, allow_partial=args.allow_partial,
     )
     if args.report:
-        report.write(args.report)
+        with writing(args.report, "the report", "--report"):
+            report.write(args.report)
     if args.html:
-        analyzer.write_html(report, args.html)
+        with writing(args.html, "the HTML report", "--html"):
+            analyzer.write_html(report, args.html)
     text = report.summary_text()
     text = text.splitlines()[0] if args.quiet else text
     print(_colour(text) if sys.stdout.isatty() else text)
@@ -98,5 +102,6 @@ def _align(args: argparse.Namespace) -> int:
         print("\n".join(visible(line) for line in wm.text("A", "B").split("\n")))  # control characters shown
         print("(to pin pairs: write this map with --weight-map-json FILE, edit it, pass it back as --mapping FILE)")
     if wm is not None and args.weight_map_json:
-        Path(args.weight_map_json).write_text(wm.dumps(generated_by="padiff-trace align") + "\n")
+        with writing(args.weight_map_json, "the weight map", "--weight-map-json"):
+            Path(args.weight_map_json).write_text(wm.dumps(generated_by="padiff-trace align") + "\n")
     return 0

@@ -116,7 +116,11 @@ def _info(args: argparse.Namespace) -> int:
 
 def _ls(args: argparse.Namespace) -> int:
     root = Path(args.trace)
-    if root.is_dir() and not is_trace(root):
+    try:
+        archive = root.is_dir() and not is_trace(root)
+    except PermissionError:  # not listable: open_trace says so, with what to do
+        archive = False
+    if archive:
         print_catalog(catalog(root, dict(args.tag)), root)
         return 0
     with open_trace(args.trace) as tr:

@@ -14,7 +14,7 @@ import time
 import traceback
 from typing import Any
 
-from padiff_trace import UserError, open_trace
+from padiff_trace import PadiffTraceError, UserError, open_trace
 from padiff_trace.recorder import OptionField, RecordJob, RecordOptions, option_fields
 
 __all__ = ["add_option_flags", "option_values", "register"]
@@ -187,7 +187,7 @@ def _record(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         out = pipeline.record(job, single_step_from=args.single_step_from)
-    except UserError:
+    except PadiffTraceError:  # ours (a full disk, bad input): one line, never blamed on the model
         raise
     except Exception as exc:  # the user's model raised: show their traceback, keep the trace
         traceback.print_exc()

@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from padiff_trace import UserError, analyzer
+from padiff_trace import TraceWriteError, UserError, analyzer
 from padiff_trace.recorder import RecordJob, RecordOptions
 
 from ._children import Children
@@ -28,7 +28,11 @@ def record(job: RecordJob, *, single_step_from: str | os.PathLike[str] | None = 
     directory that is removed afterwards: nothing is written beside ``job.out``."""
     if single_step_from is None:
         return job.run()
-    with tempfile.TemporaryDirectory(prefix="padiff-single-step-") as tmp:
+    try:
+        tmpdir = tempfile.TemporaryDirectory(prefix="padiff-single-step-")
+    except OSError as exc:
+        raise TraceWriteError.from_os(tempfile.gettempdir(), "create a temporary directory", exc, "another TMPDIR") from exc
+    with tmpdir as tmp:
         plan = _single_step_plan(job, os.fspath(single_step_from), Path(tmp))
         return dataclasses.replace(job, single_step_plan=str(plan)).run()
 
@@ -52,5 +56,9 @@ def _single_step_plan(job: RecordJob, other: str, tmp: Path) -> Path:
     if rc != 0:
         raise UserError(f"{job.spec}: the structural pass for single-step replay failed (exit {rc})")
     path = tmp / "single-step-plan.json"
-    path.write_text(json.dumps(analyzer.single_step_plan(structure, other, job.mapping)))
+    plan = json.dumps(analyzer.single_step_plan(structure, other, job.mapping))
+    try:
+        path.write_text(plan)
+    except OSError as exc:
+        raise TraceWriteError.from_os(path, "write the single-step plan", exc, "another TMPDIR") from exc
     return path

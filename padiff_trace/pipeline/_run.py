@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from padiff_trace import RecordingFailedError, TraceExistsError, analyzer, is_trace
+from padiff_trace import RecordingFailedError, TraceExistsError, TraceWriteError, UserError, analyzer, is_trace
 from padiff_trace.analyzer import Report
 from padiff_trace.recorder import RecordJob, RecordOptions
 
@@ -76,8 +77,19 @@ def _check_free(traces: RunTraces, report_dir: Path) -> None:
         raise TraceExistsError(f"{report_dir}: a report already exists here (pass --force to replace it)")
 
 
-def _failed(what: str, rc: int) -> RecordingFailedError:
-    return RecordingFailedError(f"{what} failed (exit {rc})", 2 if rc == 2 else 1)
+def _failed(what: str, rc: int, error: str | None) -> RecordingFailedError:
+    """``what`` failed, and why: ``error``, the one-line error the child ended with (held back
+    from stderr, so the user reads it once), else (killed, crashed) the exit status."""
+    why = f": {error}" if error else f" (exit {rc})"
+    return RecordingFailedError(f"{what} failed{why}", 2 if rc == 2 else 1)
+
+
+def _record_child(kids: Children, what: str, j: RecordJob) -> None:
+    """Record ``j`` in a child of its own and wait for it; ``RecordingFailedError`` if it failed."""
+    proc = kids.start(Path(j.out).stem, j)
+    rc = kids.wait(proc)
+    if rc != 0:
+        raise _failed(what, rc, kids.error(proc))
 
 
 def run(
@@ -113,7 +125,9 @@ def run(
     environment (default: this process's, unchanged).
 
     Raises ``TraceExistsError`` (an output exists, no ``force``) and ``RecordingFailedError``
-    (a child failed; it printed its own error)."""
+    (a child failed: "recording SPEC failed: " and the child's own one-line error, which is
+    then not printed by the child, or "(exit N)" when it printed none; ``exit_code`` 2 for bad
+    input or the environment, 1 when the model raised)."""
     say = progress or logger.info
     spec_a, spec_b, out_dir = os.fspath(spec_a), os.fspath(spec_b), Path(out)
     trace_a, trace_b = _trace_names(spec_a, spec_b, out_dir)
@@ -127,7 +141,10 @@ def run(
     report_dir = out_dir / REPORT_DIR
     if not force:
         _check_free(traces, report_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TraceWriteError.from_os(out_dir, "create the output directory", exc) from exc
     mapping_s = os.fspath(mapping) if mapping is not None else None
     run_id = uuid.uuid4().hex  # in every trace's metadata; B waits for A's trace of this run
     base = RecordJob("", "", record or RecordOptions(), steps=steps, dtype=dtype, overwrite=force, run_id=run_id)
@@ -140,7 +157,7 @@ def run(
         return dataclasses.replace(base, spec=spec, out=str(trace), inputs_from=source, weights_from=source, mapping=m, **changes)
 
     compare_opts: dict[str, Any] = {k: v for k, v in (("atol", atol), ("rtol", rtol), ("mode", mode), ("mapping", mapping_s)) if v is not None}
-    with Children(out_dir / JOB_DIR, env) as kids:
+    with Children(out_dir / JOB_DIR, env, hold_errors=True) as kids:
         job_a = dataclasses.replace(base, spec=spec_a, out=str(trace_a))
         if concurrent:
             wait: dict[str, Any] = {"wait_source": _CONCURRENT_WAIT, "source_run_id": run_id} if source else {}
@@ -148,18 +165,15 @@ def run(
         else:
             for spec, j in ((spec_a, job_a), (spec_b, job(spec_b, trace_b))):
                 say(f"recording {spec} -> {j.out}")
-                rc = kids.run(Path(j.out).stem, j)
-                if rc != 0:
-                    raise _failed(f"recording {spec}", rc)
+                _record_child(kids, f"recording {spec}", j)
         if traces.reference_a is not None and traces.reference_b is not None:
             for spec, ref, cross in ((spec_a, traces.reference_a, False), (spec_b, traces.reference_b, True)):
                 say(f"recording {spec} in float64 (referee) -> {ref}")
-                rc = kids.run(ref.stem, job(spec, ref, cross_framework=cross, dtype="float64"))
-                if rc != 0:
-                    raise _failed(f"float64 recording of {spec}", rc)
+                _record_child(kids, f"float64 recording of {spec}", job(spec, ref, cross_framework=cross, dtype="float64"))
             compare_opts.update(reference=str(traces.reference_a), reference_b=str(traces.reference_b))
         report = analyzer.compare(trace_a, trace_b, **compare_opts)
-        report.write(report_dir)  # every default format (the analyzer's choice: txt, json, csv, html)
+        with _writing(report_dir, "write the report"):
+            report.write(report_dir)  # every default format (the analyzer's choice: txt, json, csv, html)
         text = None
         if traces.single_step is not None:
             text = _single_step(kids, say, job(spec_b, traces.single_step), traces, report, report_dir, compare_opts, mapping_s)
@@ -172,17 +186,13 @@ def _record_concurrently(kids: Children, say: Progress, a: tuple[str, RecordJob]
     for spec, j in (a, b):
         say(f"recording {spec} -> {j.out} (concurrently)")
         procs.append((spec, kids.start(Path(j.out).stem, j)))
-    failure: RecordingFailedError | None = None
     for i, (spec, proc) in enumerate(procs):
         rc = kids.wait(proc)
         if rc != 0:
-            failure = failure or _failed(f"recording {spec}", rc)
-            logger.error("recording %s failed (exit %d)", spec, rc)
             if i == 0:  # B would wait for A's weights in vain
+                logger.info("stopping the recording of %s: the recording of %s failed", procs[1][0], spec)
                 kids.stop(procs[1][1])
-                break
-    if failure is not None:
-        raise failure
+            raise _failed(f"recording {spec}", rc, kids.error(proc))  # the one line the user reads
 
 
 def _single_step(
@@ -197,13 +207,28 @@ def _single_step(
 ) -> str:
     """Record B single-step against A, compare, write ``report/single_step.{json,txt}``."""
     plan_path = Path(job_ss.out).parent / PLAN_FILE
-    plan_path.write_text(json.dumps(analyzer.single_step_plan(traces.b, traces.a, mapping)))
+    plan = json.dumps(analyzer.single_step_plan(traces.b, traces.a, mapping))
+    with _writing(plan_path, "write the single-step plan"):
+        plan_path.write_text(plan)
     say(f"recording {job_ss.spec} single-step against {traces.a} -> {job_ss.out}")
-    rc = kids.run(Path(job_ss.out).stem, dataclasses.replace(job_ss, single_step_plan=str(plan_path)))
-    if rc != 0:
-        raise _failed(f"single-step recording of {job_ss.spec}", rc)
+    _record_child(kids, f"single-step recording of {job_ss.spec}", dataclasses.replace(job_ss, single_step_plan=str(plan_path)))
     local = analyzer.compare(traces.a, job_ss.out, **compare_opts)
     rows, text = analyzer.local_vs_accumulated(report, local)
-    (report_dir / "single_step.json").write_text(json.dumps({"schema_version": 1, "rows": rows}, indent=1))
-    (report_dir / "single_step.txt").write_text(text + "\n")
+    with _writing(report_dir, "write the single-step report"):
+        (report_dir / "single_step.json").write_text(json.dumps({"schema_version": 1, "rows": rows}, indent=1))
+        (report_dir / "single_step.txt").write_text(text + "\n")
     return text
+
+
+@contextlib.contextmanager
+def _writing(path: Path, doing: str) -> Iterator[None]:
+    """A failure to write (a full disk, a read-only directory) as one ``TraceWriteError`` naming
+    ``path`` and the next step; reading errors (a damaged trace) pass unchanged."""
+    try:
+        yield
+    except TraceWriteError as exc:
+        raise TraceWriteError.from_os(path, doing, exc) from exc
+    except UserError:
+        raise
+    except OSError as exc:
+        raise TraceWriteError.from_os(path, doing, exc) from exc

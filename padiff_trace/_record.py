@@ -1,0 +1,102 @@
+"""A record of a trace (its metadata; data read on demand) and the index from sequence
+number to row."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ._header import Frame
+from ._integrity import Damage
+from ._schema import STAT_FIELDS, Kind, Phase
+from ._stats import CHUNK_ELEMS
+
+if TYPE_CHECKING:
+    from ._reader import Trace
+
+__all__ = ["Record", "SeqIndex"]
+
+
+@dataclass(slots=True, eq=False)
+class Record:
+    """Metadata of one record; tensor data is read on demand. Read-only by convention (not
+    frozen: a frozen dataclass takes 5 us to build, and listing builds one per record)."""
+
+    trace: Trace = field(repr=False)
+    row: int = field(repr=False)  # row in the trace's index
+    seq: int
+    step: int
+    phase: Phase
+    kind: Kind
+    module: str
+    module_type: str
+    call: int
+    parent: int
+    call_index: int
+    position: str
+    dtype: str
+    shape: tuple[int, ...]
+    device: str
+    numel: int
+    has_data: bool
+
+    @property
+    def stats(self) -> dict[str, float]:
+        vals = self.trace._rows["stats"][self.row]
+        return {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
+
+    @property
+    def stack(self) -> tuple[Frame, ...]:
+        return self.trace._stack(int(self.trace._rows["stack"][self.row]))
+
+    @property
+    def damage(self) -> Damage | None:
+        """Why this record's data cannot be read (then ``read`` raises), or None: intact so far."""
+        return self.trace.damage_of(self.seq)
+
+    @property
+    def is_tensor(self) -> bool:
+        return not self.dtype.startswith("py:")
+
+    @property
+    def name(self) -> str:
+        """``module[call_index]:position`` - a readable identifier."""
+        mod = self.module or "<root>"
+        return f"{mod}#{self.call_index}:{self.position}" if self.position else f"{mod}#{self.call_index}"
+
+    def read(self) -> np.ndarray:
+        """The tensor (bfloat16 decoded to float32, bool as bool), shaped."""
+        return self.trace.read(self.seq)
+
+    def iter_chunks(self, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
+        """Flat float64 (complex128 for complex) chunks of the tensor, in C order."""
+        return self.trace.iter_chunks(self.seq, chunk_elems)
+
+
+class SeqIndex:
+    """Sequence number -> row: a binary search where the rows are sorted by sequence number
+    (as the merge leaves them; no per-record dict), a dict otherwise."""
+
+    def __init__(self, seqs: np.ndarray) -> None:
+        self._seqs = np.ascontiguousarray(seqs)  # a field of the index is strided: searchsorted would copy it
+        seqs = self._seqs
+        self._sorted = bool(len(seqs) < 2 or np.all(seqs[1:] > seqs[:-1]))
+        self._dict = None if self._sorted else {int(x): i for i, x in enumerate(seqs.tolist())}
+
+    def __getitem__(self, seq: int) -> int:
+        if self._dict is not None:
+            return self._dict[seq]
+        i = int(np.searchsorted(self._seqs, seq))
+        if i < len(self._seqs) and self._seqs[i] == seq:
+            return i
+        raise KeyError(seq)
+
+    def __contains__(self, seq: int) -> bool:
+        try:
+            self[seq]
+        except KeyError:
+            return False
+        return True

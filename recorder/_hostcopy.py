@@ -1,0 +1,86 @@
+"""Host copies of the tensors a recorder writes, and the few most recent ones kept for reuse.
+
+A module's output is usually the next module's input: the second record of the same unchanged
+tensor reuses the first one's copy (or summary) instead of copying and summarising it again.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from padiff_trace import Summary
+from padiff_trace.arrays import copy_with_stats, stats_tuple, to_storage
+
+from ._adapter import Adapter
+
+__all__ = ["HostCopies"]
+
+_KEEP = 4  # recent tensors remembered
+
+
+class HostCopies:
+    """What a recorder hands its writer for a tensor: ``(data, logical dtype, shape, device,
+    statistics or None)``; ``max_bytes``: copies larger than this are not remembered."""
+
+    def __init__(self, adapter: Adapter, max_bytes: int) -> None:
+        self._adapter = adapter
+        self._max_bytes = max_bytes
+        # (tensor, version, storage key, host copy or summary) of the last few tensors recorded
+        self._recent: list[tuple[Callable[[], Any], int, Any, Any]] = []
+
+    def copy(self, t: Any) -> Any:
+        """A host copy of ``t`` with its statistics. A tensor already in host memory is copied
+        and summarised in one pass; others (GPU) are copied by the adapter and summarised by
+        the writer (statistics None). A tensor recorded again unchanged reuses its copy."""
+        ad = self._adapter
+        version, key = ad.tensor_version(t), ad.storage_key(t)
+        host = self._seen(t, version, key)
+        if host is not None and type(host[0]) is not Summary:
+            return host
+        view = ad.host_view(t)
+        if view is not None:
+            arr, logical, shape, device = view
+            copy, stats = copy_with_stats(to_storage(arr, logical), logical)
+            host = (copy, logical, shape, device, stats)
+        else:
+            host = (*ad.to_host(t), None)
+        if isinstance(host[0], np.ndarray) and host[0].nbytes <= self._max_bytes:
+            self._remember(t, version, key, host)
+        return host
+
+    def summary(self, t: Any) -> Any:
+        """For a record that keeps no data: the statistics of a tensor already in host memory,
+        computed now on a zero-copy view (no copy, nothing queued); None when ``t`` is not
+        there (GPU), and the writer summarises a host copy instead."""
+        ad = self._adapter
+        version, key = ad.tensor_version(t), ad.storage_key(t)
+        host = self._seen(t, version, key)
+        if host is not None:
+            return host  # a host copy or a summary: either serves a statistics-only record
+        view = ad.host_view(t)
+        if view is None:
+            return None
+        arr, logical, shape, device = view
+        stored = to_storage(arr, logical)
+        host = (Summary(int(stored.size), stats_tuple(stored, logical)), logical, shape, device, None)
+        self._remember(t, version, key, host)
+        return host
+
+    def _seen(self, t: Any, version: int, key: Any) -> Any:
+        """What was recorded for ``t`` recently, if it has not changed since: the same object, or
+        (paddle) another live wrapper of the same bytes, at the same in-place version."""
+        for ref, ver, k, host in self._recent:
+            old = ref()
+            if old is not None and ver == version and (old is t or (key is not None and k == key)):
+                return host
+        return None
+
+    def _remember(self, t: Any, version: int, key: Any, host: Any) -> None:
+        # a wrapper with a storage key is held (its hook's wrapper dies right after the hook, the
+        # bytes do not): at most the last few, and it keeps its address from being reused
+        ref: Callable[[], Any] = weakref.ref(t) if key is None else (lambda: t)
+        self._recent = [e for e in self._recent if e[0]() is not None][-(_KEEP - 1):] + [(ref, version, key, host)]
