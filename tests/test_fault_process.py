@@ -210,7 +210,8 @@ def test_disk_full_inside_a_gradient_hook_is_not_blamed_on_the_model(ctx: fp.Con
     line = only_line(fp.Proc(proc.returncode, proc.stdout, proc.stderr))
     assert proc.returncode == 2
     assert line.startswith(f"{ERR}{out}: writing the trace failed: No space left on device: the disk is full; free space")
-    assert "record(s) flushed before stay readable" in line
+    # whether a shard was flushed before the disk filled depends on timing; the line says which
+    assert "record(s) flushed before stay readable" in line or line.endswith("nothing was flushed before")
 
 
 @pytest.mark.slow
