@@ -9,7 +9,6 @@ write into the same directory, and never ones of a writer still running.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import tempfile
@@ -58,20 +57,12 @@ def write_atomic_streams(out: Path, files: dict[str, Writer]) -> Path:
             del temps[name]
         _sync_dir(out)
     except OSError as exc:
-        raise TraceWriteError(f"{out}: cannot write the report: {exc.strerror or exc}{_advice(exc)}") from exc
+        raise TraceWriteError.from_os(out, "write the report", exc, "another --report directory (the previous report is unchanged)") from exc
     finally:
         for tmp in temps.values():
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return out
-
-
-def _advice(exc: OSError) -> str:
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return "; free space there or pass another --report directory (the previous report is unchanged)"
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return "; pass a --report directory you can write (the previous report is unchanged)"
-    return ""
 
 
 def _remove_stale(out: Path) -> None:

@@ -174,6 +174,7 @@ class PairTable(Sequence["PairResult"]):
         cols["args"] = raw["args"].copy()
         self._cols = cols
         self._a = {}
+        self._cp_index, self._tol_index = {}, {}  # only needed while appending
         if n and not np.array_equal(order, np.arange(n)):
             new = np.empty(n, np.intp)
             new[order] = np.arange(n)

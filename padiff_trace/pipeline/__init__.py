@@ -5,7 +5,7 @@
 
     result = pipeline.run("paddle_spec.py", "torch_spec.py", "runs/v1",
                           record=RecordOptions(stats_only=True), referee=True)
-    print(result.report.summary_text())      # also written to result.report_dir
+    summary = result.report.summary_text()  # also written to result.report_dir
     result.traces.a, result.traces.b, result.exit_code
 
 Each recording runs in a child process of its own (``padiff-trace record --job``), which
