@@ -278,8 +278,8 @@ class Segmenter:
         Identity...) are set aside, both sides must hold as many calls; the k-th pairs with
         the k-th when all their input and output shapes are equal and their framework types
         are not equivalent (a user-defined class only when it is alone in its slot)."""
-        cx = [c for c in gx if group(c.module_type) not in ONE_SIDED_TYPES and c.outputs]
-        cy = [c for c in gy if group(c.module_type) not in ONE_SIDED_TYPES and c.outputs]
+        cx = [c for c in gx if group(c.module_type) not in ONE_SIDED_TYPES and c.has_outputs]
+        cy = [c for c in gy if group(c.module_type) not in ONE_SIDED_TYPES and c.has_outputs]
         if not cx or len(cx) != len(cy):
             return []
         ra, rb = self._rows(cx, cy)

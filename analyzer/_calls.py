@@ -3,31 +3,58 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from padiff_trace import Kind, Phase, Record, Trace
 
+from ._lazy import CallRows, RecordMap
+
 __all__ = ["Call", "CallTree", "TraceView", "as_int_ids", "build_tree", "build_view", "first_step", "phase_rank", "shape_sig"]
 
 _FWD_KINDS = (Kind.MODEL_INPUT, Kind.MODULE_INPUT, Kind.MODULE_OUTPUT)
 
 
-@dataclass(eq=False, slots=True)
 class Call:
-    """One forward call of one module in one step."""
+    """One forward call of one module in one step. Its records are built on access (from
+    the view's ``CallRows``), or given as lists (a view built by hand)."""
 
-    id: int
-    step: int
-    module: str
-    module_type: str
-    parent: int
-    call_index: int
-    inputs: list[Record] = field(default_factory=list)
-    outputs: list[Record] = field(default_factory=list)
-    depth: int = 0
+    __slots__ = ("_lo", "_n_in", "_n_out", "_src", "call_index", "depth", "id", "module", "module_type", "parent", "step")
+
+    def __init__(
+        self, id: int, step: int, module: str, module_type: str, parent: int, call_index: int,
+        inputs: list[Record] | None = None, outputs: list[Record] | None = None,
+        *, rows: CallRows | None = None, lo: int = 0, n_in: int = 0, n_out: int = 0,
+    ) -> None:
+        self.id, self.step, self.module, self.module_type = id, step, module, module_type
+        self.parent, self.call_index, self.depth = parent, call_index, 0
+        self._src: CallRows | tuple[list[Record], list[Record]] = (
+            rows if rows is not None else (list(inputs or []), list(outputs or []))
+        )
+        self._lo, self._n_in, self._n_out = lo, n_in, n_out
+
+    def __repr__(self) -> str:
+        return f"Call({self.id}, {self.label!r}, {self.module_type!r})"
+
+    @property
+    def inputs(self) -> list[Record]:
+        s = self._src
+        return s[0] if isinstance(s, tuple) else s.records(self._lo, self._lo + self._n_in)
+
+    @property
+    def outputs(self) -> list[Record]:
+        s = self._src
+        if isinstance(s, tuple):
+            return s[1]
+        lo = self._lo + self._n_in
+        return s.records(lo, lo + self._n_out)
+
+    @property
+    def has_outputs(self) -> bool:
+        s = self._src
+        return bool(s[1]) if isinstance(s, tuple) else self._n_out > 0
 
     @property
     def key(self) -> tuple[str, int]:
@@ -134,11 +161,11 @@ class TraceView:
     steps: list[int]
     calls: dict[int, list[Call]]  # step -> calls in entry order
     by_id: dict[int, Call]
-    grads_out: dict[tuple[int, str], Record]  # (call id, position) -> GRAD_OUTPUT
-    grads_in: dict[tuple[int, str], Record]  # (call id, position) -> GRAD_INPUT
-    weights: dict[int, dict[tuple[str, str], Record]]  # step -> (module, local name) -> PARAM/BUFFER
-    param_grads: dict[int, dict[tuple[str, str], Record]]
-    probes: dict[int, dict[tuple[str, int], Record]]  # step -> (name, nth occurrence)
+    grads_out: Mapping[tuple[int, str], Record]  # (call id, position) -> GRAD_OUTPUT
+    grads_in: Mapping[tuple[int, str], Record]  # (call id, position) -> GRAD_INPUT
+    weights: dict[int, Mapping[tuple[str, str], Record]]  # step -> (module, local name) -> PARAM/BUFFER
+    param_grads: dict[int, Mapping[tuple[str, str], Record]]
+    probes: dict[int, Mapping[tuple[str, int], Record]]  # step -> (name, nth occurrence)
     losses: dict[int, list[Record]]
     module_types: dict[str, str]  # module path -> type, from every record
     trees: dict[int, CallTree] = field(default_factory=dict, repr=False)  # step -> forest, built on demand
@@ -172,63 +199,94 @@ class TraceView:
 
 
 def build_view(trace: Trace) -> TraceView:
-    """Group a trace's records into calls, gradients, weights, probes and losses."""
-    calls: dict[int, list[Call]] = defaultdict(list)
-    by_id: dict[int, Call] = {}
-    grads_out: dict[tuple[int, str], Record] = {}
-    grads_in: dict[tuple[int, str], Record] = {}
-    weights: dict[int, dict[tuple[str, str], Record]] = defaultdict(dict)
-    pgrads: dict[int, dict[tuple[str, str], Record]] = defaultdict(dict)
-    probes: dict[int, dict[tuple[str, int], Record]] = defaultdict(dict)
-    probe_count: dict[tuple[int, str], int] = defaultdict(int)
+    """Group a trace's records into calls, gradients, weights, probes and losses: numpy over
+    the index columns; records stay rows until asked for (see ``_lazy``)."""
+    t = trace.table
+    s = trace.strings
+    kind, call, step = t["kind"], t["call"], t["step"]
+    calls, by_id = _calls_of(trace)
+    pos = t["position"]
+
+    def rows_of(*kinds: Kind) -> np.ndarray:
+        return np.flatnonzero(np.isin(kind, [int(k) for k in kinds]))
+
+    def keyed(rows: np.ndarray, first: np.ndarray) -> dict[tuple[object, str], int]:
+        # later rows win, as a re-recorded tensor replaces the earlier one
+        return {(f, s[p]): r for f, p, r in zip(first[rows].tolist(), pos[rows].tolist(), rows.tolist())}
+
+    def per_step(rows: np.ndarray) -> dict[int, Mapping[tuple[str, str], Record]]:
+        out: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
+        for st, m, p, r in zip(step[rows].tolist(), t["module"][rows].tolist(), pos[rows].tolist(), rows.tolist()):
+            out[st][(s[m], s[p])] = r
+        return {st: RecordMap(trace, d) for st, d in out.items()}
+
+    g_out, g_in = rows_of(Kind.GRAD_OUTPUT), rows_of(Kind.GRAD_INPUT)
+    weights, pgrads = per_step(rows_of(Kind.PARAM, Kind.BUFFER)), per_step(rows_of(Kind.PARAM_GRAD))
+    probes: dict[int, dict[tuple[str, int], int]] = defaultdict(dict)
+    seen: dict[tuple[int, str], int] = defaultdict(int)
+    pr = rows_of(Kind.PROBE)
+    for st, p, r in zip(step[pr].tolist(), pos[pr].tolist(), pr.tolist()):
+        n = seen[(st, s[p])]
+        seen[(st, s[p])] = n + 1
+        probes[st][(s[p], n)] = r
     losses: dict[int, list[Record]] = defaultdict(list)
-    types: dict[str, str] = {}
-    for rec in trace.records():
-        if rec.module_type and rec.module not in types:
-            types[rec.module] = rec.module_type
-        k = rec.kind
-        if k in _FWD_KINDS and rec.call >= 0:
-            c = by_id.get(rec.call)
-            if c is None:
-                c = by_id[rec.call] = Call(
-                    rec.call, rec.step, rec.module, rec.module_type, rec.parent, rec.call_index
-                )
-                calls[rec.step].append(c)
-            (c.outputs if k == Kind.MODULE_OUTPUT else c.inputs).append(rec)
-        elif k == Kind.GRAD_OUTPUT:
-            grads_out[(rec.call, rec.position)] = rec
-        elif k == Kind.GRAD_INPUT:
-            grads_in[(rec.call, rec.position)] = rec
-        elif k in (Kind.PARAM, Kind.BUFFER):
-            weights[rec.step][(rec.module, rec.position)] = rec
-        elif k == Kind.PARAM_GRAD:
-            pgrads[rec.step][(rec.module, rec.position)] = rec
-        elif k == Kind.PROBE:
-            n = probe_count[(rec.step, rec.position)]
-            probe_count[(rec.step, rec.position)] = n + 1
-            probes[rec.step][(rec.position, n)] = rec
-        elif k == Kind.LOSS:
-            losses[rec.step].append(rec)
-    trees: dict[int, CallTree] = {}
-    for step, step_calls in calls.items():
-        step_calls.sort(key=lambda c: c.id)
-        trees[step] = build_tree(step_calls, by_id)
-    steps = sorted(set(calls) | set(weights) | set(pgrads) | set(losses))
+    for r in rows_of(Kind.LOSS).tolist():
+        losses[int(step[r])].append(trace.record_at(r))
+    trees = {st: build_tree(step_calls, by_id) for st, step_calls in calls.items()}
     return TraceView(
         trace=trace,
         framework=str(trace.meta.get("framework", "none")),
-        steps=steps,
-        calls=dict(calls),
+        steps=sorted(set(calls) | set(weights) | set(pgrads) | set(losses)),
+        calls=calls,
         by_id=by_id,
-        grads_out=grads_out,
-        grads_in=grads_in,
-        weights=dict(weights),
-        param_grads=dict(pgrads),
-        probes=dict(probes),
+        grads_out=RecordMap(trace, keyed(g_out, call)),
+        grads_in=RecordMap(trace, keyed(g_in, call)),
+        weights=weights,
+        param_grads=pgrads,
+        probes={st: RecordMap(trace, d) for st, d in probes.items()},
         losses=dict(losses),
-        module_types=types,
+        module_types=_module_types(trace),
         trees=trees,
     )
+
+
+def _calls_of(trace: Trace) -> tuple[dict[int, list[Call]], dict[int, Call]]:
+    """The forward calls of a trace by step (in id order) and by id; a call's fields come
+    from its first record, its records are its rows grouped inputs first."""
+    t = trace.table
+    s = trace.strings
+    kind, cid = t["kind"], t["call"]
+    rows = np.flatnonzero(np.isin(kind, [int(k) for k in _FWD_KINDS]) & (cid >= 0))
+    is_out = kind[rows] == int(Kind.MODULE_OUTPUT)
+    order = np.lexsort((rows, is_out, cid[rows]))
+    grouped, is_out = rows[order], is_out[order]
+    calls: dict[int, list[Call]] = defaultdict(list)
+    by_id: dict[int, Call] = {}
+    if not len(grouped):
+        return {}, by_id
+    gid = cid[grouped]
+    starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
+    n = np.diff(np.r_[starts, len(grouped)])
+    n_out = np.add.reduceat(is_out.astype(np.int64), starts)
+    first = np.minimum.reduceat(grouped, starts)
+    src = CallRows(trace, grouped)
+    cols = (t[c][first].tolist() for c in ("call", "step", "module", "module_type", "parent", "call_index"))
+    for (i, st, m, mt, parent, ci), lo, k, ko in zip(zip(*cols), starts.tolist(), n.tolist(), n_out.tolist()):
+        c = by_id[i] = Call(i, st, s[m], s[mt], parent, ci, rows=src, lo=lo, n_in=k - ko, n_out=ko)
+        calls[st].append(c)
+    return dict(calls), by_id
+
+
+def _module_types(trace: Trace) -> dict[str, str]:
+    """Module path -> type, from the first record of the module that names one."""
+    t = trace.table
+    s = trace.strings
+    named = np.array([bool(x) for x in s], dtype=bool)[t["module_type"]] if s else np.zeros(len(t), bool)
+    rows = np.flatnonzero(named)
+    types: dict[str, str] = {}
+    for m, mt in zip(t["module"][rows].tolist(), t["module_type"][rows].tolist()):
+        types.setdefault(s[m], s[mt])
+    return types
 
 
 def first_step(view: TraceView) -> int:

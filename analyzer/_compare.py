@@ -98,21 +98,22 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     mapping = _mapping(opts.mapping)
     wm = trace_weight_map(va, vb, mapping)
     al = align_views(va, vb, mapping, anchors=module_anchors(wm) if wm is not None else None)
-    todo = plan(al, va, vb, wm, mapping.ops if mapping is not None else None)
+    ops = mapping.ops if mapping is not None else None
     ctx = _context(opts, va, vb, mapping)
     table = PairTable(va, vb)
-    total = sum(min(x[1].numel, x[2].numel) for x in todo)
-    show = opts.progress if opts.progress is not None else (sys.stderr.isatty() and total > 50_000_000)
+    show = opts.progress if opts.progress is not None else sys.stderr.isatty()
+    # the plan is made as it is consumed; a bar's total costs one more pass over it
+    total = sum(min(x[1].numel, x[2].numel) for x in plan(al, va, vb, wm, ops)) if show else 0
+    show = show and (opts.progress is not None or total > 50_000_000)
     bar = tqdm(total=total, unit="el", unit_scale=True, desc="compare", disable=not show, file=sys.stderr)
     try:
         with worker_pool() as ctx.pool:
-            for role, ra, rb, perm, cp in todo:
+            for role, ra, rb, perm, cp in plan(al, va, vb, wm, ops):
                 table.append(_judge(role, ra, rb, perm, cp, opts, ctx))
                 bar.update(min(ra.numel, rb.numel))
     finally:
         ctx.pool = None
         bar.close()
-    del todo
     ctx.measured.clear()
     _absorb_unused_input_differences(table.finish())
     return Report(

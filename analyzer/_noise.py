@@ -35,11 +35,9 @@ are judged as noise.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
-from padiff_trace import Kind, Record
+from padiff_trace import Kind, Record, Trace
 from padiff_trace.matching import canonical_type
 
 from ._calls import Call, TraceView
@@ -75,15 +73,29 @@ def _rms(r: Record) -> float:
     return l2 / math.sqrt(r.numel) if math.isfinite(l2) else 0.0
 
 
-@dataclass(frozen=True)
 class NoiseFloor:
-    """Per record sequence number: relative accumulated error and the scale it applies to."""
+    """Per record of one trace: relative accumulated error and the scale it applies to, as
+    two float64 columns by row (NaN: not estimated; 16 bytes a record, where dicts by
+    sequence number took ~100)."""
 
-    rel: dict[int, float]
-    scale: dict[int, float]
+    def __init__(self, trace: Trace, rel: np.ndarray, scale: np.ndarray) -> None:
+        self.trace, self._rel, self._scale = trace, rel, scale
+
+    def _row(self, seq: int) -> int | None:
+        row_of = getattr(self.trace, "row_of", None)
+        return row_of(seq) if row_of is not None else None
+
+    def relative(self, seq: int) -> float | None:
+        """The relative error estimated for record ``seq`` (None: none estimated)."""
+        i = self._row(seq)
+        v = float(self._rel[i]) if i is not None else math.nan
+        return None if math.isnan(v) else v
 
     def sigma(self, r: Record) -> float:
-        return self.rel.get(r.seq, unit_roundoff(r.dtype)) * self.scale.get(r.seq, _rms(r))
+        i = self._row(r.seq)
+        rel = float(self._rel[i]) if i is not None else math.nan
+        scale = float(self._scale[i]) if i is not None else math.nan
+        return (unit_roundoff(r.dtype) if math.isnan(rel) else rel) * (_rms(r) if math.isnan(scale) else scale)
 
 
 def _reduction(c: Call, weights: dict[tuple[str, str], Record]) -> int:
@@ -115,8 +127,8 @@ def _reduction(c: Call, weights: dict[tuple[str, str], Record]) -> int:
 
 def noise_floor(view: TraceView) -> NoiseFloor:
     """Estimate ``rel`` and ``scale`` for every record of ``view`` (all steps)."""
-    rel: dict[int, float] = {}
-    scale: dict[int, float] = {}
+    rel = np.full(len(view.trace), math.nan)
+    scale = np.full(len(view.trace), math.nan)
     for step, calls in view.calls.items():
         has_child = {c.parent for c in calls}
         weights = view.weights.get(step) or view.weights.get(min(view.weights, default=0), {})
@@ -137,44 +149,45 @@ def noise_floor(view: TraceView) -> NoiseFloor:
         while open_:
             exit2[open_.pop().id] = run2
         total2 = run2
-        seed = max((_rms(g) for (cid, _), g in view.grads_out.items() if cid in entry2), default=0.0)
+        seed = max((_rms(view.grads_out[k]) for k in view.grads_out if k[0] in entry2), default=0.0)
         for c in calls:
-            for r in c.inputs:
+            ins, outs = c.inputs, c.outputs
+            for r in ins:
                 u = unit_roundoff(r.dtype)
-                rel[r.seq] = max(math.sqrt(entry2[c.id]), u)
-            for r in c.outputs:
-                rel[r.seq] = max(math.sqrt(exit2[c.id]), unit_roundoff(r.dtype))
-            for r in c.outputs:
+                rel[r.row] = max(math.sqrt(entry2[c.id]), u)
+            for r in outs:
+                rel[r.row] = max(math.sqrt(exit2[c.id]), unit_roundoff(r.dtype))
+            for r in outs:
                 g = view.grads_out.get((c.id, r.position))
                 if g is not None:
-                    rel[g.seq] = max(math.sqrt(total2 + total2 - exit2[c.id]), unit_roundoff(g.dtype))
-                    scale[g.seq] = max(_rms(g), seed)
-            for r in c.inputs:
+                    rel[g.row] = max(math.sqrt(total2 + total2 - exit2[c.id]), unit_roundoff(g.dtype))
+                    scale[g.row] = max(_rms(g), seed)
+            for r in ins:
                 g = view.grads_in.get((c.id, r.position))
                 if g is not None:
-                    rel[g.seq] = max(math.sqrt(total2 + total2 - entry2[c.id]), unit_roundoff(g.dtype))
-                    scale[g.seq] = max(_rms(g), seed)
+                    rel[g.row] = max(math.sqrt(total2 + total2 - entry2[c.id]), unit_roundoff(g.dtype))
+                    scale[g.row] = max(_rms(g), seed)
         first_in = {}
         for c in reversed(calls):
             ins = c.tensor_inputs()
             if ins:
                 first_in[c.module] = ins[0]
         for (mod, _), r in view.param_grads.get(step, {}).items():
-            rel[r.seq] = max(math.sqrt(2.0 * total2), unit_roundoff(r.dtype))
+            rel[r.row] = max(math.sqrt(2.0 * total2), unit_roundoff(r.dtype))
             x = first_in.get(mod)
             s = seed
             if x is not None and x.shape:
                 rows = max(x.numel // max(x.shape[-1], 1), 1)
                 s = seed * _rms(x) * math.sqrt(rows)
-            scale[r.seq] = max(_rms(r), s)
+            scale[r.row] = max(_rms(r), s)
         for r in view.losses.get(step, []):
             root = next((c for c in calls if c.parent == -1), None)
             n = sum(o.numel for o in root.tensor_outputs()) if root is not None else 1
             u = unit_roundoff(r.dtype)
-            rel[r.seq] = math.sqrt(total2 + (u * (1 + math.sqrt(n))) ** 2)
+            rel[r.row] = math.sqrt(total2 + (u * (1 + math.sqrt(n))) ** 2)
             # a loss near 0 (mean of a LayerNorm output) is noise relative to what it averages
-            scale[r.seq] = max(_rms(r), max((_rms(o) for o in root.tensor_outputs()), default=0.0) if root else 0.0)
-    return NoiseFloor(rel, scale)
+            scale[r.row] = max(_rms(r), max((_rms(o) for o in root.tensor_outputs()), default=0.0) if root else 0.0)
+    return NoiseFloor(view.trace, rel, scale)
 
 
 def _inside(view: TraceView, c: Call, anc: Call) -> bool:

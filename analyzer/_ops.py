@@ -234,7 +234,7 @@ class Links:
     """Which producer records of A pair with which of B (module leaves, weights, and the op
     outputs learnt while pairing ops), and the operands of both sides' ops."""
 
-    def __init__(self, base: dict[int, tuple[int, Perm | None]], ops_a: list[OpCall], ops_b: list[OpCall],
+    def __init__(self, base: Mapping[int, tuple[int, Perm | None]], ops_a: list[OpCall], ops_b: list[OpCall],
                  producers: tuple[Producers | None, Producers | None]) -> None:
         self.pairs = dict(base)
         self._back = {b: a for a, (b, _) in base.items()}

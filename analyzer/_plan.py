@@ -8,7 +8,7 @@ then op-level records. ``compare()`` and the float64 referee (``_referee``) plan
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from padiff_trace import Kind, Record
@@ -27,14 +27,17 @@ Todo = tuple[str, Any, Any, "tuple[int, ...] | None", Any]
 
 def plan(
     al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None, op_names: dict[str, str] | None = None
-) -> list[Todo]:
-    """Every (role, A record, B record, permutation, call pair) to compare, all steps."""
-    todo: list[Todo] = []
+) -> Iterator[Todo]:
+    """Every (role, A record, B record, permutation, call pair) to compare, all steps, made
+    as they are consumed (records are built from the index on the way: a list of them all
+    would hold ~500 bytes a pair)."""
     keyed = al.by_key()
     steps_b = {s: {c.key: c for c in cs} for s, cs in vb.calls.items()}
     hidden_a = {c.key for c in al.hidden_a}
     ops_a, ops_b = collect_ops(va.trace), collect_ops(vb.trace)
     op_calls: list[tuple[Any, Any, CallPair]] = []  # planned last: their operands come from the module pairs
+    base: dict[int, tuple[int, Any]] = {}  # producer pairs the op items link to (A seq -> B seq, perm)
+    with_ops = bool(ops_a and ops_b)
     for step, calls in va.calls.items():
         b_by_key = steps_b.get(step, {})
         for ca in calls:
@@ -50,50 +53,59 @@ def plan(
             role_in = "model_input" if ca.parent == -1 and any(r.kind == Kind.MODEL_INPUT for r in ca.inputs) else "input"
             ins, _, _ = pair_leaves(ca.inputs, cb.inputs, cp.perm)
             outs, _, _ = pair_leaves(ca.outputs, cb.outputs, cp.perm)
+            items: list[Todo] = []
             for x, y, p in ins:
-                todo.append((role_in, x, y, p, pair))
+                items.append((role_in, x, y, p, pair))
                 gx, gy = va.grads_in.get((ca.id, x.position)), vb.grads_in.get((cb.id, y.position))
                 if gx is not None and gy is not None:
-                    todo.append(("grad_input", gx, gy, p, pair))
+                    items.append(("grad_input", gx, gy, p, pair))
             for x, y, p in outs:
-                todo.append(("output", x, y, p, pair))
+                items.append(("output", x, y, p, pair))
                 gx, gy = va.grads_out.get((ca.id, x.position)), vb.grads_out.get((cb.id, y.position))
                 if gx is not None and gy is not None:
-                    todo.append(("grad_output", gx, gy, p, pair))
-            if ops_a and ops_b:
+                    items.append(("grad_output", gx, gy, p, pair))
+            if with_ops:
                 op_calls.append((ca, cb, pair))
+                _link(base, items)
+            yield from items
+    weighted: list[Todo] = []
     for step in sorted(set(va.weights) & set(vb.weights)):
         for wa, wb, p in pair_by_map(wm, va.weights[step], vb.weights[step])[0]:
-            todo.append(("param" if wa.kind == Kind.PARAM else "buffer", wa, wb, p, None))
+            weighted.append(("param" if wa.kind == Kind.PARAM else "buffer", wa, wb, p, None))
     for step in sorted(set(va.param_grads) & set(vb.param_grads)):
         for ga, gb, p in pair_by_map(wm, va.param_grads[step], vb.param_grads[step])[0]:
-            todo.append(("param_grad", ga, gb, p, None))
+            weighted.append(("param_grad", ga, gb, p, None))
+    if with_ops:
+        _link(base, weighted)
+    yield from weighted
     for step in sorted(set(va.probes) & set(vb.probes)):
         pb = vb.probes[step]
         for key, x in va.probes[step].items():
-            if key in pb:
-                todo.append(("probe", x, pb[key], None, None))
+            y = pb.get(key)
+            if y is not None:
+                yield ("probe", x, y, None, None)
     for step in sorted(set(va.losses) & set(vb.losses)):
         for x, y in zip(va.losses[step], vb.losses[step]):
-            todo.append(("loss", x, y, None, None))
-    todo += plan_ops(op_calls, (va, vb), (ops_a, ops_b), list(todo), op_names)
-    return todo
+            yield ("loss", x, y, None, None)
+    if with_ops:
+        yield from plan_ops(op_calls, (va, vb), (ops_a, ops_b), base, op_names)
+
+
+def _link(base: dict[int, tuple[int, Any]], items: list[Todo]) -> None:
+    for role, x, y, p, _ in items:
+        if role in PRODUCER_ROLES and isinstance(x, Record) and isinstance(y, Record):
+            base[x.seq] = (y.seq, p)
 
 
 def plan_ops(
     calls: Sequence[tuple[Any, Any, object]],
     views: tuple[Any, Any],
     ops: tuple[dict[int, list[OpCall]], dict[int, list[OpCall]]],
-    module_items: Iterable[tuple[Any, ...]],
+    base: Mapping[int, tuple[int, Any]],
     extra: Mapping[str, str] | None = None,
 ) -> list[Item]:
     """Op comparison items of every paired module call ``(call A, call B, call pair)``;
-    ``module_items`` (the module-level comparison items) say which producers pair."""
-    base = {
-        x.seq: (y.seq, p)
-        for role, x, y, p, *_ in module_items
-        if role in PRODUCER_ROLES and isinstance(x, Record) and isinstance(y, Record)
-    }
+    ``base`` (A seq -> B seq, perm of the module-level producer pairs) says which producers pair."""
     children = tuple(_children(v) for v in views)
     weights = tuple(index_records(r for step in v.weights.values() for r in step.values()) for v in views)
     out: list[Item] = []

@@ -86,7 +86,8 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         self._stack_cache: dict[int, tuple[Frame, ...]] = {}
         self._shape_cache: dict[int, tuple[int, ...]] = {}
         self._fields = {name: k for k, name in enumerate(self._rows.dtype.names or ())}
-        self._dmat: np.ndarray | None = None
+        f = self._fields
+        self._data_fields = tuple(f[c] for c in ("data_loc", "offset", "numel", "dtype", "shape", "nbytes"))
         self.missing_shards = gaps(paths) if not self._single else []
         for n in self.missing_shards:
             self._damage.append(Damage(self.path / f"shard-{n:06d}.h5", "shard", "missing (shard numbers have a gap)"))
@@ -108,6 +109,17 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         except KeyError:
             raise KeyError(f"{self.path}: no record with sequence number {seq}") from None
         return self._record(i)
+
+    def row_of(self, seq: int) -> int | None:
+        """The row of ``table`` holding sequence number ``seq``, or None."""
+        try:
+            return self._seq_index[int(seq)]
+        except KeyError:
+            return None
+
+    def record_at(self, row: int) -> Record:
+        """The record in row ``row`` of ``table`` (0 <= row < len(self))."""
+        return self._record(row)
 
     def __contains__(self, seq: object) -> bool:
         return isinstance(seq, (int, np.integer)) and int(seq) in self._seq_index
@@ -245,24 +257,16 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         return tuple(self._shard_paths[i] for i in self._read_ok)
 
     def _data_columns(self) -> tuple[np.ndarray, ...]:
-        """(data_loc, offset, numel, dtype, shape, shard, nbytes) as int64 columns, built on first use."""
-        return tuple(self._data_matrix().T)
+        """(data_loc, offset, numel, dtype, shape, shard, nbytes) as columns (views where they can be)."""
+        r = self._rows
+        return r["data_loc"], r["offset"], r["numel"], r["dtype"], r["shape"], self._shard_of, r["nbytes"]
 
     def _data_row(self, i: int) -> list[int]:
-        """Row ``i`` of ``_data_columns`` as Python ints (the hot path of every read)."""
-        row: list[int] = self._data_matrix()[i].tolist()
-        return row
-
-    def _data_matrix(self) -> np.ndarray:
-        # one int64 row per record: 56 bytes a record (Python lists of them took ~175)
-        m = self._dmat
-        if m is None:
-            r = self._rows
-            m = self._dmat = np.stack([
-                r["data_loc"].astype(np.int64), r["offset"], r["numel"], r["dtype"].astype(np.int64),
-                r["shape"].astype(np.int64), self._shard_of.astype(np.int64), r["nbytes"],
-            ], axis=1) if len(r) else np.zeros((0, 7), np.int64)
-        return m
+        """Row ``i`` of ``_data_columns`` as Python ints (the hot path of every read; ~1 us, with
+        no second copy of the columns: a stacked int64 matrix cost 56 bytes a record)."""
+        row = self._rows[i].item()
+        loc, off, numel, dtype, shape, nbytes = (row[k] for k in self._data_fields)
+        return [loc, off, numel, dtype, shape, int(self._shard_of[i]), nbytes]
 
     # ------------------------------------------------------------------ internals
     def _column_rows(self, block: int = 1 << 16) -> Iterator[tuple[Any, ...]]:

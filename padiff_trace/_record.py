@@ -23,7 +23,8 @@ __all__ = ["Record", "SeqIndex"]
 @dataclass(slots=True, eq=False)
 class Record:
     """Metadata of one record; tensor data is read on demand. Read-only by convention (not
-    frozen: a frozen dataclass takes 5 us to build, and listing builds one per record)."""
+    frozen: a frozen dataclass takes 5 us to build, and listing builds one per record).
+    Equal when they are the same row of the same opened ``Trace``."""
 
     trace: Trace = field(repr=False)
     row: int = field(repr=False)  # row in the trace's index
@@ -42,6 +43,13 @@ class Record:
     device: str
     numel: int
     has_data: bool
+
+    def __eq__(self, other: object) -> bool:
+        # records are built on demand: two builds of one row of one opened trace are one record
+        return isinstance(other, Record) and other.trace is self.trace and other.row == self.row
+
+    def __hash__(self) -> int:
+        return hash((id(self.trace), self.row))
 
     @property
     def stats(self) -> dict[str, float]:

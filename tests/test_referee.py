@@ -160,7 +160,7 @@ def test_noise_floor_without_referee(eps_bug: dict[str, Path]) -> None:
     # the estimate grows with depth
     fl = analyzer.noise_floor(r.a)
     outs = {p.a.module: p.a for p in fwd if p.role == "output"}
-    assert fl.rel[outs["layers.11"].seq] > 2 * fl.rel[outs["layers.0"].seq] > 0
+    assert fl.relative(outs["layers.11"].seq) > 2 * fl.relative(outs["layers.0"].seq) > 0
 
 
 def test_referee_must_be_float64(tmp_path: Path, eps_bug: dict[str, Path]) -> None:
