@@ -272,7 +272,8 @@ def _calls_of(trace: Trace) -> tuple[dict[int, list[Call]], dict[int, Call]]:
     src = CallRows(trace, grouped)
     cols = (t[c][first].tolist() for c in ("call", "step", "module", "module_type", "parent", "call_index"))
     for (i, st, m, mt, parent, ci), lo, k, ko in zip(zip(*cols), starts.tolist(), n.tolist(), n_out.tolist()):
-        c = by_id[i] = Call(i, st, s[m], s[mt], parent, ci, rows=src, lo=lo, n_in=k - ko, n_out=ko)
+        up = by_id.get(parent)  # share the parent's id object (28 bytes a call)
+        c = by_id[i] = Call(i, st, s[m], s[mt], parent if up is None else up.id, ci, rows=src, lo=lo, n_in=k - ko, n_out=ko)
         calls[st].append(c)
     return dict(calls), by_id
 

@@ -28,14 +28,20 @@ record is the answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+import numpy as np
 
 from padiff_trace import Record
 
 from ._calls import Call, TraceView
 from ._pairing import CallPair
+
+if TYPE_CHECKING:
+    from ._pairtable import PairTable
+    from ._pairview import PairResult as PairView
 
 __all__ = ["Located", "PairResult", "Side", "locate"]
 
@@ -125,37 +131,53 @@ _WHY = {
 }
 
 
-def locate(pairs: Sequence[R], first: R, va: TraceView, vb: TraceView) -> Located[R] | None:
-    """The first divergence on both sides, or None where the earliest failing record stands."""
+def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Located[PairView] | None:
+    """The first divergence on both sides, or None where the earliest failing record stands.
+    Reads the table's columns (its rows are in execution order: the earliest is the lowest row)."""
     if first.role in _STATE:
         return _state(first, va, vb)
     if first.role not in _FWD:
         return None
-    step = first.step
-    fwd = [p for p in pairs if p.step == step and p.role in _FWD and p.call_pair is not None]
-    groups: dict[int, list[R]] = {}
-    for p in fwd:
-        groups.setdefault(p.call_pair.a.id, []).append(p)  # type: ignore[union-attr]
-    cands: dict[int, R] = {}  # A call id -> its first failing output
-    for cid, rs in groups.items():
-        outs = [p for p in rs if p.role == "output" and not p.passed]
-        if outs and all(p.passed for p in rs if p.role != "output"):
-            cands[cid] = min(outs, key=lambda p: p.order)
-    del groups
-    if not cands:
+    cp = t.col("cp")
+    mask = (t.col("step") == first.step) & t.role_mask(*_FWD) & (cp >= 0)
+    rows = np.flatnonzero(mask)
+    if not len(rows):
         return None
-    outer = {x.id for c in cands for x in va.ancestors(va.by_id[c])}  # a candidate inside them
-    best = min((cands[c] for c in cands if c not in outer), key=lambda p: p.order)
-    cp = best.call_pair
-    assert cp is not None
-    inside = {cp.a.id} | va.descendants(cp.a)
-    seen = min((p for p in fwd if not p.passed and p.call_pair.a.id in inside), key=lambda p: p.order)  # type: ignore[union-attr]
-    paired_a = {p.call_pair.a.id for p in fwd}  # type: ignore[union-attr]
-    paired_b = {p.call_pair.b.id for p in fwd}  # type: ignore[union-attr]
-    return Located(seen, _side(va, cp.a, fwd, "a", paired_a), _side(vb, cp.b, fwd, "b", paired_b))
+    n = len(t.call_pairs)
+    call_a = np.fromiter((c.a.id for c in t.call_pairs), np.int64, n)[cp[rows]]
+    call_b = np.fromiter((c.b.id for c in t.call_pairs), np.int64, n)[cp[rows]]
+    failed = ~t.passed[rows]
+    is_out = t.role_mask("output")[rows]
+    # candidates: a failing output while every other forward record of the call passes
+    cands, at = np.unique(call_a[is_out & failed], return_index=True)
+    cand_rows = rows[is_out & failed][at]
+    keep = ~np.isin(cands, call_a[~is_out & failed])
+    cands, cand_rows = cands[keep], cand_rows[keep]
+    if not len(cands):
+        return None
+    outer = {x.id for c in cands.tolist() for x in va.ancestors(va.by_id[c])}  # a candidate inside them
+    best = t[int(cand_rows[~np.isin(cands, np.fromiter(outer, np.int64, len(outer)))].min())]
+    cp_best = best.call_pair
+    assert cp_best is not None
+    inside = np.fromiter({cp_best.a.id} | va.descendants(cp_best.a), np.int64)
+    seen = t[int(rows[failed & np.isin(call_a, inside)].min())]
+    fwd = t.subset(mask)
+    paired_a, paired_b = _Ids(np.unique(call_a)), _Ids(np.unique(call_b))
+    return Located(seen, _side(va, cp_best.a, fwd, "a", paired_a), _side(vb, cp_best.b, fwd, "b", paired_b))
 
 
-def _state(first: R, va: TraceView, vb: TraceView) -> Located[R] | None:
+class _Ids:
+    """A sorted id array as a container (a set of a million ids holds ~60 MB)."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = ids
+
+    def __contains__(self, x: object) -> bool:
+        i = int(np.searchsorted(self.ids, x))
+        return i < len(self.ids) and int(self.ids[i]) == x
+
+
+def _state(first: PairView, va: TraceView, vb: TraceView) -> Located[PairView] | None:
     """A weight or buffer that differs: named at the first call of its module on each side."""
     ca = _first_call(va, getattr(first.a, "base", first.a).module)
     cb = _first_call(vb, getattr(first.b, "base", first.b).module)
@@ -172,7 +194,7 @@ def _first_call(v: TraceView, module: str) -> Call | None:
     return None
 
 
-def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired: set[int]) -> Side:
+def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired: Container[int]) -> Side:
     """Side of the named pair: its own code, or a call inside recorded on this side only.
     ``fwd`` holds the step's forward pairs; ``side`` names this side's record of each ("a", "b")."""
     inside = v.tree(call.step).descendants(call)
@@ -203,7 +225,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     return Side(call, why, first, fine)
 
 
-def _made_by(v: TraceView, calls: list[Call], good: set[_Key], bad: set[_Key], paired: set[int]) -> Call | None:
+def _made_by(v: TraceView, calls: list[Call], good: set[_Key], bad: set[_Key], paired: Container[int]) -> Call | None:
     """The innermost, earliest call only this side recorded whose tensor inputs all agree and
     one of whose outputs differs."""
     hits = []
@@ -232,7 +254,7 @@ def _key(r: Record) -> _Key | None:
     return (r.dtype, r.numel, *sorted(stats.items()))
 
 
-def _paired_parent(v: TraceView, c: Call, paired: set[int]) -> Call | None:
+def _paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:
     return next((x for x in v.ancestors(c) if x.id in paired), None)
 
 

@@ -23,12 +23,13 @@ __all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves"]
 logger = logging.getLogger(__name__)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class CallPair:
     a: Call
     b: Call
     how: str  # "root", "mapping", "anchor", "contents", "order" or "type" (see HOW)
     entry: MappingEntry | None = None
+    slot: int = field(default=-1, repr=False)  # its index in the pair table that holds it (no dict by id)
 
     @property
     def blackbox(self) -> bool:

@@ -81,7 +81,6 @@ class PairTable(Sequence["PairResult"]):
         self.roles = list(ROLES)
         self._role_code = {r: i for i, r in enumerate(ROLES)}
         self.call_pairs: list[CallPair] = []
-        self._cp_index: dict[int, int] = {}
         self.tolerances: list[Tolerance] = []
         self._tol_index: dict[Tolerance, int] = {}
         self._a: dict[str, array[Any]] = {k: array(t) for k, t in (
@@ -150,9 +149,9 @@ class PairTable(Sequence["PairResult"]):
     def _intern_cp(self, cp: CallPair | None) -> int:
         if cp is None:
             return -1
-        k = self._cp_index.get(id(cp))
-        if k is None:
-            k = self._cp_index[id(cp)] = len(self.call_pairs)
+        k = cp.slot
+        if not (0 <= k < len(self.call_pairs) and self.call_pairs[k] is cp):  # new here
+            k = cp.slot = len(self.call_pairs)
             self.call_pairs.append(cp)
         return k
 
@@ -166,15 +165,26 @@ class PairTable(Sequence["PairResult"]):
     def finish(self) -> PairTable:
         """Turn the columns into arrays sorted by (step, phase, A's sequence number)."""
         n, nm = self._n, len(self.metric_names)
-        raw = {k: np.frombuffer(v, dtype=v.typecode) if len(v) else np.zeros(0, v.typecode) for k, v in self._a.items()}
-        raw["values"] = raw["values"].reshape(n, nm)
-        raw["noise"] = raw["noise"].reshape(n, 3)
-        order = np.lexsort((raw["seq_a"], raw["prank"], raw["step"])) if n else np.zeros(0, np.intp)
-        cols = {k: np.ascontiguousarray(raw[k][order]) for k in raw if k != "args"}
-        cols["args"] = raw["args"].copy()
+        a = self._a
+
+        def raw(k: str) -> np.ndarray:
+            v = a[k]
+            return np.frombuffer(v, dtype=v.typecode) if len(v) else np.zeros(0, v.typecode)
+
+        order = np.lexsort((raw("seq_a"), raw("prank"), raw("step"))) if n else np.zeros(0, np.intp)
+        cols: dict[str, np.ndarray] = {}
+        for k in list(a):  # one column at a time, each buffer freed once sorted: the peak is the table plus a column
+            col = raw(k)
+            if k == "values":
+                col = col.reshape(n, nm)
+            elif k == "noise":
+                col = col.reshape(n, 3)
+            cols[k] = col.copy() if k == "args" else np.ascontiguousarray(col[order])
+            del col
+            del a[k]
         self._cols = cols
         self._a = {}
-        self._cp_index, self._tol_index = {}, {}  # only needed while appending
+        self._tol_index = {}  # only needed while appending
         if n and not np.array_equal(order, np.arange(n)):
             new = np.empty(n, np.intp)
             new[order] = np.arange(n)

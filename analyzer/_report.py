@@ -145,41 +145,45 @@ class Report:
         if not len(t) or not t.call_pairs:
             return []
         cps = t.call_pairs
-        group_of: dict[int, int] = {}
-        group = np.array([group_of.setdefault(id(c.a), len(group_of)) for c in cps] + [-1], dtype=np.int64)
-        cp_step = np.array([c.a.step for c in cps] + [-1], dtype=np.int64)
+        # a group per A call (a call pair of a later step re-pairs the same A call): numpy over
+        # the columns, and an Amplifier only for the few that are listed
+        ids, first_cp, group = np.unique(
+            np.fromiter((c.a.id for c in cps), np.int64, len(cps)), return_index=True, return_inverse=True
+        )
+        group = np.append(group, -1)
+        cp_step = np.append(np.fromiter((c.a.step for c in cps), np.int64, len(cps)), -1)
         cp = t.col("cp")
         sel = (cp >= 0) & t.has_metrics & (t.col("step") == cp_step[cp])
         rel = t.metric("rel_l2")
         rel = np.where(np.isfinite(rel), rel, 1e300)
-        n = len(group_of)
-        worst: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        worst = {}
         for name, mask in (("in", t.role_mask("input", "model_input")), ("out", t.role_mask("output"))):
             rows = np.flatnonzero(sel & mask)
-            w = np.full(n, -np.inf)
+            w = np.full(len(ids), -np.inf)
             np.maximum.at(w, group[cp[rows]], rel[rows])
-            worst[name] = (w, rows)
-        out_rows = worst["out"][1]
-        first_out: dict[int, int] = {}
-        for r in out_rows.tolist():
-            first_out.setdefault(int(group[cp[r]]), r)
-        rep: dict[int, CallPair] = {}
-        for k, c in enumerate(cps):
-            rep.setdefault(int(group[k]), c)
-        amps = []
-        for g in np.flatnonzero(np.isfinite(worst["in"][0]) & np.isfinite(worst["out"][0])).tolist():
-            in_e, out_e = float(worst["in"][0][g]), float(worst["out"][0][g])
-            eps = _EPS[_cls(t.record(first_out[g], 0).dtype)]
-            amps.append(Amplifier(rep[g], in_e, out_e, out_e / max(in_e, eps)))
+            worst[name] = w
+            if name == "out":
+                out_groups, at = np.unique(group[cp[rows]], return_index=True)
+                first_out = np.full(len(ids), -1)
+                first_out[out_groups] = rows[at]
+        groups = np.flatnonzero(np.isfinite(worst["in"]) & np.isfinite(worst["out"]))
+        eps = np.array([_EPS[_cls(t.record(int(first_out[g]), 0).dtype)] for g in groups.tolist()])
+        ratio = worst["out"][groups] / np.maximum(worst["in"][groups], eps) if len(groups) else np.zeros(0)
         # a container whose jump is explained by a call inside it is not the culprit
         view = self.a
         best_inside: dict[int, float] = {}
-        for x in amps:
-            for anc in view.ancestors(x.call_pair.a):
-                best_inside[anc.id] = max(best_inside.get(anc.id, 0.0), x.ratio)
-        amps = [x for x in amps if x.ratio > 10 * best_inside.get(x.call_pair.a.id, 0.0)]
+        for g, r in zip(groups.tolist(), ratio.tolist()):
+            for anc in view.ancestors(cps[first_cp[g]].a):
+                best_inside[anc.id] = max(best_inside.get(anc.id, 0.0), r)
+        bound = np.array([10 * best_inside.get(i, 0.0) for i in ids[groups].tolist()])
+        keep = np.flatnonzero((ratio > bound) & (ratio > 1.0)) if len(groups) else groups
+        keep = keep[np.argsort(first_cp[groups[keep]], kind="stable")]  # ties: in call pair order
+        amps = [
+            Amplifier(cps[first_cp[groups[k]]], float(worst["in"][groups[k]]), float(worst["out"][groups[k]]), float(ratio[k]))
+            for k in keep.tolist()
+        ]
         amps.sort(key=lambda x: (-x.ratio, -x.call_pair.a.depth))
-        return [x for x in amps if x.ratio > 1.0][:top]
+        return amps[:top]
 
     # ------------------------------------------------------------ text
     def summary_text(self, width: int = 80) -> str:
