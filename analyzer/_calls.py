@@ -210,7 +210,7 @@ def build_view(trace: Trace) -> TraceView:
     def rows_of(*kinds: Kind) -> np.ndarray:
         return np.flatnonzero(np.isin(kind, [int(k) for k in kinds]))
 
-    def keyed(rows: np.ndarray, first: np.ndarray) -> dict[tuple[object, str], int]:
+    def keyed(rows: np.ndarray, first: np.ndarray) -> dict[tuple[int, str], int]:
         # later rows win, as a re-recorded tensor replaces the earlier one
         return {(f, s[p]): r for f, p, r in zip(first[rows].tolist(), pos[rows].tolist(), rows.tolist())}
 

@@ -173,6 +173,8 @@ class _Ids:
         self.ids = ids
 
     def __contains__(self, x: object) -> bool:
+        if not isinstance(x, (int, np.integer)):
+            return False
         i = int(np.searchsorted(self.ids, x))
         return i < len(self.ids) and int(self.ids[i]) == x
 

@@ -35,6 +35,8 @@ are judged as noise.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+
 import numpy as np
 
 from padiff_trace import Kind, Record, Trace
@@ -98,7 +100,7 @@ class NoiseFloor:
         return (unit_roundoff(r.dtype) if math.isnan(rel) else rel) * (_rms(r) if math.isnan(scale) else scale)
 
 
-def _reduction(c: Call, weights: dict[tuple[str, str], Record]) -> int:
+def _reduction(c: Call, weights: Mapping[tuple[str, str], Record]) -> int:
     t = canonical_type(c.module_type)
     ins = c.tensor_inputs()
     last_in = ins[0].shape[-1] if ins and ins[0].shape else 1

@@ -81,9 +81,8 @@ def plan(
     for step in sorted(set(va.probes) & set(vb.probes)):
         pb = vb.probes[step]
         for key, x in va.probes[step].items():
-            y = pb.get(key)
-            if y is not None:
-                yield ("probe", x, y, None, None)
+            if key in pb:
+                yield ("probe", x, pb[key], None, None)
     for step in sorted(set(va.losses) & set(vb.losses)):
         for x, y in zip(va.losses[step], vb.losses[step]):
             yield ("loss", x, y, None, None)

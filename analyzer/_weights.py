@@ -7,6 +7,8 @@ mapping pins, so a comparison pairs exactly the tensors a transfer copied.
 
 from __future__ import annotations
 
+from collections import abc
+
 from padiff_trace import Record
 from padiff_trace.matching import Mapping, WeightMap, WeightPair, inverse_perm, mapping_pins, match_weights, side_from_records
 
@@ -43,7 +45,7 @@ def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
 
 
 def pair_by_map(
-    wm: WeightMap | None, wa: dict[tuple[str, str], Record], wb: dict[tuple[str, str], Record]
+    wm: WeightMap | None, wa: abc.Mapping[tuple[str, str], Record], wb: abc.Mapping[tuple[str, str], Record]
 ) -> tuple[list[_Pair], list[Record], list[Record]]:
     """(A, B, permutation of A into B's layout) for one step's weights or parameter gradients,
     and the records of each side left unpaired."""
