@@ -38,6 +38,10 @@ def inputs():
 """
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cli(*argv: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "padiff_trace", *map(str, argv)], capture_output=True, text=True,
                           cwd=ROOT, env=env, timeout=300)
@@ -195,7 +199,10 @@ def test_killing_run_leaves_no_recorder_running(tmp_path: Path, flags: tuple[str
     env = {**os.environ, "PADIFF_TEST_PIDS": str(pids)}
     argv = [sys.executable, "-m", "padiff_trace", "run", str(tmp_path / "sleep_a.py"), str(tmp_path / "sleep_b.py"),
             "--out", str(tmp_path / "run"), *flags]
-    parent = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # a test runner started in the background by a shell ignores SIGINT, and a child inherits
+    # that: run with the default action, as from a terminal
+    parent = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              preexec_fn=_default_sigint)
     try:
         want = 2 if flags else 1
         deadline = time.monotonic() + 60
@@ -204,7 +211,7 @@ def test_killing_run_leaves_no_recorder_running(tmp_path: Path, flags: tuple[str
         children = [int(p.name) for p in pids.iterdir()]
         assert len(children) == want and all(alive(c) for c in children)
         parent.send_signal(sig)
-        parent.wait(10)
+        parent.wait(60)  # stopping takes up to ~6 s (SIGTERM grace, stderr relay); more on a loaded machine
         deadline = time.monotonic() + 5
         while any(alive(c) for c in children) and time.monotonic() < deadline:
             time.sleep(0.05)
