@@ -177,6 +177,7 @@ class DirLock:
         except TraceLockedError:
             raise
         except OSError as exc:
+            self.release()  # a lock file created before the failing write (a full disk) is ours: remove it
             raise TraceWriteError(f"{self.path.parent}: cannot write the trace here: {os_failure(exc)}") from exc
         raise TraceLockedError(f"{self.path.parent}: cannot take the writer lock {self.path} (it keeps changing)")
 

@@ -42,6 +42,7 @@ from fault_process import (
 )
 
 from padiff_trace import open_trace
+from padiff_trace._schema import LOCK_NAME
 
 __all__ = ["Fault", "disk_full_record", "disk_full_report", "fill_disk", "kill_compare", "kill_record", "permission",
            "plan", "read_only", "record_remains", "unlistable_in_catalog"]
@@ -148,6 +149,8 @@ def record_remains(trace: Path, expected: dict[int, tuple[Any, ...]], line: str)
     parts = sorted(p.name for p in trace.glob("*.part")) if trace.is_dir() else []
     if parts:
         return Outcome("wrong", f"unfinished shards stay: {parts}")
+    if (trace / LOCK_NAME).exists():
+        return Outcome("wrong", f"the writer lock {LOCK_NAME} stays after the recorder ended")
     if not shards(trace):
         if "nothing was flushed" in line or "cannot write the trace here" in line:
             return None
@@ -282,6 +285,8 @@ def plan(ctx: Context, quick: bool, nobody: bool) -> Iterator[Fault]:
         delay = float(rng.uniform(0, 0.02))
         text = f"{when:.2f} s after the start" if when is not None else f"{delay * 1e3:.0f} ms into writing"
         yield "kill-compare", f"SIGKILL compare --report {text}", lambda c, w=when, d=delay: kill_compare(c, w, d)
+    yield "disk-full", f"record {specs[0].name} on a 3 MB tmpfs with nothing free", \
+        lambda c, s=specs[0]: disk_full_record(c, s, 0)
     for spec in specs:
         for _ in range(1 if quick else 3):
             leave = int(rng.integers(0, 3 << 20))

@@ -202,6 +202,18 @@ def test_record_on_a_full_disk_keeps_what_was_flushed(ctx: fp.Context) -> None:
     assert proc.rc == 2 and "Traceback" not in proc.err
 
 
+def test_record_on_a_disk_with_nothing_free_leaves_no_lock_file(ctx: fp.Context) -> None:
+    mnt = mounted(ctx, "size=3m")
+    fa.fill_disk(mnt, 0)
+    trace = mnt / "t.trace"
+    proc = fp.cli("record", fp.TORCH_SPEC, "--out", trace, *fp.RECORD_ARGS)
+    lines = fp.error_lines(proc.err)
+    assert proc.rc == 2 and len(lines) == 1 and "Traceback" not in proc.err, proc.err[-3000:]
+    assert "No space left on device" in lines[0] and "the model raised" not in lines[0]
+    left = sorted(p.name for p in trace.iterdir()) if trace.is_dir() else []
+    assert left == [], f"files left in the trace directory: {left}"
+
+
 @pytest.mark.parametrize("spec", [fp.TORCH_SPEC, fp.PADDLE_SPEC], ids=["torch", "paddle"])
 def test_disk_full_inside_a_gradient_hook_is_not_blamed_on_the_model(ctx: fp.Context, spec: Path) -> None:
     out = ctx.scratch("hook") / "t.trace"

@@ -38,10 +38,6 @@ def inputs():
 """
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def cli(*argv: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "padiff_trace", *map(str, argv)], capture_output=True, text=True,
                           cwd=ROOT, env=env, timeout=300)
@@ -201,8 +197,11 @@ def test_killing_run_leaves_no_recorder_running(tmp_path: Path, flags: tuple[str
             "--out", str(tmp_path / "run"), *flags]
     # a test runner started in the background by a shell ignores SIGINT, and a child inherits
     # that: run with the default action, as from a terminal
-    parent = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              preexec_fn=_default_sigint)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)  # a handler is not inherited: the child gets SIG_DFL
+    try:
+        parent = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finally:
+        signal.signal(signal.SIGINT, old)
     try:
         want = 2 if flags else 1
         deadline = time.monotonic() + 60
