@@ -28,8 +28,9 @@ import numpy as np
 
 from padiff_trace.matching import align, canonical_type, is_known_type, types_equivalent
 
-from ._calls import Call, CallTree, as_int_ids, shape_sig
+from ._calls import Call, CallTree, IdTable, as_int_ids, shape_sig
 from ._carriers import Held, resolve_carriers
+from ._lazy import RowMap
 
 __all__ = ["DENSE_CELLS", "ONE_SIDED_TYPES", "Features", "Found", "Segmenter", "features", "monotone"]
 
@@ -49,7 +50,7 @@ _TYPE_EQUAL, _TYPE_OTHER, _TYPE_UNKNOWN = 1, 0, -1  # types_equivalent: True / F
 _BONUS = np.array([0.5, 0.25, 0.25, 0.25, 0.1], dtype=np.float32)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Found:
     """A call pair found by alignment: ``how`` is "order", "type" or "contents" (the same pins inside)."""
 
@@ -66,8 +67,8 @@ FIRST, FULL, INS, GRP, LEAF, PATH, TNAME, DEPTH = range(8)
 class Features:
     """Per-call integer ids shared by both sides, so a score matrix is one numpy compare."""
 
-    row_a: dict[int, int]  # A call id -> row
-    row_b: dict[int, int]  # B call id -> row (after A's rows)
+    row_a: RowMap  # A call -> row
+    row_b: RowMap  # B call -> row (after A's rows)
     cols: np.ndarray  # [calls, 8]: first output shape, all output shapes, input shapes, canonical
     # type, last path component, path, type name (ids: equal values, equal ids), depth
     known: np.ndarray  # [calls] a framework class we know
@@ -76,7 +77,12 @@ class Features:
 
 def features(ca: list[Call], cb: list[Call]) -> Features:
     calls = ca + cb
-    outs = [shape_sig(c.outputs) for c in calls]
+    first, full = IdTable(), IdTable()
+    out_ids = np.empty(len(calls), dtype=np.int32)
+    full_ids = np.empty(len(calls), dtype=np.int32)
+    for k, c in enumerate(calls):  # one call's records at a time: nothing per call is kept but ids
+        o = shape_sig(c.outputs)
+        out_ids[k], full_ids[k] = first.id(o[0] if o else None), full.id(o)
     types = [c.module_type for c in calls]
     tname = as_int_ids(types)
     names = [""] * (int(tname.max()) + 1 if len(tname) else 0)
@@ -84,19 +90,25 @@ def features(ca: list[Call], cb: list[Call]) -> Features:
         names[k] = t
     grp_of = {t: group(t) for t in names}
     known_of = {t: is_known_type(t) for t in names}
+    path = as_int_ids([c.module for c in calls])
+    paths = [""] * (int(path.max()) + 1 if len(path) else 0)
+    for c, k in zip(calls, path.tolist()):
+        paths[k] = c.module
+    leaf_of = as_int_ids([leaf(m) for m in paths])  # per distinct path
+    ins = IdTable()
     cols = np.stack([
-        as_int_ids([o[0] if o else None for o in outs]),
-        as_int_ids(outs),
-        as_int_ids([shape_sig(c.inputs) for c in calls]),
+        out_ids,
+        full_ids,
+        np.fromiter((ins.id(shape_sig(c.inputs)) for c in calls), dtype=np.int32, count=len(calls)),
         as_int_ids([grp_of[t] for t in types]),
-        as_int_ids([leaf(c.module) for c in calls]),
-        as_int_ids([c.module for c in calls]),
+        leaf_of[path] if len(path) else path,
+        path,
         tname,
-        np.array([c.depth for c in calls], dtype=np.int64),
-    ], axis=1) if calls else np.zeros((0, 8), dtype=np.int64)
+        np.fromiter((c.depth for c in calls), dtype=np.int32, count=len(calls)),
+    ], axis=1).astype(np.int32) if calls else np.zeros((0, 8), dtype=np.int32)
     return Features(
-        row_a={c.id: i for i, c in enumerate(ca)},
-        row_b={c.id: len(ca) + j for j, c in enumerate(cb)},
+        row_a=RowMap(ca, 0),
+        row_b=RowMap(cb, len(ca)),
         cols=cols,
         known=np.array([known_of[t] for t in types], dtype=bool),
         type_names=names,
@@ -227,9 +239,7 @@ class Segmenter:
 
     # ------------------------------------------------------------ evidence
     def _rows(self, xs: list[Call], ys: list[Call]) -> tuple[np.ndarray, np.ndarray]:
-        ra = np.fromiter((self.feat.row_a[c.id] for c in xs), dtype=np.int64, count=len(xs))
-        rb = np.fromiter((self.feat.row_b[c.id] for c in ys), dtype=np.int64, count=len(ys))
-        return ra, rb
+        return self.feat.row_a.rows(xs), self.feat.row_b.rows(ys)
 
     def _type_codes(self, ta: np.ndarray, tb: np.ndarray) -> np.ndarray:
         """``types_equivalent`` of every (A type id, B type id) as _TYPE_* codes, each pair asked once."""

@@ -10,51 +10,77 @@ import numpy as np
 
 from padiff_trace import Kind, Phase, Record, Trace
 
-from ._lazy import CallRows, RecordMap
+from ._lazy import CallColumns, CallIndex, RecordMap
 
-__all__ = ["Call", "CallTree", "TraceView", "as_int_ids", "build_tree", "build_view", "first_step", "phase_rank", "shape_sig"]
+__all__ = ["Call", "CallTree", "IdTable", "TraceView", "as_int_ids", "build_tree", "build_view", "first_step", "phase_rank", "shape_sig"]
 
 _FWD_KINDS = (Kind.MODEL_INPUT, Kind.MODULE_INPUT, Kind.MODULE_OUTPUT)
 
 
 class Call:
-    """One forward call of one module in one step. Its records are built on access (from
-    the view's ``CallRows``), or given as lists (a view built by hand)."""
+    """One forward call of one module in one step. Its fields other than the module's names
+    are columns of the view's ``CallColumns`` (row ``_k``); its records are built on access.
+    A call built by hand (records given as lists) gets columns of its own."""
 
-    __slots__ = ("_lo", "_n_in", "_n_out", "_src", "call_index", "depth", "id", "module", "module_type", "parent", "step")
+    __slots__ = ("_c", "_k", "module", "module_type")
 
     def __init__(
         self, id: int, step: int, module: str, module_type: str, parent: int, call_index: int,
         inputs: list[Record] | None = None, outputs: list[Record] | None = None,
-        *, rows: CallRows | None = None, lo: int = 0, n_in: int = 0, n_out: int = 0,
     ) -> None:
-        self.id, self.step, self.module, self.module_type = id, step, module, module_type
-        self.parent, self.call_index, self.depth = parent, call_index, 0
-        self._src: CallRows | tuple[list[Record], list[Record]] = (
-            rows if rows is not None else (list(inputs or []), list(outputs or []))
-        )
-        self._lo, self._n_in, self._n_out = lo, n_in, n_out
+        self._c = CallColumns.single(id, step, parent, call_index, list(inputs or []), list(outputs or []))
+        self._k = 0
+        self.module, self.module_type = module, module_type
+
+    @classmethod
+    def at(cls, cols: CallColumns, k: int, module: str, module_type: str) -> Call:
+        """The call in row ``k`` of ``cols``."""
+        c = cls.__new__(cls)
+        c._c, c._k, c.module, c.module_type = cols, k, module, module_type
+        return c
+
+    @property
+    def id(self) -> int:
+        return self._c.id[self._k]
+
+    @property
+    def step(self) -> int:
+        return self._c.step[self._k]
+
+    @property
+    def parent(self) -> int:
+        return self._c.parent[self._k]
+
+    @parent.setter
+    def parent(self, value: int) -> None:
+        self._c.parent[self._k] = value
+
+    @property
+    def call_index(self) -> int:
+        return self._c.call_index[self._k]
+
+    @property
+    def depth(self) -> int:
+        return self._c.depth[self._k]
+
+    @depth.setter
+    def depth(self, value: int) -> None:
+        self._c.depth[self._k] = value
 
     def __repr__(self) -> str:
         return f"Call({self.id}, {self.label!r}, {self.module_type!r})"
 
     @property
     def inputs(self) -> list[Record]:
-        s = self._src
-        return s[0] if isinstance(s, tuple) else s.records(self._lo, self._lo + self._n_in)
+        return self._c.inputs(self._k)
 
     @property
     def outputs(self) -> list[Record]:
-        s = self._src
-        if isinstance(s, tuple):
-            return s[1]
-        lo = self._lo + self._n_in
-        return s.records(lo, lo + self._n_out)
+        return self._c.outputs(self._k)
 
     @property
     def has_outputs(self) -> bool:
-        s = self._src
-        return bool(s[1]) if isinstance(s, tuple) else self._n_out > 0
+        return self._c.n_out[self._k] > 0
 
     @property
     def key(self) -> tuple[str, int]:
@@ -97,7 +123,7 @@ class CallTree:
         return out
 
 
-def build_tree(calls: list[Call], by_id: dict[int, Call]) -> CallTree:
+def build_tree(calls: list[Call], by_id: Mapping[int, Call]) -> CallTree:
     """The forest of ``calls`` (one step, entry order); sets each call's ``depth``. O(n)."""
     in_step = {c.id for c in calls}
     kids: dict[int, list[Call]] = defaultdict(list)
@@ -141,7 +167,7 @@ def _set_depths(roots: list[Call], kids: dict[int, list[Call]]) -> int:
     return n
 
 
-def _cycle_head(c: Call, by_id: dict[int, Call]) -> Call:
+def _cycle_head(c: Call, by_id: Mapping[int, Call]) -> Call:
     """The call with the lowest id on the parent cycle above ``c`` (which reaches no root)."""
     order: dict[int, int] = {}
     path: list[Call] = []
@@ -160,7 +186,7 @@ class TraceView:
     framework: str
     steps: list[int]
     calls: dict[int, list[Call]]  # step -> calls in entry order
-    by_id: dict[int, Call]
+    by_id: Mapping[int, Call]
     grads_out: Mapping[tuple[int, str], Record]  # (call id, position) -> GRAD_OUTPUT
     grads_in: Mapping[tuple[int, str], Record]  # (call id, position) -> GRAD_INPUT
     weights: dict[int, Mapping[tuple[str, str], Record]]  # step -> (module, local name) -> PARAM/BUFFER
@@ -250,7 +276,7 @@ def build_view(trace: Trace) -> TraceView:
     )
 
 
-def _calls_of(trace: Trace) -> tuple[dict[int, list[Call]], dict[int, Call]]:
+def _calls_of(trace: Trace) -> tuple[dict[int, list[Call]], Mapping[int, Call]]:
     """The forward calls of a trace by step (in id order) and by id; a call's fields come
     from its first record, its records are its rows grouped inputs first."""
     t = trace.table
@@ -261,20 +287,24 @@ def _calls_of(trace: Trace) -> tuple[dict[int, list[Call]], dict[int, Call]]:
     order = np.lexsort((rows, is_out, cid[rows]))
     grouped, is_out = rows[order], is_out[order]
     calls: dict[int, list[Call]] = defaultdict(list)
-    by_id: dict[int, Call] = {}
+    all_calls: list[Call] = []  # in id order
     if not len(grouped):
-        return {}, by_id
+        return {}, {}
     gid = cid[grouped]
     starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
     n = np.diff(np.r_[starts, len(grouped)])
     n_out = np.add.reduceat(is_out.astype(np.int64), starts)
     first = np.minimum.reduceat(grouped, starts)
-    src = CallRows(trace, grouped)
-    cols = (t[c][first].tolist() for c in ("call", "step", "module", "module_type", "parent", "call_index"))
-    for (i, st, m, mt, parent, ci), lo, k, ko in zip(zip(*cols), starts.tolist(), n.tolist(), n_out.tolist()):
-        up = by_id.get(parent)  # share the parent's id object (28 bytes a call)
-        c = by_id[i] = Call(i, st, s[m], s[mt], parent if up is None else up.id, ci, rows=src, lo=lo, n_in=k - ko, n_out=ko)
+    cols = CallColumns.of(
+        trace, grouped, id=t["call"][first], parent=t["parent"][first], lo=starts, step=t["step"][first],
+        call_index=t["call_index"][first], n_in=n - n_out, n_out=n_out,
+    )
+    names = zip(t["step"][first].tolist(), t["module"][first].tolist(), t["module_type"][first].tolist())
+    for k, (st, m, mt) in enumerate(names):
+        c = Call.at(cols, k, s[m], s[mt])
         calls[st].append(c)
+        all_calls.append(c)
+    by_id = CallIndex(cols.id, all_calls)
     return dict(calls), by_id
 
 
@@ -311,3 +341,13 @@ def as_int_ids(values: Sequence[object]) -> np.ndarray:
     """Dense integer ids of hashable values (equal values, equal ids)."""
     table: dict[object, int] = {}
     return np.array([table.setdefault(v, len(table)) for v in values], dtype=np.int64)
+
+
+class IdTable:
+    """Dense ids of hashable values, given one value at a time."""
+
+    def __init__(self) -> None:
+        self._ids: dict[object, int] = {}
+
+    def id(self, value: object) -> int:
+        return self._ids.setdefault(value, len(self._ids))

@@ -4,35 +4,133 @@ A ``Record`` object costs ~220 bytes with its integers; a view of a million-reco
 that held one per record took ~450 bytes a record. The views keep row numbers instead (a
 numpy array shared by every call, or a dict of keys to rows) and build a ``Record`` from
 the trace's index when one is asked for (~2 us). Records compare equal by trace and row, so
-two builds of one record are interchangeable.
+two builds of one record are interchangeable. A call keeps only its place in the view's
+``CallColumns`` (its fields are columns there), its module names, and its position.
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
 
 from padiff_trace import Record, Trace
 
-__all__ = ["CallRows", "RecordMap"]
+if TYPE_CHECKING:
+    from ._calls import Call
+
+__all__ = ["CallColumns", "CallIndex", "RecordMap", "RowMap"]
 
 K = TypeVar("K")
+C = TypeVar("C")
 
 
-class CallRows:
-    """The trace rows of every call of a view, grouped by call (inputs, then outputs)."""
+class CallColumns:
+    """The calls of one view as columns (``array`` of machine ints: ~40 bytes a call where a
+    call object with its fields took ~200), and their records' rows in the trace, grouped by
+    call (inputs, then outputs). A view built by hand keeps its records' lists in ``own``."""
 
-    __slots__ = ("rows", "trace")
+    __slots__ = ("call_index", "depth", "id", "lo", "n_in", "n_out", "own", "parent", "rows", "step", "trace")
 
-    def __init__(self, trace: Trace, rows: np.ndarray) -> None:
-        self.trace = trace
-        self.rows = rows
+    def __init__(self, trace: Trace | None, rows: np.ndarray) -> None:
+        self.trace, self.rows = trace, rows
+        self.id, self.parent, self.lo = array("q"), array("q"), array("q")
+        self.step, self.call_index, self.depth, self.n_in, self.n_out = (array("i") for _ in range(5))
+        self.own: list[tuple[list[Record], list[Record]]] | None = None
 
-    def records(self, lo: int, hi: int) -> list[Record]:
+    @classmethod
+    def of(cls, trace: Trace, rows: np.ndarray, **columns: np.ndarray) -> CallColumns:
+        """Columns from numpy arrays of one length (id, parent, lo, step, call_index, n_in, n_out)."""
+        c = cls(trace, rows)
+        for name, values in columns.items():
+            col: array[int] = getattr(c, name)
+            col.frombytes(np.ascontiguousarray(values, dtype=np.int64 if col.typecode == "q" else np.int32).tobytes())
+        c.depth.frombytes(bytes(4 * len(c.id)))
+        return c
+
+    @classmethod
+    def single(cls, id: int, step: int, parent: int, call_index: int, inputs: list[Record], outputs: list[Record]) -> CallColumns:
+        """One call whose records are given (a view built by hand)."""
+        c = cls(None, np.zeros(0, np.int64))
+        for col, v in ((c.id, id), (c.parent, parent), (c.lo, 0), (c.step, step), (c.call_index, call_index), (c.depth, 0),
+                       (c.n_in, len(inputs)), (c.n_out, len(outputs))):
+            col.append(v)
+        c.own = [(inputs, outputs)]
+        return c
+
+    def inputs(self, k: int) -> list[Record]:
+        if self.own is not None:
+            return self.own[k][0]
+        lo = self.lo[k]
+        return self._records(lo, lo + self.n_in[k])
+
+    def outputs(self, k: int) -> list[Record]:
+        if self.own is not None:
+            return self.own[k][1]
+        lo = self.lo[k] + self.n_in[k]
+        return self._records(lo, lo + self.n_out[k])
+
+    def _records(self, lo: int, hi: int) -> list[Record]:
+        assert self.trace is not None
         at = self.trace.record_at
         return [at(i) for i in self.rows[lo:hi].tolist()]
+
+
+class CallIndex(Mapping[int, "C"], Generic[C]):
+    """``call id -> call`` over the ids in ascending order (``array``) and the calls in the same
+    order: a binary search (~1 us) where a dict took ~70 bytes a call."""
+
+    __slots__ = ("_calls", "_ids")
+
+    def __init__(self, ids: array[int], calls: list[C]) -> None:
+        self._ids, self._calls = ids, calls
+
+    def __getitem__(self, key: int) -> C:
+        i = bisect_left(self._ids, key)
+        if i < len(self._ids) and self._ids[i] == key:
+            return self._calls[i]
+        raise KeyError(key)
+
+    def get(self, key: int, default: C | None = None) -> C | None:  # type: ignore[override]
+        i = bisect_left(self._ids, key)
+        return self._calls[i] if i < len(self._ids) and self._ids[i] == key else default
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, int):
+            return False
+        i = bisect_left(self._ids, key)
+        return i < len(self._ids) and self._ids[i] == key
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
+class RowMap:
+    """Calls -> their rows in ``Features.cols``. Calls of one view are found by their place in
+    the view's columns (an array, 8 bytes a call); calls built by hand, by id (a dict)."""
+
+    def __init__(self, calls: list[Call], first: int) -> None:
+        self._cols = calls[0]._c if calls else None
+        self._pos: np.ndarray | None = None
+        self._ids: dict[int, int] | None = None
+        if calls and all(c._c is self._cols for c in calls):
+            ks = np.fromiter((c._k for c in calls), dtype=np.int64, count=len(calls))
+            self._pos = np.full(int(ks.max()) + 1, -1, dtype=np.int64)
+            self._pos[ks] = np.arange(first, first + len(calls))
+        else:
+            self._ids = {c.id: first + i for i, c in enumerate(calls)}
+
+    def rows(self, calls: list[Call]) -> np.ndarray:
+        if self._ids is not None:
+            return np.fromiter((self._ids[c.id] for c in calls), dtype=np.int64, count=len(calls))
+        assert self._pos is not None
+        return self._pos[np.fromiter((c._k for c in calls), dtype=np.int64, count=len(calls))]
 
 
 class RecordMap(Mapping[K, Record], Generic[K]):

@@ -8,8 +8,9 @@ difference, alone in the same slot with the same shapes (``analyzer._align``).
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections import Counter
+from collections import Counter, abc
 from dataclasses import dataclass, field
 
 from padiff_trace import Record
@@ -80,7 +81,9 @@ class Alignment:
 
 
 def _modules(v: TraceView) -> set[str]:
-    return set(v.module_types) | {c.module for cs in v.calls.values() for c in cs}
+    mods = set(v.module_types)
+    mods.update(c.module for cs in v.calls.values() for c in cs)
+    return mods
 
 
 @dataclass(frozen=True)
@@ -159,10 +162,12 @@ def _pins(
 ) -> dict[int, _Pin]:
     """A call id -> its fixed partner: the n-th call of a mapped (then anchored) module
     with the n-th call of its counterpart."""
-    by_a, by_b = _by_module(ca), _by_module(cb)
     pins: dict[int, _Pin] = {}
     taken: set[int] = set()
     todo = [(x, y, "mapping", e) for x, y, e in resolved] + [(x, y, "anchor", None) for x, y in anchors]
+    if not todo:
+        return pins
+    by_a, by_b = _by_module(ca), _by_module(cb)
     for mod_a, mod_b, how, entry in todo:
         for x, y in zip(by_a.get(mod_a, []), by_b.get(mod_b, [])):
             if x.id not in pins and y.id not in taken:
@@ -171,7 +176,7 @@ def _pins(
     return pins
 
 
-def _hidden(pins: dict[int, _Pin], by_id_a: dict[int, Call], ta: CallTree, tb: CallTree) -> tuple[set[int], set[int]]:
+def _hidden(pins: dict[int, _Pin], by_id_a: abc.Mapping[int, Call], ta: CallTree, tb: CallTree) -> tuple[set[int], set[int]]:
     """Ids of the calls inside black-box pins, on each side."""
     hidden_a: set[int] = set()
     hidden_b: set[int] = set()
@@ -188,16 +193,15 @@ def _module_pairs(
     """Module path pairs from the mapping, the anchors, call pairs, then children of paired parents."""
     pairs: dict[str, str] = {}
     taken: set[str] = set()
-    known = [(a_mod, b_mod) for a_mod, b_mod, _ in resolved] + list(anchors.items())
-    known += [(p.a.module, p.b.module) for p in al.pairs]
+    known = itertools.chain(
+        ((a_mod, b_mod) for a_mod, b_mod, _ in resolved), anchors.items(), ((p.a.module, p.b.module) for p in al.pairs)
+    )
     for a_mod, b_mod in known:
         if a_mod not in pairs and b_mod not in taken:
             pairs[a_mod] = b_mod
             taken.add(b_mod)
     mods_b = _modules(al.b)
-    for mod in sorted(_modules(al.a), key=lambda s: (s.count("."), s)):
-        if mod in pairs or not mod:
-            continue
+    for mod in sorted((m for m in _modules(al.a) if m and m not in pairs), key=lambda s: (s.count("."), s)):
         parent, _, leaf = mod.rpartition(".")
         target = f"{pairs[parent]}.{leaf}" if pairs.get(parent) else (leaf if parent in pairs else None)
         if target is None and mod in mods_b:

@@ -84,8 +84,8 @@ class PairTable(Sequence["PairResult"]):
         self.tolerances: list[Tolerance] = []
         self._tol_index: dict[Tolerance, int] = {}
         self._a: dict[str, array[Any]] = {k: array(t) for k, t in (
-            ("role", "B"), ("step", "q"), ("prank", "B"), ("seq_a", "q"), ("seq_b", "q"), ("call_a", "q"), ("cp", "q"),
-            ("tol", "q"), ("flags", "B"), ("values", "d"), ("noise", "d"), ("arg_at", "q"), ("arg_len", "B"), ("args", "q"),
+            ("role", "B"), ("step", "i"), ("prank", "B"), ("seq_a", "q"), ("seq_b", "q"), ("call_a", "q"), ("cp", "i"),
+            ("tol", "i"), ("flags", "B"), ("values", "d"), ("noise", "d"), ("arg_at", "q"), ("arg_len", "B"), ("args", "q"),
         )}
         # rare or variable-size data, keyed by row
         self.reasons: dict[int, str] = {}
@@ -175,11 +175,13 @@ class PairTable(Sequence["PairResult"]):
         cols: dict[str, np.ndarray] = {}
         for k in list(a):  # one column at a time, each buffer freed once sorted: the peak is the table plus a column
             col = raw(k)
-            if k == "values":
-                col = col.reshape(n, nm)
-            elif k == "noise":
-                col = col.reshape(n, 3)
-            cols[k] = col.copy() if k == "args" else np.ascontiguousarray(col[order])
+            if k in ("values", "noise"):  # matrices: permuted in place, a column at a time (no second matrix)
+                col = col.reshape(n, nm if k == "values" else len(_NOISE_KEYS))
+                for j in range(col.shape[1]):
+                    col[:, j] = col[order, j]
+                cols[k] = col  # a view of the array's buffer, which it keeps
+            else:
+                cols[k] = col.copy() if k == "args" else np.ascontiguousarray(col[order])
             del col
             del a[k]
         self._cols = cols

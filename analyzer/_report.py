@@ -284,7 +284,7 @@ def _first_nonfinite(v: TraceView) -> Record | None:
     t = v.trace.table
     if not len(t):
         return None
-    bad = np.flatnonzero((t["stats"][:, 6] > 0) | (t["stats"][:, 7] > 0))
+    bad = np.flatnonzero((v.trace.stat_column("nan") > 0) | (v.trace.stat_column("inf") > 0))
     return v.trace[int(t["seq"][bad[0]])] if len(bad) else None
 
 

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._integrity import Damage
-from ._schema import RECORD_DTYPE
-from ._shardindex import STRING_COLUMNS, ShardIndex
+from ._shardindex import INDEX_DTYPE, STRING_COLUMNS, ShardIndex
 
 __all__ = ["Merged", "merge"]
 
@@ -53,7 +52,7 @@ def merge(loaded: list[tuple[int, ShardIndex]], damage: list[Damage], max_seq_hi
     rows: list[np.ndarray] = []
     shard_of: list[np.ndarray] = []
     bad: dict[int, Damage] = {}
-    out = Merged(np.zeros(0, RECORD_DTYPE), np.zeros(0, np.int32), [], damage, bad, recording)
+    out = Merged(np.zeros(0, INDEX_DTYPE), np.zeros(0, np.int32), [], damage, bad, recording)
     max_seq = max_seq_hint
     for pos, ix in loaded:
         if ix.recording != recording:

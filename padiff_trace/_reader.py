@@ -18,16 +18,17 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import decode, storage_dtype, to_float64
-from ._errors import CorruptTraceError, FilterError, NotATraceError, UnsupportedVersionError
+from ._errors import CorruptTraceError, FilterError, NotATraceError, TraceChangedError, UnsupportedVersionError
 from ._header import Frame, stack_from_json
 from ._integrity import Damage
 from ._merge import merge
 from ._open import H5_ERRORS, find_shards, gaps, short
 from ._record import Record, SeqIndex
-from ._schema import DataLoc, Kind, Phase
+from ._schema import STAT_FIELDS, DataLoc, Kind, Phase
 from ._shardindex import ShardIndex, load_shard, parse_shape
 from ._shardreader import ShardFiles
 from ._stats import CHUNK_ELEMS
+from ._statsread import StatsReader
 from ._tracedir import lock_holder, shard_number
 from ._verify import TraceIntegrity
 
@@ -83,6 +84,7 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         self._unverified = int(np.count_nonzero(old_format[self._shard_of] & (self._rows["data_loc"] == _DATASET)))
         self._checked = False
         self._seq_index = SeqIndex(self._rows["seq"])
+        self._stats = StatsReader(self._shards)
         self._stack_cache: dict[int, tuple[Frame, ...]] = {}
         self._shape_cache: dict[int, tuple[int, ...]] = {}
         self._fields = {name: k for k, name in enumerate(self._rows.dtype.names or ())}
@@ -181,6 +183,28 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         if step is not None:
             mask &= np.isin(self._rows["step"], [int(s) for s in _many(step)])
         return [self._record(int(i)) for i in np.flatnonzero(mask)]
+
+    def stats_at(self, row: int) -> np.ndarray:
+        """The statistics of the record in row ``row`` (``STAT_FIELDS`` order, float64), read
+        from its shard and verified again (``DamagedRecordError`` when they no longer verify)."""
+        try:
+            return self._stats.at(int(self._shard_of[row]), int(self._rows["frow"][row]))
+        except (ValueError, OSError, TraceChangedError) as exc:
+            seq = int(self._rows["seq"][row])
+            raise self._damaged_error(row, Damage(self._shard_paths[int(self._shard_of[row])], f"record {seq}", str(exc))) from None
+
+    def stat_column(self, name: str) -> np.ndarray:
+        """One statistic of every record (float64 by row; NaN where its rows no longer read or
+        verify, which is added to ``damage``). Reads the index's rows a stored chunk at a time."""
+        out = np.full(len(self._rows), np.nan)
+        field = STAT_FIELDS.index(name)
+        for rows, values in self._stats.column(self._shard_of, self._rows["frow"], field):
+            if values is None:
+                where = self._shard_paths[int(self._shard_of[rows[0]])]
+                self._damage.append(Damage(where, f"statistics of {len(rows)} records", "unreadable since the trace was opened"))
+            else:
+                out[rows] = values
+        return out
 
     def counts(self) -> dict[str, Counter[str]]:
         kinds = Counter(Kind(int(k)).label for k in self._rows["kind"])
@@ -305,6 +329,7 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
 
     def close(self) -> None:
         self._shards.close()
+        self._stats.clear()  # read again (and verified again) after a close
 
     def __enter__(self) -> Trace:
         return self

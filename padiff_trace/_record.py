@@ -53,7 +53,7 @@ class Record:
 
     @property
     def stats(self) -> dict[str, float]:
-        vals = self.trace._rows["stats"][self.row]
+        vals = self.trace.stats_at(self.row).tolist()
         return {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
 
     @property

@@ -28,13 +28,29 @@ from ._integrity import ROOT_ATTRS, Damage, attrs_crc, split_strings, unescape
 from ._open import H5_ERRORS, short
 from ._schema import RECORD_DTYPE, DataLoc, Kind, Phase
 
-__all__ = ["STRING_COLUMNS", "ShardIndex", "identity", "load_shard", "parse_shape"]
+__all__ = ["INDEX_DTYPE", "STRING_COLUMNS", "ShardIndex", "identity", "load_shard", "narrow", "parse_shape"]
 
 STRING_COLUMNS = ("module", "module_type", "position", "dtype", "shape", "device", "stack")
 _KINDS = np.array(sorted(int(k) for k in Kind), dtype=np.uint8)
 _PHASES = np.array(sorted(int(p) for p in Phase), dtype=np.uint8)
 _LOCS = np.array(sorted(int(d) for d in DataLoc), dtype=np.uint8)
 _BLOB, _DATASET = int(DataLoc.BLOB), int(DataLoc.DATASET)
+# the opened index: a /records row without its statistics (read on demand, ``_statsread``),
+# plus the row's place in its shard's /records
+INDEX_DTYPE = np.dtype(
+    [(n, RECORD_DTYPE.fields[n][0]) for n in (RECORD_DTYPE.names or ()) if n != "stats"]  # type: ignore[index]
+    + [("frow", "<i4")]
+)
+
+
+def narrow(part: np.ndarray, first_row: int) -> np.ndarray:
+    """``RECORD_DTYPE`` rows (file rows ``first_row``...) as ``INDEX_DTYPE`` rows."""
+    out = np.empty(len(part), INDEX_DTYPE)
+    for name in INDEX_DTYPE.names or ():
+        if name != "frow":
+            out[name] = part[name]
+    out["frow"] = np.arange(first_row, first_row + len(part), dtype=np.int32)
+    return out
 
 
 @dataclass
@@ -43,7 +59,7 @@ class ShardIndex:
 
     path: Path
     number: int
-    table: np.ndarray  # RECORD_DTYPE rows (string ids local to ``strings``); unknown kinds removed
+    table: np.ndarray  # INDEX_DTYPE rows (string ids local to ``strings``); unknown kinds removed
     strings: list[str]
     minor: int  # format minor version: 0 = 1.0 (no CRC-32 tables), 1 = 1.1
     recording: str | None
@@ -204,18 +220,13 @@ def _records(f: h5py.File, path: Path, minor: int, damage: list[Damage], size: i
         raise CorruptTraceError(f"{path}: record table unreadable ({short(exc)})") from None
     if minor >= 1 and n and (crcs is None or np.ndim(crcs) != 1 or len(crcs) != -(-n // per)):
         raise CorruptTraceError(f"{path}: record table checksums missing or of the wrong length")
-    try:
-        everything = ds[...]
-        whole = True
-    except H5_ERRORS:  # a chunk fails HDF5's checksum: read chunk by chunk, keep the good ones
-        whole = False
     keep: list[np.ndarray] = []
     dropped = 0
-    for k, lo in enumerate(range(0, n, per)):
+    for k, lo in enumerate(range(0, n, per)):  # a chunk at a time: the statistics are never all in memory
         hi = min(n, lo + per)
         try:
-            part = everything[lo:hi] if whole else ds[lo:hi]
-        except H5_ERRORS as exc:
+            part = ds[lo:hi]
+        except H5_ERRORS as exc:  # a chunk failing HDF5's checksum: the others are kept
             damage.append(Damage(path, f"/records rows {lo}-{hi - 1}", f"unreadable ({short(exc)})", lost=hi - lo))
             dropped += hi - lo
             continue
@@ -223,8 +234,8 @@ def _records(f: h5py.File, path: Path, minor: int, damage: list[Damage], size: i
             damage.append(Damage(path, f"/records rows {lo}-{hi - 1}", "fail their CRC-32", lost=hi - lo))
             dropped += hi - lo
             continue
-        keep.append(part)
-    rows = np.concatenate(keep) if keep else np.zeros(0, RECORD_DTYPE)
+        keep.append(narrow(part, lo))
+    rows = np.concatenate(keep) if keep else np.zeros(0, INDEX_DTYPE)
     return rows, dropped
 
 

@@ -36,8 +36,8 @@ from ._shardindex import identity, table
 __all__ = ["ShardFiles"]
 
 _MAX_OPEN = 32
-_PAGE = 4 << 20  # blob bytes read and cached at a time (a multiple of the CRC chunk)
-_MAX_PAGES = 64  # 256 MiB of cached blob pages at most
+_PAGE = 1 << 20  # blob bytes read and cached at a time (a multiple of the CRC chunk)
+_MAX_PAGES = 16  # 16 MiB of cached blob pages per trace at most (reads walk the blob nearly in order)
 _MAP_MIN = 1 << 20  # reads of at least this many bytes map the file instead of copying it
 _CAN_MAP = all(hasattr(mmap, n) for n in ("MAP_SHARED", "PROT_READ"))
 _U8 = np.dtype(np.uint8)
@@ -73,6 +73,9 @@ class ShardFiles:
         self._tensors: dict[tuple[int, str], _Tensor] = {}
         self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self._blob_ok: dict[int, np.ndarray] = {}  # shard -> verified blob chunks
+
+    def path(self, i: int) -> Path:
+        return self._paths[i]
 
     def file(self, i: int) -> h5py.File:
         """Shard ``i``, opened on first use; at most ``_MAX_OPEN`` stay open."""

@@ -4,9 +4,12 @@ records): what a view and a comparison hold per record, measured with tracemallo
 from __future__ import annotations
 
 import gc
+import os
 import tracemalloc
 from pathlib import Path
 
+import h5py
+import numpy as np
 import pytest
 from padiff_trace.analyzer._calls import build_view
 from padiff_trace.analyzer._noise import noise_floor
@@ -67,3 +70,34 @@ def test_compare_transients_stay_small(traces: tuple[Path, Path]) -> None:
     rep, (_, peak) = _traced(lambda: analyzer.compare(*traces, atol=1e-4, rtol=0, quiet=True))
     assert rep.verdict == "DIVERGED" and rep.first_divergence.located.a.call.module == "layers.9000"
     assert peak / 40_000 < 1000, f"{peak / 40_000:.0f} bytes a record at the peak"
+
+
+def test_statistics_are_read_on_demand_and_verified_again(tmp_path: Path) -> None:
+    """The opened index holds no statistics (72 of a stored row's 148 bytes); ``Record.stats``
+    reads them from /records, verified again: bytes changed after opening are never a number."""
+    from padiff_trace import DamagedRecordError
+    from padiff_trace._schema import RECORD_DTYPE, STAT_FIELDS
+
+    path = _chain(tmp_path / "a", "paddle", 200, None)
+    tr = open_trace(path)
+    assert "stats" not in (tr.table.dtype.names or ()) and tr.table.dtype.itemsize < 100
+    rec = tr.record_at(7)
+    data = rec.read().astype(np.float64)
+    assert rec.stats["max"] == data.max() and rec.stats["min"] == data.min()
+    assert tr.stat_column("max")[7] == data.max()
+    shard = tr.shard_paths[0]
+    with h5py.File(shard, "r") as f:
+        ds = f["records"]
+        where = ds.id.get_chunk_info(0).byte_offset + int(tr.table["frow"][7]) * RECORD_DTYPE.itemsize
+    where += RECORD_DTYPE.fields["stats"][1] + 8 * STAT_FIELDS.index("max")  # type: ignore[index]
+    tr.close()  # files are opened again on the next read: only if they are the same file
+    st = shard.stat()
+    with open(shard, "r+b") as fh:  # the byte changes; inode, size and modification time do not
+        fh.seek(where)
+        b = fh.read(1)
+        fh.seek(where)
+        fh.write(bytes([b[0] ^ 0x40]))
+    os.utime(shard, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(DamagedRecordError, match="record 7"):
+        _ = rec.stats
+    assert np.isnan(tr.stat_column("max")[7]) and any("statistics" in str(d) for d in tr.damage)
