@@ -44,7 +44,7 @@ from padiff_trace.matching import canonical_type
 
 from ._calls import Call, TraceView
 
-__all__ = ["NOISE_FACTOR", "UNIT_ROUNDOFF", "NoiseFloor", "noise_floor", "pair_noise"]
+__all__ = ["NOISE_FACTOR", "UNIT_ROUNDOFF", "NoiseFloor", "noise_floor", "noise_ratio", "pair_noise"]
 
 NOISE_FACTOR = 4.0
 UNIT_ROUNDOFF = {
@@ -173,12 +173,15 @@ def noise_floor(view: TraceView) -> NoiseFloor:
                 if g is not None:
                     rel[g.row] = max(math.sqrt(total2 + total2 - enter), unit_roundoff(g.dtype))
                     scale[g.row] = max(_rms(g), seed)
+        pgrads = view.param_grads.get(step, {})
+        wanted = {mod for mod, _ in pgrads}  # only modules with parameter gradients: a record each
         first_in = {}
         for c in reversed(calls):
-            ins = c.tensor_inputs()
-            if ins:
-                first_in[c.module] = ins[0]
-        for (mod, _), r in view.param_grads.get(step, {}).items():
+            if c.module in wanted:
+                ins = c.tensor_inputs()
+                if ins:
+                    first_in[c.module] = ins[0]
+        for (mod, _), r in pgrads.items():
             rel[r.row] = max(math.sqrt(2.0 * total2), unit_roundoff(r.dtype))
             x = first_in.get(mod)
             s = seed
@@ -200,6 +203,11 @@ def _inside(view: TraceView, c: Call, anc: Call) -> bool:
     return any(p is anc for p in view.ancestors(c))  # cycle-safe walk up the parent links
 
 
+def noise_ratio(diff_rms: float, expected: float) -> float:
+    """How many times the expected RMS difference a measured one is."""
+    return diff_rms / expected if expected > 0 else (0.0 if diff_rms == 0 else math.inf)
+
+
 def pair_noise(a: Record, b: Record, fa: NoiseFloor, fb: NoiseFloor, diff_rms: float) -> dict[str, float | bool]:
     """The noise verdict of one A/B pair: expected RMS difference and whether ``diff_rms`` is within it."""
     if a.kind in (Kind.PARAM, Kind.BUFFER, Kind.MODEL_INPUT) and diff_rms == 0.0:
@@ -209,6 +217,6 @@ def pair_noise(a: Record, b: Record, fa: NoiseFloor, fb: NoiseFloor, diff_rms: f
     return {
         "expected_rms": expected,
         "diff_rms": diff_rms,
-        "ratio": diff_rms / expected if expected > 0 else (0.0 if diff_rms == 0 else math.inf),
+        "ratio": noise_ratio(diff_rms, expected),
         "within": diff_rms <= NOISE_FACTOR * expected,
     }

@@ -24,6 +24,7 @@ import numpy as np
 from padiff_trace import Record
 
 from ._metric_table import METRICS, Metrics
+from ._noise import noise_ratio
 from ._pairview import (
     F_METRICS,
     F_NOISE,
@@ -49,7 +50,7 @@ ROLES = (
     "model_input", "input", "output", "grad_output", "grad_input", "param", "buffer", "param_grad", "probe", "loss",
     "op_input", "op_output", "op_grad_output",
 )
-_NOISE_KEYS = ("expected_rms", "diff_rms", "ratio")
+_NOISE_KEYS = ("expected_rms", "diff_rms")  # stored; "ratio" is their quotient (``noise_ratio``)
 
 
 @dataclass(eq=False)
@@ -78,6 +79,12 @@ class PairTable(Sequence["PairResult"]):
         self.va, self.vb = va, vb
         self.metric_names = tuple(METRICS)
         self._ints = frozenset(n for n, d in METRICS.items() if d.fmt == "d")
+        # counts other than ``n`` (NaN and Inf counts) are nearly always 0: kept by row only when
+        # one is not (``counts``), so the dense matrix holds the other metrics (72 bytes a pair, not 128)
+        self._sparse = tuple(n for n in self.metric_names if n in self._ints and n != "n")
+        self._dense = tuple(n for n in self.metric_names if n not in self._sparse and n != "n")
+        self._dense_at = {n: j for j, n in enumerate(self._dense)}
+        self.counts: dict[int, tuple[float, ...]] = {}
         self.roles = list(ROLES)
         self._role_code = {r: i for i, r in enumerate(ROLES)}
         self.call_pairs: list[CallPair] = []
@@ -85,7 +92,7 @@ class PairTable(Sequence["PairResult"]):
         self._tol_index: dict[Tolerance, int] = {}
         self._a: dict[str, array[Any]] = {k: array(t) for k, t in (
             ("role", "B"), ("step", "i"), ("prank", "B"), ("seq_a", "q"), ("seq_b", "q"), ("call_a", "q"), ("cp", "i"),
-            ("tol", "i"), ("flags", "B"), ("values", "d"), ("noise", "d"), ("arg_at", "q"), ("arg_len", "B"), ("args", "q"),
+            ("tol", "i"), ("flags", "B"), ("n", "d"), ("values", "d"), ("noise", "d"), ("arg_at", "q"), ("arg_len", "B"), ("args", "q"),
         )}
         # rare or variable-size data, keyed by row
         self.reasons: dict[int, str] = {}
@@ -120,7 +127,11 @@ class PairTable(Sequence["PairResult"]):
         if m is not None:
             flags |= F_METRICS | (F_STATS_ONLY if m.stats_only else 0)
             vals = m.values
-            c["values"].extend([float(vals.get(n, math.nan)) for n in self.metric_names])
+            c["values"].extend([float(vals.get(n, math.nan)) for n in self._dense])
+            c["n"].append(float(vals.get("n", math.nan)))
+            sparse = tuple(float(vals.get(n, 0)) for n in self._sparse)
+            if any(sparse):
+                self.counts[i] = sparse
             c["arg_at"].append(len(c["args"]))
             c["arg_len"].append(len(m.argmax))
             c["args"].extend(m.argmax)
@@ -129,14 +140,15 @@ class PairTable(Sequence["PairResult"]):
             if m.uncomparable:
                 self.uncomparable[i] = m.uncomparable
         else:
-            c["values"].extend([math.nan] * len(self.metric_names))
+            c["values"].extend([math.nan] * len(self._dense))
+            c["n"].append(math.nan)
             c["arg_at"].append(0)
             c["arg_len"].append(0)
         if d.noise is not None:
             flags |= F_NOISE | (F_WITHIN if d.noise["within"] else 0)
             c["noise"].extend([float(d.noise[k]) for k in _NOISE_KEYS])
         else:
-            c["noise"].extend([math.nan] * 3)
+            c["noise"].extend([math.nan] * len(_NOISE_KEYS))
         c["flags"].append(flags)
         if d.reason:
             self.reasons[i] = d.reason
@@ -164,7 +176,7 @@ class PairTable(Sequence["PairResult"]):
 
     def finish(self) -> PairTable:
         """Turn the columns into arrays sorted by (step, phase, A's sequence number)."""
-        n, nm = self._n, len(self.metric_names)
+        n, nm = self._n, len(self._dense)
         a = self._a
 
         def raw(k: str) -> np.ndarray:
@@ -190,7 +202,9 @@ class PairTable(Sequence["PairResult"]):
         if n and not np.array_equal(order, np.arange(n)):
             new = np.empty(n, np.intp)
             new[order] = np.arange(n)
-            sides: tuple[dict[int, Any], ...] = (self.reasons, self.referees, self.records, self.perms, self.extras, self.uncomparable)
+            sides: tuple[dict[int, Any], ...] = (
+                self.reasons, self.referees, self.records, self.perms, self.extras, self.uncomparable, self.counts,
+            )
             for side in sides:
                 moved = {int(new[k]): v for k, v in side.items()}
                 side.clear()
@@ -226,7 +240,18 @@ class PairTable(Sequence["PairResult"]):
 
     def metric(self, name: str) -> np.ndarray:
         """One metric for every row (NaN where the pair has no metrics)."""
-        return self.col("values")[:, self.metric_names.index(name)]
+        j = self._dense_at.get(name)
+        if j is not None:
+            return self.col("values")[:, j]
+        if name not in self.metric_names:
+            raise KeyError(name)
+        if name == "n":
+            return self.col("n")
+        out = np.where(self.has_metrics, 0.0, math.nan)
+        k = self._sparse.index(name)
+        for i, vals in self.counts.items():
+            out[i] = vals[k]
+        return out
 
     def role_mask(self, *roles: str) -> np.ndarray:
         codes = [self._role_code[r] for r in roles if r in self._role_code]
@@ -290,10 +315,10 @@ class PairTable(Sequence["PairResult"]):
         if not flags & F_METRICS:
             return None
         ints = self._ints
-        values = {
-            n: (int(v) if n in ints and math.isfinite(v) else v)
-            for n, v in zip(self.metric_names, c["values"][i].tolist())
-        }
+        dense = dict(zip(self._dense, c["values"][i].tolist()))
+        dense["n"] = float(c["n"][i])
+        dense.update(zip(self._sparse, self.counts.get(i, (0.0,) * len(self._sparse))))
+        values = {n: (int(v) if n in ints and math.isfinite(v) else v) for n, v in ((k, dense[k]) for k in self.metric_names)}
         at, ln = int(c["arg_at"][i]), int(c["arg_len"][i])
         argmax = tuple(c["args"][at : at + ln].tolist())
         return Metrics(values, argmax, bool(flags & F_STATS_ONLY), dict(self.extras.get(i, {})), self.uncomparable.get(i, ""))
@@ -305,6 +330,7 @@ class PairTable(Sequence["PairResult"]):
         if not flags & F_NOISE:
             return None
         out: dict[str, Any] = dict(zip(_NOISE_KEYS, c["noise"][i].tolist()))
+        out["ratio"] = noise_ratio(out["diff_rms"], out["expected_rms"])
         out["within"] = bool(flags & F_WITHIN)
         return out
 

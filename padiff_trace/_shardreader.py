@@ -37,7 +37,7 @@ __all__ = ["ShardFiles"]
 
 _MAX_OPEN = 32
 _PAGE = 1 << 20  # blob bytes read and cached at a time (a multiple of the CRC chunk)
-_MAX_PAGES = 16  # 16 MiB of cached blob pages per trace at most (reads walk the blob nearly in order)
+_MAX_PAGES = 8  # 8 MiB of cached blob pages per trace at most (reads walk the blob nearly in order)
 _MAP_MIN = 1 << 20  # reads of at least this many bytes map the file instead of copying it
 _CAN_MAP = all(hasattr(mmap, n) for n in ("MAP_SHARED", "PROT_READ"))
 _U8 = np.dtype(np.uint8)
