@@ -7,6 +7,7 @@ then op-level records. ``compare()`` and the float64 referee (``_referee``) plan
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from padiff_trace import Kind, Record
 from padiff_trace.matching import WeightMap
 
-from ._calls import TraceView
+from ._calls import Call, TraceView, first_step
 from ._ops import PRODUCER_ROLES, Item, Links, OpCall, Producers, collect_ops, index_records, op_todo
 from ._pairing import Alignment, CallPair, pair_leaves
 from ._weights import pair_by_map
@@ -31,23 +32,22 @@ def plan(
     """Every (role, A record, B record, permutation, call pair) to compare, all steps, made
     as they are consumed (records are built from the index on the way: a list of them all
     would hold ~500 bytes a pair)."""
-    keyed = al.by_key()
-    steps_b = {s: {c.key: c for c in cs} for s, cs in vb.calls.items()}
     hidden_a = {c.key for c in al.hidden_a}
     ops_a, ops_b = collect_ops(va.trace), collect_ops(vb.trace)
     op_calls: list[tuple[Any, Any, CallPair]] = []  # planned last: their operands come from the module pairs
     base: dict[int, tuple[int, Any]] = {}  # producer pairs the op items link to (A seq -> B seq, perm)
     with_ops = bool(ops_a and ops_b)
+    in_order = all(x.a.id < y.a.id for x, y in itertools.pairwise(al.pairs))
+    aligned = first_step(va) if first_step(va) == first_step(vb) and in_order else None
+    keyed: dict[tuple[str, int], CallPair] | None = None
     for step, calls in va.calls.items():
-        b_by_key = steps_b.get(step, {})
-        for ca in calls:
-            if ca.key in hidden_a:
-                continue
-            cp = keyed.get(ca.key)
-            if cp is None:
-                continue
-            cb = b_by_key.get(cp.b.key)
-            if cb is None:
+        if step == aligned and _in_id_order(calls):
+            found = _by_order(calls, al.pairs)
+        else:  # another step: the aligned step's pairs by module and call index
+            keyed = keyed if keyed is not None else al.by_key()
+            found = _by_key(calls, keyed, vb.calls.get(step, []))
+        for ca, cp, cb in found:
+            if hidden_a and ca.key in hidden_a:
                 continue
             pair = cp if ca is cp.a else CallPair(ca, cb, cp.how, cp.entry)
             role_in = "model_input" if ca.parent == -1 and any(r.kind == Kind.MODEL_INPUT for r in ca.inputs) else "input"
@@ -129,3 +129,30 @@ def _children(view: Any) -> dict[int, list[Any]]:
 def _visible(call: Any, children: dict[int, list[Any]]) -> list[Record]:
     """What the ops of ``call`` can read besides weights: its inputs, the outputs of the calls inside it."""
     return [*call.inputs, *(o for c in children.get(call.id, []) for o in c.outputs)]
+
+
+def _in_id_order(calls: Sequence[Call]) -> bool:
+    return all(x.id < y.id for x, y in itertools.pairwise(calls))
+
+
+def _by_order(calls: Sequence[Call], pairs: Sequence[CallPair]) -> Iterator[tuple[Call, CallPair, Call]]:
+    """(A call, its pair, B call) of the aligned step: both lists in A's id order, walked side
+    by side (dicts by key over every call held ~100 bytes a call for the whole comparison)."""
+    j = 0
+    for ca in calls:
+        while j < len(pairs) and pairs[j].a.id < ca.id:
+            j += 1
+        if j < len(pairs) and pairs[j].a is ca:
+            yield ca, pairs[j], pairs[j].b
+
+
+def _by_key(
+    calls: Sequence[Call], keyed: Mapping[tuple[str, int], CallPair], calls_b: Sequence[Call]
+) -> Iterator[tuple[Call, CallPair, Call]]:
+    """(A call, the aligned pair of its module and call index, B's call of that step)."""
+    b_by_key = {c.key: c for c in calls_b}
+    for ca in calls:
+        cp = keyed.get(ca.key)
+        cb = b_by_key.get(cp.b.key) if cp is not None else None
+        if cp is not None and cb is not None:
+            yield ca, cp, cb
