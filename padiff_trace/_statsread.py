@@ -1,7 +1,7 @@
 """Record statistics read from ``/records`` when asked for, not kept in the opened index.
 
-The nine statistics are 72 of a row's 148 bytes; an opened trace of a million records held
-~70 MB of them that a comparison reads a few of. The index keeps each row's place in its
+The eight statistics are 64 of a row's 148 bytes; an opened trace of a million records held
+~64 MB of them that a comparison reads a few of. The index keeps each row's place in its
 shard's ``/records`` (``frow``); statistics are read back a ``/records`` chunk at a time
 (the unit of the CRC-32 the writer stored), verified again (the file may have changed since
 it was opened: the shard is re-opened only if it is the same file), and a few decoded chunks
@@ -22,7 +22,7 @@ from ._shardreader import ShardFiles
 
 __all__ = ["StatsReader"]
 
-_KEEP = 8  # decoded chunks kept (4096 rows x 72 bytes each with the writer's chunking)
+_KEEP = 8  # decoded chunks kept (4096 rows x 64 bytes each with the writer's chunking)
 _NSTATS = len(STAT_FIELDS)
 
 
