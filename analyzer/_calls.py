@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,23 @@ from ._lazy import CallColumns, CallIndex, RecordMap
 __all__ = ["Call", "CallTree", "IdTable", "TraceView", "as_int_ids", "build_tree", "build_view", "first_step", "phase_rank", "shape_sig"]
 
 _FWD_KINDS = (Kind.MODEL_INPUT, Kind.MODULE_INPUT, Kind.MODULE_OUTPUT)
+
+
+class _Field:
+    """A field of a call kept in its column of the view's ``CallColumns`` (read and written there)."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, c: Call, owner: type | None = None) -> int:
+        col: array[int] = getattr(c._c, self.name)
+        return col[c._k]
+
+    def __set__(self, c: Call, value: int) -> None:
+        col: array[int] = getattr(c._c, self.name)
+        col[c._k] = value
 
 
 class Call:
@@ -39,33 +57,11 @@ class Call:
         c._c, c._k, c.module, c.module_type = cols, k, module, module_type
         return c
 
-    @property
-    def id(self) -> int:
-        return self._c.id[self._k]
-
-    @property
-    def step(self) -> int:
-        return self._c.step[self._k]
-
-    @property
-    def parent(self) -> int:
-        return self._c.parent[self._k]
-
-    @parent.setter
-    def parent(self, value: int) -> None:
-        self._c.parent[self._k] = value
-
-    @property
-    def call_index(self) -> int:
-        return self._c.call_index[self._k]
-
-    @property
-    def depth(self) -> int:
-        return self._c.depth[self._k]
-
-    @depth.setter
-    def depth(self, value: int) -> None:
-        self._c.depth[self._k] = value
+    id = _Field()
+    step = _Field()
+    parent = _Field()
+    call_index = _Field()
+    depth = _Field()
 
     def __repr__(self) -> str:
         return f"Call({self.id}, {self.label!r}, {self.module_type!r})"
@@ -339,8 +335,8 @@ def shape_sig(recs: list[Record]) -> tuple[tuple[int, ...], ...]:
 
 def as_int_ids(values: Sequence[object]) -> np.ndarray:
     """Dense integer ids of hashable values (equal values, equal ids)."""
-    table: dict[object, int] = {}
-    return np.array([table.setdefault(v, len(table)) for v in values], dtype=np.int64)
+    table = IdTable()
+    return np.array([table.id(v) for v in values], dtype=np.int64)
 
 
 class IdTable:

@@ -14,6 +14,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 
+import h5py
 import numpy as np
 
 from ._open import H5_ERRORS, short
@@ -82,7 +83,7 @@ class StatsReader:
             got = self._layout[shard] = (per, crcs)
         return got[0]
 
-    def _records(self, shard: int):  # type: ignore[no-untyped-def]
+    def _records(self, shard: int) -> h5py.Dataset:
         try:
             return self._shards.file(shard)["records"]
         except H5_ERRORS as exc:
