@@ -282,6 +282,8 @@ def _calls_of(trace: Trace) -> tuple[dict[int, list[Call]], Mapping[int, Call]]:
     is_out = kind[rows] == int(Kind.MODULE_OUTPUT)
     order = np.lexsort((rows, is_out, cid[rows]))
     grouped, is_out = rows[order], is_out[order]
+    if len(t) < np.iinfo(np.int32).max:
+        grouped = grouped.astype(np.int32)  # rows of the trace's index, 4 bytes each
     calls: dict[int, list[Call]] = defaultdict(list)
     all_calls: list[Call] = []  # in id order
     if not len(grouped):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["CallColumns", "CallIndex", "RecordMap", "RowMap"]
 
 K = TypeVar("K")
+_INT32 = np.iinfo(np.int32)
 C = TypeVar("C")
 
 
@@ -47,6 +48,9 @@ class CallColumns:
         c = cls(trace, rows)
         for name, values in columns.items():
             col: array[int] = getattr(c, name)
+            if col.typecode == "q" and (not len(values) or _INT32.min < int(values.min()) <= int(values.max()) < _INT32.max):
+                col = array("i")  # ids and positions that fit: 4 bytes each, not 8
+                setattr(c, name, col)
             col.frombytes(np.ascontiguousarray(values, dtype=np.int64 if col.typecode == "q" else np.int32).tobytes())
         c.depth.frombytes(bytes(4 * len(c.id)))
         return c

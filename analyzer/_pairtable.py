@@ -50,6 +50,8 @@ ROLES = (
     "model_input", "input", "output", "grad_output", "grad_input", "param", "buffer", "param_grad", "probe", "loss",
     "op_input", "op_output", "op_grad_output",
 )
+_WIDENS = ("seq_a", "seq_b", "call_a", "arg_at")
+_INT32_MAX = 2**31 - 1
 _NOISE_KEYS = ("expected_rms", "diff_rms")  # stored; "ratio" is their quotient (``noise_ratio``)
 
 
@@ -91,8 +93,8 @@ class PairTable(Sequence["PairResult"]):
         self.tolerances: list[Tolerance] = []
         self._tol_index: dict[Tolerance, int] = {}
         self._a: dict[str, array[Any]] = {k: array(t) for k, t in (
-            ("role", "B"), ("step", "i"), ("prank", "B"), ("seq_a", "q"), ("seq_b", "q"), ("call_a", "q"), ("cp", "i"),
-            ("tol", "i"), ("flags", "B"), ("n", "d"), ("values", "d"), ("noise", "d"), ("arg_at", "q"), ("arg_len", "B"), ("args", "q"),
+            ("role", "B"), ("step", "i"), ("prank", "B"), ("seq_a", "i"), ("seq_b", "i"), ("call_a", "i"), ("cp", "i"),
+            ("tol", "i"), ("flags", "B"), ("n", "d"), ("values", "d"), ("noise", "d"), ("arg_at", "i"), ("arg_len", "B"), ("args", "q"),
         )}
         # rare or variable-size data, keyed by row
         self.reasons: dict[int, str] = {}
@@ -101,6 +103,7 @@ class PairTable(Sequence["PairResult"]):
         self.perms: dict[int, tuple[int, ...]] = {}
         self.extras: dict[int, dict[str, float]] = {}
         self.uncomparable: dict[int, str] = {}
+        self._narrow = True  # the columns of _WIDENS are int32 until a value needs more
         self._n = 0
         self._cols: dict[str, np.ndarray] | None = None
 
@@ -115,9 +118,12 @@ class PairTable(Sequence["PairResult"]):
         c["role"].append(code)
         c["step"].append(d.step)
         c["prank"].append(d.order[1])
-        c["seq_a"].append(int(d.a.seq))
-        c["seq_b"].append(int(d.b.seq))
-        c["call_a"].append(int(d.a.call))
+        sa, sb, ca = int(d.a.seq), int(d.b.seq), int(d.a.call)
+        if self._narrow and max(abs(sa), abs(sb), abs(ca), len(c["args"]) + 256) >= _INT32_MAX:
+            self._widen()
+        c["seq_a"].append(sa)
+        c["seq_b"].append(sb)
+        c["call_a"].append(ca)
         c["cp"].append(self._intern_cp(d.call_pair))
         c["tol"].append(self._intern_tol(d.tol))
         if not (_own(d.a, self.va) and _own(d.b, self.vb)):
@@ -157,6 +163,12 @@ class PairTable(Sequence["PairResult"]):
         if d.perm is not None:
             self.perms[i] = d.perm
         self._n += 1
+
+    def _widen(self) -> None:
+        """Sequence numbers, call ids and argmax offsets as int64 from now on (they start as int32)."""
+        for k in _WIDENS:
+            self._a[k] = array("q", self._a[k])
+        self._narrow = False
 
     def _intern_cp(self, cp: CallPair | None) -> int:
         if cp is None:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._integrity import Damage
-from ._shardindex import INDEX_DTYPE, STRING_COLUMNS, ShardIndex
+from ._shardindex import INDEX_DTYPE, STRING_COLUMNS, ShardIndex, compact
 
 __all__ = ["Merged", "merge"]
 
@@ -22,7 +22,7 @@ __all__ = ["Merged", "merge"]
 @dataclass
 class Merged:
     rows: np.ndarray
-    shard_of: np.ndarray  # int32: position of each row's shard in the trace's list of files
+    shard_of: np.ndarray  # int16 (int32 past 32k shards): position of each row's shard in the trace's list of files
     strings: list[str]
     damage: list[Damage]
     bad: dict[int, Damage]  # seq -> why its data cannot be read
@@ -94,7 +94,8 @@ def merge(loaded: list[tuple[int, ShardIndex]], damage: list[Damage], max_seq_hi
                 damage.append(Damage(where[int(all_shards[i])], f"record {int(seqs[i])}", "seq also in another shard: not read", lost=1))
                 bad.pop(int(seqs[i]), None)
             all_rows, all_shards = all_rows[~drop], all_shards[~drop]
-        out.rows, out.shard_of = all_rows, all_shards
+        fewer = len(all_shards) and int(all_shards.max()) < np.iinfo(np.int16).max
+        out.rows, out.shard_of = compact(all_rows), all_shards.astype(np.int16) if fewer else all_shards
         if len(all_rows):
             max_seq = max(max_seq, int(all_rows["seq"][-1]))
     if out.summary and isinstance(out.summary.get("records"), int):

@@ -85,18 +85,31 @@ class Record:
 
 
 class SeqIndex:
-    """Sequence number -> row: a binary search where the rows are sorted by sequence number
-    (as the merge leaves them; no per-record dict), a dict otherwise."""
+    """Sequence number -> row: arithmetic where the rows hold consecutive numbers (a trace
+    read whole), a binary search where they are sorted (as the merge leaves them; no
+    per-record dict), a dict otherwise."""
 
     def __init__(self, seqs: np.ndarray) -> None:
+        n = len(seqs)
+        self._first = int(seqs[0]) if n else 0
+        self._n = n
+        self._seqs: np.ndarray | None = None
+        self._dict: dict[int, int] | None = None
+        if n and int(seqs[-1]) - self._first == n - 1 and bool(np.all(np.diff(seqs) == 1)):
+            return  # consecutive: row = seq - first
         self._seqs = np.ascontiguousarray(seqs)  # a field of the index is strided: searchsorted would copy it
-        seqs = self._seqs
-        self._sorted = bool(len(seqs) < 2 or np.all(seqs[1:] > seqs[:-1]))
-        self._dict = None if self._sorted else {int(x): i for i, x in enumerate(seqs.tolist())}
+        if not (n < 2 or np.all(self._seqs[1:] > self._seqs[:-1])):
+            self._dict = {int(x): i for i, x in enumerate(self._seqs.tolist())}
+            self._seqs = None
 
     def __getitem__(self, seq: int) -> int:
         if self._dict is not None:
             return self._dict[seq]
+        if self._seqs is None:
+            i = seq - self._first
+            if 0 <= i < self._n:
+                return i
+            raise KeyError(seq)
         i = int(np.searchsorted(self._seqs, seq))
         if i < len(self._seqs) and self._seqs[i] == seq:
             return i

@@ -28,7 +28,7 @@ from ._integrity import ROOT_ATTRS, Damage, attrs_crc, split_strings, unescape
 from ._open import H5_ERRORS, short
 from ._schema import RECORD_DTYPE, DataLoc, Kind, Phase
 
-__all__ = ["INDEX_DTYPE", "STRING_COLUMNS", "ShardIndex", "identity", "load_shard", "narrow", "parse_shape"]
+__all__ = ["INDEX_DTYPE", "STRING_COLUMNS", "ShardIndex", "compact", "identity", "load_shard", "narrow", "parse_shape"]
 
 STRING_COLUMNS = ("module", "module_type", "position", "dtype", "shape", "device", "stack")
 _KINDS = np.array(sorted(int(k) for k in Kind), dtype=np.uint8)
@@ -50,6 +50,31 @@ def narrow(part: np.ndarray, first_row: int) -> np.ndarray:
         if name != "frow":
             out[name] = part[name]
     out["frow"] = np.arange(first_row, first_row + len(part), dtype=np.int32)
+    return out
+
+
+_SMALL = 1 << 30  # an int64 column whose values are all smaller in magnitude is kept as int32: a sum of two still fits
+
+
+def compact(rows: np.ndarray) -> np.ndarray:
+    """``rows`` with each int64 column that holds only small values stored as int32 (sequence
+    numbers, call ids, offsets and sizes of a trace under a GiB: 24 bytes a record less).
+    Readers take fields by name and convert to Python ints, so the narrower type is invisible."""
+    names = rows.dtype.names or ()
+    fields = []
+    for name in names:
+        dt = rows.dtype.fields[name][0]  # type: ignore[index]
+        if dt == np.int64:
+            col = rows[name]
+            if not len(col) or (int(col.min()) > -_SMALL and int(col.max()) < _SMALL):
+                dt = np.dtype("<i4")
+        fields.append((name, dt))
+    narrowed = np.dtype(fields)
+    if narrowed == rows.dtype:
+        return rows
+    out = np.empty(len(rows), narrowed)
+    for name in names:
+        out[name] = rows[name]
     return out
 
 
