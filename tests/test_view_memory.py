@@ -15,7 +15,7 @@ from padiff_trace.analyzer._calls import build_view
 from padiff_trace.analyzer._noise import noise_floor
 from test_report_stream import _chain
 
-from padiff_trace import Record, analyzer, open_trace
+from padiff_trace import Kind, Phase, Record, RecordHeader, TraceWriter, analyzer, open_trace
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +101,78 @@ def test_statistics_are_read_on_demand_and_verified_again(tmp_path: Path) -> Non
     with pytest.raises(DamagedRecordError, match="record 7"):
         _ = rec.stats
     assert np.isnan(tr.stat_column("max")[7]) and any("statistics" in str(d) for d in tr.damage)
+
+
+def _ids_chain(path: Path, framework: str, first_id: int, calls: int, bad: int | None) -> Path:
+    """``_chain`` with call ids starting at ``first_id`` (large ids: the index keeps int64)."""
+    base = np.linspace(-1, 1, 8, dtype=np.float32)
+    with TraceWriter(path, {"framework": framework}) as w:
+        w.append(RecordHeader(0, Phase.FORWARD, Kind.MODEL_INPUT, "", "Net", first_id, -1, 0, "args[0]"), base)
+        for i in range(calls):
+            y = base * np.float32(i + 2) + (np.float32(0.5) if i == bad else np.float32(0))
+            cid = first_id + 1 + i
+            w.append(RecordHeader(0, Phase.FORWARD, Kind.MODULE_INPUT, f"layers.{i}", "Linear", cid, first_id, 0, "args[0]"), base)
+            w.append(RecordHeader(0, Phase.FORWARD, Kind.MODULE_OUTPUT, f"layers.{i}", "Linear", cid, first_id, 0, "out"), y)
+        w.append(RecordHeader(0, Phase.FORWARD, Kind.MODULE_OUTPUT, "", "Net", first_id, -1, 0, "out"), base)
+    return path
+
+
+@pytest.mark.parametrize(("first_id", "wide"), [(1, False), (2**40, True)])
+def test_index_columns_are_int32_only_where_every_value_fits(tmp_path: Path, first_id: int, wide: bool) -> None:
+    """Small traces keep 4-byte sequence numbers, ids and offsets; a column holding one large
+    value stays int64, and both compare the same (the planted call is found)."""
+    a = _ids_chain(tmp_path / "a", "paddle", first_id, 40, None)
+    b = _ids_chain(tmp_path / "b", "torch", first_id, 40, 31)
+    tr = open_trace(a)
+    t = tr.table
+    assert t["seq"].dtype == np.int32 and t["offset"].dtype == np.int32
+    assert t["call"].dtype == (np.int64 if wide else np.int32) and t["parent"].dtype == t["call"].dtype
+    assert [r.call for r in tr.select(module="layers.3")] == [first_id + 4] * 2
+    assert tr[5].seq == 5 and 5 in tr and 10**6 not in tr and -1 not in tr
+    rep = analyzer.compare(a, b, atol=1e-4, rtol=0, quiet=True)
+    assert rep.verdict == "DIVERGED" and rep.first_divergence.located.a.call.module == "layers.31"
+    assert rep.first_divergence.located.a.call.id == first_id + 32
+
+
+def test_compact_narrows_column_by_column() -> None:
+    from padiff_trace._shardindex import INDEX_DTYPE, compact
+
+    rows = np.zeros(3, INDEX_DTYPE)
+    rows["seq"] = [0, 1, 2]
+    rows["offset"] = [0, 2**30 - 1, 2**30]  # the last one does not fit: a sum of two would overflow int32
+    rows["call"] = [-1, -(2**30) + 1, 7]
+    out = compact(rows)
+    assert out.dtype["seq"] == np.int32 and out.dtype["call"] == np.int32 and out.dtype["offset"] == np.int64
+    for name in INDEX_DTYPE.names or ():
+        assert out[name].tolist() == rows[name].tolist()
+    assert compact(out) is out
+
+
+@pytest.mark.parametrize("seqs", [[3, 4, 5, 6], [0, 2, 5, 9], [9, 2, 5, 0], [], [7]])
+def test_seq_index_finds_every_row_and_nothing_else(seqs: list[int]) -> None:
+    from padiff_trace._record import SeqIndex
+
+    ix = SeqIndex(np.array(seqs, dtype=np.int32))
+    assert [ix[s] for s in seqs] == list(range(len(seqs)))
+    for missing in (-1, 1, 8, 10, 2**40):
+        if missing not in seqs:
+            assert missing not in ix
+            with pytest.raises(KeyError):
+                ix[missing]
+
+
+def test_pair_table_widens_to_int64_when_a_value_needs_it(traces: tuple[Path, Path]) -> None:
+    import dataclasses
+
+    from padiff_trace.analyzer._pairtable import PairDraft, PairTable
+    from padiff_trace.analyzer._tolerance import Tolerance
+
+    va, vb = build_view(open_trace(traces[0])), build_view(open_trace(traces[1]))
+    table = PairTable(va, vb)
+    tol = Tolerance(1e-4, 0.0, "abs")
+    ra, rb = va.trace[3], vb.trace[3]
+    for a in (ra, dataclasses.replace(ra, seq=2**40), ra):
+        table.append(PairDraft("output", 0, a, rb, None, None, tol, None, True, "", (0, 1, int(a.seq))))
+    table.finish()
+    assert table.col("seq_a").dtype == np.int64 and table.col("seq_a").tolist() == [3, 3, 2**40]
+    assert table.col("seq_b").tolist() == [3, 3, 3] and table.record(1, 0) == ra
