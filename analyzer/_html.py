@@ -159,7 +159,7 @@ def table_rows(report: Report, limit: int = TABLE_ROWS) -> dict[str, tuple[np.nd
             at = int(np.searchsorted(rows, first))
             keep.update(rows[max(0, at - limit // 8) : at + limit // 8].tolist())
         keep.update(rows[failed[rows]][: limit // 2].tolist())  # failing rows, up to half the table
-        for r in rows.tolist():  # then the first rows
+        for r in rows[: limit + len(keep)].tolist():  # then the first rows (enough of them: some are kept already)
             if len(keep) >= limit:
                 break
             keep.add(r)

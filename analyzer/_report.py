@@ -36,6 +36,7 @@ __all__ = ["PairResult", "Report", "Divergence", "Amplifier", "SCHEMA_VERSION", 
 
 SCHEMA_VERSION = 1
 _FWD_ROLES = ("model_input", "input", "output", "probe", "loss")
+_BLOCK = 1 << 16  # pairs turned into Python numbers at a time
 _EPS = {"float64": 2.2e-16, "float32": 1.2e-7, "float16": 9.8e-4, "bfloat16": 7.8e-3}
 
 
@@ -131,7 +132,9 @@ class Report:
         if first.role.startswith("op_") and first.role != "op_input":  # the op's own inputs
             rows = t.role_mask("op_input") & (t.col("call_a") == first.a.call)
         elif cp is not None and first.role not in ("model_input", "input"):
-            same = np.array([c.a is cp.a for c in t.call_pairs] + [False], dtype=bool)  # [-1]: no call pair
+            n = len(t.call_pairs)
+            same = np.zeros(n + 1, dtype=bool)  # [-1]: no call pair
+            same[:n] = np.fromiter((c.a is cp.a for c in t.call_pairs), bool, n)
             rows = same[t.col("cp")] & t.role_mask("input", "model_input")
         if rows is not None:
             errs = t.metric("rel_l2")[rows & t.has_metrics]
@@ -167,15 +170,23 @@ class Report:
                 first_out = np.full(len(ids), -1)
                 first_out[out_groups] = rows[at]
         groups = np.flatnonzero(np.isfinite(worst["in"]) & np.isfinite(worst["out"]))
-        eps = np.array([_EPS[_cls(t.record(int(first_out[g]), 0).dtype)] for g in groups.tolist()])
+        eps = np.fromiter((_EPS[_cls(t.record(int(r), 0).dtype)] for r in first_out[groups]), np.float64, len(groups))
         ratio = worst["out"][groups] / np.maximum(worst["in"][groups], eps) if len(groups) else np.zeros(0)
+        del eps
         # a container whose jump is explained by a call inside it is not the culprit
         view = self.a
         best_inside: dict[int, float] = {}
-        for g, r in zip(groups.tolist(), ratio.tolist()):
-            for anc in view.ancestors(cps[first_cp[g]].a):
-                best_inside[anc.id] = max(best_inside.get(anc.id, 0.0), r)
-        bound = np.array([10 * best_inside.get(i, 0.0) for i in ids[groups].tolist()])
+        for lo in range(0, len(groups), _BLOCK):  # a block at a time: no list of a million numbers
+            for g, r in zip(groups[lo : lo + _BLOCK].tolist(), ratio[lo : lo + _BLOCK].tolist()):
+                for anc in view.ancestors(cps[first_cp[g]].a):
+                    best_inside[anc.id] = max(best_inside.get(anc.id, 0.0), r)
+        inside = np.zeros(len(ids))  # per group: the largest ratio of a call inside it
+        if best_inside:
+            keys = np.fromiter(best_inside, np.int64, len(best_inside))
+            at = np.minimum(np.searchsorted(ids, keys), len(ids) - 1)
+            hit = ids[at] == keys
+            inside[at[hit]] = np.fromiter(best_inside.values(), np.float64, len(best_inside))[hit]
+        bound = 10 * inside[groups]
         keep = np.flatnonzero((ratio > bound) & (ratio > 1.0)) if len(groups) else groups
         keep = keep[np.argsort(first_cp[groups[keep]], kind="stable")]  # ties: in call pair order
         amps = [

@@ -15,9 +15,11 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import numpy as np
+import numpy as np
 
+from ._pairview import PairSubset
+
+if TYPE_CHECKING:
     from ._report import PairResult
 
 __all__ = ["SERIES", "error_plot"]
@@ -29,24 +31,43 @@ _TIPS = 1000  # pairs up to which every position has a tooltip (~230 bytes each)
 _POINTS = 2000  # points per curve at most
 
 
-def _positive(v: float | None) -> float | None:
-    return v if v is not None and math.isfinite(v) and v > 0 else None
+def _positive(v: np.ndarray) -> np.ndarray:
+    """The values that can be drawn on a log scale (finite, > 0); NaN elsewhere."""
+    v = np.asarray(v, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(v) & (v > 0), v, np.nan)
+
+
+def _pair_columns(pairs: Sequence[PairResult], amplifiers: set[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(passed, pair index, whether A's call is an amplifier) per position: from the table's
+    columns for rows of a ``PairTable``, pair by pair otherwise."""
+    if isinstance(pairs, PairSubset):
+        t, rows = pairs.table, pairs.rows
+        slots = [k for k, cp in enumerate(t.call_pairs) if cp.a.id in amplifiers] if amplifiers else []
+        return t.passed[rows], np.asarray(rows), np.isin(t.col("cp")[rows], slots)
+    n = len(pairs)
+    passed = np.fromiter((bool(p.passed) for p in pairs), bool, n)
+    index = np.fromiter((p.index for p in pairs), np.int64, n)
+    amp = np.fromiter((p.call_pair is not None and p.call_pair.a.id in amplifiers for p in pairs), bool, n)
+    return passed, index, amp
 
 
 def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None, amplifiers: set[int],
                values: Mapping[str, np.ndarray] | None = None) -> str:
     """An SVG plot of ``pairs`` (with metrics) in order; ``amplifiers``: ids of A's calls to mark.
-    ``values``: each series' metric for the pairs, when the caller has them as columns."""
+    ``values``: each series' metric for the pairs, when the caller has them as columns. Work is
+    numpy over the columns; a pair is built only where the plot names it (a tooltip)."""
     n = len(pairs)
-    if values is not None:
-        ys = {key: [_positive(v) for v in values[key].tolist()] for key, _, _ in SERIES}
-    else:
-        ys = {key: [_positive(p.metrics.values.get(key)) if p.metrics else None for p in pairs] for key, _, _ in SERIES}
-    seen = [v for vals in ys.values() for v in vals if v is not None]
-    e0 = math.floor(math.log10(min(seen))) if seen else -12
-    e1 = math.ceil(math.log10(max(seen))) if seen else 0
+    if values is None:
+        values = {key: np.array([_value(p, key) for p in pairs], dtype=np.float64) for key, _, _ in SERIES}
+    ys = {key: _positive(values[key]) for key, _, _ in SERIES}
+    present = [v[~np.isnan(v)] for v in ys.values()]
+    present = [v for v in present if len(v)]
+    e0 = math.floor(math.log10(min(float(v.min()) for v in present))) if present else -12
+    e1 = math.ceil(math.log10(max(float(v.max()) for v in present))) if present else 0
     e1 = max(e1, e0 + 1)
     pw, ph = W - _L - _R, H - _T - _B
+    passed, index, amp = _pair_columns(pairs, amplifiers)
 
     def x(i: int) -> float:
         return _L + pw * (i / max(n - 1, 1))
@@ -74,27 +95,21 @@ def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None,
                 continue
             pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in seg)
             out.append(f'<polyline class="series" stroke="{colour}" points="{pts}"/>')
-    fails = 0
-    for i, p in enumerate(pairs):
-        mark = ys["mean_abs"][i] or ys["max_abs"][i]
-        if not p.passed and mark is not None and fails < _POINTS:  # more would overlap on ~800 pixels
-            fails += 1
-            out.append(f'<path class="fail" d="M{x(i) - 4:.1f} {y(mark) - 4:.1f}l8 8m0 -8l-8 8"/>')
-        rel = ys["rel_l2"][i]
-        if p.call_pair is not None and p.call_pair.a.id in amplifiers and rel is not None:
-            out.append(f'<path class="amp" d="M{x(i):.1f} {y(rel) - 6:.1f}l6 6l-6 6l-6 -6z"/>')
-        if p.index == first_index:
-            out.append(f'<line class="first" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{_T}" y2="{H - _B}"/>'
-                       f'<text class="first" x="{x(i) + 4:.1f}" y="{_T + 10}">first divergence</text>')
+    mark = np.where(np.isnan(ys["mean_abs"]), ys["max_abs"], ys["mean_abs"])
+    rel = ys["rel_l2"]
+    for i in np.flatnonzero(~passed & ~np.isnan(mark))[:_POINTS].tolist():  # more would overlap on ~800 pixels
+        out.append(f'<path class="fail" d="M{x(i) - 4:.1f} {y(float(mark[i])) - 4:.1f}l8 8m0 -8l-8 8"/>')
+    for i in np.flatnonzero(amp & ~np.isnan(rel)).tolist():
+        out.append(f'<path class="amp" d="M{x(i):.1f} {y(float(rel[i])) - 6:.1f}l6 6l-6 6l-6 -6z"/>')
+    for i in np.flatnonzero(index == first_index).tolist() if first_index is not None else []:
+        out.append(f'<line class="first" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{_T}" y2="{H - _B}"/>'
+                   f'<text class="first" x="{x(i) + 4:.1f}" y="{_T + 10}">first divergence</text>')
     col = pw / max(n, 1)
-    tips = 0
-    for i, p in enumerate(pairs):
-        key_pair = p.index == first_index or (p.call_pair is not None and p.call_pair.a.id in amplifiers)
-        if n <= _TIPS or key_pair or (not p.passed and tips < _TIPS):
-            tips += 1
-            vals = ", ".join(f"{label} {ys[key][i]:.3e}" for key, label, _ in SERIES if ys[key][i] is not None)
-            tip = escape(f"#{p.index} {p.a.name} [{p.a.module_type}] {'ok' if p.passed else 'FAIL'}: {vals or 'no error'}")
-            out.append(f'<rect class="hit" x="{x(i) - col / 2:.1f}" y="{_T}" width="{col:.1f}" height="{ph}"><title>{tip}</title></rect>')
+    for i in _tipped(passed, amp | (index == first_index)).tolist():
+        p = pairs[i]
+        vals = ", ".join(f"{label} {float(ys[key][i]):.3e}" for key, label, _ in SERIES if not np.isnan(ys[key][i]))
+        tip = escape(f"#{p.index} {p.a.name} [{p.a.module_type}] {'ok' if p.passed else 'FAIL'}: {vals or 'no error'}")
+        out.append(f'<rect class="hit" x="{x(i) - col / 2:.1f}" y="{_T}" width="{col:.1f}" height="{ph}"><title>{tip}</title></rect>')
     lx = W - _R - 330
     for k, (_, label, colour) in enumerate(SERIES):
         out.append(f'<line x1="{lx + k * 110}" x2="{lx + k * 110 + 18}" y1="14" y2="14" stroke="{colour}" stroke-width="2"/>'
@@ -103,17 +118,35 @@ def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None,
     return "".join(out)
 
 
-def _points(vals: list[float | None]) -> list[tuple[int, float | None]]:
-    """(position, value) of a curve; beyond ``_POINTS`` values, each bin of consecutive
-    positions keeps its largest value (at the bin's first position)."""
+def _value(p: PairResult, key: str) -> float:
+    v = p.metrics.values.get(key) if p.metrics is not None else None
+    return math.nan if v is None else float(v)
+
+
+def _tipped(passed: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Positions with a tooltip: all up to ``_TIPS`` pairs; beyond, the key pairs (first
+    divergence, amplifiers) and failing pairs while fewer than ``_TIPS`` tips are given."""
+    if len(passed) <= _TIPS:
+        return np.arange(len(passed))
+    # only the first _TIPS failing positions can get a tip: each failing one before counts
+    cand = np.union1d(np.flatnonzero(key), np.flatnonzero(~passed)[:_TIPS])
+    keep, tips = [], 0
+    for i in cand.tolist():
+        if key[i] or tips < _TIPS:
+            keep.append(i)
+            tips += 1
+    return np.array(keep, dtype=np.intp)
+
+
+def _points(vals: np.ndarray) -> list[tuple[int, float | None]]:
+    """(position, value) of a curve (NaN: none); beyond ``_POINTS`` values, each bin of
+    consecutive positions keeps its largest value (at the bin's first position)."""
     k = max(1, -(-len(vals) // _POINTS))
-    if k == 1:
-        return list(enumerate(vals))
-    out: list[tuple[int, float | None]] = []
-    for s in range(0, len(vals), k):
-        present = [v for v in vals[s : s + k] if v is not None]
-        out.append((s, max(present) if present else None))
-    return out
+    if k > 1:
+        padded = np.full(-(-len(vals) // k) * k, np.nan)
+        padded[: len(vals)] = vals
+        vals = np.fmax.reduce(padded.reshape(-1, k), axis=1)  # NaN only where a bin has no value
+    return [(i * k, None if math.isnan(v) else v) for i, v in enumerate(vals.tolist())]
 
 
 def _segments(points: list[tuple[int, float | None]]) -> list[list[tuple[int, float]]]:
