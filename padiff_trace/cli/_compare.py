@@ -62,6 +62,9 @@ def register(sub: Any) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from padiff_trace import analyzer
+    from padiff_trace._heap import release_freed_memory
+
+    release_freed_memory()  # a long analysis: large temporary arrays go back to the system when freed
 
     report = analyzer.compare(
         args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet,
