@@ -295,7 +295,7 @@ def _first_nonfinite(v: TraceView) -> Record | None:
     t = v.trace.table
     if not len(t):
         return None
-    bad = np.flatnonzero((v.trace.stat_column("nan") > 0) | (v.trace.stat_column("inf") > 0))
+    bad = np.flatnonzero((v.trace.stat_columns("nan", "inf") > 0).any(axis=1))
     return v.trace[int(t["seq"][bad[0]])] if len(bad) else None
 
 

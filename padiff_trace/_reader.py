@@ -196,9 +196,14 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
     def stat_column(self, name: str) -> np.ndarray:
         """One statistic of every record (float64 by row; NaN where its rows no longer read or
         verify, which is added to ``damage``). Reads the index's rows a stored chunk at a time."""
-        out = np.full(len(self._rows), np.nan)
-        field = STAT_FIELDS.index(name)
-        for rows, values in self._stats.column(self._shard_of, self._rows["frow"], field):
+        return self.stat_columns(name)[:, 0]
+
+    def stat_columns(self, *names: str) -> np.ndarray:
+        """Several statistics of every record in one read of ``/records``: a (records, names)
+        float64 matrix, NaN as in ``stat_column``."""
+        fields = [STAT_FIELDS.index(n) for n in names]
+        out = np.full((len(self._rows), len(fields)), np.nan)
+        for rows, values in self._stats.column(self._shard_of, self._rows["frow"], fields):
             if values is None:
                 where = self._shard_paths[int(self._shard_of[rows[0]])]
                 self._damage.append(Damage(where, f"statistics of {len(rows)} records", "unreadable since the trace was opened"))

@@ -5,7 +5,8 @@ The eight statistics are 64 of a row's 148 bytes; an opened trace of a million r
 shard's ``/records`` (``frow``); statistics are read back a ``/records`` chunk at a time
 (the unit of the CRC-32 the writer stored), verified again (the file may have changed since
 it was opened: the shard is re-opened only if it is the same file), and a few decoded chunks
-are kept. A chunk that no longer reads or verifies raises ``ValueError`` naming its rows.
+are kept. A chunk that no longer reads or verifies raises ``ValueError`` naming its rows
+(``at``) or comes back as None (``column``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 import h5py
 import numpy as np
 
+from ._errors import UserError
 from ._open import H5_ERRORS, short
 from ._schema import STAT_FIELDS
 from ._shardreader import ShardFiles
@@ -48,13 +50,17 @@ class StatsReader:
             self._cache.move_to_end((shard, k))
         return block[frow - k * per]
 
-    def column(self, shard_of: np.ndarray, frow: np.ndarray, field: int) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
-        """For each stored chunk holding rows of the index: (index rows, their statistic
-        ``field``), or (index rows, None) when the chunk no longer reads or verifies. Streams:
-        nothing is cached."""
+    def column(self, shard_of: np.ndarray, frow: np.ndarray, fields: list[int]) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+        """For each stored chunk holding rows of the index: (index rows, their statistics
+        ``fields`` as a (rows, fields) matrix), or (index rows, None) when the chunk no longer
+        reads or verifies. Streams: nothing is cached."""
         for shard in np.unique(shard_of).tolist():
             mine = np.flatnonzero(shard_of == shard)
-            per = self._per(shard)
+            try:
+                per = self._per(shard)
+            except (ValueError, OSError, UserError):  # the file is gone, replaced or unreadable now
+                yield mine, None
+                continue
             chunk_of = frow[mine] // per
             order = np.argsort(chunk_of, kind="stable")
             mine, chunk_of = mine[order], chunk_of[order]
@@ -63,10 +69,10 @@ class StatsReader:
                 rows, k = mine[lo:hi], int(chunk_of[lo])
                 try:
                     block = self._chunk(shard, k)
-                except ValueError:
+                except (ValueError, OSError, UserError):
                     yield rows, None
                     continue
-                yield rows, block[frow[rows] - k * per, field]
+                yield rows, block[(frow[rows] - k * per)[:, None], fields]
 
     def clear(self) -> None:
         self._cache.clear()
