@@ -5,8 +5,9 @@ the first few temporary numpy arrays every array below that size is carved from 
 and the heap only shrinks from its top: a comparison that builds and drops many arrays of a
 few MiB keeps their pages. A fixed threshold maps each block of at least 128 KiB on its own
 and unmaps it when freed. ``compare`` of two million-record traces peaked at 819 MiB with
-it and 890 without, in the same wall time (docs/benchmarks.md). The CLI's analysis commands
-call it; a recorder does not (the user's model keeps the allocator it was measured with).
+it and 890 without, in the same wall time (docs/benchmarks.md). The CLI's ``compare`` and
+``run`` call it (``run`` records in child processes, which start with glibc's defaults); a
+recorder does not (the user's model keeps the allocator it was measured with).
 """
 
 from __future__ import annotations
