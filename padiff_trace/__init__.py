@@ -29,6 +29,7 @@ from ._errors import (
     WeightTransferError,
 )
 from ._header import Frame, RecordHeader
+from ._heap import release_freed_memory
 from ._integrity import Damage, Health
 from ._reader import Record, Trace, is_trace, open_trace
 from ._schema import FORMAT_VERSION, STAT_FIELDS, Kind, Phase
@@ -73,6 +74,7 @@ __all__ = [
     "WeightTransferError",
     "WriterOptions",
     "is_trace",
+    "release_freed_memory",
     "open_trace",
     "csv_cell",
     "visible",

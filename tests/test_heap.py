@@ -14,7 +14,7 @@ import pytest
 _CHILD = """
 import ctypes, sys
 import numpy as np
-from padiff_trace._heap import release_freed_memory
+from padiff_trace import release_freed_memory
 class MI2(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in
                 ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]

@@ -61,8 +61,7 @@ def register(sub: Any) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from padiff_trace import analyzer
-    from padiff_trace._heap import release_freed_memory
+    from padiff_trace import analyzer, release_freed_memory
 
     release_freed_memory()  # a long analysis: large temporary arrays go back to the system when freed
 

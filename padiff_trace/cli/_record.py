@@ -212,8 +212,7 @@ def _say(line: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from padiff_trace import pipeline
-    from padiff_trace._heap import release_freed_memory
+    from padiff_trace import pipeline, release_freed_memory
 
     release_freed_memory()  # this process compares; the recorders are child processes with their own allocator
 
