@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import decode, storage_dtype, to_float64
-from ._errors import CorruptTraceError, FilterError, NotATraceError, TraceChangedError, UnsupportedVersionError
+from ._errors import CorruptTraceError, FilterError, NotATraceError, UnsupportedVersionError
 from ._header import Frame, stack_from_json
 from ._integrity import Damage
 from ._merge import merge
@@ -28,7 +28,7 @@ from ._schema import STAT_FIELDS, DataLoc, Kind, Phase
 from ._shardindex import ShardIndex, load_shard, parse_shape
 from ._shardreader import ShardFiles
 from ._stats import CHUNK_ELEMS
-from ._statsread import StatsReader
+from ._statsread import READ_FAILURES, StatsReader
 from ._tracedir import lock_holder, shard_number
 from ._verify import TraceIntegrity
 
@@ -189,7 +189,7 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         from its shard and verified again (``DamagedRecordError`` when they no longer verify)."""
         try:
             return self._stats.at(int(self._shard_of[row]), int(self._rows["frow"][row]))
-        except (ValueError, OSError, TraceChangedError) as exc:
+        except READ_FAILURES as exc:
             seq = int(self._rows["seq"][row])
             raise self._damaged_error(row, Damage(self._shard_paths[int(self._shard_of[row])], f"record {seq}", str(exc))) from None
 

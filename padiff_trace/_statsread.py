@@ -23,8 +23,11 @@ from ._open import H5_ERRORS, short
 from ._schema import STAT_FIELDS
 from ._shardreader import ShardFiles
 
-__all__ = ["StatsReader"]
+__all__ = ["READ_FAILURES", "StatsReader"]
 
+# what reading statistics back can raise once the trace is open: an unreadable or failing chunk
+# (ValueError), the OS, a shard file gone, replaced or no longer HDF5 (UserError)
+READ_FAILURES = (ValueError, OSError, UserError)
 _KEEP = 8  # decoded chunks kept (4096 rows x 64 bytes each with the writer's chunking)
 _NSTATS = len(STAT_FIELDS)
 
@@ -58,7 +61,7 @@ class StatsReader:
             mine = np.flatnonzero(shard_of == shard)
             try:
                 per = self._per(shard)
-            except (ValueError, OSError, UserError):  # the file is gone, replaced or unreadable now
+            except READ_FAILURES:
                 yield mine, None
                 continue
             chunk_of = frow[mine] // per
@@ -69,7 +72,7 @@ class StatsReader:
                 rows, k = mine[lo:hi], int(chunk_of[lo])
                 try:
                     block = self._chunk(shard, k)
-                except (ValueError, OSError, UserError):
+                except READ_FAILURES:
                     yield rows, None
                     continue
                 yield rows, block[(frow[rows] - k * per)[:, None], fields]

@@ -192,3 +192,15 @@ def test_a_statistics_column_of_a_replaced_shard_is_damage_not_a_traceback(tmp_p
     os.replace(next((tmp_path / "b").glob("shard-*.h5")), shard)  # another file under the same name
     col = tr.stat_column("max")
     assert np.isnan(col).all() and any("statistics of" in str(d) and shard.name in str(d) for d in tr.damage)
+
+
+def test_statistics_of_a_shard_that_is_no_longer_hdf5_are_a_damaged_record(tmp_path: Path) -> None:
+    from padiff_trace import DamagedRecordError
+
+    tr = open_trace(_chain(tmp_path / "a", "paddle", 20, None))
+    rec = tr.record_at(3)
+    tr.close()
+    tr.shard_paths[0].write_bytes(b"not a trace any more" * 100)
+    with pytest.raises(DamagedRecordError, match="record 3"):
+        _ = rec.stats
+    assert np.isnan(tr.stat_column("max")).all()
