@@ -18,7 +18,9 @@ from tqdm import tqdm
 from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trace, visible
 from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
 
+from ._boundary import absorb_boundaries, absorb_unused_inputs
 from ._calls import TraceView, build_view, phase_rank
+from ._conventions import apply_conventions
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._pairing import Alignment, CallPair, align_views
@@ -115,11 +117,19 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
         ctx.pool = None
         bar.close()
     ctx.measured.clear()
-    _absorb_unused_input_differences(table.finish())
+    absorb_unused_inputs(table.finish())
+    conventions = apply_conventions(table, va, vb)
+    conventions += absorb_boundaries(table, va) if not _explicit(opts) else []
     return Report(
         va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
         weight_map=wm, missing=_missing(ta, tb), allow_partial=opts.allow_partial, same_trace=_same(ta, tb),
+        conventions=conventions,
     )
+
+
+def _explicit(o: CompareOptions) -> bool:
+    """Explicit tolerances ask for every pair to be judged as it is (no boundary reasoning)."""
+    return o.atol is not None or o.rtol is not None
 
 
 def _missing(ta: Trace, tb: Trace) -> list[str]:
@@ -159,6 +169,9 @@ def _judge(
     res = PairDraft(role, ra.step, ra, rb, perm, cp, tol, None, False, "", order)
     if not (ra.is_tensor and rb.is_tensor):
         res.passed, res.reason = True, "not tensors"
+        return res
+    if _PYTHON in (getattr(ra, "device", ""), getattr(rb, "device", "")):
+        res.passed, res.reason = True, _python_value(ra, rb)
         return res
     shape_a = tuple(ra.shape[k] for k in perm) if perm is not None else ra.shape
     key: tuple[Any, ...] | None = None
@@ -215,33 +228,20 @@ def _judge(
     return res
 
 
-def _absorb_unused_input_differences(t: PairTable) -> None:
-    """An input that differs while every output of its call agrees had no effect on the
-    computation: a representation difference (one library's additive mask holds -1e4, the
-    other's float32 min; one passes the input's shape where the other passes the ids), not a
-    divergence. Such pairs pass, with the reason kept."""
-    if not len(t):
-        return
-    step, cp, passed = t.col("step"), t.col("cp"), t.passed
-    calls = np.array([(c.a.id, c.b.id) for c in t.call_pairs], dtype=np.int64).reshape(-1, 2)
-    has_cp = cp >= 0
-    outs = t.role_mask("output") & has_cp
-    ins = t.role_mask("input", "model_input") & has_cp & ~passed
-    if not ins.any() or not outs.any():
-        return
+_PYTHON = "python"  # the device of a record that holds a Python value (a flag, a number), not a tensor
 
-    def keys(rows: np.ndarray) -> list[tuple[int, int, int]]:
-        ab = calls[cp[rows]]
-        return list(zip(step[rows].tolist(), ab[:, 0].tolist(), ab[:, 1].tolist()))
 
-    out_rows = np.flatnonzero(outs)
-    all_ok: dict[tuple[int, int, int], bool] = {}
-    for k, ok in zip(keys(out_rows), passed[out_rows].tolist()):
-        all_ok[k] = all_ok.get(k, True) and ok
-    in_rows = np.flatnonzero(ins)
-    for i, k in zip(in_rows.tolist(), keys(in_rows)):
-        if all_ok.get(k, False):
-            t.set_verdict(i, True, f"differs but every output of the call agrees: not used as a number ({t.reasons.get(i, '')})")
+def _python_value(ra: Record, rb: Record) -> str:
+    """Python values passed as arguments (flags, numbers) are never numeric divergences: when
+    they differ, the pair passes with both values named (a call whose output then differs is
+    named with them)."""
+    try:
+        va, vb = ra.read().tolist() if ra.has_data else ra.dtype, rb.read().tolist() if rb.has_data else rb.dtype
+    except (DamagedRecordError, ValueError, TypeError, OSError):
+        return "a Python argument, not a tensor: not compared as a number"
+    if va == vb:
+        return "a Python argument, not a tensor"
+    return f"a Python argument, not a tensor: A {va!r}, B {vb!r} (not compared as a number)"
 
 
 def _data_key(ra: Record, rb: Record, perm: tuple[int, ...] | None, tol: Tolerance) -> tuple[Any, ...] | None:

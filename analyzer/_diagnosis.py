@@ -60,6 +60,23 @@ def _comparison(report: Report) -> list[Finding]:
             f"{len(t.uncomparable)} pair(s) not compared, their values cannot be decoded (first: {first})",
             "comparison",
         ))
+    wm = report.weight_map
+    if wm is not None and wm.one_sided():
+        out.append(Finding("structural_difference", "structural difference (not compared): "
+                           + wm.one_sided_text(), "comparison"))
+    bounds = [c for c in report.conventions if c.get("kind", "boundary") == "boundary"]
+    if bounds:
+        c0 = bounds[0]
+        more = f" (and {len(bounds) - 1} more)" if len(bounds) > 1 else ""
+        out.append(Finding(
+            "boundary_difference",
+            f"{len(bounds)} boundary difference(s), not divergences: the output of {c0['a']} [{c0['a_type']}] / "
+            f"{c0['b']} [{c0['b_type']}] differs but {c0['relation']}{more}",
+            "comparison",
+        ))
+    for c in report.conventions:
+        if c.get("kind") == "convention":
+            out.append(Finding("convention", str(c["text"]), "comparison"))
     noisy = int((t.within_noise & t.has_metrics & (t.metric("max_abs") > 0)).sum()) if len(t) else 0
     if noisy:
         out.append(Finding("noise_floor", f"within the estimated fp32 noise floor: {noisy} of {len(t)} pairs",

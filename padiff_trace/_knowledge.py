@@ -16,6 +16,9 @@ Adding a library's quirks means adding rows here, not code elsewhere:
   (rotary tables, position ids, BatchNorm's batch counter): never copied, compared.
 * ``ROLE_SYNONYMS``: module names that mean the same role across libraries (weak
   evidence, used only to break ties the structure leaves open).
+* ``CONVENTIONS``: values two correct frameworks compute differently by definition, with the
+  formula that relates them; the analyzer checks the formula on the recorded values before
+  it calls a difference a convention.
 
 A class is resolved through its recorded class hierarchy (trace meta
 ``module_classes``): the first base that is a known framework layer or library class
@@ -24,7 +27,11 @@ gives its canonical type, so ``GPTLayerNorm(paddle.nn.LayerNorm)`` is a LayerNor
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 __all__ = [
+    "CONVENTIONS",
+    "Convention",
     "DERIVED_STATE",
     "EQUIVALENT_TYPES",
     "FRAMEWORK_PACKAGES",
@@ -224,4 +231,31 @@ ROLE_SYNONYMS: tuple[frozenset[str], ...] = (
 # class (torch's own convolution is spelled "Conv1d").
 UNQUALIFIED_CLASSES: dict[tuple[str, str], str] = {
     ("torch", "Conv1D"): "transformers.pytorch_utils.Conv1D",
+}
+
+
+@dataclass(frozen=True)
+class Convention:
+    """A value two correct frameworks compute differently by definition.
+
+    ``check`` names the numeric test the analyzer runs on the recorded values (its registry
+    of formulas, ``analyzer/_conventions.py``); ``sides`` says which framework does what;
+    ``text`` is the report's sentence (``{detail}`` is filled with what the check measured).
+    """
+
+    check: str
+    sides: dict[str, str]
+    text: str
+
+
+# (canonical type group, canonical local name) -> the convention for that tensor
+CONVENTIONS: dict[tuple[str, str], Convention] = {
+    ("batchnorm", "running_var"): Convention(
+        check="running_var_bessel",
+        sides={"paddle": "biased", "torch": "unbiased"},
+        text=(
+            "BatchNorm running variance: Paddle updates it with the biased batch variance, torch with the "
+            "unbiased one (x n/(n-1)); {detail} — a framework convention, not a bug"
+        ),
+    ),
 }

@@ -38,7 +38,7 @@ __all__ = ["MAPPING_COLUMNS", "mapping_swapped", "MappingEntry", "Mapping", "Wei
 MAPPING_COLUMNS = ("paddle", "torch")  # the two sides of a mapping entry, in the order files name them
 _KEYS = {*MAPPING_COLUMNS, "blackbox", "transpose"}
 _SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), "axis", "skip", "how", "convert", "why", "transfer"}
+_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), "axis", "skip", "how", "confidence", "convert", "why", "transfer"}
 _INFO_KEYS = {"generated_by", "source_trace", "target_trace", "unmatched", "note"}  # written by weightmap.json
 
 

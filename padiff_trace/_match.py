@@ -28,6 +28,7 @@ __all__ = [
     "TypeResolver",
     "align",
     "canonical_type",
+    "group_key",
     "is_known_type",
     "same_canonical",
     "types_equivalent",
@@ -46,6 +47,13 @@ def canonical_type(type_name: str) -> str:
     """
     key = type_name.strip().lower()
     return _CANON.get(key, key)
+
+
+def group_key(canonical: str) -> str:
+    """One name for a group of equivalent canonical types (``batchnorm2d`` -> ``batchnorm``):
+    the first of the group in sorted order; a type outside any group is itself."""
+    group = _GROUP_OF.get(canonical)
+    return min(group) if group is not None else canonical
 
 
 def is_known_type(type_name: str) -> bool:

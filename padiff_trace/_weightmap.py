@@ -12,9 +12,23 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE", "inverse_perm"]
+__all__ = ["CONFIDENCE", "TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE", "inverse_perm"]
 
 WEIGHT_MAP_FILE = "weightmap.json"  # in the trace directory of a model that received weights
+
+# how a pair was found -> how sure the matcher is (shown in weightmap.json and `align`)
+CONFIDENCE: dict[str, str] = {
+    "mapping": "given",  # a mapping file said so
+    "name": "high",  # the same role by module name
+    "structure": "high",  # type, local name, shape and block agree
+    "packed": "high",  # parts of a fused tensor: siblings whose sizes add up
+    "derived": "high",
+    "shared derived": "high",
+    "role+order": "medium",  # type, local name and shape agree; names say nothing: registration order
+    "reshape": "medium",  # the same element count, a known layout family (head split/merge)
+    "shape+order": "low",  # types differ: local name, shape and registration order only
+    "only candidate": "low",  # the one tensor left of its shape
+}
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,35 @@ class WeightMap:
     def ok(self) -> bool:
         return not (self.unmatched_a or self.unmatched_b)
 
+    @property
+    def ambiguous(self) -> list[str]:
+        """Unmatched trainable tensors that have a same-shape candidate left on the other side:
+        the matcher could not tell which is which, and a transfer must not guess. An unmatched
+        tensor with no candidate is one-sided (a structural difference), not ambiguous."""
+        return [n for t in (*self.unmatched_a, *self.unmatched_b) if (n := t.name) in self.suggestions and self.suggestions[n]]
+
+    def one_sided(self) -> dict[str, dict[str, list[str]]]:
+        """Side ("a"/"b") -> owning module -> its trainable tensors with no counterpart on the
+        other side (a structural difference: a model built with an optional part the other lacks)."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for side, items in (("a", self.unmatched_a), ("b", self.unmatched_b)):
+            for t in items:
+                if not self.suggestions.get(t.name):
+                    out.setdefault(side, {}).setdefault(t.module or "<root>", []).append(t.local)
+        return out
+
+    def one_sided_text(self, a_label: str = "A", b_label: str = "B", limit: int = 4) -> str:
+        """One line: the one-sided tensors by module, or "" when there are none."""
+        parts = []
+        for side, label in (("a", a_label), ("b", b_label)):
+            mods = self.one_sided().get(side, {})
+            if mods:
+                names = ", ".join(f"{m} ({', '.join(ts)})" for m, ts in list(mods.items())[:limit])
+                more = f" and {len(mods) - limit} more module(s)" if len(mods) > limit else ""
+                n = sum(len(ts) for ts in mods.values())
+                parts.append(f"{n} trainable tensor(s) only in {label}: {names}{more}")
+        return "; ".join(parts)
+
     def side_keys(self) -> tuple[str, str]:
         """The JSON keys naming A's and B's tensors: the frameworks, when they differ."""
         if self.a_framework != self.b_framework and {self.a_framework, self.b_framework} <= {"paddle", "torch"}:
@@ -110,7 +153,8 @@ class WeightMap:
         ka, kb = self.side_keys()
         weights = []
         for p in self.pairs:
-            e: dict[str, Any] = {ka: p.a, kb: p.b, "how": p.how, "convert": p.conversion()}
+            e: dict[str, Any] = {ka: p.a, kb: p.b, "how": p.how, "confidence": CONFIDENCE.get(p.how, "low"),
+                                 "convert": p.conversion()}
             if p.a_part is not None:
                 e[f"{ka}_part"] = list(p.a_part)
             if p.b_part is not None:
@@ -124,6 +168,9 @@ class WeightMap:
         out: dict[str, Any] = {"version": 1, **extra, "weights": weights + skipped}
         if not self.ok:
             out["unmatched"] = {ka: [t.name for t in self.unmatched_a], kb: [t.name for t in self.unmatched_b]}
+            sided = self.one_sided()
+            if sided:  # a structural difference: transferred around, listed in the report
+                out["one_sided"] = {ka if s == "a" else kb: mods for s, mods in sided.items()}
         return out
 
     def dumps(self, **extra: Any) -> str:
@@ -137,16 +184,19 @@ class WeightMap:
             names = ", ".join(f"{t.name} {list(t.shape)} ({t.module_type})" for t in items[:limit])
             return (names or "-") + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
+        amb = set(self.ambiguous)
+        ua = [t for t in self.unmatched_a if t.name in amb] or self.unmatched_a
+        ub = [t for t in self.unmatched_b if t.name in amb] or self.unmatched_b
         text = (
-            f"cannot match {len(self.unmatched_a)} {a_label} and {len(self.unmatched_b)} {b_label} trainable "
-            f"tensor(s); {a_label}: {listing(self.unmatched_a)}; {b_label}: {listing(self.unmatched_b)}"
+            f"cannot tell apart {len(ua)} {a_label} and {len(ub)} {b_label} trainable "
+            f"tensor(s) of the same shapes; {a_label}: {listing(ua)}; {b_label}: {listing(ub)}"
         )
-        if self.unmatched_a:
-            t = self.unmatched_a[0]
+        if ua:
+            t = ua[0]
             other = (self.suggestions.get(t.name) or [f"<a name in the {b_label}>"])[0]
             entry = f'{{"{ka}": "{t.name}", "{kb}": "{other}"}}'
         else:
-            t = self.unmatched_b[0]
+            t = ub[0]
             other = (self.suggestions.get(t.name) or [f"<a name in the {a_label}>"])[0]
             entry = f'{{"{ka}": "{other}", "{kb}": "{t.name}"}}'
         return (

@@ -6,7 +6,7 @@ Used by ``record --weights-from`` (trace A onto a live model B) and by the analy
 It is an assignment over all tensors of both sides, in passes, each confident or silent:
 
 1. **pins** from a mapping file (``weights`` entries, and ``modules`` entries whose
-   tensors pair by local name);
+   tensors pair by local name); then tensors with the same full name, type class and shape;
 2. **structure**: tensors are put in classes by (canonical module type, canonical local
    name, shape in the canonical layout); within a class, by the block indices of their
    paths (``layers.3`` -> 3). A group with as many tensors on each side pairs in
@@ -21,8 +21,10 @@ It is an assignment over all tensors of both sides, in passes, each confident or
    way but is never copied, only compared; a derived tensor one model keeps once (outside
    any block) and the other once per block is compared with every per-block copy.
 
-Whatever is left is unmatched: a trainable parameter without counterpart is an error for
-the caller; a frozen tensor or buffer is skipped with its reason. Nothing is ever paired
+Whatever is left is unmatched. A trainable parameter with no same-shape candidate left on
+the other side is one-sided (a structural difference the caller reports and copies around);
+one with candidates is ambiguous (the caller refuses and names them); a frozen tensor or
+buffer is skipped with its reason. Nothing is ever paired
 by a coin flip: a group whose sizes differ stays unmatched rather than shifted.
 """
 
@@ -41,6 +43,7 @@ from ._weighttensors import assign as _assign
 from ._weighttensors import by_blocks as _by_blocks
 from ._weighttensors import groups as _groups
 from ._weighttensors import normalise as _normalise
+from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import part_shape as _part_shape
 from ._weighttensors import role_names as _role_names
 
@@ -112,6 +115,17 @@ class _Matcher:
             )
         return t
 
+    # ------------------------------------------------------------------ pass 1b: same names
+    def same_names(self) -> None:
+        """Tensors with the same full name, type class and canonical shape on both sides pair
+        first: two libraries that name a tensor alike mean the same tensor, and an extra tensor
+        elsewhere (a model built without an optional part) must not unsettle them."""
+        by_b = {t.info.name: t for t in self.live(self.b)}
+        for x in self.live(self.a):
+            y = by_b.get(x.info.name)
+            if y is not None and not y.used and y.cshape == x.cshape and y.type_key == x.type_key:
+                self.pair(x, y, "name")
+
     # ------------------------------------------------------------------ pass 2: structure
     def structure(self, derived: bool = False, by_type: bool = True) -> None:
         how = "derived" if derived else ("structure" if by_type else "shape+order")
@@ -133,7 +147,10 @@ class _Matcher:
                     if not by_type and x.known and y.known and x.ctype != y.ctype:
                         logger.info("paired %s with %s by shape and order: types differ (%s vs %s)",
                                     x.info.name, y.info.name, x.info.module_type, y.info.module_type)
-                    self.pair(x, y, "name" if by_name and not derived else how)
+                    found = "name" if by_name and not derived else how
+                    if found == "structure" and len(xs) > 1 and not _names_agree(x, y):
+                        found = "role+order"  # the names say nothing: type, role, shape and rank agree
+                    self.pair(x, y, found)
 
     def follow_modules(self) -> None:
         """Tensors of a module whose weight was paired whole pair with the partner module's
@@ -295,6 +312,7 @@ def match_weights(
     """Match every tensor of ``a`` with ``b`` (see the module docstring for the passes)."""
     m = _Matcher(a, b)
     m.pins(pins, module_pins)
+    m.same_names()
     m.structure()
     m.packed()
     m.structure()

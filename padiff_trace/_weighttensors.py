@@ -15,11 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ._knowledge import DERIVED_STATE, LOCAL_ALIASES, PACKED_ROLES, ROLE_SYNONYMS
-from ._match import TypeResolver, same_canonical
+from ._match import TypeResolver, group_key, same_canonical
 from ._weightmap import TensorInfo
 from ._weightsides import WeightSide
 
-__all__ = ["MTensor", "assign", "by_blocks", "groups", "normalise", "part_shape", "role_names"]
+__all__ = ["MTensor", "assign", "by_blocks", "groups", "names_agree", "normalise", "part_shape", "role_names"]
 
 _INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
 _SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
@@ -53,7 +53,9 @@ class MTensor:
 
     @property
     def type_key(self) -> str:
-        return self.ctype if self.known else "user:" + self.ctype
+        """The class key: equivalent types share one (paddle's rank-generic ``BatchNorm`` and
+        ``BatchNorm2D`` are one class), a user-defined class stays apart from known layers."""
+        return group_key(self.ctype) if self.known else "user:" + self.ctype
 
 
 def normalise(side: WeightSide, tag: str) -> list[MTensor]:
@@ -95,14 +97,29 @@ def groups(items: Iterable[MTensor], key: object) -> dict[tuple[object, ...], li
 
 
 def by_blocks(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor], list[MTensor]]]:
-    """Split a class by block indices when both sides index the same blocks, else keep it whole."""
+    """Split a class by block indices when both sides index the same blocks (a block holding a
+    tensor more on one side leaves that block unmatched: never shifted into another slot).
+    When the block indices name different blocks (``blocks.0.bn1`` vs ``features.3.body.1``:
+    the numbers do not count the same things) and the class holds as many tensors on each
+    side, it stays whole and pairs by registration order; with other counts too, it is split
+    where the indices agree and the rest stays unmatched."""
     ka, kb = Counter(t.key for t in xs), Counter(t.key for t in ys)
-    if not set(ka) & set(kb):
+    if not set(ka) & set(kb) or (set(ka) != set(kb) and len(xs) == len(ys)):
         return [(xs, ys)]
     out = []
     for k in sorted(set(ka) | set(kb)):
         out.append(([t for t in xs if t.key == k], [t for t in ys if t.key == k]))
     return out
+
+
+def names_agree(x: MTensor, y: MTensor) -> bool:
+    """Whether two tensors' paths say they are the same: the same block indices, or a shared
+    path word or role name (``query`` ~ ``q_proj``) in their modules."""
+    if x.key and x.key == y.key:
+        return True
+    if x.leaf in _SYN and _same_role(x.leaf, y.leaf):
+        return True
+    return bool(_tokens(x.info.module) & _tokens(y.info.module))
 
 
 def _same_role(x: str, y: str) -> bool:

@@ -19,7 +19,8 @@ from ._mapping import (
     resolve,
     weight_pins,
 )
-from ._match import TypeResolver, align, canonical_type, is_known_type, types_equivalent
+from ._knowledge import CONVENTIONS, LOCAL_ALIASES, Convention
+from ._match import TypeResolver, align, canonical_type, group_key, is_known_type, types_equivalent
 from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
 
@@ -37,7 +38,12 @@ __all__ = [
     # module types
     "TypeResolver",
     "canonical_type",
+    "group_key",
     "is_known_type",
+    # framework conventions (values that differ by definition)
+    "CONVENTIONS",
+    "Convention",
+    "LOCAL_ALIASES",
     "types_equivalent",
     "align",
     # weight maps

@@ -78,12 +78,17 @@ def transfer_weights(
 ) -> WeightMap:
     """Copy the weights recorded at step 0 of ``trace_path`` into ``model``; returns the map used.
 
-    Raises WeightTransferError, before any weight is written, when a trainable tensor of
-    either side has no counterpart (naming them, and the mapping entry that would pin one).
+    Tensors present on one side only (no same-shape candidate left on the other: a model built
+    with an optional part the other lacks) are a structural difference: the rest is copied
+    and the map lists them. Raises WeightTransferError, before any weight is written, only
+    when unmatched tensors have candidates it cannot tell apart (naming them, and the
+    mapping entry that would pin one).
     """
     wm, tensors = match_onto_model(trace_path, adapter, model, mapping)
-    if not wm.ok:
+    if wm.ambiguous:
         raise WeightTransferError(f"{trace_path} -> model: {wm.problem_text('trace', 'model')}")
+    if not wm.ok:  # one-sided tensors only: a structural difference, reported; the rest is copied
+        logger.warning("structural difference, copied around: %s", wm.one_sided_text("the trace", "the model"))
     for line in wm.summary_lines()[1:]:
         logger.warning("%s", line)
     todo = [p for p in wm.pairs if p.transfer]

@@ -146,7 +146,7 @@ def test_a_missing_tensor_is_refused_per_tensor_never_shifted() -> None:
     assert got["encoder.layers.1.linear2.bias"] == "encoder.layer.1.output.dense.bias"
     assert not any("norm" in a and a.startswith("encoder") for a in got)
     text = wm.problem_text("trace", "model")
-    assert "cannot match 6 trace and 6 model" in text and '"weights"' in text and "encoder.layers.0.norm1" in text
+    assert "cannot tell apart 6 trace and 6 model" in text and '"weights"' in text and "encoder.layers.0.norm1" in text
 
 
 def test_library_subclass_resolves_through_its_hierarchy() -> None:
@@ -155,7 +155,9 @@ def test_library_subclass_resolves_through_its_hierarchy() -> None:
     a = WeightSide("paddle", tuple(norm("ln_f", "GPTLayerNorm") + norm("head_norm")), classes)
     b = WeightSide("torch", tuple(norm("final_layer_norm") + norm("norm_out")), TD)
     wm = match_weights(a, b)
-    assert wm.ok and all(p.how == "structure" for p in wm.pairs)
+    # the names say nothing (ln_f ~ final_layer_norm): type, role and registration order pair them
+    assert wm.ok and all(p.how == ("role+order" if p.a.endswith("weight") else "structure") for p in wm.pairs)
+    assert wm.to_json()["weights"][0]["confidence"] == "medium"  # a bias then follows its weight's module
     assert pairs(wm)["ln_f.weight"] == "final_layer_norm.weight"
 
 

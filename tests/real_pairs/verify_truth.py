@@ -25,24 +25,35 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+# every folder of pairs: a family is found by its <family>_truth.json in one of them
+PAIR_DIRS = (HERE, HERE.parent / "vision_pairs")
 
-# family -> hook(transform, paddle_array, torch_array) -> new torch_array, or None if not handled
+# family -> hook(transform, paddle_array, torch_array) -> new torch_array, or None if not handled.
+# A family may also ship <family>_hook.py with convert(transform, paddle_array, torch_array).
 HOOKS: dict[str, Callable[[str, np.ndarray, np.ndarray], np.ndarray | None]] = {}
+
+
+def family_dir(family: str) -> Path:
+    for d in PAIR_DIRS:
+        if (d / f"{family}_truth.json").exists():
+            return d
+    raise FileNotFoundError(f"no {family}_truth.json in {', '.join(str(d) for d in PAIR_DIRS)}")
 
 _SLICE = re.compile(r"\btorch (columns|rows|elements) (\d+):(\d+)")
 
 
 def truth(family: str) -> dict:
-    return json.loads((HERE / f"{family}_truth.json").read_text())
+    return json.loads((family_dir(family) / f"{family}_truth.json").read_text())
 
 
 def load_spec(family: str, side: str):
-    path = HERE / f"{family}_{side}.py"
+    here = family_dir(family)
+    path = here / f"{family}_{side}.py"
     name = f"_real_pair_{family}_{side}"
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
-    if str(HERE) not in sys.path:  # like the recorder: a spec may import its neighbours
-        sys.path.insert(0, str(HERE))
+    if str(here) not in sys.path:  # like the recorder: a spec may import its neighbours
+        sys.path.insert(0, str(here))
     spec.loader.exec_module(mod)
     return mod
 
@@ -78,6 +89,12 @@ def _convert(family: str, transform: str, src: np.ndarray, dst: np.ndarray) -> n
     if transform == "transpose":
         return src.T
     hook = HOOKS.get(family)
+    hook_file = family_dir(family) / f"{family}_hook.py"
+    if hook is None and hook_file.exists():
+        hspec = importlib.util.spec_from_file_location(f"_real_pair_{family}_hook", hook_file)
+        hmod = importlib.util.module_from_spec(hspec)
+        hspec.loader.exec_module(hmod)
+        hook = HOOKS[family] = hmod.convert
     if hook is not None:
         res = hook(transform, src, dst)
         if res is not None:

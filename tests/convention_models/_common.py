@@ -1,0 +1,24 @@
+"""Shared inputs of the convention pairs: the same numpy arrays on both sides."""
+import os
+
+import numpy as np
+
+B, S, D, V = 2, 8, 16, 50
+
+
+def bug() -> str:
+    return os.environ.get("PADIFF_BUG", "")
+
+
+def ids() -> np.ndarray:
+    return np.random.default_rng(0).integers(1, V, size=(B, S)).astype("int64")
+
+
+def mask() -> np.ndarray:
+    m = np.ones((B, S), "int64")
+    m[1, 5:] = 0
+    return m
+
+
+def image() -> np.ndarray:
+    return np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype("float32")
