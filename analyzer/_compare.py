@@ -16,6 +16,7 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trace, visible
+from padiff_trace.arrays import same_order_reshape
 from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
 
 from ._boundary import absorb_boundaries, absorb_unused_inputs
@@ -182,6 +183,9 @@ def _judge(
         if activation and ra.numel == rb.numel and shape_a[-1:] == rb.shape[-1:]:
             # one side merged leading axes ([2, 12, 64] vs [24, 64]): the same values in the same order
             note = f"compared flattened (A {list(ra.shape)}, B {list(rb.shape)})"
+        elif ra.numel == rb.numel and same_order_reshape(tuple(shape_a), tuple(rb.shape)):
+            # a head split or merge ([d, d] vs [d, heads, head_dim]): the same values in the same order
+            note = f"compared reshaped, a head split or merge (A {list(ra.shape)}, B {list(rb.shape)})"
         elif common is not None and role in GRAD_ROLES and (summed := summed_pair(ra, rb, common)) is not None:
             # the gradient of a broadcast tensor is the gradient summed over the broadcast axes
             note = f"larger side summed over the broadcast axes (A {list(ra.shape)}, B {list(rb.shape)})"

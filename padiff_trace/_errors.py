@@ -136,9 +136,9 @@ class TraceReadError(UserError, OSError):
 class RecordingFailedError(PadiffTraceError):
     """A recorder child process failed; the message carries the child's own one-line error (held
     back from the terminal, so the failure is reported once). ``exit_code``: the CLI's
-    exit status, 2 when the child's was 2 (bad input), else 1 (the model raised)."""
+    exit status: always 2 (nothing was compared; exit 1 means a divergence was found)."""
 
-    def __init__(self, message: str, exit_code: int = 1) -> None:
+    def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
 

@@ -76,8 +76,13 @@ class WeightPair:
         perm = tuple(ca[k] for k in inv_b)
         return None if perm == tuple(range(n)) else perm
 
+    @property
+    def reshape(self) -> bool:
+        """A's tensor becomes B's by a reshape (a head split or merge), after any permutation."""
+        return self.how == "reshape"
+
     def conversion(self) -> str:
-        parts = []
+        parts = ["reshape"] if self.reshape else []
         if self.a_part is None and self.b_part is None and self.relative_perm is not None:
             parts.append("transpose" if self.relative_perm == (1, 0) else f"permute {list(self.relative_perm)}")
         if self.a_part is not None:

@@ -15,8 +15,10 @@ It is an assignment over all tensors of both sides, in passes, each confident or
 3. **packed**: a tensor that is several tensors of the other side concatenated along the
    known axis (fused q|k|v, fused gate|up, torch MHA ``in_proj_*``), in either direction:
    the parts are siblings, consecutive, with the same block indices, and their sizes add up;
-4. structure again (packing frees the rest of a block), then **shape+order**: what is left,
-   grouped by local name and shape alone (the types differ: reported);
+4. structure again (packing frees the rest of a block), then **reshape**: one type class and
+   local name, shapes that differ by a head split or merge (``[d, d]`` vs ``[d, heads, dim]``),
+   then **shape+order**: what is left, grouped by local name and shape alone (the types
+   differ: reported);
 5. **derived** state (rotary tables, position ids, non-persistent buffers) pairs the same
    way but is never copied, only compared; a derived tensor one model keeps once (outside
    any block) and the other once per block is compared with every per-block copy.
@@ -31,11 +33,13 @@ by a coin flip: a group whose sizes differ stays unmatched rather than shifted.
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 
 from ._errors import MappingError
 from ._knowledge import PACK_AXIS
+from ._layout import same_order_reshape
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
@@ -217,6 +221,24 @@ class _Matcher:
         runs.sort(key=lambda r: (r[0], r[1]))
         return runs[0][2]
 
+    def reshaped(self) -> None:
+        """Tensors of one type class and local name whose shapes differ by a head split or merge
+        (``[d, d]`` vs ``[d, heads, head_dim]``: the same elements in the same order): paired
+        within their class by the same evidence as structure, converted by a reshape."""
+        def cls(t: _T) -> tuple[object, ...]:
+            return (t.type_key, t.local, math.prod(t.cshape))
+
+        ga, gb = _groups(self.live(self.a), cls), _groups(self.live(self.b), cls)
+        for c in sorted(set(ga) & set(gb), key=lambda k: ga[k][0].index):
+            for xs, ys in _by_blocks(ga[c], gb[c]):
+                if len(xs) != len(ys) or not all(same_order_reshape(x.cshape, y.cshape) for x, y in zip(xs, ys)):
+                    continue
+                for x, y, _ in _assign(xs, ys):
+                    if same_order_reshape(x.cshape, y.cshape):
+                        logger.info("paired %s %s with %s %s by a reshape", x.info.name, list(x.cshape), y.info.name,
+                                    list(y.cshape))
+                        self.pair(x, y, "reshape")
+
     def last_resort(self) -> None:
         """What is still left pairs only where it is unique: the one tensor of its block on each
         side with this shape, or its transpose (a library head stored [in, out] in a class the
@@ -316,6 +338,7 @@ def match_weights(
     m.structure()
     m.packed()
     m.structure()
+    m.reshaped()
     m.structure(by_type=False)
     m.last_resort()
     m.structure(derived=True, by_type=False)

@@ -7,11 +7,12 @@ never from the private modules behind it.
 from __future__ import annotations
 
 from ._dtypes import UNCAPTURED, decode, dtype_name, storage_dtype, to_float64, to_storage
-from ._layout import transposed_rows
+from ._layout import same_order_reshape, transposed_rows
 from ._native import kernel, kind_of
 from ._stats import CHUNK_ELEMS, copy_with_stats, stats_tuple
 
 __all__ = [
+    "same_order_reshape",
     "UNCAPTURED",
     "CHUNK_ELEMS",
     "copy_with_stats",

@@ -100,7 +100,10 @@ def transfer_weights(
             if p.b_part is not None:
                 packed.setdefault(p.b, []).append(p)
                 continue
-            adapter.assign(tensors[p.b], _to_target(_canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis), p.b_perm))
+            arr = _to_target(_canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis), p.b_perm)
+            if p.reshape:  # a head split or merge: the same elements in the same order
+                arr = arr.reshape(tuple(tensors[p.b].shape))
+            adapter.assign(tensors[p.b], arr)
         for name, parts in packed.items():  # B's tensor is several of A's: assemble, then copy once
             target = tensors[name]
             canon_shape = _canonical_shape(tuple(target.shape), parts[0].b_perm)

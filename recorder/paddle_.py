@@ -116,7 +116,7 @@ class PaddleAdapter(Adapter):
         if tuple(target.shape) != tuple(arr.shape):
             raise ValueError(f"shape {tuple(arr.shape)} does not fit {tuple(target.shape)}")
         with paddle.no_grad():
-            target.set_value(np.ascontiguousarray(arr).astype(target.numpy().dtype, copy=False))
+            target.set_value(np.require(arr, requirements="C").astype(target.numpy().dtype, copy=False))
 
     def seed(self, seed: int) -> None:
         paddle.seed(seed)

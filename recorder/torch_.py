@@ -156,7 +156,7 @@ class TorchAdapter(Adapter):
 
     def assign(self, target: Any, arr: np.ndarray, index: slice | None = None) -> None:
         with torch.no_grad():
-            src = torch.from_numpy(np.ascontiguousarray(arr)).to(dtype=target.dtype, device=target.device)
+            src = torch.from_numpy(np.require(arr, requirements="C")).to(dtype=target.dtype, device=target.device)
             dst = target if index is None else target[index]
             if tuple(dst.shape) != tuple(src.shape):
                 raise ValueError(f"shape {tuple(src.shape)} does not fit {tuple(dst.shape)}")

@@ -47,7 +47,7 @@ def build_parser(*, record_options: type[RecordOptions] = RecordOptions) -> argp
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok/aligned, 1 diverged or the model raised, 2 bad input)."""
+    """Run the command line; returns the exit status (0 ok/aligned, 1 diverged, 2 bad input or a failed recording, 3 incomplete)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)

@@ -12,9 +12,10 @@ import resource
 import sys
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
-from padiff_trace import PadiffTraceError, UserError, open_trace
+from padiff_trace import PadiffTraceError, UserError, open_trace, visible
 from padiff_trace.recorder import OptionField, RecordJob, RecordOptions, option_fields
 
 __all__ = ["add_option_flags", "option_values", "register"]
@@ -191,12 +192,12 @@ def _record(args: argparse.Namespace) -> int:
         raise
     except Exception as exc:  # the user's model raised: show their traceback, keep the trace
         traceback.print_exc()
-        print(
-            f"padiff-trace: error: the model raised {type(exc).__name__}: {exc}; "
-            f"everything recorded before it is in {job.out} (marked incomplete)",
-            file=sys.stderr,
+        kept = (
+            f"; everything recorded before it is in {visible(str(job.out))} (marked incomplete)"
+            if Path(job.out).exists() else "; nothing was recorded"
         )
-        return 1
+        print(f"padiff-trace: error: the model raised {type(exc).__name__}: {exc}{kept}", file=sys.stderr)
+        return 2  # exit 1 means a divergence, only
     with open_trace(out) as tr:
         n, size = len(tr), tr.size_bytes()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

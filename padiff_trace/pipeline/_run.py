@@ -81,7 +81,7 @@ def _failed(what: str, rc: int, error: str | None) -> RecordingFailedError:
     """``what`` failed, and why: ``error``, the one-line error the child ended with (held back
     from stderr, so the user reads it once), else (killed, crashed) the exit status."""
     why = f": {error}" if error else f" (exit {rc})"
-    return RecordingFailedError(f"{what} failed{why}", 2 if rc == 2 else 1)
+    return RecordingFailedError(f"{what} failed{why}", 2)  # exit 1 means a divergence, only
 
 
 def _record_child(kids: Children, what: str, j: RecordJob) -> None:
@@ -126,8 +126,8 @@ def run(
 
     Raises ``TraceExistsError`` (an output exists, no ``force``) and ``RecordingFailedError``
     (a child failed: "recording SPEC failed: " and the child's own one-line error, which is
-    then not printed by the child, or "(exit N)" when it printed none; ``exit_code`` 2 for bad
-    input or the environment, 1 when the model raised)."""
+    then not printed by the child, or "(exit N)" when it printed none; ``exit_code`` 2: nothing
+    was compared)."""
     say = progress or logger.info
     spec_a, spec_b, out_dir = os.fspath(spec_a), os.fspath(spec_b), Path(out)
     trace_a, trace_b = _trace_names(spec_a, spec_b, out_dir)
