@@ -19,7 +19,7 @@ from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trac
 from padiff_trace.arrays import same_order_reshape
 from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
 
-from ._boundary import absorb_boundaries, absorb_unused_inputs
+from ._boundary import absorb_boundaries, absorb_saturated_ops, absorb_unused_inputs
 from ._calls import TraceView, build_view, phase_rank
 from ._conventions import apply_conventions
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
@@ -120,7 +120,9 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     ctx.measured.clear()
     absorb_unused_inputs(table.finish())
     conventions = apply_conventions(table, va, vb)
-    conventions += absorb_boundaries(table, va) if not _explicit(opts) else []
+    if not _explicit(opts):
+        absorb_saturated_ops(table)
+        conventions += absorb_boundaries(table, va)
     return Report(
         va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
         weight_map=wm, missing=_missing(ta, tb), allow_partial=opts.allow_partial, same_trace=_same(ta, tb),
@@ -177,6 +179,12 @@ def _judge(
     shape_a = tuple(ra.shape[k] for k in perm) if perm is not None else ra.shape
     key: tuple[Any, ...] | None = None
     note = ""
+    if shape_a != rb.shape and perm is None and role not in _WEIGHT_ROLES and (p := _axis_permutation(ra.shape, rb.shape)):
+        # one library's [b, s, h, d] is the other's [b, h, s, d]: compared under the one
+        # permutation the shapes allow, never flattened across layouts
+        perm, shape_a = p, rb.shape
+        res.perm = perm
+        note = f"compared with A's axes permuted {list(p)} (A {list(ra.shape)}, B {list(rb.shape)})"
     if shape_a != rb.shape:
         activation = perm is None and role not in _WEIGHT_ROLES and ra.has_data and rb.has_data
         common = broadcast_shape(shape_a, rb.shape) if activation else None
@@ -233,6 +241,14 @@ def _judge(
 
 
 _PYTHON = "python"  # the device of a record that holds a Python value (a flag, a number), not a tensor
+
+
+def _axis_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The permutation taking shape ``a`` to shape ``b`` when the shapes are the same sizes in
+    another order and exactly one permutation fits (axes of equal size make it ambiguous: None)."""
+    if len(a) != len(b) or a == b or sorted(a) != sorted(b) or len(set(a)) != len(a):
+        return None
+    return tuple(a.index(n) for n in b)
 
 
 def _python_value(ra: Record, rb: Record) -> str:

@@ -226,7 +226,8 @@ def pair_leaves(
 ) -> tuple[list[tuple[Record, Record, tuple[int, ...] | None]], list[Record], list[Record]]:
     """Pair tensor leaves: by position if both sides have the same positions, else in order by
     shape. A scalar (shape ``()``: a flag such as ``use_cache``, a count) carries no shape
-    evidence: it pairs only with the leaf of the same position on the other side."""
+    evidence: it pairs only with the leaf of the same position on the other side. One tensor
+    left unpaired on each side, of broadcastable shapes, is the same argument named twice."""
     ta = [r for r in ra if r.is_tensor]
     tb = [r for r in rb if r.is_tensor]
     if [r.position for r in ta] == [r.position for r in tb]:
@@ -236,7 +237,19 @@ def pair_leaves(
             out.append((x, y, p))
         return out, [], []
     out, used, start = [], set(), 0
+    # a keyword argument named alike on both sides is the same argument, wherever it stands
+    kw_b = {y.position: k for k, y in enumerate(tb) if y.position.startswith("kwargs")}
+    named = {}
     for x in ta:
+        k = kw_b.get(x.position)
+        if k is not None and x.position.startswith("kwargs") and _same_argument(x, tb[k]):
+            named[id(x)] = k
+            used.add(k)
+    for x in ta:
+        if id(x) in named:
+            k = named[id(x)]
+            out.append((x, tb[k], perm if _permuted(x.shape, perm) == tb[k].shape and x.shape != tb[k].shape else None))
+            continue
         px = _permuted(x.shape, perm)
         for k in range(start, len(tb)):
             if k in used or ((not x.shape or not tb[k].shape) and x.position != tb[k].position):
@@ -248,4 +261,23 @@ def pair_leaves(
                     start = k + 1
                 break
     paired_a = {id(x) for x, _, _ in out}
-    return out, [x for x in ta if id(x) not in paired_a], [y for k, y in enumerate(tb) if k not in used]
+    left_a = [x for x in ta if id(x) not in paired_a]
+    left_b = [y for k, y in enumerate(tb) if k not in used]
+    if len(left_a) == len(left_b) == 1 and _same_argument(left_a[0], left_b[0]):
+        # one tensor argument left on each side, under two names (paddle's ``src_mask``, HF's
+        # ``attention_mask``) and maybe two broadcastable shapes: the same argument, compared
+        out.append((left_a[0], left_b[0], None))
+        return out, [], []
+    return out, left_a, left_b
+
+
+def _same_argument(x: Record, y: Record) -> bool:
+    """Two leftover tensor arguments that can be the same one: both hold values (no Python
+    scalar) of shapes numpy can broadcast together. Their dtypes may differ (one library hands
+    over a 0/1 mask, the other the additive mask made of it): compared, such a pair differs,
+    and passes where its call's outputs show the difference is not used as a number."""
+    if not (x.shape and y.shape) or "python" in (x.device, y.device):
+        return False
+    n = max(len(x.shape), len(y.shape))
+    sx, sy = (1,) * (n - len(x.shape)) + tuple(x.shape), (1,) * (n - len(y.shape)) + tuple(y.shape)
+    return all(a == b or a == 1 or b == 1 for a, b in zip(sx, sy))

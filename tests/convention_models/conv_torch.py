@@ -1,7 +1,7 @@
 """The same conv net, torch side, written the way torchvision writes one: one Sequential
 ``features`` (Conv, BatchNorm, ReLU, then blocks of their own Sequentials), so no module
 name says what the paddle side's names say. PADIFF_BUG=bn_eps: block 1's second BatchNorm
-eps 0.5. PADIFF_TRAIN=1: train mode with SGD."""
+eps 0.5; PADIFF_BUG=bn_momentum: its momentum 0.2. PADIFF_TRAIN=1: train mode with SGD."""
 import os
 
 import torch
@@ -45,6 +45,8 @@ def model():
     m.train(train())
     if bug() == "bn_eps":
         m.features[4].body[4].eps = 0.5
+    elif bug() == "bn_momentum":  # 0.2 where paddle's 0.9 means 0.1: running stats drift in train mode
+        m.features[4].body[4].momentum = 0.2
     return m
 
 

@@ -1,0 +1,58 @@
+"""RemBERT, HF transformers side: tiny random config, no download. Twin: rembert_paddle.py.
+
+The attention mask is the plain 0/1 array (the paddle spec passes it pre-converted to an
+additive -1e4 mask, see rembert_paddle.py).
+PADIFF_BUG:
+  act        -> relu instead of gelu in layer 0's intermediate
+  pos_offset -> positions start at 2 instead of 0 (RoBERTa-style offset copied into the
+                position_ids buffer of the embeddings)
+"""
+import os
+
+import numpy as np
+import torch
+from transformers import RemBertConfig, RemBertModel
+
+CONFIG = dict(
+    vocab_size=1000, input_embedding_size=16, hidden_size=32, num_hidden_layers=2,
+    num_attention_heads=4, intermediate_size=64, hidden_act="gelu", hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0, max_position_embeddings=64, type_vocab_size=2,
+    initializer_range=0.1, pad_token_id=0, layer_norm_eps=1e-12, use_cache=False,
+)
+
+
+def model():
+    torch.manual_seed(0)
+    m = RemBertModel(RemBertConfig(**CONFIG)).eval()
+    bug = os.environ.get("PADIFF_BUG", "")
+    if bug == "act":
+        m.encoder.layer[0].intermediate.intermediate_act_fn = torch.nn.ReLU()
+    elif bug == "pos_offset":
+        with torch.no_grad():
+            m.embeddings.position_ids += 2
+    return m
+
+
+def _arrays():
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1, 1000, size=(2, 12)).astype("int64")  # no pad id (0)
+    types_ = np.zeros((2, 12), "int64")
+    types_[:, 6:] = 1
+    mask = np.ones((2, 12), "int64")
+    mask[1, 9:] = 0  # second sample padded after 9 tokens
+    return ids, types_, mask
+
+
+def inputs():
+    ids, types_, mask = _arrays()
+    return (), {
+        "input_ids": torch.from_numpy(ids),
+        "token_type_ids": torch.from_numpy(types_),
+        "attention_mask": torch.from_numpy(mask),
+    }
+
+
+def loss(output):
+    # HF returns BaseModelOutputWithPoolingAndCrossAttentions
+    seq, pooled = output.last_hidden_state, output.pooler_output
+    return (seq[..., :16] ** 2).mean() + (pooled**2).mean()

@@ -1,0 +1,166 @@
+"""Differences between two correct libraries, told apart from bugs by general principles.
+
+Each pair in tests/convention_models/ is a paddle model and a torch model written the way
+two different libraries write the same thing (models of our own, no family's names), recorded
+with ``padiff-trace run`` as a user types it, no flag and no mapping:
+
+* ``text``: the embedding scaled inside its module on one side, after it on the other (a
+  moved scale); an additive mask of -1e4 vs the float32 minimum; a ``use_cache`` flag passed
+  False vs True; the output a tuple vs a dict;
+* ``conv``: BatchNorm with its ReLU fused (``nn.BatchNorm(act="relu")``) vs BatchNorm + ReLU;
+  names that say nothing of each other (``blocks.0.bn1`` vs ``features.3.body.1``: a group of
+  same-shape tensors paired by role and registration order); train mode over three steps
+  (the running-variance convention);
+* ``heads``: projections stored ``[d, d]`` vs ``[d, heads, head_dim]`` (a reshape layout);
+  a 0-d buffer (``--referee``); a trainable module on one side only (partial transfer).
+
+The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
+are located at their module, not at the convention.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+MODELS = Path(__file__).parent / "convention_models"
+
+
+def run(out: Path, case: str, *flags: str, bug: str = "", env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
+    """``padiff-trace run <case>_paddle.py <case>_torch.py``: (exit code, report.json, output)."""
+    e = dict(os.environ, PADIFF_BUG=bug, **(env or {}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "padiff_trace", "run", MODELS / f"{case}_paddle.py", MODELS / f"{case}_torch.py",
+         "--out", out, "--force", *flags], capture_output=True, text=True, env=e, timeout=600,
+    )
+    report = out / "report" / "report.json"
+    doc = json.loads(report.read_text()) if report.exists() else {}
+    return proc.returncode, doc, proc.stdout + proc.stderr
+
+
+def findings(doc: dict[str, Any], code: str) -> list[str]:
+    return [f["text"] for f in doc.get("diagnosis", []) if f["code"] == code]
+
+
+def located(doc: dict[str, Any]) -> tuple[str, str]:
+    loc = doc["first_divergence"]["located"]
+    return loc["a"]["module"], loc["b"]["module"]
+
+
+def weight_map(out: Path) -> dict[str, Any]:
+    (wm,) = out.glob("*_torch.trace/weightmap.json")
+    data: dict[str, Any] = json.loads(wm.read_text())
+    return data
+
+
+def pairs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(doc["pairs"]) + list(doc["weights"]) + list(doc["param_grads"])
+
+
+# ------------------------------------------------------------------ text: scale, mask, flag
+def test_text_clean_names_the_moved_scale_and_passes(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "text")
+    assert rc == 0, text
+    (bound,) = findings(doc, "boundary_difference")
+    assert "embed#0" in bound and "constant scale" in bound and "0.25 x B" in bound
+    flags = [p for p in doc["pairs"] if p["a"].get("position") == 'kwargs["use_cache"]']
+    assert flags and all(p["passed"] and "A False, B True" in p["reason"] for p in flags)
+
+
+@pytest.mark.parametrize(("bug", "where"), [
+    ("act", ("layers.0", "layers.0.act")),  # one-sided activation module on B
+    ("paddle_act", ("layers.1", "layers.1.act")),  # inline F.relu on A
+    ("ln_eps", ("layers.1.norm1", "layers.1.norm1")),  # the mask reaches layers.1 too: absorbed there
+])
+def test_text_bug_is_located_past_the_scale_the_mask_and_the_flag(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "text", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text
+    masks = [p for p in doc["pairs"] if p["a"]["module"] == "layers.1" and p["a"].get("position") == "args[1]"]
+    assert masks and all(p["passed"] for p in masks), masks  # -1e4 vs float32 min: never blamed
+
+
+# ------------------------------------------------------------------ conv: fused act, names, BN
+def test_conv_clean_fused_activation_and_unrelated_names(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "conv")
+    assert rc == 0, text
+    (bound,) = findings(doc, "boundary_difference")
+    assert "stem_bn#0" in bound and "relu" in bound and "fused" in bound
+    wm = weight_map(tmp_path)
+    bn = [w for w in wm["weights"] if str(w.get("paddle", "")).startswith(("stem_bn", "blocks")) and "bn" in w["paddle"]
+          and w["paddle"].endswith("weight")]
+    assert [w["torch"] for w in bn] == ["features.1.weight", "features.3.body.1.weight", "features.3.body.4.weight",
+                                        "features.4.body.1.weight", "features.4.body.4.weight"]
+    assert {w["confidence"] for w in bn} == {"medium"} and {w["how"] for w in bn} == {"role+order"}
+
+
+@pytest.mark.parametrize(("bug", "where"), [
+    ("bn_eps", ("blocks.1.bn2", "features.4.body.4")),
+    ("paddle_res", ("blocks.0", "features.3")),  # past the fused stem BatchNorm
+])
+def test_conv_bug_is_located_past_the_fused_activation(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "conv", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text
+
+
+def test_conv_train_running_variance_is_a_convention(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "conv", "--steps", "3", env={"PADIFF_TRAIN": "1"})
+    assert rc == 0, text
+    (conv,) = findings(doc, "convention")
+    assert "running variance" in conv and "128/127" in conv and "momentum 0.1" in conv
+    bufs = [w for w in doc["weights"] if w["a"].get("position") == "_variance" and w["a"]["step"] >= 1]
+    assert bufs and all(w["passed"] and w["reason"].startswith("convention:") for w in bufs)
+
+
+def test_conv_train_wrong_variance_is_not_excused(tmp_path: Path) -> None:
+    """A momentum that differs is no convention: the formula does not hold, the pair fails."""
+    rc, doc, text = run(tmp_path, "conv", "--steps", "2", bug="bn_momentum", env={"PADIFF_TRAIN": "1"})
+    assert rc == 1, text
+    assert not findings(doc, "convention")
+    first = doc["first_divergence"]
+    assert located(doc) == ("blocks.1.bn2", "features.4.body.4"), text
+    assert first["step"] == 1
+
+
+# ------------------------------------------------------------------ heads: reshape, one-sided, 0-d
+def test_heads_reshape_and_one_sided_tensors(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "heads")
+    assert rc == 0, text
+    wm = weight_map(tmp_path)
+    q = next(w for w in wm["weights"] if w.get("paddle") == "attn.q")
+    assert (q["torch"], q["how"], q["convert"]) == ("attn.q", "reshape", "reshape")
+    assert wm["one_sided"] == {"torch": {"extra": ["weight", "bias"]}}
+    (structural,) = findings(doc, "structural_difference")
+    assert "only in B: extra (weight, bias)" in structural
+    grads = [p for p in doc["param_grads"] if p["a"]["module"] == "attn" and p["a"]["position"] == "q"]
+    assert grads and all(p["passed"] for p in grads)
+
+
+@pytest.mark.parametrize(("bug", "where"), [("scale", ("attn", "attn")), ("paddle_axis", ("attn", "attn"))])
+def test_heads_bug_behind_a_reshape_is_located(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "heads", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where
+
+
+def test_zero_d_buffer_under_the_referee(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "heads", "--referee")
+    assert rc == 0, text
+    assert doc["verdict"] == "aligned"
+
+
+def test_a_failed_recording_is_exit_2_and_writes_no_report(tmp_path: Path) -> None:
+    spec = Path(__file__).parent / "recorder_models" / "crash_torch.py"
+    proc = subprocess.run([sys.executable, "-m", "padiff_trace", "run", MODELS / "text_paddle.py", spec, "--out",
+                           tmp_path, "--force"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    assert "failed" in proc.stderr and not (tmp_path / "report").exists()
