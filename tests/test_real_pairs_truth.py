@@ -10,6 +10,7 @@ Slow: imports paddle, paddlenlp, torch and transformers.
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,19 @@ def test_albert_truth() -> None:
 @pytest.mark.slow
 def test_bart_truth() -> None:
     _check("bart")
+
+
+def _corpus() -> list[str]:
+    """Every family of both pair folders with PADIFF_CORPUS=all; else a sample of the families
+    added for issue 24 (the rest run by `python tests/real_pairs/verify_truth.py FAMILY...`)."""
+    dirs = (PAIRS, PAIRS.parent / "vision_pairs")
+    found = sorted(p.name.removesuffix("_truth.json") for d in dirs for p in d.glob("*_truth.json"))
+    if os.environ.get("PADIFF_CORPUS") == "all":
+        return [f for f in found if f not in ("gpt", "opt", "bloom", "llama")]
+    return [f for f in found if f in ("distilbert", "mbart")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", _corpus())
+def test_corpus_truth(family: str) -> None:
+    _check(family)
