@@ -5,13 +5,16 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean-demo
+.PHONY: demo test lint bench clean-demo corpus
 
 $(STAMP): pyproject.toml setup.py padiff_trace/_ckernel.c
 	command -v chromium >/dev/null 2>&1 || (apt-get install -y -qq chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium))
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q torch==2.13.0 paddlepaddle==3.3.1
 	$(VENV)/bin/pip install -q -e '.[test]'
+	# torchvision for the paddle.vision pairs, outside the venv: the registry's build for torch
+	# 2.13 CPU breaks transformers' imports when installed beside it (tests/vision_pairs/_tv.py)
+	$(VENV)/bin/pip install -q --no-deps --target .vision-site torchvision==0.28.0
 	# an editable install skips the byte-compiling a regular install does; where
 	# PYTHONDONTWRITEBYTECODE is set, every process would compile our ~60 modules again (~0.1 s)
 	$(PY) -m compileall -q padiff_trace recorder analyzer
@@ -41,3 +44,7 @@ test: lint
 
 bench: $(STAMP)
 	$(PY) bench/trace_io.py
+
+# the whole corpus of real pairs (every family, clean and each planted bug): docs/real-pairs.md
+corpus: $(STAMP)
+	$(PY) tests/real_pairs/table.py --markdown docs/real-pairs.md

@@ -1,0 +1,60 @@
+"""paddle.vision against torchvision, no configuration: a sample of tests/vision_pairs/.
+
+The names of the two libraries differ almost everywhere (paddle ``blocks.3.expand_conv`` vs
+torchvision ``features.4.block.0``) and many BatchNorm tensors share a shape: the weights
+pair by type, role and registration order. The whole vision corpus runs with
+``python tests/real_pairs/table.py`` (docs/real-pairs.md). torchvision lives outside the venv
+in ``.vision-site`` (``make`` installs it; see tests/vision_pairs/_tv.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+PAIRS = Path(__file__).parent / "vision_pairs"
+SITE = Path(__file__).resolve().parents[1] / ".vision-site" / "torchvision"
+
+if not SITE.exists():
+    pytest.skip(f"torchvision for the vision pairs is not installed in {SITE.parent} (make installs it)",
+                allow_module_level=True)
+
+
+def run(out: Path, family: str, bug: str = "") -> tuple[int, dict[str, Any], str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "padiff_trace", "run", PAIRS / f"{family}_paddle.py", PAIRS / f"{family}_torch.py",
+         "--out", out, "--force"], capture_output=True, text=True, env=dict(os.environ, PADIFF_BUG=bug), timeout=900,
+    )
+    report = out / "report" / "report.json"
+    return proc.returncode, json.loads(report.read_text()) if report.exists() else {}, proc.stdout + proc.stderr
+
+
+def truth(family: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((PAIRS / f"{family}_truth.json").read_text())
+    return data
+
+
+def test_mobilenet_v3_clean_twin_is_aligned_with_the_truths_pairs(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "mobilenet_v3_small")
+    assert rc == 0, text[-4000:]
+    wm = json.loads(next(tmp_path.glob("*_torch.trace/weightmap.json")).read_text())
+    got = {(e["paddle"], e["torch"]) for e in wm["weights"] if "paddle" in e and "torch" in e}
+    want = {(p["paddle"], p["torch"]) for p in truth("mobilenet_v3_small")["pairs"]}
+    assert want <= got, sorted(want - got)[:5]
+
+
+@pytest.mark.parametrize("bug", ["bn_eps", "no_residual"])
+def test_mobilenet_v3_planted_bug_is_located(tmp_path: Path, bug: str) -> None:
+    spec = truth("mobilenet_v3_small")["bugs"][bug]
+    rc, doc, text = run(tmp_path, "mobilenet_v3_small", bug)
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (spec["paddle_module"], spec["torch_module"]), text[-4000:]
