@@ -280,4 +280,4 @@ def _same_argument(x: Record, y: Record) -> bool:
         return False
     n = max(len(x.shape), len(y.shape))
     sx, sy = (1,) * (n - len(x.shape)) + tuple(x.shape), (1,) * (n - len(y.shape)) + tuple(y.shape)
-    return all(a == b or a == 1 or b == 1 for a, b in zip(sx, sy))
+    return all(a == b or 1 in (a, b) for a, b in zip(sx, sy))

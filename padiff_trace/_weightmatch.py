@@ -46,8 +46,8 @@ from ._weighttensors import MTensor as _T
 from ._weighttensors import assign as _assign
 from ._weighttensors import by_blocks as _by_blocks
 from ._weighttensors import groups as _groups
-from ._weighttensors import normalise as _normalise
 from ._weighttensors import names_agree as _names_agree
+from ._weighttensors import normalise as _normalise
 from ._weighttensors import part_shape as _part_shape
 from ._weighttensors import role_names as _role_names
 

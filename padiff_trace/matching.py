@@ -8,6 +8,7 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
+from ._knowledge import CONVENTIONS, LOCAL_ALIASES, Convention
 from ._mapping import (
     MAPPING_COLUMNS,
     Mapping,
@@ -19,7 +20,6 @@ from ._mapping import (
     resolve,
     weight_pins,
 )
-from ._knowledge import CONVENTIONS, LOCAL_ALIASES, Convention
 from ._match import TypeResolver, align, canonical_type, group_key, is_known_type, types_equivalent
 from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records

@@ -43,7 +43,7 @@ def truth(family: str) -> dict[str, Any]:
 
 
 def test_mobilenet_v3_clean_twin_is_aligned_with_the_truths_pairs(tmp_path: Path) -> None:
-    rc, doc, text = run(tmp_path, "mobilenet_v3_small")
+    rc, _, text = run(tmp_path, "mobilenet_v3_small")
     assert rc == 0, text[-4000:]
     wm = json.loads(next(tmp_path.glob("*_torch.trace/weightmap.json")).read_text())
     got = {(e["paddle"], e["torch"]) for e in wm["weights"] if "paddle" in e and "torch" in e}

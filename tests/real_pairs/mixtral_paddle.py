@@ -46,7 +46,7 @@ def _patch_where():
 def _randomize_small(m):
     """RMSNorm scales ~ 1 + N(0, 0.1) (paddlenlp leaves them 1). Matrices keep N(0, initializer_range)."""
     paddle.seed(1)
-    for name, p in m.named_parameters():
+    for _name, p in m.named_parameters():
         if p.ndim == 1:
             p.set_value((1.0 + paddle.normal(0.0, 0.1, p.shape)).astype(p.dtype))
 

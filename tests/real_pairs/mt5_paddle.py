@@ -24,7 +24,7 @@ CONFIG = dict(
 
 def _perturb_norms(m):
     """T5 norms start at 1: draw them as 1 + N(0, 0.1) so that a swapped norm weight shows."""
-    for name, p in m.named_parameters():
+    for _name, p in m.named_parameters():
         if p.ndim == 1:
             p.set_value((1.0 + paddle.normal(0.0, 0.1, p.shape)).astype(p.dtype))
 

@@ -13,7 +13,6 @@ Two paddlenlp 2.8.1 quirks handled here:
 PADIFF_BUG=paddle_scale plants a bug on this side: layer 1's self-attention
 (`encoder.layer.1.attention.self`) skips the 1/sqrt(head_dim) score scale.
 """
-import math
 import os
 import types
 

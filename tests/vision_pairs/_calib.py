@@ -23,15 +23,15 @@ def calib_array(shape=CALIB_SHAPE):
 def calibrate_paddle(m, shape=CALIB_SHAPE):
     import paddle
 
-    bns = [l for l in m.sublayers(include_self=True) if hasattr(l, "_momentum") and hasattr(l, "_variance")]
-    saved = [l._momentum for l in bns]
-    for l in bns:
-        l._momentum = 0.0  # paddle: running = momentum * running + (1 - momentum) * batch
+    bns = [bn for bn in m.sublayers(include_self=True) if hasattr(bn, "_momentum") and hasattr(bn, "_variance")]
+    saved = [bn._momentum for bn in bns]
+    for bn in bns:
+        bn._momentum = 0.0  # paddle: running = momentum * running + (1 - momentum) * batch
     m.train()
     with paddle.no_grad():
         m(paddle.to_tensor(calib_array(shape)))
-    for l, mom in zip(bns, saved):
-        l._momentum = mom
+    for bn, mom in zip(bns, saved):
+        bn._momentum = mom
     m.eval()
     return m
 
@@ -39,15 +39,15 @@ def calibrate_paddle(m, shape=CALIB_SHAPE):
 def calibrate_torch(m, shape=CALIB_SHAPE):
     import torch
 
-    bns = [l for l in m.modules() if isinstance(l, torch.nn.modules.batchnorm._BatchNorm)]
-    saved = [l.momentum for l in bns]
-    for l in bns:
-        l.momentum = 1.0  # torch: running = (1 - momentum) * running + momentum * batch
+    bns = [bn for bn in m.modules() if isinstance(bn, torch.nn.modules.batchnorm._BatchNorm)]
+    saved = [bn.momentum for bn in bns]
+    for bn in bns:
+        bn.momentum = 1.0  # torch: running = (1 - momentum) * running + momentum * batch
     m.train()
     with torch.no_grad():
         m(torch.from_numpy(calib_array(shape)))
-    for l, mom in zip(bns, saved):
-        l.momentum = mom
-        l.num_batches_tracked.zero_()
+    for bn, mom in zip(bns, saved):
+        bn.momentum = mom
+        bn.num_batches_tracked.zero_()
     m.eval()
     return m

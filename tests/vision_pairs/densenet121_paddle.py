@@ -9,9 +9,8 @@ import os
 
 import numpy as np
 import paddle
-from paddle.vision.models import densenet121
-
 from _calib import calibrate_paddle
+from paddle.vision.models import densenet121
 
 
 def model():

@@ -8,9 +8,8 @@ import os
 
 import numpy as np
 import paddle
-from paddle.vision.models import mobilenet_v2
-
 from _calib import calibrate_paddle
+from paddle.vision.models import mobilenet_v2
 
 
 def model():

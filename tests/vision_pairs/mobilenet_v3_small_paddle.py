@@ -6,7 +6,6 @@ import os
 
 import numpy as np
 import paddle
-
 from _calib import calibrate_paddle
 from paddle.vision.models import mobilenet_v3_small
 

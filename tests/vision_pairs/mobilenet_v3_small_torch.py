@@ -6,7 +6,6 @@ import os
 
 import numpy as np
 import torch
-
 from _calib import calibrate_torch
 from _tv import torchvision  # torchvision from <repo>/.vision-site, see _tv.py
 

@@ -7,9 +7,8 @@ import os
 
 import numpy as np
 import paddle
-from paddle.vision.models import resnet18
-
 from _calib import calibrate_paddle
+from paddle.vision.models import resnet18
 
 
 def model():

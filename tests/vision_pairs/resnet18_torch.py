@@ -7,7 +7,6 @@ import types
 
 import numpy as np
 import torch
-
 from _calib import calibrate_torch
 from _tv import torchvision  # torchvision from <repo>/.vision-site, see _tv.py
 

@@ -8,9 +8,8 @@ import os
 
 import numpy as np
 import paddle
-from paddle.vision.models import shufflenet_v2_x0_5
-
 from _calib import calibrate_paddle
+from paddle.vision.models import shufflenet_v2_x0_5
 
 
 def model():
