@@ -28,6 +28,8 @@ record shows is left for the first-divergence locator.
 from __future__ import annotations
 
 import logging
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -38,11 +40,12 @@ from padiff_trace import DamagedRecordError
 from ._calls import TraceView
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "absorb_boundaries", "absorb_saturated_ops", "absorb_unused_inputs"]
+__all__ = ["BOUNDARY_RELATIONS", "MASK_RELATIONS", "absorb_boundaries", "absorb_saturated", "absorb_unused_inputs"]
 
 logger = logging.getLogger(__name__)
 
 _FWD = ("model_input", "input", "output")
+_SCALE_SAYS = re.compile(r"A = (\S+) x B: a constant scale")
 _READ_LIMIT = 1 << 22  # elements: relations are tested on tensors up to 4M elements (larger: not named)
 
 
@@ -95,6 +98,32 @@ def _saturated(a: np.ndarray, b: np.ndarray) -> str | None:
             "positions, the rest equal to rounding")
 
 
+def _causal(a: np.ndarray, b: np.ndarray) -> str | None:
+    """One side's additive mask holds the causal triangle too (HF merges the causal mask into
+    the attention mask; other libraries apply it inside the attention): the two differ exactly
+    on the strict upper triangle of the last two (square) axes, saturated there on one side,
+    and agree elsewhere (up to saturating constants)."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape != b.shape:
+        return None
+    n = a.shape[-1]
+    upper = np.broadcast_to(np.triu(np.ones((n, n), bool), 1), a.shape)
+    sa, sb = a <= _SATURATED, b <= _SATURATED
+    for x_sat, y_sat, side in ((sa, sb, "B"), (sb, sa, "A")):
+        extra = y_sat & ~x_sat
+        if not extra.any() or (extra & ~upper).any() or not y_sat[upper].all():
+            continue
+        rest = ~(sa | sb)
+        if rest.any() and float(np.abs(a[rest] - b[rest]).mean()) > 1e-4 * max(float(np.abs(b[rest]).mean()), 1e-30):
+            continue
+        return f"side {side}'s mask also holds the causal triangle, which the other side applies inside the attention"
+    return None
+
+
+# tests of additive masks that differ but mean the same: applied to module inputs and outputs
+# and op operands (not only at boundaries): (a, b) broadcast to one shape -> sentence or None
+MASK_RELATIONS: tuple[Callable[[np.ndarray, np.ndarray], str | None], ...] = (_saturated, _causal)
+
+
 # name -> test(a, b) -> sentence or None; a and b are float64, flattened, same length
 BOUNDARY_RELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], str | None]] = {
     "saturated mask": _saturated,
@@ -115,13 +144,15 @@ def _relation(t: PairTable, i: int) -> str:
         ra, rb = t.record(i, 0), t.record(i, 1)
         if not (ra.is_tensor and rb.is_tensor) or ra.numel != rb.numel or not ra.numel or ra.numel > _READ_LIMIT:
             return plain
+        if not (ra.has_data and rb.has_data):  # statistics only
+            return plain
         perm = t.perms.get(i)
         a = ra.read()
         if perm is not None:
             a = np.transpose(a, perm)
         a64 = np.asarray(a, np.float64).ravel()
         b64 = np.asarray(rb.read(), np.float64).ravel()
-    except (DamagedRecordError, ValueError, TypeError, OSError):
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
         return plain
     if not (np.isfinite(a64).all() and np.isfinite(b64).all()):
         return plain
@@ -130,6 +161,20 @@ def _relation(t: PairTable, i: int) -> str:
         if found:
             return f"{found}; {plain}"
     return plain
+
+
+def _conventional(t: PairTable, i: int, relation: str) -> bool:
+    """A relation two libraries use by convention, whatever follows: a scale of sqrt(width) or
+    its inverse on the output (embeddings scaled by sqrt(d_model) inside or after the module)."""
+    m = _SCALE_SAYS.match(relation)
+    if m is None:
+        return False
+    width = t.record(i, 1).shape[-1] if t.record(i, 1).shape else 0
+    if width < 2:
+        return False
+    c = abs(float(m.group(1)))
+    root = math.sqrt(width)
+    return any(abs(c - x) <= 1e-4 * x for x in (root, 1.0 / root))
 
 
 def _floating(t: PairTable, i: int) -> bool:
@@ -232,14 +277,22 @@ def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
             window = rows[rows > last]
             if nxt is not None:  # up to the next independent error, and the inputs it received (they agree)
                 window = window[(window < nxt[0]) | ((cp_col[window] == nxt[1]) & (roles[window] != out_code))]
-            if not len(window) or not passed[window].all() or not measured[window].any():
-                continue
-            cp = t.call_pairs[c]
             if not measured[fail_out[c]].all():
                 continue  # damaged or undecodable: not compared, so nothing is known of it
             if not all(_floating(t, i) for i in fail_out[c]):
                 continue  # ids, masks, indices are exact data: a difference there is never a boundary
-            relation = _relation(t, out_row)
+            evidence = window[measured[window]] if len(window) else window
+            if len(evidence) and not passed[window].all():
+                continue  # a later record shows it: it propagates
+            if not len(evidence):
+                # nothing compared between this call and the next independent error: only a
+                # conventional relation (an embedding scale of sqrt(width)) decides it
+                relation = _relation(t, out_row)
+                if not _conventional(t, out_row, relation):
+                    continue
+            else:
+                relation = _relation(t, out_row)
+            cp = t.call_pairs[c]
             for i in fail_out[c]:
                 t.set_verdict(i, True, f"boundary difference: {relation} ({t.reasons.get(i, '')})")
             grads = np.flatnonzero(in_step & grad_mask & (cp_col == c) & ~t.passed)
@@ -252,27 +305,36 @@ def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
     return out
 
 
-def absorb_saturated_ops(t: PairTable) -> int:
-    """Op-level operands and results (``--ops``) that differ only where both sides hold a
-    saturating mask constant (-1e4 vs the float32 minimum, at the same positions) pass: the
-    op that builds or adds an additive mask is not a divergence. Returns how many passed."""
+def absorb_saturated(t: PairTable) -> int:
+    """Module inputs and outputs, op operands and results (``--ops``) that differ only where
+    both sides hold a saturating mask constant (-1e4 vs the float32 minimum, at the same
+    positions) pass: an additive mask, and what adds it, is not a divergence. Returns how many
+    passed."""
     if not len(t):
         return 0
-    rows = np.flatnonzero(t.role_mask("op_input", "op_output") & ~t.passed & t.measured)
+    rows = np.flatnonzero(t.role_mask("model_input", "input", "output", "op_input", "op_output") & ~t.passed & t.measured)
     n = 0
     for i in rows.tolist():
         if not _floating(t, i):
             continue
         try:
             ra, rb = t.record(i, 0), t.record(i, 1)
-            if ra.numel != rb.numel or ra.numel > _READ_LIMIT:
+            if max(ra.numel, rb.numel) > _READ_LIMIT or not (ra.has_data and rb.has_data):
                 continue
             a = ra.read()
             perm = t.perms.get(i)
             if perm is not None:
                 a = np.transpose(a, perm)
-            found = _saturated(np.asarray(a, np.float64).ravel(), np.asarray(rb.read(), np.float64).ravel())
-        except (DamagedRecordError, ValueError, TypeError, OSError):
+            b = rb.read()
+            if a.shape != b.shape:  # a mask kept broadcastable on one side ([2,1,1,S] vs [2,1,S,S])
+                try:
+                    shape = np.broadcast_shapes(a.shape, b.shape)
+                except ValueError:
+                    continue
+                a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+            a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+            found = _saturated(a64.ravel(), b64.ravel()) or _causal(a64, b64)
+        except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
             continue
         if found:
             t.set_verdict(i, True, f"boundary difference: {found} ({t.reasons.get(i, '')})")

@@ -19,7 +19,7 @@ from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trac
 from padiff_trace.arrays import same_order_reshape
 from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
 
-from ._boundary import absorb_boundaries, absorb_saturated_ops, absorb_unused_inputs
+from ._boundary import absorb_boundaries, absorb_saturated, absorb_unused_inputs
 from ._calls import TraceView, build_view, phase_rank
 from ._conventions import apply_conventions
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
@@ -121,7 +121,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     absorb_unused_inputs(table.finish())
     conventions = apply_conventions(table, va, vb)
     if not _explicit(opts):
-        absorb_saturated_ops(table)
+        absorb_saturated(table)
         conventions += absorb_boundaries(table, va)
     return Report(
         va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,

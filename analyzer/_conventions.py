@@ -53,6 +53,8 @@ def _running_var_bessel(conv: Convention, t: PairTable, i: int, va: TraceView, v
     pa, pb = _previous(va, ra), _previous(vb, rb)
     if pa is None or pb is None or ra.step != rb.step:
         return None
+    if not all(r.has_data for r in (ra, rb, pa, pb)):
+        return None
     n = _values_per_channel(va, ra.module, pa.step) or _values_per_channel(vb, rb.module, pb.step)
     if n is None or n < 2:
         return None
@@ -110,7 +112,7 @@ def apply_conventions(t: PairTable, va: TraceView, vb: TraceView) -> list[dict[s
             continue
         try:
             detail = CHECKS[conv.check](conv, t, i, va, vb)
-        except (DamagedRecordError, ValueError, OSError):
+        except (DamagedRecordError, KeyError, ValueError, OSError):
             detail = None
         if detail is None:
             continue

@@ -214,7 +214,8 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
                 (good if p.passed else bad).add(k)
         if not p.passed and r.call in ids and (first is None or r.seq < first.seq):
             first = r
-    good -= bad
+    bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
+    # set it against another representation (an int 0/1 mask vs the additive mask of it)
     made = _made_by(v, inside, good, bad, paired)
     if made is not None:
         return Side(made, "one side only", None, ())
@@ -234,8 +235,10 @@ def _made_by(v: TraceView, calls: list[Call], good: set[_Key], bad: set[_Key], p
     for c in calls:
         if c.id in paired:
             continue
-        ins = [_key(r) for r in c.tensor_inputs()]
-        if not ins or not all(k is not None and k in good for k in ins):
+        # inputs whose statistics overflow (an additive mask of float32 minima) have no identity:
+        # they neither confirm nor refute; the others must all be values that agree
+        ins = [k for r in c.tensor_inputs() if (k := _key(r)) is not None]
+        if not ins or not all(k in good for k in ins):
             continue
         if any(_key(r) in bad for r in c.tensor_outputs()):
             hits.append(c)

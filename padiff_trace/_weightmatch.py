@@ -32,6 +32,7 @@ by a coin flip: a group whose sizes differ stays unmatched rather than shifted.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 from collections import defaultdict
@@ -251,11 +252,23 @@ class _Matcher:
                 return False
             return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
 
+        def alike(x: _T, y: _T) -> bool:  # a trainable tensor is the other's trainable one first
+            return x.info.trainable == y.info.trainable
+
         for x in la:
+            if x.used:
+                continue
             ys = [y for y in lb if not y.used and fits(x, y)]
-            if len(ys) != 1 or sum(fits(o, ys[0]) for o in la if not o.used) != 1:
+            if len(ys) > 1:
+                ys = [y for y in ys if alike(x, y)]
+            if len(ys) != 1:
                 continue
             y = ys[0]
+            rivals = [o for o in la if not o.used and fits(o, y)]
+            if len(rivals) > 1:
+                rivals = [o for o in rivals if alike(o, y)]
+            if rivals != [x]:
+                continue
             if x.cshape != y.cshape:  # A's canonical view is taken transposed
                 x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
                 x.cshape = x.cshape[::-1]
@@ -322,7 +335,30 @@ def module_anchors(wm: WeightMap) -> dict[str, str]:
             ma, mb = p.a.rpartition(".")[0], p.b.rpartition(".")[0]
             seen[ma].add(mb)
             back[mb].add(ma)
-    return {ma: next(iter(mbs)) for ma, mbs in seen.items() if len(mbs) == 1 and len(back[next(iter(mbs))]) == 1}
+    anchors = {ma: next(iter(mbs)) for ma, mbs in seen.items() if len(mbs) == 1 and len(back[next(iter(mbs))]) == 1}
+    return _nested_consistently(anchors)
+
+
+def _under(m: str, root: str) -> bool:
+    return root in ("", m) or m.startswith(root + ".")
+
+
+def _nested_consistently(anchors: dict[str, str]) -> dict[str, str]:
+    """Anchors whose nesting agrees on both sides: a module that owns a tensor of its own and
+    holds other anchored modules (a model's root with a tied head's bias) is no anchor when its
+    partner does not hold their partners (HF's ``lm_head`` Linear holds no encoder)."""
+    keys = sorted(anchors)
+    bad = set()
+    for ma in keys:
+        mb = anchors[ma]
+        lo = bisect.bisect_left(keys, ma + ".") if ma else 0
+        for k in keys[lo:]:
+            if not _under(k, ma):
+                break
+            if k != ma and not _under(anchors[k], mb):
+                bad.add(ma)
+                break
+    return {ma: mb for ma, mb in anchors.items() if ma not in bad}
 
 
 def match_weights(
