@@ -121,18 +121,22 @@ class WeightMap:
 
     @property
     def ambiguous(self) -> list[str]:
-        """Unmatched trainable tensors that have a same-shape candidate left on the other side:
-        the matcher could not tell which is which, and a transfer must not guess. An unmatched
-        tensor with no candidate is one-sided (a structural difference), not ambiguous."""
-        return [n for t in (*self.unmatched_a, *self.unmatched_b) if (n := t.name) in self.suggestions and self.suggestions[n]]
+        """Unmatched trainable tensors a transfer must not copy around: those with a same-shape
+        candidate left on the other side (the matcher could not tell which is which) and those
+        whose slot holds another shape on the other side (a width or vocabulary mismatch). An
+        unmatched tensor with neither is one-sided (a structural difference)."""
+        odd = {n for pair in self.mismatched for n in pair}  # the same slot holds another shape
+        return [n for t in (*self.unmatched_a, *self.unmatched_b)
+                if (n := t.name) in odd or (n in self.suggestions and self.suggestions[n])]
 
     def one_sided(self) -> dict[str, dict[str, list[str]]]:
         """Side ("a"/"b") -> owning module -> its trainable tensors with no counterpart on the
         other side (a structural difference: a model built with an optional part the other lacks)."""
         out: dict[str, dict[str, list[str]]] = {}
+        blocking = set(self.ambiguous)
         for side, items in (("a", self.unmatched_a), ("b", self.unmatched_b)):
             for t in items:
-                if not self.suggestions.get(t.name):
+                if t.name not in blocking:
                     out.setdefault(side, {}).setdefault(t.module or "<root>", []).append(t.local)
         return out
 
@@ -193,8 +197,8 @@ class WeightMap:
         ua = [t for t in self.unmatched_a if t.name in amb] or self.unmatched_a
         ub = [t for t in self.unmatched_b if t.name in amb] or self.unmatched_b
         text = (
-            f"cannot tell apart {len(ua)} {a_label} and {len(ub)} {b_label} trainable "
-            f"tensor(s) of the same shapes; {a_label}: {listing(ua)}; {b_label}: {listing(ub)}"
+            f"cannot match {len(ua)} {a_label} and {len(ub)} {b_label} trainable "
+            f"tensor(s); {a_label}: {listing(ua)}; {b_label}: {listing(ub)}"
         )
         if ua:
             t = ua[0]

@@ -146,7 +146,7 @@ def test_a_missing_tensor_is_refused_per_tensor_never_shifted() -> None:
     assert got["encoder.layers.1.linear2.bias"] == "encoder.layer.1.output.dense.bias"
     assert not any("norm" in a and a.startswith("encoder") for a in got)
     text = wm.problem_text("trace", "model")
-    assert "cannot tell apart 6 trace and 6 model" in text and '"weights"' in text and "encoder.layers.0.norm1" in text
+    assert "cannot match 6 trace and 6 model" in text and '"weights"' in text and "encoder.layers.0.norm1" in text
 
 
 def test_library_subclass_resolves_through_its_hierarchy() -> None:
