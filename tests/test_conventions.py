@@ -165,3 +165,24 @@ def test_a_failed_recording_is_exit_2_and_writes_no_report(tmp_path: Path) -> No
                            tmp_path, "--force"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2, proc.stderr
     assert "failed" in proc.stderr and not (tmp_path / "report").exists()
+
+
+@pytest.mark.parametrize("case", ["text", "conv", "heads"])
+@pytest.mark.parametrize("flag", ["--ops", "--single-step", "--referee"])
+def test_clean_twins_raise_no_false_alarm_under_each_mode(tmp_path: Path, case: str, flag: str) -> None:
+    """Op level (operands of other decompositions are not compared, masks saturate), single-step
+    replay and the float64 referee all see the same conventions as the default comparison."""
+    if (case, flag) == ("heads", "--referee"):
+        pytest.skip("test_zero_d_buffer_under_the_referee runs it")
+    rc, doc, text = run(tmp_path, case, flag)
+    assert rc == 0, text[-4000:]
+    assert doc["verdict"] == "aligned"
+
+
+def test_ops_still_locate_a_bug_behind_another_decomposition(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "heads", "--ops", bug="scale")
+    assert rc == 1, text
+    first = doc["first_divergence"]
+    pair = next(p for p in doc["pairs"] if p["index"] == first["index"])
+    # the op that scales the scores: sqrt(head_dim) * temp on A, head_dim * temp on B
+    assert pair["role"] == "op_output" and pair["a"]["module"] == "attn" == pair["b"]["module"], text

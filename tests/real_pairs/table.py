@@ -66,13 +66,13 @@ def truth(family: str) -> dict[str, Any]:
     return data
 
 
-def run_case(family: str, bug: str, out: Path, reuse: bool = False) -> Row:
+def run_case(family: str, bug: str, out: Path, reuse: bool = False, flags: tuple[str, ...] = ()) -> Row:
     """One ``padiff-trace run`` and its row (``reuse``: compare the traces a previous run left
     in ``out`` again, without recording)."""
     env = dict(os.environ, PADIFF_BUG=bug)
     d = family_dir(family)
     cmd = [sys.executable, "-m", "padiff_trace", "run", str(d / f"{family}_paddle.py"),
-           str(d / f"{family}_torch.py"), "--out", str(out), "--force"]
+           str(d / f"{family}_torch.py"), "--out", str(out), "--force", *flags]
     ta, tb = out / f"{family}_paddle.trace", out / f"{family}_torch.trace"
     if reuse and ta.exists() and tb.exists():
         cmd = [sys.executable, "-m", "padiff_trace", "compare", str(ta), str(tb), "--report", str(out / "report")]
@@ -143,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--held-out", action="store_true", help="only the held-out families")
     ap.add_argument("--markdown", type=Path, help="also write the table to this file")
     ap.add_argument("--reuse", action="store_true", help="compare the traces already in --out again (no recording)")
+    ap.add_argument("--clean-only", action="store_true", help="only the clean twins (no planted bug)")
+    ap.add_argument("--flags", default="", help="more flags for every run, e.g. \"--ops\" or \"--referee\"")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     chosen = args.families or families()
@@ -154,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         root = args.out or Path(tmp)
         rows: list[Row] = []
         for fam in chosen:
-            for bug in ["", *truth(fam)["bugs"]]:
-                row = run_case(fam, bug, root / f"{fam}-{bug or 'clean'}", args.reuse)
+            for bug in [""] if args.clean_only else ["", *truth(fam)["bugs"]]:
+                row = run_case(fam, bug, root / f"{fam}-{bug or 'clean'}", args.reuse, tuple(args.flags.split()))
                 logger.info("%s %s: exit %d, %s / %s, %s, %.1f s", fam, row.case, row.exit_code, row.module_a,
                             row.module_b, "pass" if row.ok else "FAIL", row.wall_s)
                 rows.append(row)
