@@ -38,7 +38,9 @@ logger = logging.getLogger("real_pairs.table")
 # Declared before the general rules of issue 24 were designed, and measured on last: the tool
 # is judged on families it was not tuned on. Never move a family out of this set because it fails.
 HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funnel", "rembert",
-                      "densenet121", "shufflenet_v2_x0_5"})
+                      "densenet121", "shufflenet_v2_x0_5",
+                      # vision pairs added after the rules were designed, never looked at before
+                      "alexnet", "inception_v3", "resnext50_32x4d", "squeezenet1_0", "wide_resnet50_2"})
 
 
 @dataclass(frozen=True)
