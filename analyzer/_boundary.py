@@ -305,6 +305,25 @@ def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
     return out
 
 
+def _polarity(t: PairTable, i: int) -> int:
+    """A boolean mask of the other polarity between two frameworks (paddle's attention masks
+    say True = attend, torch's True = masked out): A == not B on every element passes, named."""
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if ra.dtype != "bool" or rb.dtype != "bool" or ra.shape != rb.shape or not (ra.has_data and rb.has_data):
+            return 0
+        if t.va.framework == t.vb.framework or ra.numel > _READ_LIMIT:
+            return 0
+        a, b = ra.read(), rb.read()
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return 0
+    if a.size == 0 or not np.array_equal(a, ~b) or a.all() or (~a).all():
+        return 0
+    t.set_verdict(i, True, f"convention: a boolean mask of the other polarity (A = not B): {t.va.framework} and "
+                           f"{t.vb.framework} mean opposite things by True ({t.reasons.get(i, '')})")
+    return 1
+
+
 def absorb_saturated(t: PairTable) -> int:
     """Module inputs and outputs, op operands and results (``--ops``) that differ only where
     both sides hold a saturating mask constant (-1e4 vs the float32 minimum, at the same
@@ -316,6 +335,7 @@ def absorb_saturated(t: PairTable) -> int:
     n = 0
     for i in rows.tolist():
         if not _floating(t, i):
+            n += _polarity(t, i)
             continue
         try:
             ra, rb = t.record(i, 0), t.record(i, 1)

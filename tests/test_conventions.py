@@ -186,3 +186,13 @@ def test_ops_still_locate_a_bug_behind_another_decomposition(tmp_path: Path) -> 
     pair = next(p for p in doc["pairs"] if p["index"] == first["index"])
     # the op that scales the scores: sqrt(head_dim) * temp on A, head_dim * temp on B
     assert pair["role"] == "op_output" and pair["a"]["module"] == "attn" == pair["b"]["module"], text
+
+
+def test_bool_mask_of_the_other_polarity_is_a_convention(tmp_path: Path) -> None:
+    """paddle's bool attention masks say True = attend, torch's True = masked out: the same mask
+    is A == not B, named a convention; a bug in the attention is located there, not at the mask."""
+    rc, doc, text = run(tmp_path, "mask", bug="scale")
+    assert rc == 1, text
+    assert located(doc) == ("attn", "attn"), text
+    masks = [p for p in doc["pairs"] if p["a"]["module"] == "attn" and p["a"].get("position") == "args[1]"]
+    assert masks and all(p["passed"] and "other polarity" in p["reason"] for p in masks)
