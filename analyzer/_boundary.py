@@ -110,7 +110,7 @@ def _causal(a: np.ndarray, b: np.ndarray) -> str | None:
     sa, sb = a <= _SATURATED, b <= _SATURATED
     for x_sat, y_sat, side in ((sa, sb, "B"), (sb, sa, "A")):
         extra = y_sat & ~x_sat
-        if not extra.any() or (extra & ~upper).any() or not y_sat[upper].all():
+        if not extra.any() or (extra & ~upper).any() or not y_sat[upper].all() or (x_sat & ~y_sat).any():
             continue
         rest = ~(sa | sb)
         if rest.any() and float(np.abs(a[rest] - b[rest]).mean()) > 1e-4 * max(float(np.abs(b[rest]).mean()), 1e-30):
