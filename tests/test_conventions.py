@@ -196,3 +196,13 @@ def test_bool_mask_of_the_other_polarity_is_a_convention(tmp_path: Path) -> None
     assert located(doc) == ("attn", "attn"), text
     masks = [p for p in doc["pairs"] if p["a"]["module"] == "attn" and p["a"].get("position") == "args[1]"]
     assert masks and all(p["passed"] and "other polarity" in p["reason"] for p in masks)
+
+
+def test_update_rounding_passes_a_wrong_learning_rate_does_not(tmp_path: Path) -> None:
+    """Weights after an SGD step differ by the gradients' rounding passed through the update
+    (passes); a learning rate twice as large makes the updates differ (fails at step 1)."""
+    rc, doc, text = run(tmp_path / "lr", "conv", "--steps", "2", bug="lr", env={"PADIFF_TRAIN": "1"})
+    assert rc == 1, text
+    failing = [w for w in doc["weights"] if not w["passed"]]
+    assert failing and min(w["step"] for w in failing) == 1 and all(w["role"] == "param" for w in failing
+                                                                     if w["step"] == 1)

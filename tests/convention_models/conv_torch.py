@@ -1,7 +1,7 @@
 """The same conv net, torch side, written the way torchvision writes one: one Sequential
 ``features`` (Conv, BatchNorm, ReLU, then blocks of their own Sequentials), so no module
 name says what the paddle side's names say. PADIFF_BUG=bn_eps: block 1's second BatchNorm
-eps 0.5; PADIFF_BUG=bn_momentum: its momentum 0.2. PADIFF_TRAIN=1: train mode with SGD."""
+eps 0.5; PADIFF_BUG=bn_momentum: its momentum 0.2; PADIFF_BUG=lr: SGD at 0.2 instead of 0.1. PADIFF_TRAIN=1: train mode with SGD."""
 import os
 
 import torch
@@ -59,4 +59,4 @@ def loss(out):
 
 
 def optimizer(m):
-    return torch.optim.SGD(m.parameters(), lr=0.1) if train() else None
+    return torch.optim.SGD(m.parameters(), lr=0.2 if bug() == "lr" else 0.1) if train() else None
