@@ -126,7 +126,8 @@ class Located(Generic[R]):
 _WHY = {
     "own code": "its inputs agree and its output differs",
     "inline code": "its inputs agree; its own code between its children made the difference",
-    "one side only": "a module recorded on this side only, whose inputs agree and whose output is the differing value",
+    "one side only": "a module recorded on this side only, whose inputs agree where they were compared and whose "
+                     "output is the differing value",
     "state": "a weight or buffer of it differs (compared before the forward pass)",
 }
 
@@ -237,8 +238,10 @@ def _made_by(v: TraceView, calls: list[Call], good: set[_Key], bad: set[_Key], p
             continue
         # inputs whose statistics overflow (an additive mask of float32 minima) have no identity:
         # they neither confirm nor refute; the others must all be values that agree
+        # an input no pair compared (a rotary table only this side passes) is unknown: it
+        # neither confirms nor refutes; at least one input must agree and none differ
         ins = [k for r in c.tensor_inputs() if (k := _key(r)) is not None]
-        if not ins or not all(k in good for k in ins):
+        if not any(k in good for k in ins) or any(k in bad for k in ins):
             continue
         if any(_key(r) in bad for r in c.tensor_outputs()):
             hits.append(c)
