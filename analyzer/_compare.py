@@ -22,7 +22,6 @@ from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_ancho
 from ._boundary import absorb_boundaries, absorb_saturated, absorb_unused_inputs
 from ._calls import TraceView, build_view, phase_rank
 from ._conventions import apply_conventions
-from ._updates import absorb_update_rounding
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._pairing import Alignment, CallPair, align_views
@@ -31,6 +30,7 @@ from ._plan import plan
 from ._reduce import GRAD_ROLES, summed_pair
 from ._referee import Referee, classify, side_errors
 from ._report import Report
+from ._updates import absorb_update_rounding
 from ._weights import pair_by_map, trace_weight_map
 
 __all__ = ["compare", "align", "weight_map", "CompareOptions"]

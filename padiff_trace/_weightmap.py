@@ -127,7 +127,7 @@ class WeightMap:
         unmatched tensor with neither is one-sided (a structural difference)."""
         odd = {n for pair in self.mismatched for n in pair}  # the same slot holds another shape
         return [n for t in (*self.unmatched_a, *self.unmatched_b)
-                if (n := t.name) in odd or (n in self.suggestions and self.suggestions[n])]
+                if (n := t.name) in odd or (self.suggestions.get(n))]
 
     def one_sided(self) -> dict[str, dict[str, list[str]]]:
         """Side ("a"/"b") -> owning module -> its trainable tensors with no counterpart on the
