@@ -21,6 +21,7 @@ from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_ancho
 
 from ._boundary import absorb_boundaries, absorb_saturated, absorb_unused_inputs
 from ._calls import TraceView, build_view, phase_rank
+from ._carried import absorb_carried_rounding
 from ._conventions import apply_conventions
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
@@ -123,6 +124,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     conventions = apply_conventions(table, va, vb)
     if not _explicit(opts):
         absorb_update_rounding(table, va, vb)
+        absorb_carried_rounding(table)
         absorb_saturated(table)
         conventions += absorb_boundaries(table, va)
     return Report(

@@ -1,0 +1,122 @@
+"""Rounding carried through a deep model: a call that does not amplify the error it received.
+
+The noise floor (``_noise``) estimates how far two fp32 runs may drift apart; it does not
+model every amplification, so a deep model (fifty residual blocks with BatchNorm) can drift
+past it by rounding alone, one module at a time, each passing on what it received. This pass
+follows the records of a step in execution order: a failing module output whose call's
+inputs all passed, and whose relative error is at most ``CARRY_FACTOR`` times the largest
+relative error of those inputs, is *carried rounding*: the call did not make the error, it
+passed on what it got. The same value handed on (the next call's input) passes with it.
+
+A call that makes an error of its own raises the relative error: a wrong epsilon, a missing
+residual, a wrong activation all jump by far more than ``CARRY_FACTOR``; such outputs keep
+failing and the first divergence is named there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._pairtable import PairTable
+
+__all__ = ["CARRY_FACTOR", "absorb_carried_rounding"]
+
+CARRY_FACTOR = 1.5
+# reasons of pairs that passed on their numbers (their relative error is rounding)
+_BY_NUMBERS = ("within the noise floor", "carried rounding")
+
+
+def _value_key(r: Any) -> tuple[Any, ...] | None:
+    if not getattr(r, "is_tensor", False) or not getattr(r, "numel", 0):
+        return None
+    try:
+        stats = r.stats
+    except (AttributeError, KeyError, IndexError, ValueError, OSError):
+        return None
+    return (r.dtype, tuple(r.shape), *sorted(stats.items()))
+
+
+def absorb_carried_rounding(t: PairTable) -> int:
+    """See the module docstring; returns how many pairs passed. Forward: a call's inputs feed
+    its outputs. Backward, in the order it ran: a call's output gradients feed its input
+    gradients."""
+    if not len(t):
+        return 0
+    n = _walk(t, ("model_input", "input"), "output")
+    n += _walk(t, ("grad_output",), "grad_input")
+    return n
+
+
+def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
+    if made_role not in t.roles:
+        return 0
+    rows_mask = t.role_mask(*feed_roles, made_role)
+    made_code = t.roles.index(made_role)
+    cp_col, step_col, roles = t.col("cp"), t.col("step"), t.col("role")
+    rel = t.metric("rel_l2")
+    n = 0
+    for s in np.unique(step_col[rows_mask]).tolist():
+        rows = np.flatnonzero(rows_mask & (step_col == s) & (cp_col >= 0))
+        if not len(rows):
+            continue
+        passed, measured = t.passed, t.measured
+        if passed[rows].all():
+            continue
+        in_rel: dict[int, float] = {}
+        in_bad: set[int] = set()
+        carried: set[tuple[Any, ...]] = set()
+        # A call id -> the largest relative error among its inputs and its children's outputs
+        # that passed so far: what the inline code between its children received
+        level: dict[int, float] = {}
+
+        def seen(call_id: int, value: float) -> None:
+            level[call_id] = max(level.get(call_id, 0.0), value)
+
+        for i in rows.tolist():
+            c = int(cp_col[i])
+            call = t.call_pairs[c].a
+            ok = bool(passed[i])
+            r = float(rel[i]) if measured[i] and math.isfinite(rel[i]) else math.nan
+            why_ok = t.reasons.get(i, "")
+            if ok and why_ok and not why_ok.startswith(_BY_NUMBERS):
+                r = math.nan  # passed for another reason (a mask, a flag): its error says nothing of rounding
+            if roles[i] != made_code:  # what the call receives
+                if not ok and measured[i]:
+                    key = _value_key(t.record(i, 0))
+                    why = ""
+                    if key is not None and key in carried:
+                        why = "the same value passed where it was made"
+                    elif r > 0 and r <= CARRY_FACTOR * level.get(call.parent, 0.0):
+                        why = (f"made by the code between calls from values that differed by up to rel-L2 "
+                               f"{level[call.parent]:.2g}, passed on without amplification")
+                    if why:
+                        t.set_verdict(i, True, f"carried rounding: {why} ({t.reasons.get(i, '')})")
+                        n += 1
+                        ok = True
+                if not ok:
+                    in_bad.add(c)
+                elif math.isfinite(r):
+                    in_rel[c] = max(in_rel.get(c, 0.0), r)
+                    seen(call.id, r)
+                continue
+            if ok and math.isfinite(r):
+                seen(call.parent, r)
+            if ok or c in in_bad or not measured[i] or not math.isfinite(rel[i]) or c not in in_rel:
+                continue
+            reason = t.reasons.get(i, "")
+            if "NaN" in reason or "Inf" in reason or "shape" in reason:
+                continue
+            got = in_rel[c]
+            if got > 0 and float(rel[i]) <= CARRY_FACTOR * got:
+                t.set_verdict(i, True, f"carried rounding: what the call received already differed by rel-L2 {got:.2g} "
+                                       f"(within the noise floor) and it passes on {float(rel[i]):.2g}, no amplification "
+                                       f"({reason})")
+                n += 1
+                seen(call.parent, float(rel[i]))
+                key = _value_key(t.record(i, 0))
+                if key is not None:
+                    carried.add(key)
+    return n
