@@ -71,10 +71,6 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
         # A call id -> the largest relative error among its inputs and its children's outputs
         # that passed so far: what the inline code between its children received
         level: dict[int, float] = {}
-
-        def seen(call_id: int, value: float) -> None:
-            level[call_id] = max(level.get(call_id, 0.0), value)
-
         for i in rows.tolist():
             c = int(cp_col[i])
             call = t.call_pairs[c].a
@@ -100,10 +96,10 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
                     in_bad.add(c)
                 elif math.isfinite(r):
                     in_rel[c] = max(in_rel.get(c, 0.0), r)
-                    seen(call.id, r)
+                    level[call.id] = max(level.get(call.id, 0.0), r)
                 continue
             if ok and math.isfinite(r):
-                seen(call.parent, r)
+                level[call.parent] = max(level.get(call.parent, 0.0), r)
             if ok or c in in_bad or not measured[i] or not math.isfinite(rel[i]) or c not in in_rel:
                 continue
             reason = t.reasons.get(i, "")
@@ -115,7 +111,7 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
                                        f"(within the noise floor) and it passes on {float(rel[i]):.2g}, no amplification "
                                        f"({reason})")
                 n += 1
-                seen(call.parent, float(rel[i]))
+                level[call.parent] = max(level.get(call.parent, 0.0), float(rel[i]))
                 key = _value_key(t.record(i, 0))
                 if key is not None:
                     carried.add(key)

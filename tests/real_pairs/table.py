@@ -107,8 +107,9 @@ def _named(report: dict[str, Any]) -> tuple[str, str]:
     return pair["a"]["module"] or "<root>", pair["b"]["module"] or "<root>"
 
 
-def markdown(rows: list[Row]) -> str:
-    lines = ["| family | case | exit | A (paddle) | B (torch) | vs truth | wall s |", "|---|---|---|---|---|---|---|"]
+def markdown(rows: list[Row], reused: bool = False) -> str:
+    wall = "compare s" if reused else "wall s"
+    lines = [f"| family | case | exit | A (paddle) | B (torch) | vs truth | {wall} |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         verdict = "pass" if r.ok else f"FAIL ({r.note})" if r.note else "FAIL"
         fam = f"{r.family} (held out)" if r.family in HELD_OUT else r.family
@@ -134,6 +135,51 @@ with the first divergence named at the module its `<family>_truth.json` names on
 (ground truth checked without the tool: `tests/real_pairs/verify_truth.py`). Families marked
 *held out* were set aside before the rules were designed and measured last.
 
+"""
+
+
+_DOC_TAIL = """
+## Held out, and what the numbers were before
+
+The held-out families (t5, mt5, xlnet, deberta, mpnet, pegasus, funnel, rembert, densenet121,
+shufflenet_v2_x0_5, and the vision pairs added last: resnext50_32x4d, wide_resnet50_2) were
+chosen before the rules of issue 24 were designed and never run through the tool until the
+rules were committed. Measured on them (54 cases):
+
+| tool | held-out cases right | clean twins | planted bugs |
+|---|---|---|---|
+| at the start of issue 24 (commit 63973f7) | 26 of 54 | 3 of 12 | 23 of 42 |
+| with the rules, first measurement | 43 of 54 | 8 of 12 | 35 of 42 |
+| after fixes made *having seen* those results (RemBERT's mask replay, rounding carried through deep ResNets) | 47 of 54 | 9 of 12 | 38 of 42 |
+
+Only the middle row is an unseen-family score; the last row is no longer held out.
+
+## Known failures (open)
+
+- **DenseNet-121** (4): paddle's dense layer returns `concat(input, new)`, torchvision's only
+  `new` (the concatenation happens in the block): the dense-layer outputs differ in shape, and
+  the fused `BatchNorm(act="relu")` before them is then not recognised as a boundary
+  difference. Needs a "concatenated on one side" relation and boundary absorption to a fixpoint.
+- **ResNeXt-50 / Wide ResNet-50 clean** (3): backward through 50 blocks; fp32 rounding flips
+  the sign of pre-ReLU values near 0, so gradients differ beyond the noise floor at a ReLU (a
+  rounding phenomenon the backward carry does not model yet).
+- **A scale missing where the other library puts it** (mBART `dec_embed_scale`): the B module
+  that lacks the scale agrees with A's unscaled module; the difference shows in the parent's
+  inline code, which is what is named.
+- **One-sided modules whose output no compared record sees** (CTRL's paddle positional module,
+  RoFormer's paddle `rotary` sublayer, its HF encoder-level table): the enclosing call is named.
+- **A module instance shared by layers** (HF XLM's activation, recorded as
+  `transformer.ffns.0.act#1` inside `ffns.1`): named by its own path.
+- **VGG `no_relu`**: the torch ReLU replaced by `Identity` has another type than paddle's
+  ReLU, and its output equals its input, so the value cannot tell right from wrong.
+
+## Families not in the corpus
+
+- paddle.vision `alexnet`, `squeezenet1_0/1_1`, `googlenet`, `inception_v3`: not the same
+  model as torchvision's (paddle's dropout scales in eval (`downscale_in_infer`), squeezenet's
+  pools use `ceil_mode` on one side only, inception_v3's BatchNorm eps is 1e-5 vs 1e-3,
+  alexnet has no adaptive pool). `mobilenet_v1` has no torchvision twin.
+- paddlenlp `qwen` (v1 only in paddlenlp 2.8.1; HF ships no v1).
 """
 
 
@@ -163,10 +209,10 @@ def main(argv: list[str] | None = None) -> int:
                 logger.info("%s %s: exit %d, %s / %s, %s, %.1f s", fam, row.case, row.exit_code, row.module_a,
                             row.module_b, "pass" if row.ok else "FAIL", row.wall_s)
                 rows.append(row)
-        table = markdown(rows)
+        table = markdown(rows, args.reuse)
         sys.stdout.write(table + "\n")
         if args.markdown is not None:
-            args.markdown.write_text(_DOC_HEAD + table + "\n")
+            args.markdown.write_text(_DOC_HEAD + table + "\n" + _DOC_TAIL)
     return 0 if all(r.ok for r in rows) else 1
 
 
