@@ -19,7 +19,7 @@ from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trac
 from padiff_trace.arrays import same_order_reshape
 from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
 
-from ._boundary import absorb_boundaries, absorb_saturated, absorb_unused_inputs
+from ._boundary import absorb_boundaries, absorb_inner_ops, absorb_saturated, absorb_unused_inputs
 from ._calls import TraceView, build_view, phase_rank
 from ._carried import absorb_carried_rounding
 from ._conventions import apply_conventions
@@ -127,6 +127,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
         absorb_carried_rounding(table)
         absorb_saturated(table)
         conventions += absorb_boundaries(table, va)
+        absorb_inner_ops(table)
     return Report(
         va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
         weight_map=wm, missing=_missing(ta, tb), allow_partial=opts.allow_partial, same_trace=_same(ta, tb),

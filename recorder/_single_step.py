@@ -14,6 +14,7 @@ value, identity gradient), so gradients still reach the modules before.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from ._adapter import Adapter
 from ._nest import flatten_call, rebuild
 
 __all__ = ["SingleStep"]
+
+logger = logging.getLogger(__name__)
 
 
 class SingleStep:
@@ -43,20 +46,24 @@ class SingleStep:
         self._adapter = adapter
         self.replaced_inputs = 0
         self.replaced_grads = 0
+        self.kept_own = 0  # values of another shape than the plan's: not replaced
 
     def close(self) -> None:
         self._trace.close()
 
-    def _value(self, seq: int, perm: list[int] | None, like: Any) -> Any:
+    def _value(self, seq: int, perm: list[int] | None, like: Any) -> Any | None:
+        """A's recorded value for this tensor, or None where the two libraries hand this module
+        the argument in another shape (position ids [2, S] vs [1, S]): this side keeps its own
+        value there, and the comparison shows what it was."""
         arr = self._trace.read(int(seq))
         if perm:
             arr = np.ascontiguousarray(np.transpose(arr, perm))
         ad = self._adapter
         if tuple(arr.shape) != tuple(like.shape):
-            raise UserError(
-                f"{self._trace.path}: record {seq} has shape {list(arr.shape)}, "
-                f"the module's tensor {list(like.shape)} (single-step plan does not fit this model)"
-            )
+            self.kept_own += 1
+            logger.info("%s: record %s has shape %s, the module's tensor %s: the module keeps its own value",
+                        self._trace.path, seq, list(arr.shape), list(like.shape))
+            return None
         return ad.tensor_like(arr, ad.dtype_name(like), like)
 
     def inputs(self, step: int, path: str, idx: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
@@ -69,7 +76,9 @@ class SingleStep:
         for pos, seq, perm in entry["inputs"]:
             leaf = local.get(pos)
             if ad.is_tensor(leaf):
-                replace[pos] = ad.straight_through(leaf, self._value(seq, perm, leaf))
+                value = self._value(seq, perm, leaf)
+                if value is not None:
+                    replace[pos] = ad.straight_through(leaf, value)
         if not replace:
             return None
         self.replaced_inputs += len(replace)
@@ -83,6 +92,7 @@ class SingleStep:
             return None
         for pos, seq, perm in entry.get("grads", ()):
             if pos == position:
-                self.replaced_grads += 1
-                return self._value(seq, perm, own)
+                value = self._value(seq, perm, own)
+                self.replaced_grads += value is not None
+                return value
         return None
