@@ -154,6 +154,17 @@ rules were committed. Measured on them (54 cases):
 
 Only the middle row is an unseen-family score; the last row is no longer held out.
 
+## Other modes on clean twins
+
+A sample of eight families (bert, gpt, llama, distilbert, mbart, t5, mobilenet_v3_small,
+resnet18), clean twins only, `table.py FAMILY... --clean-only --flags=...`:
+
+| mode | first run | after the fixes it led to |
+|---|---|---|
+| `--referee` | 8 of 8 aligned | 8 of 8 |
+| `--ops` | 3 of 8 (embeddings summed in another order, a scale before vs after a matmul) | 8 of 8: op pairs inside a module whose outputs agree pass |
+| `--single-step` | 4 of 8 (exit 2: position ids `[2, S]` vs `[1, S]`) | 8 of 8: a module keeps its own value where the shapes differ |
+
 ## Known failures (open)
 
 - **DenseNet-121** (4): paddle's dense layer returns `concat(input, new)`, torchvision's only
