@@ -40,7 +40,7 @@ from padiff_trace import DamagedRecordError
 from ._calls import TraceView
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "MASK_RELATIONS", "absorb_inner_ops", "absorb_boundaries", "absorb_saturated", "absorb_unused_inputs"]
+__all__ = ["BOUNDARY_RELATIONS", "MASK_RELATIONS", "absorb_inner_ops", "value_key", "absorb_boundaries", "absorb_saturated", "absorb_unused_inputs"]
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ def _floating(t: PairTable, i: int) -> bool:
     return all(str(getattr(t.record(i, k), "dtype", "")).startswith(("float", "bfloat", "complex")) for k in (0, 1))
 
 
-def _value_key(r: Any) -> tuple[Any, ...] | None:
+def value_key(r: Any) -> tuple[Any, ...] | None:
     """One value's identity within a trace: dtype, shape and statistics (the writer keeps a
     tensor recorded twice close together once, but the same mask handed to every layer is
     stored again further on: its statistics are what stay the same)."""
@@ -225,7 +225,7 @@ def absorb_unused_inputs(t: PairTable) -> None:
         if all_ok.get(k, False):
             why = t.reasons.get(i, "")
             t.set_verdict(i, True, f"differs but every output of the call agrees: not used as a number ({why})")
-            ka, kb = _value_key(t.record(i, 0)), _value_key(t.record(i, 1))
+            ka, kb = value_key(t.record(i, 0)), value_key(t.record(i, 1))
             if ka is not None and kb is not None:
                 unused.setdefault((k[0], ka, kb), t.call_pairs[int(cp[i])].a.label)
         else:
@@ -233,7 +233,7 @@ def absorb_unused_inputs(t: PairTable) -> None:
     if not unused:
         return
     for i, s in rest:
-        ka, kb = _value_key(t.record(i, 0)), _value_key(t.record(i, 1))
+        ka, kb = value_key(t.record(i, 0)), value_key(t.record(i, 1))
         shown = unused.get((s, ka, kb)) if ka is not None and kb is not None else None
         if shown is not None:
             t.set_verdict(i, True, f"the same value is received by {shown}, whose outputs all agree: not used as a "

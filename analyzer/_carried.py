@@ -20,23 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from ._boundary import value_key as _value_key
 from ._pairtable import PairTable
 
-__all__ = ["CARRY_FACTOR", "absorb_carried_rounding"]
+__all__ = ["CARRY_FACTOR", "ROUNDING_MAX", "absorb_carried_rounding"]
 
 CARRY_FACTOR = 1.5
+ROUNDING_MAX = 1e-3  # relative errors above this are not fp32 rounding, carried or not
 # reasons of pairs that passed on their numbers (their relative error is rounding)
 _BY_NUMBERS = ("within the noise floor", "carried rounding")
-
-
-def _value_key(r: Any) -> tuple[Any, ...] | None:
-    if not getattr(r, "is_tensor", False) or not getattr(r, "numel", 0):
-        return None
-    try:
-        stats = r.stats
-    except (AttributeError, KeyError, IndexError, ValueError, OSError):
-        return None
-    return (r.dtype, tuple(r.shape), *sorted(stats.items()))
 
 
 def absorb_carried_rounding(t: PairTable) -> int:
@@ -79,6 +71,8 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
             why_ok = t.reasons.get(i, "")
             if ok and why_ok and not why_ok.startswith(_BY_NUMBERS):
                 r = math.nan  # passed for another reason (a mask, a flag): its error says nothing of rounding
+            if r > ROUNDING_MAX:
+                r = math.nan  # too large to be rounding, however it was judged: carries nothing
             if roles[i] != made_code:  # what the call receives
                 if not ok and measured[i]:
                     key = _value_key(t.record(i, 0))
