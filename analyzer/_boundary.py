@@ -141,9 +141,35 @@ BOUNDARY_RELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], str | None]] = 
 }
 
 
+def _concat(t: PairTable, i: int) -> str | None:
+    """One side's output is the other's concatenated after what the module received (a dense
+    layer returning concat(input, new) on one side, only new on the other, the block joining
+    them): the smaller is the trailing block of the larger along one axis."""
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data) or len(ra.shape) != len(rb.shape):
+            return None
+        diff = [k for k, (x, y) in enumerate(zip(ra.shape, rb.shape)) if x != y]
+        if len(diff) != 1 or max(ra.numel, rb.numel) > _READ_LIMIT:
+            return None
+        k = diff[0]
+        a, b = ra.read(), rb.read()
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
+    big, small, side = (a, b, "A") if a.shape[k] > b.shape[k] else (b, a, "B")
+    tail = np.take(big, range(big.shape[k] - small.shape[k], big.shape[k]), axis=k)
+    if not np.allclose(tail, small, rtol=1e-4, atol=1e-5 * max(float(np.abs(small).max(initial=0.0)), 1e-30)):
+        return None
+    return (f"{side}'s output is the other's concatenated after the module's input along axis {k}: the "
+            "concatenation is inside this module on one side, after it on the other")
+
+
 def _relation(t: PairTable, i: int) -> str:
     """What relates the two values of row ``i``, or a plain sentence."""
     plain = "the next comparable records agree: the difference does not reach anything downstream"
+    joined = _concat(t, i)
+    if joined:
+        return f"{joined}; {plain}"
     try:
         ra, rb = t.record(i, 0), t.record(i, 1)
         if not (ra.is_tensor and rb.is_tensor) or ra.numel != rb.numel or not ra.numel or ra.numel > _READ_LIMIT:
@@ -242,7 +268,22 @@ def absorb_unused_inputs(t: PairTable) -> None:
 
 def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
     """Pass the differing outputs that no later record shows (see the module docstring); returns
-    one entry per absorbed call pair: step, the calls, the relation found."""
+    one entry per absorbed call pair: step, the calls, the relation found. Repeated until
+    nothing more passes: an outer boundary absorbed (a dense layer's concatenation) clears the
+    window of an inner one before it (the BatchNorm with its fused activation)."""
+    out: list[dict[str, Any]] = []
+    for _ in range(_ROUNDS):
+        more = _absorb_boundaries_once(t, va)
+        if not more:
+            break
+        out += more
+    return out
+
+
+_ROUNDS = 8
+
+
+def _absorb_boundaries_once(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
     if not len(t):
         return []
     out: list[dict[str, Any]] = []
@@ -283,8 +324,11 @@ def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
             window = rows[rows > last]
             if nxt is not None:  # up to the next independent error, and the inputs it received (they agree)
                 window = window[(window < nxt[0]) | ((cp_col[window] == nxt[1]) & (roles[window] != out_code))]
+            joined = None
             if not measured[fail_out[c]].all():
-                continue  # damaged or undecodable: not compared, so nothing is known of it
+                joined = _concat(t, out_row) if len(fail_out[c]) == 1 and "shape" in t.reasons.get(out_row, "") else None
+                if joined is None:
+                    continue  # damaged or undecodable: not compared, so nothing is known of it
             if not all(_floating(t, i) for i in fail_out[c]):
                 continue  # ids, masks, indices are exact data: a difference there is never a boundary
             evidence = window[measured[window]] if len(window) else window
@@ -294,7 +338,7 @@ def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
                 # nothing compared between this call and the next independent error: only a
                 # conventional relation (an embedding scale of sqrt(width)) decides it
                 relation = _relation(t, out_row)
-                if not _conventional(t, out_row, relation):
+                if not joined and not _conventional(t, out_row, relation):
                     continue
             else:
                 relation = _relation(t, out_row)
