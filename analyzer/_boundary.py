@@ -272,18 +272,22 @@ def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
     nothing more passes: an outer boundary absorbed (a dense layer's concatenation) clears the
     window of an inner one before it (the BatchNorm with its fused activation)."""
     out: list[dict[str, Any]] = []
+    under: set[int] | None = None  # later rounds: only calls inside one absorbed in the round before
     for _ in range(_ROUNDS):
-        more = _absorb_boundaries_once(t, va)
+        more = _absorb_boundaries_once(t, va, under)
         if not more:
             break
         out += more
+        under = {e["a_id"] for e in more}
+    for e in out:
+        del e["a_id"]
     return out
 
 
 _ROUNDS = 8
 
 
-def _absorb_boundaries_once(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
+def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None) -> list[dict[str, Any]]:
     if not len(t):
         return []
     out: list[dict[str, Any]] = []
@@ -319,6 +323,8 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView) -> list[dict[str, Any]]
             if call.parent < 0:
                 continue  # the model's own output: only a loss follows it, no comparable point
             ancestors = {x.id for x in va.ancestors(call)}
+            if under is not None and not ancestors & under:
+                continue
             last = max(fail_out[c])
             nxt = next(((r0, c2) for r0, c2 in starts if r0 > last and t.call_pairs[c2].a.id not in ancestors), None)
             window = rows[rows > last]
@@ -349,7 +355,7 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView) -> list[dict[str, Any]]
             for i in grads.tolist():
                 t.set_verdict(i, True, f"boundary difference (the gradient w.r.t. the output of {cp.a.label}, whose "
                                        f"forward difference does not propagate) ({t.reasons.get(i, '')})")
-            out.append({"step": int(s), "a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type,
+            out.append({"step": int(s), "a_id": cp.a.id, "a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type,
                         "b_type": cp.b.module_type, "relation": relation})
             logger.info("boundary difference at %s / %s: %s", cp.a.label, cp.b.label, relation)
     return out
