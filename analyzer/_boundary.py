@@ -38,9 +38,10 @@ import numpy as np
 from padiff_trace import DamagedRecordError
 
 from ._calls import TraceView
+from ._masks import saturated as _saturated
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "MASK_RELATIONS", "absorb_inner_ops", "value_key", "absorb_boundaries", "absorb_saturated", "absorb_unused_inputs"]
+__all__ = ["BOUNDARY_RELATIONS", "absorb_boundaries", "absorb_inner_ops", "absorb_unused_inputs", "value_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,54 +79,6 @@ def _activation(name: str, f: Callable[[np.ndarray], np.ndarray]) -> Callable[[n
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.asarray(1.0 / (1.0 + np.exp(-np.clip(x, -60, 60))))
-
-
-_SATURATED = -1e3  # exp(-1000) underflows to 0 in float32 and float64: after softmax, any such value is 0
-
-
-def _saturated(a: np.ndarray, b: np.ndarray) -> str | None:
-    """The same additive mask built with two saturating constants (-1e4 vs the float32 minimum):
-    they differ beyond rounding only where both are below -1000 (anything added to them
-    vanishes after softmax); elsewhere they agree to fp32 rounding (mean relative error < 1e-4)."""
-    sat = (a <= _SATURATED) & (b <= _SATURATED)
-    if not sat.any():
-        return None
-    rest = ~sat
-    if rest.any():
-        err = float(np.abs(a[rest] - b[rest]).mean())
-        if err > 1e-4 * max(float(np.abs(b[rest]).mean()), 1e-30):
-            return None
-    diff = sat & (a != b)
-    if not diff.any():
-        return None
-    return (f"a saturating mask constant ({a[diff][0]:.3g} vs {b[diff][0]:.3g}) at the same {int(sat.sum())} "
-            "positions, the rest equal to rounding")
-
-
-def _causal(a: np.ndarray, b: np.ndarray) -> str | None:
-    """One side's additive mask holds the causal triangle too (HF merges the causal mask into
-    the attention mask; other libraries apply it inside the attention): the two differ exactly
-    on the strict upper triangle of the last two (square) axes, saturated there on one side,
-    and agree elsewhere (up to saturating constants)."""
-    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape != b.shape:
-        return None
-    n = a.shape[-1]
-    upper = np.broadcast_to(np.triu(np.ones((n, n), bool), 1), a.shape)
-    sa, sb = a <= _SATURATED, b <= _SATURATED
-    for x_sat, y_sat, side in ((sa, sb, "B"), (sb, sa, "A")):
-        extra = y_sat & ~x_sat
-        if not extra.any() or (extra & ~upper).any() or not y_sat[upper].all() or (x_sat & ~y_sat).any():
-            continue
-        rest = ~(sa | sb)
-        if rest.any() and float(np.abs(a[rest] - b[rest]).mean()) > 1e-4 * max(float(np.abs(b[rest]).mean()), 1e-30):
-            continue
-        return f"side {side}'s mask also holds the causal triangle, which the other side applies inside the attention"
-    return None
-
-
-# tests of additive masks that differ but mean the same: applied to module inputs and outputs
-# and op operands (not only at boundaries): (a, b) broadcast to one shape -> sentence or None
-MASK_RELATIONS: tuple[Callable[[np.ndarray, np.ndarray], str | None], ...] = (_saturated, _causal)
 
 
 # name -> test(a, b) -> sentence or None; a and b are float64, flattened, same length
@@ -359,63 +312,6 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                         "b_type": cp.b.module_type, "relation": relation})
             logger.info("boundary difference at %s / %s: %s", cp.a.label, cp.b.label, relation)
     return out
-
-
-def _polarity(t: PairTable, i: int) -> int:
-    """A boolean mask of the other polarity between two frameworks (paddle's attention masks
-    say True = attend, torch's True = masked out): A == not B on every element passes, named."""
-    try:
-        ra, rb = t.record(i, 0), t.record(i, 1)
-        if ra.dtype != "bool" or rb.dtype != "bool" or ra.shape != rb.shape or not (ra.has_data and rb.has_data):
-            return 0
-        if t.va.framework == t.vb.framework or ra.numel > _READ_LIMIT:
-            return 0
-        a, b = ra.read(), rb.read()
-    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
-        return 0
-    if a.size == 0 or not np.array_equal(a, ~b) or a.all() or (~a).all():
-        return 0
-    t.set_verdict(i, True, f"convention: a boolean mask of the other polarity (A = not B): {t.va.framework} and "
-                           f"{t.vb.framework} mean opposite things by True ({t.reasons.get(i, '')})")
-    return 1
-
-
-def absorb_saturated(t: PairTable) -> int:
-    """Module inputs and outputs, op operands and results (``--ops``) that differ only where
-    both sides hold a saturating mask constant (-1e4 vs the float32 minimum, at the same
-    positions) pass: an additive mask, and what adds it, is not a divergence. Returns how many
-    passed."""
-    if not len(t):
-        return 0
-    rows = np.flatnonzero(t.role_mask("model_input", "input", "output", "op_input", "op_output") & ~t.passed & t.measured)
-    n = 0
-    for i in rows.tolist():
-        if not _floating(t, i):
-            n += _polarity(t, i)
-            continue
-        try:
-            ra, rb = t.record(i, 0), t.record(i, 1)
-            if max(ra.numel, rb.numel) > _READ_LIMIT or not (ra.has_data and rb.has_data):
-                continue
-            a = ra.read()
-            perm = t.perms.get(i)
-            if perm is not None:
-                a = np.transpose(a, perm)
-            b = rb.read()
-            if a.shape != b.shape:  # a mask kept broadcastable on one side ([2,1,1,S] vs [2,1,S,S])
-                try:
-                    shape = np.broadcast_shapes(a.shape, b.shape)
-                except ValueError:
-                    continue
-                a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
-            a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
-            found = _saturated(a64.ravel(), b64.ravel()) or _causal(a64, b64)
-        except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
-            continue
-        if found:
-            t.set_verdict(i, True, f"boundary difference: {found} ({t.reasons.get(i, '')})")
-            n += 1
-    return n
 
 
 def absorb_inner_ops(t: PairTable) -> int:

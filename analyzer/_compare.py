@@ -19,10 +19,11 @@ from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trac
 from padiff_trace.arrays import same_order_reshape
 from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
 
-from ._boundary import absorb_boundaries, absorb_inner_ops, absorb_saturated, absorb_unused_inputs
+from ._boundary import absorb_boundaries, absorb_inner_ops, absorb_unused_inputs
 from ._calls import TraceView, build_view, phase_rank
 from ._carried import absorb_carried_rounding
 from ._conventions import apply_conventions
+from ._masks import absorb_saturated
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._pairing import Alignment, CallPair, align_views
