@@ -28,6 +28,8 @@ from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape,
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._pairing import Alignment, CallPair, align_views
 from ._pairtable import PairDraft, PairTable
+from ._optimizer import optimizer_diff
+from ._randomness import random_draws
 from ._plan import plan
 from ._reduce import GRAD_ROLES, summed_pair
 from ._referee import Referee, classify, side_errors
@@ -132,7 +134,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     return Report(
         va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
         weight_map=wm, missing=_missing(ta, tb), allow_partial=opts.allow_partial, same_trace=_same(ta, tb),
-        conventions=conventions,
+        conventions=conventions, randomness=(random_draws(va), random_draws(vb)), optimizer=optimizer_diff(va, vb, wm),
     )
 
 

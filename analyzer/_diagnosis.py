@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._optimizer import update_sentences
+from ._randomness import randomness_sentences
+
 if TYPE_CHECKING:
     from ._report import Divergence, PairResult, Report
 
@@ -74,6 +77,15 @@ def _comparison(report: Report) -> list[Finding]:
             f"{c0['b']} [{c0['b_type']}] differs but {c0['relation']}{more}",
             "comparison",
         ))
+    opt = report.optimizer
+    if opt is not None:
+        out += [Finding("optimizer_setting", f"optimizer setting differs: {x['text']}", "comparison") for x in opt.settings]
+        firsts: dict[str, dict[str, Any]] = {}
+        for x in opt.per_step:
+            firsts.setdefault(x["what"], x)
+        out += [Finding("optimizer_step", f"optimizer differs: {x['text']}", "comparison") for x in firsts.values()]
+    if report.randomness is not None:
+        out += [Finding(code, text, "comparison", hint) for code, text, hint in randomness_sentences(*report.randomness)]
     for c in report.conventions:
         if c.get("kind") == "convention":
             out.append(Finding("convention", str(c["text"]), "comparison"))
@@ -123,6 +135,9 @@ def _divergence(report: Report, d: Divergence) -> list[Finding]:
     elif p.role == "input":
         out.append(Finding("code_between", "earlier recorded outputs match: look at the code between them and this call",
                            hint=True))
+    update = update_sentences(report, report.optimizer)
+    if update is not None:  # the weights differ after an update whose gradients agreed: the optimizer
+        return out + [Finding(code, text, hint=True) for code, text in update]
     if d.located is not None:  # the module call that made the error, on each side (_culprit)
         out += [Finding(code, text, hint=True) for code, text in d.located.sentences()]
     return out

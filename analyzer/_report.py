@@ -25,6 +25,8 @@ from ._diagnosis import Finding, diagnose
 from ._formats import write_report
 from ._metric_table import METRICS
 from ._metrics import DEFAULT_TOLERANCES
+from ._optimizer import OptimizerDiff
+from ._randomness import RandomDraws
 from ._pairtable import PAIR_SECTIONS, PairResult, PairSubset, PairTable, pair_section, record_dict
 from ._text import alignment_text, summary_text
 
@@ -81,6 +83,8 @@ class Report:
         allow_partial: bool = False,
         same_trace: bool = False,
         conventions: list[dict[str, Any]] | None = None,
+        randomness: tuple[RandomDraws, RandomDraws] | None = None,
+        optimizer: OptimizerDiff | None = None,
     ) -> None:
         self.a, self.b, self.alignment, self.pairs = a, b, alignment, pairs
         self.weight_map = weight_map  # how weights and parameter gradients were paired
@@ -93,6 +97,8 @@ class Report:
         self.same_trace = same_trace
         # differences between two correct libraries, explained (boundary differences, conventions)
         self.conventions: list[dict[str, Any]] = list(conventions or ())
+        self.randomness = randomness  # each trace's random draws inside forward (replayed or not)
+        self.optimizer = optimizer  # the two optimizers compared (None: neither trace has one)
         self.first_divergence = self._first_divergence()
         self.amplifiers = self._amplifiers()
         self.first_nonfinite = {"a": _first_nonfinite(a), "b": _first_nonfinite(b)}

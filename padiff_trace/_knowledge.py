@@ -259,3 +259,18 @@ CONVENTIONS: dict[tuple[str, str], Convention] = {
         ),
     ),
 }
+
+
+# optimizer algorithm -> how paddle's and torch's update rules differ by definition, given
+# the same settings (the analyzer names it when the settings agree and the update differs)
+OPTIMIZER_CONVENTIONS: dict[str, str] = {
+    "rmsprop": (
+        "RMSProp: torch divides by sqrt(v) + eps, Paddle by sqrt(v + eps) (epsilon inside the square root); "
+        "with the same epsilon the steps differ wherever v is not much larger than eps^2 — a framework "
+        "convention, not a bug"
+    ),
+    "adamax": (
+        "Adamax: torch keeps u = max(beta2*u, |g| + eps), Paddle u = max(beta2*u + eps, |g|) (epsilon added "
+        "before or after the max) — a framework convention, not a bug"
+    ),
+}

@@ -70,6 +70,8 @@ class Kind(enum.IntEnum):
     OP_INPUT = 10  # op-level recording: a framework function called inside forward
     OP_OUTPUT = 11
     OP_GRAD_OUTPUT = 12  # gradient of the loss w.r.t. an op output
+    RANDOM = 13  # a random draw inside forward (dropout keep-mask, rand values), for replay
+    OPTIMIZER = 14  # an optimizer's per-step value (learning rate per parameter group), a number
 
     @property
     def label(self) -> str:

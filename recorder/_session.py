@@ -21,6 +21,7 @@ from ._adapter import Adapter
 from ._hostcopy import HostCopies
 from ._nest import MAX_OP_SCALARS, PY_SCALARS, flatten, flatten_call, op_scalar
 from ._options import RecordOptions
+from ._random import intercept_random
 from ._replay import module_classes
 from ._stack import StackCapture
 
@@ -55,8 +56,12 @@ class Recorder:
         meta: dict[str, Any] | None = None,
         overwrite: bool = False,
         single_step: Any | None = None,
+        random_from: str | None = None,
+        random_wait: float = 0.0,
     ) -> None:
         self.path = Path(path)
+        self._random_from = random_from  # a trace whose random draws (dropout masks) are replayed
+        self._random_wait = random_wait
         self._single = single_step  # a SingleStep plan: replaces inputs and output grads
         self.options = options
         self._adapter = adapter
@@ -105,8 +110,10 @@ class Recorder:
                 self._handles += ad.register_forward_hooks(module, self._make_pre(path, mtype), self._make_post(path))
             if opts.weights != "none":
                 self._record_weights()
+            self._ops = contextlib.ExitStack()
+            # random draws first: an op-level wrapper then sees the replayed value
+            self._ops.enter_context(intercept_random(ad, self, self._random_from, self._random_wait))
             if opts.ops:
-                self._ops = contextlib.ExitStack()
                 internal = (lambda f: False) if opts.ops_internal else self._stack.is_internal
                 self._ops.enter_context(ad.intercept_ops(self._on_op, internal))
         except BaseException:
@@ -186,6 +193,37 @@ class Recorder:
         for pos, leaf in flatten(value, name, self._adapter.is_tensor):
             self._emit(dataclasses.replace(header, position=pos), leaf)
         return value
+
+    def random_site(self) -> tuple[str, int] | None:
+        """(innermost module path, step) while a module's forward runs (random draws there are
+        recorded), else None."""
+        return (self._calls[-1].path, self._step) if self._calls and self._writer is not None else None
+
+    def emit_random(self, step: int, module: str, op: str, index: int, what: str, value: Any) -> None:
+        """One random draw: its mask or values always keep their data (another recorder
+        replays them), whatever the filters say."""
+        writer = self._writer
+        if writer is None:
+            return
+        header = RecordHeader(step, Phase.FORWARD, Kind.RANDOM, module, op, call_index=index, position=what)
+        try:
+            if value is None:
+                writer.append(dataclasses.replace(header, device="python"), None, dtype="py:NoneType")
+            else:
+                data, dtype, shape, device, stats = self._copies.copy(value)
+                writer.append(dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, stats=stats)
+        except TraceWriteError:
+            self._stop_writing(writer)
+            raise
+
+    def optimizer_values(self, values: dict[str, float]) -> None:
+        """Record what the optimizer uses in this step (learning rate per group, clipping),
+        one number each (``recorder._optim``); step filters apply."""
+        if not values or not self.options.step_wanted(self._step):
+            return
+        header = RecordHeader(self._step, Phase.OTHER, Kind.OPTIMIZER, "", self._types.get("", ""))
+        for key, value in values.items():
+            self._emit(dataclasses.replace(header, position=key), float(value))
 
     def backward_done(self) -> None:
         """Record parameter gradients of this step (call after ``loss.backward()``)."""

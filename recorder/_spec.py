@@ -5,7 +5,10 @@ Spec contract:
     inputs()           -> positional args (tuple), keyword args (dict) or (args, kwargs);
                           a single tensor is taken as one positional argument
     loss(output)       -> optional; a scalar (default: mean of the first float output)
-    optimizer(model)   -> optional; an optimizer (default: none, weights stay put)
+    optimizer(model)   -> optional; an optimizer, or (optimizer, lr scheduler) whose step() runs
+                          after every optimizer step (default: none, weights stay put)
+    clip_grad(model)   -> optional; called after backward, before the optimizer step (torch's
+                          clip_grad_norm_/clip_grad_value_ there are recorded as the optimizer's)
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from padiff_trace.matching import WEIGHT_MAP_FILE, WeightMap, load_mapping
 
 from ._adapter import Adapter, detect, get_adapter
 from ._nest import flatten, flatten_call, rebuild
+from ._optim import describe_optimizer, intercept_clipping, step_values
 from ._options import RecordOptions, build_options, option, option_fields
 from ._replay import replay_inputs, transfer_weights
 from ._session import Recorder
@@ -50,6 +54,7 @@ class Spec:
     inputs: Callable[[], Any]
     loss: Callable[[Any], Any] | None
     optimizer: Callable[[Any], Any] | None
+    clip_grad: Callable[[Any], Any] | None = None
 
 
 def load_spec(path: str | os.PathLike[str]) -> Spec:
@@ -71,7 +76,8 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     missing = [f for f in ("model", "inputs") if not callable(getattr(mod, f, None))]
     if missing:
         raise SpecError(f"{p}: spec must define {' and '.join(f + '()' for f in missing)} (see README: spec files)")
-    return Spec(p, mod, mod.model, mod.inputs, getattr(mod, "loss", None), getattr(mod, "optimizer", None))
+    return Spec(p, mod, mod.model, mod.inputs, getattr(mod, "loss", None), getattr(mod, "optimizer", None),
+                getattr(mod, "clip_grad", None))
 
 
 def split_inputs(obj: Any, is_tensor: Callable[[Any], bool], where: Path) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -162,6 +168,7 @@ def run_spec(
     mapping: str | os.PathLike[str] | None = None,
     run_id: str | None = None,
     source_run_id: str | None = None,
+    random_from: str | None = None,
 ) -> Path:
     """Record ``steps`` training steps of the spec's model into ``out``.
 
@@ -171,7 +178,9 @@ def run_spec(
     ``mapping``: a mapping file whose ``weights``/``modules`` entries pin what the weight
     matcher cannot guess; the map used is written to ``OUT/weightmap.json``.
     ``run_id`` is stored in the trace metadata; ``source_run_id``: wait for a source trace
-    carrying that run id (``run --concurrent``: never replay an earlier run's trace)."""
+    carrying that run id (``run --concurrent``: never replay an earlier run's trace).
+    ``random_from``: a trace whose random draws inside forward (dropout masks) this model
+    replays at its matching calls (``recorder._random``)."""
     spec = load_spec(spec_path)
     if options.seed is not None:
         _seed_everything(options.seed)
@@ -193,11 +202,18 @@ def run_spec(
     if dtype:
         args, kwargs = _cast_inputs(adapter, args, kwargs, dtype)
     optimizer = spec.optimizer(model) if spec.optimizer else None
+    scheduler = None
+    if isinstance(optimizer, tuple) and len(optimizer) == 2:
+        optimizer, scheduler = optimizer
     if optimizer is None and options.weights == "steps":
         options = dataclasses.replace(options, weights="start")  # nothing changes them
-    meta: dict[str, Any] = {"spec": spec.path.name, "cast_dtype": dtype, "steps": steps, "replayed_inputs": bool(inputs_from), "replayed_weights": bool(weights_from)}
+    meta: dict[str, Any] = {"spec": spec.path.name, "cast_dtype": dtype, "steps": steps, "replayed_inputs": bool(inputs_from),
+                            "replayed_weights": bool(weights_from), "replayed_random": bool(random_from)}
     if run_id is not None:
         meta["run_id"] = run_id
+    described = describe_optimizer(adapter, model, optimizer, scheduler) if optimizer is not None else None
+    if described is not None:
+        meta["optimizer"] = described
     single = SingleStep(single_step_plan, adapter) if single_step_plan else None
     if single is not None:
         meta["single_step"] = True
@@ -206,12 +222,15 @@ def run_spec(
     with contextlib.ExitStack() as cleanup:
         if single is not None:
             cleanup.callback(single.close)
-        rec = cleanup.enter_context(Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite, single_step=single))
+        rec = cleanup.enter_context(Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite, single_step=single,
+                                             random_from=random_from, random_wait=wait_source))
         _write_weight_map(Path(out), weight_map, weights_from)
         if steps == 0:  # export only: weights (recorded on entry) and the inputs, for replay elsewhere
             rec.model_inputs(args, kwargs)
         loss_of = spec.loss or (lambda output: _default_loss(adapter, output, spec.path))
-        run_steps(rec, adapter, model, (args, kwargs), steps, loss_of, optimizer, desc=f"record {spec.path.name}")
+        clip = (lambda: spec.clip_grad(model)) if spec.clip_grad is not None else None
+        run_steps(rec, adapter, model, (args, kwargs), steps, loss_of, optimizer, desc=f"record {spec.path.name}",
+                  scheduler=scheduler, clip=clip)
     return Path(out)
 
 
@@ -226,21 +245,33 @@ def run_steps(
     *,
     backward: bool = True,
     desc: str = "",
+    scheduler: Any = None,
+    clip: Callable[[], Any] | None = None,
 ) -> None:
-    """The loop every recording runs: forward, loss, backward, optimizer step, ``rec.step()``.
-    ``optimizer``: an object with ``step()``, or a callable that steps and clears the
-    gradients (PaDiff's form); ``backward=False``: forward only."""
+    """The loop every recording runs: forward, loss, backward, (``clip``), optimizer step,
+    (``scheduler.step()``), ``rec.step()``. ``optimizer``: an object with ``step()``, or a
+    callable that steps and clears the gradients (PaDiff's form); ``backward=False``: forward
+    only. What the optimizer uses in each step (learning rates, clipping) is recorded."""
     args, kwargs = inputs
     stepper = getattr(optimizer, "step", optimizer)
-    for _ in tqdm(range(steps), desc=desc, unit="step", disable=steps < 2 or not desc, leave=False):
-        loss = rec.loss(loss_of(model(*args, **kwargs)))
-        if backward and adapter.is_tensor(loss) and adapter.requires_grad(loss):
-            loss.backward()
-            rec.backward_done()
-            if stepper is not None:
-                stepper()
-        rec.step()
-        adapter.zero_grad(model, optimizer if hasattr(optimizer, "step") else None)
+    clipped: dict[str, float] = {}
+    with intercept_clipping(adapter, clipped):
+        for _ in tqdm(range(steps), desc=desc, unit="step", disable=steps < 2 or not desc, leave=False):
+            loss = rec.loss(loss_of(model(*args, **kwargs)))
+            if backward and adapter.is_tensor(loss) and adapter.requires_grad(loss):
+                loss.backward()
+                rec.backward_done()
+                if clip is not None:
+                    clip()
+                if stepper is not None:
+                    if hasattr(optimizer, "step"):
+                        rec.optimizer_values(step_values(adapter, optimizer) | clipped)
+                    clipped.clear()
+                    stepper()
+                    if scheduler is not None:
+                        scheduler.step()
+            rec.step()
+            adapter.zero_grad(model, optimizer if hasattr(optimizer, "step") else None)
 
 
 @dataclass(frozen=True)
@@ -262,6 +293,7 @@ class RecordJob:
     overwrite: bool = False
     run_id: str | None = None
     source_run_id: str | None = None
+    random_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able; ``options`` as a dict of its fields."""
@@ -302,4 +334,5 @@ class RecordJob:
             mapping=self.mapping,
             run_id=self.run_id,
             source_run_id=self.source_run_id,
+            random_from=self.random_from,
         )

@@ -20,7 +20,7 @@ from padiff_trace.recorder import OptionField, RecordJob, RecordOptions, option_
 
 __all__ = ["add_option_flags", "option_values", "register"]
 
-_RECORD_ARGS = ("spec", "out", "inputs_from", "weights_from", "single_step_from", "mapping")  # what a --job file replaces
+_RECORD_ARGS = ("spec", "out", "inputs_from", "weights_from", "random_from", "single_step_from", "mapping")  # what a --job file replaces
 
 
 def _dest(o: OptionField) -> str:
@@ -92,6 +92,8 @@ def register(sub: Any, *, options: type[RecordOptions] = RecordOptions) -> None:
     p.add_argument("--watch-parent", type=int, metavar="PID", help=argparse.SUPPRESS)  # run's children: exit with it
     p.add_argument("--inputs-from", metavar="TRACE", help="feed the inputs recorded in another trace")
     p.add_argument("--weights-from", metavar="TRACE", help="initialise weights from another trace's step 0")
+    p.add_argument("--random-from", metavar="TRACE", help="replay the random draws inside forward (dropout masks, "
+                   "rand values) recorded in another trace, at the matching calls ('run' does this with A's trace)")
     p.add_argument(
         "--wait-source",
         type=float,
@@ -173,6 +175,7 @@ def _job(args: argparse.Namespace) -> RecordJob:
         **option_values(RecordJob, args),
         inputs_from=args.inputs_from,
         weights_from=args.weights_from,
+        random_from=args.random_from,
         mapping=args.mapping,
         wait_source=args.wait_source,
         overwrite=args.force,

@@ -48,6 +48,7 @@ def _single_step_plan(job: RecordJob, other: str, tmp: Path) -> Path:
         dtype=job.dtype,
         inputs_from=job.inputs_from,
         weights_from=job.weights_from,
+        random_from=job.random_from,
         mapping=job.mapping,
     )
     logger.info("%s: structural pass for single-step replay -> %s", job.spec, structure)

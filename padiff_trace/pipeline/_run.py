@@ -154,7 +154,8 @@ def run(
         """One child's job; ``cross_framework`` False: a trace of A's own spec (its referee),
         which pairs with A by identical paths, without the mapping."""
         m = mapping_s if source and cross_framework else None
-        return dataclasses.replace(base, spec=spec, out=str(trace), inputs_from=source, weights_from=source, mapping=m, **changes)
+        return dataclasses.replace(base, spec=spec, out=str(trace), inputs_from=source, weights_from=source, mapping=m,
+                                   random_from=source, **changes)
 
     compare_opts: dict[str, Any] = {k: v for k, v in (("atol", atol), ("rtol", rtol), ("mode", mode), ("mapping", mapping_s)) if v is not None}
     with Children(out_dir / JOB_DIR, env, hold_errors=True) as kids:

@@ -1,0 +1,71 @@
+"""The paddle port of train_torch.py. PADIFF_BUG: drop_p (the first Dropout at 0.3), eps
+(AdamW epsilon 1e-6), decay_all (AdamW decays biases and the norm too), betas (beta2 0.99),
+sched (the schedule stepped once before training: one step early), momentum (0.8), nesterov (off), clip_value (clip each
+gradient by value instead of the global norm), lr (2x)."""
+import paddle
+from _common import D, D_IN, D_OUT, LR, bug, data, dropout_on, opt_name, target
+from paddle import nn
+
+
+class Net(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(D_IN, D)
+        self.act = nn.GELU()
+        self.drop = nn.Dropout((0.3 if bug() == "drop_p" else 0.2) if dropout_on() else 0.0)
+        self.fc2 = nn.Linear(D, D)
+        self.norm = nn.LayerNorm(D)
+        self.head = nn.Linear(D, D_OUT)
+
+    def forward(self, x):
+        h = self.drop(self.act(self.fc1(x)))
+        h = nn.functional.dropout(self.fc2(h), p=0.1 if dropout_on() else 0.0, training=self.training)
+        return self.head(self.norm(h))
+
+
+def model():
+    paddle.seed(0)
+    m = Net()
+    m.train()
+    return m
+
+
+def inputs():
+    return paddle.to_tensor(data())
+
+
+def loss(out):
+    return ((out - paddle.to_tensor(target())) ** 2).mean()
+
+
+def optimizer(m):
+    name, params = opt_name(), m.parameters()
+    lr = LR * 2 if bug() == "lr" else LR
+    if name == "adamw":
+        decay = {p.name for n, p in m.named_parameters() if n.endswith("weight") and "norm" not in n}
+        return paddle.optimizer.AdamW(
+            learning_rate=lr, parameters=params, beta1=0.9, beta2=0.99 if bug() == "betas" else 0.999,
+            epsilon=1e-6 if bug() == "eps" else 1e-8, weight_decay=0.01,
+            apply_decay_param_fun=None if bug() == "decay_all" else (lambda n: n in decay))
+    if name == "adam":
+        return paddle.optimizer.Adam(learning_rate=lr, parameters=params, beta1=0.9, beta2=0.999, epsilon=1e-8)
+    if name == "sgd":
+        return paddle.optimizer.SGD(learning_rate=lr, parameters=params)
+    if name in ("momentum", "nesterov"):
+        return paddle.optimizer.Momentum(learning_rate=lr, parameters=params, momentum=0.8 if bug() == "momentum" else 0.9,
+                                         use_nesterov=name == "nesterov" and bug() != "nesterov")
+    if name == "adamax":
+        return paddle.optimizer.Adamax(learning_rate=lr, parameters=params, beta1=0.9, beta2=0.999, epsilon=1e-8)
+    if name == "rmsprop":
+        return paddle.optimizer.RMSProp(learning_rate=lr, parameters=params, rho=0.99, epsilon=1e-8)
+    if name == "adagrad":
+        return paddle.optimizer.Adagrad(learning_rate=lr, parameters=params, epsilon=1e-10)
+    if name == "steplr":
+        sched = paddle.optimizer.lr.StepDecay(learning_rate=lr, step_size=2, gamma=0.5)
+        if bug() == "sched":  # stepped once before training: every lr one step early
+            sched.step()
+        return paddle.optimizer.SGD(learning_rate=sched, parameters=params), sched
+    if name == "clip":
+        clip = paddle.nn.ClipGradByValue(0.05) if bug() == "clip_value" else paddle.nn.ClipGradByGlobalNorm(0.05)
+        return paddle.optimizer.SGD(learning_rate=lr, parameters=params, grad_clip=clip)
+    raise ValueError(name)
