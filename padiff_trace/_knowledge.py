@@ -265,12 +265,13 @@ CONVENTIONS: dict[tuple[str, str], Convention] = {
 # the same settings (the analyzer names it when the settings agree and the update differs)
 OPTIMIZER_CONVENTIONS: dict[str, str] = {
     "rmsprop": (
-        "RMSProp: torch divides by sqrt(v) + eps, Paddle by sqrt(v + eps) (epsilon inside the square root); "
-        "with the same epsilon the steps differ wherever v is not much larger than eps^2 — a framework "
-        "convention, not a bug"
+        "RMSProp: torch divides by sqrt(v) + eps, Paddle by sqrt(v + eps) (epsilon inside the square root), "
+        "and with momentum Paddle keeps lr inside the momentum buffer (mom = mu*mom + lr*g/denom; p -= mom) where "
+        "torch multiplies after it (b = mu*b + g/denom; p -= lr*b); no epsilon makes them agree wherever "
+        "(1-rho)*g^2 is not much larger than eps — a framework convention, not a bug"
     ),
     "adamax": (
         "Adamax: torch keeps u = max(beta2*u, |g| + eps), Paddle u = max(beta2*u + eps, |g|) (epsilon added "
-        "before or after the max) — a framework convention, not a bug"
+        "before or after the max): updates differ by about eps/|g| relative — a framework convention, not a bug"
     ),
 }

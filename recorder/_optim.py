@@ -110,8 +110,10 @@ def describe_optimizer(adapter: Adapter, model: Any, opt: Any, scheduler: Any = 
         hyper: dict[str, Any] = {}
         for key, paths in fields.items():
             for path in paths:
-                source = holder if fw == "torch" else (holder if path in holder else opt)
-                v = _plain(_get(source, path))
+                # paddle: a group dict holds its own values under the name without "_"
+                local = path.lstrip("_")
+                source = holder if fw == "torch" else (holder if local in holder else opt)
+                v = _plain(_get(source, path if source is not holder or fw == "torch" else local))
                 if v is not None:
                     hyper[key] = v
                     break
