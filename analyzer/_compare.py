@@ -26,11 +26,11 @@ from ._conventions import apply_conventions
 from ._masks import absorb_saturated
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
+from ._optimizer import optimizer_diff
 from ._pairing import Alignment, CallPair, align_views
 from ._pairtable import PairDraft, PairTable
-from ._optimizer import optimizer_diff
-from ._randomness import random_draws
 from ._plan import plan
+from ._randomness import random_draws
 from ._reduce import GRAD_ROLES, summed_pair
 from ._referee import Referee, classify, side_errors
 from ._report import Report

@@ -25,7 +25,8 @@ import numpy as np
 from ._atomic import write_atomic_streams
 from ._metric_table import shown
 from ._pairtable import PAIR_SECTIONS, pair_section
-from ._svg import SERIES, error_plot
+from ._steps import first_off
+from ._svg import SERIES, error_plot, series_plot
 
 if TYPE_CHECKING:
     from ._diagnosis import Finding
@@ -87,7 +88,27 @@ def _plots(report: Report) -> str:
         if rows is not None and rows.any():
             ys = {key: t.metric(key)[rows] for key, _, _ in SERIES}
             figs.append(error_plot(t.subset(rows), title, first, amps, ys))
+    figs += _step_plots(report)
     return "".join(f'<div class="figure">{f}</div>' for f in figs) or "<p>No module outputs or gradients compared.</p>"
+
+
+def _step_plots(report: Report) -> list[str]:
+    """A multi-step comparison: loss A and B, and each series' worst error, against step."""
+    rows = report.steps
+    if len(rows) < 2:
+        return []
+    xs = [r["step"] for r in rows]
+    off = [v for v in first_off(rows).values() if v is not None]
+    mark = min(off) if off else None
+    loss = series_plot("Per step: loss of A and B", xs, [("loss A", "#1f77b4", [r["loss_a"] for r in rows]),
+                                                        ("loss B", "#ff7f0e", [r["loss_b"] for r in rows])], False, mark)
+    err = series_plot("Per step: worst relative L2 error", xs, [
+        ("weights", "#9467bd", [r["weight_rel_l2"] for r in rows]),
+        ("param grads", "#2ca02c", [r["param_grad_rel_l2"] for r in rows]),
+        ("loss", "#1f77b4", [r["loss_rel_l2"] for r in rows]),
+        ("outputs", "#8c564b", [r["output_rel_l2"] for r in rows]),
+    ], True, mark)
+    return [loss, err]
 
 
 def _findings_html(findings: list[Finding]) -> str:

@@ -232,16 +232,32 @@ def update_sentences(report: Any, diff: OptimizerDiff | None) -> list[tuple[str,
     """When the first divergence is a weight after an optimizer step whose gradients agreed:
     (code, sentence) pairs saying the update differs and why; None otherwise."""
     d = report.first_divergence
-    if d is None or d.pair.role != "param" or d.pair.step < 1:
+    if d is None or d.pair.step < 1:
         return None
     t = report.pairs
-    prev = d.pair.step - 1
-    grads = t.role_mask("param_grad") & (t.col("step") == prev)
-    n = int(grads.sum())
-    if not n or not bool(t.passed[grads].all()):
-        return None
-    out = [("update_differs", f"the gradients of step {prev} agree ({n} of {n} parameter gradients) but the weights "
-            f"after its optimizer step differ: the optimizer update differs, not the model")]
+    step_col = t.col("step")
+    if d.pair.role == "param":
+        prev = d.pair.step - 1
+        grads = t.role_mask("param_grad") & (step_col == prev)
+        n = int(grads.sum())
+        if not n or not bool(t.passed[grads].all()):
+            return None
+        out = [("update_differs", f"the gradients of step {prev} agree ({n} of {n} parameter gradients) but the weights "
+                f"after its optimizer step differ: the optimizer update differs, not the model")]
+    else:
+        # step 0 agrees whole, and the weights already drifted (within the noise floor) when a
+        # later step first fails: what changed between the steps is the update
+        first = step_col == 0
+        weights = t.role_mask("param") & (step_col == d.pair.step) & t.has_metrics
+        drift = t.metric("rel_l2")[weights]
+        if not first.any() or not bool(t.passed[first].all()) or not len(drift) or not np.nanmax(drift) > 0:
+            return None
+        if diff is None or not (diff.settings or diff.per_step or diff.convention):
+            return None  # nothing known differs: rounding carried through many updates is as likely
+        out = [("update_differs", f"step 0 agrees whole (forward, backward, gradients), and the weights used in step "
+                f"{d.pair.step} already differ (rel-L2 up to {float(np.nanmax(drift)):.2e}, within the noise floor): "
+                "the optimizer update differs, not the model")]
+        prev = d.pair.step - 1
     if diff is None:
         out.append(("optimizer_unknown", "the traces hold no optimizer settings (recorded before padiff-trace 0.x, or "
                     "a plain callable): compare the optimizers' settings by hand"))

@@ -60,7 +60,7 @@ def random_draws(view: TraceView) -> RandomDraws:
 def randomness_sentences(a: RandomDraws, b: RandomDraws) -> list[tuple[str, str, bool]]:
     """(code, sentence, is_hint) about the two traces' random draws."""
     out: list[tuple[str, str, bool]] = []
-    for side, me, other in (("A", a, b), ("B", b, a)):
+    for side, me, _other in (("A", a, b), ("B", b, a)):
         n = me.counts[REPLAYED]
         if n:
             o = "B" if side == "A" else "A"

@@ -26,8 +26,9 @@ from ._formats import write_report
 from ._metric_table import METRICS
 from ._metrics import DEFAULT_TOLERANCES
 from ._optimizer import OptimizerDiff
-from ._randomness import RandomDraws
 from ._pairtable import PAIR_SECTIONS, PairResult, PairSubset, PairTable, pair_section, record_dict
+from ._randomness import RandomDraws
+from ._steps import first_off, step_rows
 from ._text import alignment_text, summary_text
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ class Report:
         self.first_divergence = self._first_divergence()
         self.amplifiers = self._amplifiers()
         self.first_nonfinite = {"a": _first_nonfinite(a), "b": _first_nonfinite(b)}
+        self.steps = step_rows(pairs, a, b) if len(pairs) else []  # the per-step view (``_steps``)
         self.diagnosis: list[Finding] = diagnose(self)  # what it means, for every renderer
 
     @property
@@ -182,6 +184,15 @@ class Report:
                 first_out = np.full(len(ids), -1)
                 first_out[out_groups] = rows[at]
         groups = np.flatnonzero(np.isfinite(worst["in"]) & np.isfinite(worst["out"]))
+        # a call's own weights are inputs too: after an optimizer step they may differ, and a
+        # layer fed equal activations but drifted weights is not amplifying anything
+        own = self._weight_errors()
+        if own:
+            for g in groups.tolist():
+                call = cps[first_cp[g]].a
+                drift = own.get((call.step, call.module))
+                if drift is not None and drift > worst["in"][g]:
+                    worst["in"][g] = drift
         eps = np.fromiter((_EPS[_cls(t.record(int(r), 0).dtype)] for r in first_out[groups]), np.float64, len(groups))
         ratio = worst["out"][groups] / np.maximum(worst["in"][groups], eps) if len(groups) else np.zeros(0)
         del eps
@@ -207,6 +218,26 @@ class Report:
         ]
         amps.sort(key=lambda x: (-x.ratio, -x.call_pair.a.depth))
         return amps[:top]
+
+    def _weight_errors(self) -> dict[tuple[int, str], float]:
+        """(step, A's module) -> the worst relative L2 error of the parameters in that step of the
+        module and every module inside it (the root: all)."""
+        t = self.pairs
+        rows = np.flatnonzero(t.role_mask("param") & t.has_metrics) if len(t) else np.zeros(0, np.int64)
+        if not len(rows):
+            return {}
+        rel = t.metric("rel_l2")
+        steps = t.col("step")
+        out: dict[tuple[int, str], float] = {}
+        for r in rows.tolist():
+            v = float(rel[r])
+            if not np.isfinite(v):
+                continue
+            step, parts = int(steps[r]), t.record(r, 0).module.split(".")
+            for k in range(len(parts) + 1):  # the module and each module holding it
+                key = (step, ".".join(parts[:k]) if k < len(parts) else ".".join(parts))
+                out[key] = max(out.get(key, 0.0), v)
+        return out
 
     # ------------------------------------------------------------ text
     def summary_text(self, width: int = 80) -> str:
@@ -282,6 +313,10 @@ class Report:
             ],
             "first_nonfinite": {k: (record_dict(r) if r else None) for k, r in self.first_nonfinite.items()},
             "diagnosis": [f.as_dict() for f in self.diagnosis],
+            "steps": self.steps,
+            "first_step_off": first_off(self.steps),
+            "optimizer": self.optimizer.as_dict() if self.optimizer is not None else None,
+            "randomness": {k: r.as_dict() for k, r in zip("ab", self.randomness)} if self.randomness else None,
             "metric_descriptions": {name: d.description for name, d in METRICS.items()},
         }
         return {**head, **sections} if pairs else head

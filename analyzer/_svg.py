@@ -171,3 +171,60 @@ def _nice(step: float) -> int:
         return 1
     base = 10 ** math.floor(math.log10(step))
     return int(next(m * base for m in (1, 2, 5, 10) if m * base >= step))
+
+
+def series_plot(title: str, xs: Sequence[int], series: Sequence[tuple[str, str, Sequence[float | None]]],
+                log: bool, mark: int | None = None, xlabel: str = "step") -> str:
+    """An SVG line plot of a few series against ``xs`` (steps): ``series`` is (label, colour,
+    values; None where unknown); ``log``: a log-scale y axis (only values > 0 drawn);
+    ``mark``: an x to mark with a dashed line (the first step off the noise floor)."""
+    n = len(xs)
+    cols = []
+    for _, _, vals in series:
+        v = np.array([np.nan if x is None else float(x) for x in vals], dtype=np.float64)
+        cols.append(_positive(v) if log else np.where(np.isfinite(v), v, np.nan))
+    finite = [c[~np.isnan(c)] for c in cols]
+    finite = [c for c in finite if len(c)]
+    lo: float
+    hi: float
+    if log:
+        lo = float(math.floor(math.log10(min(float(c.min()) for c in finite)))) if finite else -12.0
+        hi = float(math.ceil(math.log10(max(float(c.max()) for c in finite)))) if finite else 0.0
+        hi = max(hi, lo + 1)
+    else:
+        lo = min(float(c.min()) for c in finite) if finite else 0.0
+        hi = max(float(c.max()) for c in finite) if finite else 1.0
+        if hi <= lo:
+            hi = lo + (abs(lo) or 1.0)
+    pw, ph = W - _L - _R, H - _T - _B
+    x0, x1 = (min(xs), max(xs)) if n else (0, 1)
+
+    def x(s: float) -> float:
+        return _L + pw * ((s - x0) / max(x1 - x0, 1))
+
+    def y(v: float) -> float:
+        t = (hi - math.log10(v)) / (hi - lo) if log else (hi - v) / (hi - lo)
+        return _T + ph * t
+
+    out = [f'<svg class="plot steps" viewBox="0 0 {W} {H}" role="img" aria-label="{escape(title)}" '
+           'xmlns="http://www.w3.org/2000/svg">', f'<text class="title" x="{_L}" y="18">{escape(title)}</text>',
+           f'<rect x="{_L}" y="{_T}" width="{pw}" height="{ph}" fill="none" stroke="#bbb"/>']
+    ticks = [(float(10.0 ** e), f"1e{e}") for e in range(int(lo), int(hi) + 1, max(1, math.ceil((hi - lo) / 8)))] if log \
+        else [(lo + (hi - lo) * k / 4, f"{lo + (hi - lo) * k / 4:.4g}") for k in range(5)]
+    for tv, label in ticks:
+        out.append(f'<text class="tick" x="{_L - 4}" y="{y(tv) + 4:.1f}" text-anchor="end">{label}</text>')
+    for s in sorted({xs[0], xs[-1], *(xs[i] for i in range(0, n, max(1, n // 8)))} if n else []):
+        out.append(f'<text class="tick" x="{x(s):.1f}" y="{H - _B + 16}" text-anchor="middle">{s}</text>')
+    out.append(f'<text class="tick" x="{_L + pw / 2:.1f}" y="{H - 6}" text-anchor="middle">{escape(xlabel)}</text>')
+    if mark is not None and n:
+        out.append(f'<line class="first-off" x1="{x(mark):.1f}" x2="{x(mark):.1f}" y1="{_T}" y2="{_T + ph}" '
+                   f'stroke="#d62728" stroke-dasharray="4 3"><title>first step off the noise floor: {mark}</title></line>')
+    for k, ((label, colour, _), col) in enumerate(zip(series, cols)):
+        pts = [(x(s), y(v)) for s, v in zip(xs, col.tolist()) if not math.isnan(v)]
+        if pts:
+            d = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts[:_POINTS])
+            out.append(f'<polyline class="series" data-series="{escape(label)}" fill="none" stroke="{colour}" '
+                       f'stroke-width="1.5" points="{d}"/>')
+        out.append(f'<text class="legend" x="{_L + 8 + 170 * k}" y="{_T + 14}" fill="{colour}">{escape(label)}</text>')
+    out.append("</svg>")
+    return "".join(out)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 from padiff_trace import Frame, visible
 
 from ._metric_table import shown
+from ._steps import steps_text
 
 if TYPE_CHECKING:
     from ._diagnosis import Finding
@@ -81,6 +82,9 @@ def summary_text(report: Report, width: int = 80) -> str:
             )
             L[-1] = _fit(L[-1], width, force=True)
             L.append(f"      in {x.in_rel_l2:.2e} -> out {x.out_rel_l2:.2e}")
+    if len(report.steps) > 1:
+        L.append("")
+        L.extend(steps_text(report.steps).splitlines())
     nf = report.first_nonfinite
     if nf["a"] or nf["b"]:
         L.append("")

@@ -195,7 +195,7 @@ def intercept_clipping(adapter: Adapter, seen: dict[str, float]) -> Iterator[Non
                 try:
                     b = sig.bind(*args, **kwargs)
                     b.apply_defaults()
-                    seen.update(_clip_values("torch", name, lambda attr: b.arguments.get(attr)))
+                    seen.update(_clip_values("torch", name, b.arguments.get))
                 except TypeError:
                     pass
                 return original(*args, **kwargs)

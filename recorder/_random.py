@@ -180,7 +180,7 @@ class _Interceptor:
     def _mask(self, op: RandomOp, original: Any, sig: inspect.Signature | None, where: tuple[str, int],
               args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         bound = _bind(sig, args, kwargs)
-        if bound is None or not args and not kwargs:
+        if bound is None or (not args and not kwargs):
             return original(*args, **kwargs)
         values = list(bound.values())
         x = values[0]

@@ -228,7 +228,8 @@ def run_spec(
         if steps == 0:  # export only: weights (recorded on entry) and the inputs, for replay elsewhere
             rec.model_inputs(args, kwargs)
         loss_of = spec.loss or (lambda output: _default_loss(adapter, output, spec.path))
-        clip = (lambda: spec.clip_grad(model)) if spec.clip_grad is not None else None
+        clip_grad = spec.clip_grad
+        clip = (lambda: clip_grad(model)) if clip_grad is not None else None
         run_steps(rec, adapter, model, (args, kwargs), steps, loss_of, optimizer, desc=f"record {spec.path.name}",
                   scheduler=scheduler, clip=clip)
     return Path(out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -141,8 +142,41 @@ def test_replay_changes_only_the_replayed_randomness(tmp_path: Path) -> None:
     c = record("c", "--seed", "2")
     with open_trace(a) as ta, open_trace(b) as tb, open_trace(c) as tc:
         def out(t: Any) -> np.ndarray:
-            (r,) = [r for r in t.select(kind=Kind.MODULE_OUTPUT, module="head", step=0)]
+            (r,) = list(t.select(kind=Kind.MODULE_OUTPUT, module="head", step=0))
             return np.asarray(r.read())
         assert np.array_equal(out(ta), out(tb))  # replayed masks: A's numbers exactly
         assert not np.array_equal(out(ta), out(tc))  # its own masks: different numbers
         assert {r.position for r in tb.select(kind=Kind.RANDOM)} == {"replayed"}
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_two_hundred_steps_per_step_view(tmp_path: Path) -> None:
+    """A subtle optimizer difference (AdamW weight decay 0.0102 vs 0.01) over 200 steps: the
+    per-step view names the first step off the noise floor in the terminal, report.json and
+    the HTML plot (rendered by a real browser); the cause is the optimizer, not the model."""
+    rc, doc, out = run(tmp_path, opt="adamw", bug="wd", steps=200)
+    assert rc == 1, out
+    steps = doc["steps"]
+    assert len(steps) >= 200 and [s["step"] for s in steps[:3]] == [0, 1, 2]
+    off = doc["first_step_off"]
+    first = min(v for v in off.values() if v is not None)
+    assert first >= 1 and all(s["weight_failed"] == 0 and s["param_grad_failed"] == 0 for s in steps if s["step"] < first)
+    assert steps[first]["param_grad_failed"] or steps[first]["weight_failed"] or steps[first]["output_failed"]
+    assert "first off the noise floor" in out and "<- first off" in out
+    c = codes(doc)
+    assert c.get("update_differs") and "weight decay 0.01 vs 0.0102" in " ".join(c["optimizer_cause"]), c
+    # amplifiers rank calls within their step, with a call's own weights counted as inputs
+    assert all(a["ratio"] < 100 for a in doc["amplifiers"]), doc["amplifiers"]
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed (make test installs it)")
+    page = tmp_path / "report" / "report.html"
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=8000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=180,
+    ).stdout
+    assert dom.count('<svg class="plot steps"') == 2, dom[:500]
+    assert 'data-series="loss A"' in dom and 'data-series="loss B"' in dom and 'data-series="weights"' in dom
+    assert f"first step off the noise floor: {first}" in dom

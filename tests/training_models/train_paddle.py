@@ -1,9 +1,9 @@
 """The paddle port of train_torch.py. PADIFF_BUG: drop_p (the first Dropout at 0.3), eps
-(AdamW epsilon 1e-6), decay_all (AdamW decays biases and the norm too), betas (beta2 0.99),
+(AdamW epsilon 1e-6), wd (weight decay 0.0102: subtle), decay_all (AdamW decays biases and the norm too), betas (beta2 0.99),
 sched (the schedule stepped once before training: one step early), momentum (0.8), nesterov (off), clip_value (clip each
 gradient by value instead of the global norm), lr (2x)."""
 import paddle
-from _common import D, D_IN, D_OUT, LR, bug, data, dropout_on, opt_name, target
+from _common import D_IN, D_OUT, LR, D, bug, data, dropout_on, opt_name, target
 from paddle import nn
 
 
@@ -45,7 +45,7 @@ def optimizer(m):
         decay = {p.name for n, p in m.named_parameters() if n.endswith("weight") and "norm" not in n}
         return paddle.optimizer.AdamW(
             learning_rate=lr, parameters=params, beta1=0.9, beta2=0.99 if bug() == "betas" else 0.999,
-            epsilon=1e-6 if bug() == "eps" else 1e-8, weight_decay=0.01,
+            epsilon=1e-6 if bug() == "eps" else 1e-8, weight_decay=0.0102 if bug() == "wd" else 0.01,
             apply_decay_param_fun=None if bug() == "decay_all" else (lambda n: n in decay))
     if name == "adam":
         return paddle.optimizer.Adam(learning_rate=lr, parameters=params, beta1=0.9, beta2=0.999, epsilon=1e-8)

@@ -1,6 +1,6 @@
 """A small MLP trained with dropout on (module and functional), torch side: the reference."""
 import torch
-from _common import D, D_IN, D_OUT, LR, data, dropout_on, opt_name, target
+from _common import D_IN, D_OUT, LR, D, data, dropout_on, opt_name, target
 from torch import nn
 
 
