@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from padiff_trace import Kind
-from padiff_trace._knowledge import OPTIMIZER_CONVENTIONS
-from padiff_trace.matching import WeightMap
+from padiff_trace.matching import OPTIMIZER_CONVENTIONS, WeightMap
 
 if TYPE_CHECKING:
     from ._calls import TraceView

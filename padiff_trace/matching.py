@@ -8,7 +8,7 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
-from ._knowledge import CONVENTIONS, LOCAL_ALIASES, Convention
+from ._knowledge import CONVENTIONS, LOCAL_ALIASES, OPTIMIZER_CONVENTIONS, Convention
 from ._mapping import (
     MAPPING_COLUMNS,
     Mapping,
@@ -42,6 +42,7 @@ __all__ = [
     "is_known_type",
     # framework conventions (values that differ by definition)
     "CONVENTIONS",
+    "OPTIMIZER_CONVENTIONS",
     "Convention",
     "LOCAL_ALIASES",
     "types_equivalent",

@@ -14,6 +14,7 @@ from torch.overrides import TorchFunctionMode
 
 from padiff_trace import Deferred
 
+from . import _random
 from ._adapter import Adapter, HostTensor, PostHook, PreHook
 from .torch_nodes import NodeKeeper
 
@@ -192,6 +193,7 @@ class TorchAdapter(Adapter):
 
 
 _OVERRIDES = torch.overrides.__file__
+_RANDOM = _random.__file__  # the recorder's randomness wrappers only pass a call on
 
 
 class _StraightThrough(torch.autograd.Function):
@@ -219,7 +221,7 @@ class _OpMode(TorchFunctionMode):
         out = func(*args, **kwargs)
         frame: FrameType | None = sys._getframe(1)
         own = getattr(func, "__code__", None)
-        while frame is not None and (frame.f_code.co_filename == _OVERRIDES or frame.f_code is own):
+        while frame is not None and (frame.f_code.co_filename in (_OVERRIDES, _RANDOM) or frame.f_code is own):
             frame = frame.f_back
         if frame is not None and not self._internal(frame.f_code.co_filename):
             name = getattr(func, "__name__", None) or str(func)
