@@ -68,19 +68,19 @@ def randomness_sentences(a: RandomDraws, b: RandomDraws) -> list[tuple[str, str,
             out.append(("random_replayed", f"randomness replayed: {side} used {o}'s {n} random draw(s) (dropout masks, "
                         f"random values) at {len(mods)} site(s) over {len(me.steps)} step(s): {_few(mods)}", False))
     replaying = a.counts[REPLAYED] or b.counts[REPLAYED]
-    for side, me in (("A", a), ("B", b)):
+    for side, me, source in (("A", a, b), ("B", b, a)):
+        if not me.counts[REPLAYED]:
+            continue  # ``me`` replays ``source``'s draws
         own = me.counts[DRAWN]
-        if own and replaying and not (side == "A" and b.counts[REPLAYED]) and not (side == "B" and a.counts[REPLAYED]):
+        if own:
             step, module, op = me.first[DRAWN]
             out.append(("random_not_replayed", f"{side} drew {own} random number set(s) of its own, first at step {step} "
                         f"in {module} [{op}]: the other trace has no draw of that kind and shape there, so outputs "
                         "after it cannot match (a dropout on one side only, or a different shape)", True))
-        elif own and side == "A" and b.counts[REPLAYED]:
-            # A is the source; B replayed fewer draws than A made: the rest were left unused
-            left = own - b.counts[REPLAYED]
-            if left > 0 and b.counts[DRAWN] == 0:
-                out.append(("random_unused", f"{left} of A's {own} random draws had no matching call in B "
-                            "(a dropout in A only, or fused into a kernel in B)", False))
+        left = source.counts[DRAWN] - me.counts[REPLAYED]
+        if left > 0 and not own:
+            out.append(("random_unused", f"{left} of the other trace's {source.counts[DRAWN]} random draws had no "
+                        f"matching call in {side} (a dropout on one side only, or fused into a kernel)", False))
     if not replaying and a.counts[DRAWN] and b.counts[DRAWN]:
         out.append(("random_independent", f"A and B each drew their own random numbers ({a.counts[DRAWN]} and "
                     f"{b.counts[DRAWN]} draws: dropout in train mode): outputs after the first draw cannot match; record "

@@ -12,11 +12,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from ._adapter import Adapter
+from ._patch import patched
 
 __all__ = ["OPTIMIZER_TYPES", "HYPER_FIELDS", "CLIP_TYPES", "describe_optimizer", "step_values", "intercept_clipping"]
 
@@ -171,41 +174,26 @@ def _clip_values(fw: str, name: str, read: Callable[[str], Any]) -> dict[str, fl
     return out or {f"clip:{how}/on": 1.0}
 
 
-@contextlib.contextmanager
-def intercept_clipping(adapter: Adapter, seen: dict[str, float]) -> Iterator[None]:
+def intercept_clipping(adapter: Adapter, seen: dict[str, float]) -> AbstractContextManager[None]:
     """While active, gradient clipping done by the training loop (torch's ``clip_grad_*_``
     functions) is noted in ``seen`` (emptied by the caller once per step)."""
     if adapter.name != "torch":
-        yield
-        return
+        return contextlib.nullcontext()
     owner = importlib.import_module("torch.nn.utils")
-    saved = []
-    for name in CLIP_TYPES["torch"]:
-        original = getattr(owner, name, None)
-        if original is None:
-            continue
 
-        def wrap(original: Any = original, name: str = name) -> Callable[..., Any]:
-            import inspect
+    def wrap(name: str, original: Any) -> Callable[..., Any]:
+        sig = inspect.signature(original)
 
-            sig = inspect.signature(original)
+        @functools.wraps(original)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                b = sig.bind(*args, **kwargs)
+            except TypeError:
+                return original(*args, **kwargs)  # the framework raises its own error
+            b.apply_defaults()
+            seen.update(_clip_values("torch", name, b.arguments.get))
+            return original(*args, **kwargs)
 
-            @functools.wraps(original)
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    b = sig.bind(*args, **kwargs)
-                    b.apply_defaults()
-                    seen.update(_clip_values("torch", name, b.arguments.get))
-                except TypeError:
-                    pass
-                return original(*args, **kwargs)
+        return wrapper
 
-            return wrapper
-
-        saved.append((name, original))
-        setattr(owner, name, wrap())
-    try:
-        yield
-    finally:
-        for name, original in saved:
-            setattr(owner, name, original)
+    return patched((owner, name, functools.partial(wrap, name)) for name in CLIP_TYPES["torch"])

@@ -26,7 +26,8 @@ import inspect
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,6 +36,7 @@ import numpy as np
 from padiff_trace import Kind, UserError, open_trace
 
 from ._adapter import Adapter
+from ._patch import patched
 
 __all__ = ["RANDOM_OPS", "RandomOp", "RandomSource", "intercept_random", "REPLAYED", "DRAWN", "FUSED"]
 
@@ -265,27 +267,20 @@ def _bind(sig: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str
     return dict(b.arguments)
 
 
-@contextlib.contextmanager
-def intercept_random(adapter: Adapter, site: Site, source: str | None = None, wait: float = 0.0) -> Iterator[None]:
+def intercept_random(adapter: Adapter, site: Site, source: str | None = None, wait: float = 0.0) -> AbstractContextManager[None]:
     """While active, every random draw inside a module's forward is recorded through ``site``;
     with ``source`` (a trace), draws recorded there are replayed. Restores the originals on exit."""
     it = _Interceptor(adapter, site, RandomSource(source, wait) if source is not None else None)
-    saved: list[tuple[Any, str, Any, bool]] = []
+    return patched(
+        (owner, op.name, functools.partial(it.wrap, op))
+        for op in RANDOM_OPS.get(adapter.name, ())
+        for owner in _owners(op.owner)
+    )
+
+
+def _owners(path: str) -> list[Any]:
+    """The module or class at ``path`` (none when this framework build lacks it)."""
     try:
-        for op in RANDOM_OPS.get(adapter.name, ()):
-            try:
-                owner = _resolve(op.owner)
-            except ImportError:
-                continue
-            original = vars(owner).get(op.name) if op.name in vars(owner) else getattr(owner, op.name, None)
-            if original is None or not callable(original):
-                continue
-            saved.append((owner, op.name, original, op.name in vars(owner)))
-            setattr(owner, op.name, it.wrap(op, original))
-        yield
-    finally:
-        for owner, name, original, own in reversed(saved):
-            if own:
-                setattr(owner, name, original)
-            else:
-                delattr(owner, name)
+        return [_resolve(path)]
+    except ImportError:
+        return []

@@ -14,9 +14,11 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
+
+from ._patch import patched
 
 __all__ = ["PADDLE_OPS", "intercept_paddle_ops"]
 
@@ -52,27 +54,18 @@ def _wrap(original: Any, name: str, on_op: OnOp, internal: Callable[[str], bool]
     return wrapper
 
 
-@contextmanager
-def intercept_paddle_ops(on_op: OnOp, internal: Callable[[str], bool]) -> Iterator[None]:
+def intercept_paddle_ops(on_op: OnOp, internal: Callable[[str], bool]) -> AbstractContextManager[None]:
     """Install wrappers for ``PADDLE_OPS``; restore the originals exactly on exit."""
-    saved: list[tuple[Any, str, Any, bool]] = []  # (owner, name, original, was_own_attribute)
-    try:
-        for path, names in PADDLE_OPS:
-            owner = _resolve(path)
-            for name in names:
-                if not hasattr(owner, name):
-                    continue
-                own = name in vars(owner)
-                original = vars(owner)[name] if own else getattr(owner, name)
-                if isinstance(original, property) or not callable(original):
-                    continue
-                label = name if path != "paddle.Tensor" else name.strip("_") if name.startswith("__") else name
-                saved.append((owner, name, original, own))
-                setattr(owner, name, _wrap(original, label, on_op, internal))
-        yield
-    finally:
-        for owner, name, original, own in reversed(saved):
-            if own:
-                setattr(owner, name, original)
-            else:
-                delattr(owner, name)
+
+    def label(path: str, name: str) -> str:
+        return name.strip("_") if path == "paddle.Tensor" and name.startswith("__") else name
+
+    def wrapper_of(lab: str) -> Callable[[Any], Callable[..., Any]]:
+        return lambda original: _wrap(original, lab, on_op, internal)
+
+    return patched(
+        (owner, name, wrapper_of(label(path, name)))
+        for path, names in PADDLE_OPS
+        for owner in (_resolve(path),)
+        for name in names
+    )
