@@ -240,9 +240,9 @@ class _Interceptor:
 
     def _fused(self, op: RandomOp, original: Any, sig: inspect.Signature | None, where: tuple[str, int],
                args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        bound = _bind(sig, args, kwargs)
-        p = float((bound or {}).get(op.p, 0.0) or 0.0) if op.p else 1.0
-        training = bool((bound or {}).get(op.training, True)) if op.training else True
+        bound = _bind(sig, args, kwargs) or kwargs  # a builtin (torch's sdpa) has no signature: its keywords
+        p = float(bound.get(op.p, 0.0) or 0.0) if op.p else 1.0
+        training = bool(bound.get(op.training, True)) if op.training else True
         if p > 0.0 and training:
             module, step = where
             self.site.emit_random(step, module, op.name, self.index(step), FUSED, None)

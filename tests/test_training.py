@@ -180,3 +180,15 @@ def test_two_hundred_steps_per_step_view(tmp_path: Path) -> None:
     assert dom.count('<svg class="plot steps"') == 2, dom[:500]
     assert 'data-series="loss A"' in dom and 'data-series="loss B"' in dom and 'data-series="weights"' in dom
     assert f"first step off the noise floor: {first}" in dom
+
+
+def test_fused_randomness_is_named(tmp_path: Path) -> None:
+    """torch's sdpa with dropout_p (a builtin: no signature, keywords only) is recorded as a
+    random draw that cannot be replayed."""
+    from padiff_trace import Kind, open_trace
+
+    subprocess.run([sys.executable, "-m", "padiff_trace", "record", MODELS / "sdpa_torch.py", "--out", tmp_path / "a"],
+                   check=True, capture_output=True, timeout=300)
+    with open_trace(tmp_path / "a") as t:
+        recs = t.select(kind=Kind.RANDOM)
+        assert [(r.position, r.module_type) for r in recs] == [("fused", "scaled_dot_product_attention")]
