@@ -192,3 +192,16 @@ def test_fused_randomness_is_named(tmp_path: Path) -> None:
     with open_trace(tmp_path / "a") as t:
         recs = t.select(kind=Kind.RANDOM)
         assert [(r.position, r.module_type) for r in recs] == [("fused", "scaled_dot_product_attention")]
+
+
+def test_noise_gradient_through_adam_is_rounding(tmp_path: Path) -> None:
+    """A packed q|k|v (torch) against separate projections (paddle) under AdamW: the key bias's
+    gradient is zero in exact arithmetic, Adam scales each side's rounding noise to +-lr, and
+    the weights differ by 1e-3 — rounding through the update, checked share by share."""
+    e = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", "padiff_trace", "run", MODELS / "attn_torch.py", MODELS / "attn_paddle.py",
+                           "--out", tmp_path, "--force", "--steps", "3"], capture_output=True, text=True, env=e, timeout=600)
+    doc = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert proc.returncode == 0 and doc["verdict"] == "aligned", proc.stdout + proc.stderr
+    noisy = [w for w in doc["weights"] if "rounding noise" in (w["reason"] or "")]
+    assert noisy and all(w["a"]["position"] == "bias[8:16]" for w in noisy), noisy  # the key bias, A's share of qkv
