@@ -27,6 +27,7 @@ from ._masks import absorb_saturated
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
 from ._noise import NoiseFloor, noise_floor, pair_noise
 from ._optimizer import optimizer_diff
+from ._optreplay import verify_update_convention
 from ._pairing import Alignment, CallPair, align_views
 from ._pairtable import PairDraft, PairTable
 from ._plan import plan
@@ -125,8 +126,10 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     ctx.measured.clear()
     absorb_unused_inputs(table.finish())
     conventions = apply_conventions(table, va, vb)
+    optimizer = optimizer_diff(va, vb, wm)
     if not _explicit(opts):
         absorb_update_rounding(table, va, vb)
+        conventions += [c for c in [verify_update_convention(table, va, vb, optimizer)] if c is not None]
         absorb_carried_rounding(table)
         absorb_saturated(table)
         conventions += absorb_boundaries(table, va)
@@ -134,7 +137,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
     return Report(
         va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
         weight_map=wm, missing=_missing(ta, tb), allow_partial=opts.allow_partial, same_trace=_same(ta, tb),
-        conventions=conventions, randomness=(random_draws(va), random_draws(vb)), optimizer=optimizer_diff(va, vb, wm),
+        conventions=conventions, randomness=(random_draws(va), random_draws(vb)), optimizer=optimizer,
     )
 
 

@@ -23,7 +23,7 @@ from padiff_trace.matching import OPTIMIZER_CONVENTIONS, WeightMap
 if TYPE_CHECKING:
     from ._calls import TraceView
 
-__all__ = ["OptimizerDiff", "optimizer_diff", "step_values"]
+__all__ = ["OptimizerDiff", "lr_by_param", "optimizer_diff", "per_param", "step_values"]
 
 _HYPER_LABEL = {"eps": "epsilon", "beta1": "beta1", "beta2": "beta2", "weight_decay": "weight decay", "momentum": "momentum",
                 "nesterov": "nesterov", "amsgrad": "amsgrad", "rho": "rho (squared-gradient decay)",
@@ -84,7 +84,7 @@ def step_values(view: TraceView) -> dict[int, dict[str, float]]:
     return dict(out)
 
 
-def _per_param(opt: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def per_param(opt: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """parameter name -> its settings (weight decay 0 where the group does not decay it)."""
     out: dict[str, dict[str, Any]] = {}
     for g in opt.get("groups", []):
@@ -119,8 +119,8 @@ def _pairs(a: dict[str, Any], b: dict[str, Any], wm: WeightMap | None) -> list[t
     one: the parameters both name alike)."""
     pairs = [(p.a, p.b) for p in wm.pairs if p.a_part is None and p.b_part is None] if wm is not None else []
     if not pairs:
-        pb = set(_per_param(b))
-        pairs = [(n, n) for n in _per_param(a) if n in pb]
+        pb = set(per_param(b))
+        pairs = [(n, n) for n in per_param(a) if n in pb]
     return pairs
 
 
@@ -130,7 +130,7 @@ def _settings(a: dict[str, Any], b: dict[str, Any], wm: WeightMap | None) -> lis
         out.append({"what": "type", "a": a.get("class"), "b": b.get("class"), "tensors": None,
                     "text": f"optimizer: A {a.get('class')} vs B {b.get('class')} (different algorithms)"})
         return out
-    pa, pb = _per_param(a), _per_param(b)
+    pa, pb = per_param(a), per_param(b)
     pairs = _pairs(a, b, wm)
     name = a.get("class") if a.get("class") == b.get("class") else f"{a.get('class')}/{b.get('class')}"
     diffs: dict[tuple[str, Any, Any], list[tuple[str, str]]] = defaultdict(list)
@@ -170,7 +170,7 @@ def _same(a: Any, b: Any) -> bool:
     return abs(fa - fb) <= 1e-9 * max(abs(fa), abs(fb), 1e-30)
 
 
-def _lr_by_param(opt: dict[str, Any], values: dict[str, float]) -> dict[str, float]:
+def lr_by_param(opt: dict[str, Any], values: dict[str, float]) -> dict[str, float]:
     """parameter name -> its learning rate in one step (its group's ``lr/<group>``)."""
     out = {}
     for i, g in enumerate(opt.get("groups", [])):
@@ -185,7 +185,7 @@ def _per_step(a: dict[str, Any], b: dict[str, Any], sa: dict[int, dict[str, floa
     out: list[dict[str, Any]] = []
     for step in sorted(set(sa) & set(sb)):
         va, vb = sa[step], sb[step]
-        la, lb = _lr_by_param(a, va), _lr_by_param(b, vb)
+        la, lb = lr_by_param(a, va), lr_by_param(b, vb)
         diffs: dict[tuple[float, float], int] = defaultdict(int)
         for na, nb in pairs:
             x, y = la.get(na), lb.get(nb)

@@ -275,3 +275,11 @@ OPTIMIZER_CONVENTIONS: dict[str, str] = {
         "before or after the max): updates differ by about eps/|g| relative — a framework convention, not a bug"
     ),
 }
+
+# optimizer algorithm -> framework -> the update rule it uses (``analyzer/_optreplay.py``
+# replays each side's first update from its own recorded weights and gradients, so a named
+# convention is checked on the numbers before it excuses a difference)
+OPTIMIZER_UPDATE_RULES: dict[str, dict[str, str]] = {
+    "rmsprop": {"torch": "rmsprop_eps_outside_sqrt", "paddle": "rmsprop_eps_inside_sqrt"},
+    "adamax": {"torch": "adamax_eps_inside_max", "paddle": "adamax_eps_outside_max"},
+}

@@ -8,7 +8,7 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
-from ._knowledge import CONVENTIONS, LOCAL_ALIASES, OPTIMIZER_CONVENTIONS, Convention
+from ._knowledge import CONVENTIONS, LOCAL_ALIASES, OPTIMIZER_CONVENTIONS, OPTIMIZER_UPDATE_RULES, Convention
 from ._mapping import (
     MAPPING_COLUMNS,
     Mapping,
@@ -43,6 +43,7 @@ __all__ = [
     # framework conventions (values that differ by definition)
     "CONVENTIONS",
     "OPTIMIZER_CONVENTIONS",
+    "OPTIMIZER_UPDATE_RULES",
     "Convention",
     "LOCAL_ALIASES",
     "types_equivalent",
