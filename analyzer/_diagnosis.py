@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._dataorder import data_sentences
 from ._optimizer import update_sentences
 from ._randomness import randomness_sentences
 
@@ -50,6 +51,8 @@ def _comparison(report: Report) -> list[Finding]:
         partial = " (partial comparison allowed)" if report.allow_partial else ""
         out.append(Finding("incomplete", f"incomplete{partial}: {why}", "comparison"))
     t = report.pairs
+    data = data_sentences(t)  # the data of a step differs: said before anything about the model
+    out += [Finding(code, text, "comparison", hint=code == "data_order") for code, text in data]
     damaged = sorted(i for i, why in t.reasons.items() if why.startswith("damaged"))
     if damaged:
         p0 = t[damaged[0]]
@@ -135,6 +138,9 @@ def _divergence(report: Report, d: Divergence) -> list[Finding]:
     elif p.role == "input":
         out.append(Finding("code_between", "earlier recorded outputs match: look at the code between them and this call",
                            hint=True))
+    if p.role == "model_input":
+        return out + [Finding("model_inputs_differ", f"the first difference is the data given to the model at step "
+                              f"{p.step}, not anything the model computed", hint=True)]
     update = update_sentences(report, report.optimizer)
     if update is not None:  # the weights differ after an update whose gradients agreed: the optimizer
         return out + [Finding(code, text, hint=True) for code, text in update]

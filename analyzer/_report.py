@@ -101,9 +101,12 @@ class Report:
         self.randomness = randomness  # each trace's random draws inside forward (replayed or not)
         self.optimizer = optimizer  # the two optimizers compared (None: neither trace has one)
         self.first_divergence = self._first_divergence()
-        self.amplifiers = self._amplifiers()
+        self.amplifiers, by_step = self._amplifiers()
         self.first_nonfinite = {"a": _first_nonfinite(a), "b": _first_nonfinite(b)}
         self.steps = step_rows(pairs, a, b) if len(pairs) else []  # the per-step view (``_steps``)
+        for row in self.steps:  # amplifiers ranked within a step: each step's strongest
+            x = by_step.get(row["step"])
+            row["amplifier"] = None if x is None else {"a": x.call_pair.a.label, "b": x.call_pair.b.label, "ratio": x.ratio}
         self.diagnosis: list[Finding] = diagnose(self)  # what it means, for every renderer
 
     @property
@@ -153,11 +156,13 @@ class Report:
             in_fail = bool((rows & failed).any())
         return Divergence(first, in_err, in_fail, located)
 
-    def _amplifiers(self, top: int = 10) -> list[Amplifier]:
-        """Per paired call of the first step: output error / max(input error, dtype eps)."""
+    def _amplifiers(self, top: int = 10) -> tuple[list[Amplifier], dict[int, Amplifier]]:
+        """Per paired call: output error / max(input error and its own weights' error, dtype
+        eps), inputs and outputs of the call's own step. The ``top`` strongest, and the
+        strongest of each step."""
         t = self.pairs
         if not len(t) or not t.call_pairs:
-            return []
+            return [], {}
         cps = t.call_pairs
         # a group per A call (a call pair of a later step re-pairs the same A call): numpy over
         # the columns, and an Amplifier only for the few that are listed
@@ -212,12 +217,18 @@ class Report:
         bound = 10 * inside[groups]
         keep = np.flatnonzero((ratio > bound) & (ratio > 1.0)) if len(groups) else groups
         keep = keep[np.argsort(first_cp[groups[keep]], kind="stable")]  # ties: in call pair order
-        amps = [
-            Amplifier(cps[first_cp[groups[k]]], float(worst["in"][groups[k]]), float(worst["out"][groups[k]]), float(ratio[k]))
-            for k in keep.tolist()
-        ]
+        def amp(k: int) -> Amplifier:
+            g = groups[k]
+            return Amplifier(cps[first_cp[g]], float(worst["in"][g]), float(worst["out"][g]), float(ratio[k]))
+
+        amps = [amp(k) for k in keep.tolist()]
         amps.sort(key=lambda x: (-x.ratio, -x.call_pair.a.depth))
-        return amps[:top]
+        best: dict[int, int] = {}  # step -> the index into ratio of its strongest
+        for k in keep.tolist():
+            st = cps[first_cp[groups[k]]].a.step
+            if st not in best or ratio[k] > ratio[best[st]]:
+                best[st] = k
+        return amps[:top], {st: amp(k) for st, k in best.items()}
 
     def _weight_errors(self) -> dict[tuple[int, str], float]:
         """(step, A's module) -> the worst relative L2 error of the parameters in that step of the
@@ -308,7 +319,8 @@ class Report:
                 else {"a": d.type_difference[0], "b": d.type_difference[1]},
             },
             "amplifiers": [
-                {"a": x.call_pair.a.label, "b": x.call_pair.b.label, "in_rel_l2": x.in_rel_l2, "out_rel_l2": x.out_rel_l2, "ratio": x.ratio}
+                {"a": x.call_pair.a.label, "b": x.call_pair.b.label, "step": x.call_pair.a.step, "in_rel_l2": x.in_rel_l2,
+                 "out_rel_l2": x.out_rel_l2, "ratio": x.ratio}
                 for x in self.amplifiers
             ],
             "first_nonfinite": {k: (record_dict(r) if r else None) for k, r in self.first_nonfinite.items()},

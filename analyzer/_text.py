@@ -76,8 +76,9 @@ def summary_text(report: Report, width: int = 80) -> str:
         L.append("")
         L.append("Top error amplifiers (output rel-L2 / max(input rel-L2, eps)):")
         for k, x in enumerate(report.amplifiers[:5], 1):
+            at = f"step {x.call_pair.a.step}: " if len(report.steps) > 1 else ""
             L.append(
-                f" {k}. x{x.ratio:<9.3g} {x.call_pair.a.label} [{x.call_pair.a.module_type}]"
+                f" {k}. x{x.ratio:<9.3g} {at}{x.call_pair.a.label} [{x.call_pair.a.module_type}]"
                 f" <-> {x.call_pair.b.label}"
             )
             L[-1] = _fit(L[-1], width, force=True)

@@ -4,6 +4,9 @@ Spec contract:
     model()            -> the model (a torch.nn.Module or a paddle.nn.Layer)
     inputs()           -> positional args (tuple), keyword args (dict) or (args, kwargs);
                           a single tensor is taken as one positional argument
+    inputs(step)       -> the same, called once per step with the step number (a data loader:
+                          each side's own data every step, never replayed from the other side,
+                          so a different data order is found and named)
     loss(output)       -> optional; a scalar (default: mean of the first float output)
     optimizer(model)   -> optional; an optimizer, or (optimizer, lr scheduler) whose step() runs
                           after every optimizer step (default: none, weights stay put)
@@ -16,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.util
+import inspect
 import logging
 import os
 import random
@@ -51,10 +55,23 @@ class Spec:
     path: Path
     module: ModuleType
     model: Callable[[], Any]
-    inputs: Callable[[], Any]
+    inputs: Callable[..., Any]  # inputs() or inputs(step)
     loss: Callable[[Any], Any] | None
     optimizer: Callable[[Any], Any] | None
     clip_grad: Callable[[Any], Any] | None = None
+
+    @property
+    def per_step_inputs(self) -> bool:
+        """``inputs(step)``: the spec's inputs take the step number."""
+        try:
+            params = inspect.signature(self.inputs).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and (p.default is p.empty or p.name == "step")
+                   for p in params)
+
+    def inputs_at(self, step: int) -> Any:
+        return self.inputs(step) if self.per_step_inputs else self.inputs()
 
 
 def load_spec(path: str | os.PathLike[str]) -> Spec:
@@ -190,7 +207,10 @@ def run_spec(
         adapter.seed(options.seed)
     if dtype:
         adapter.cast_model(model, dtype)
-    args, kwargs = split_inputs(spec.inputs(), adapter.is_tensor, spec.path)
+    args, kwargs = split_inputs(spec.inputs_at(0), adapter.is_tensor, spec.path)
+    if inputs_from and spec.per_step_inputs:
+        logger.info("%s: inputs(step) gives each step's data: not replayed from %s", spec.path.name, inputs_from)
+        inputs_from = None
     source = weights_from or inputs_from
     if source and wait_source > 0:
         wait_for_replay_source(source, wait_source, source_run_id)
@@ -208,6 +228,7 @@ def run_spec(
     if optimizer is None and options.weights == "steps":
         options = dataclasses.replace(options, weights="start")  # nothing changes them
     meta: dict[str, Any] = {"spec": spec.path.name, "cast_dtype": dtype, "steps": steps, "replayed_inputs": bool(inputs_from),
+                            "inputs_per_step": spec.per_step_inputs,
                             "replayed_weights": bool(weights_from), "replayed_random": bool(random_from)}
     if run_id is not None:
         meta["run_id"] = run_id
@@ -230,8 +251,13 @@ def run_spec(
         loss_of = spec.loss or (lambda output: _default_loss(adapter, output, spec.path))
         clip_grad = spec.clip_grad
         clip = (lambda: clip_grad(model)) if clip_grad is not None else None
+
+        def inputs_at(step: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            a, kw = split_inputs(spec.inputs_at(step), adapter.is_tensor, spec.path)
+            return _cast_inputs(adapter, a, kw, dtype) if dtype else (a, kw)
+
         run_steps(rec, adapter, model, (args, kwargs), steps, loss_of, optimizer, desc=f"record {spec.path.name}",
-                  scheduler=scheduler, clip=clip)
+                  scheduler=scheduler, clip=clip, inputs_at=inputs_at if spec.per_step_inputs else None)
     return Path(out)
 
 
@@ -248,16 +274,21 @@ def run_steps(
     desc: str = "",
     scheduler: Any = None,
     clip: Callable[[], Any] | None = None,
+    inputs_at: Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]] | None = None,
 ) -> None:
     """The loop every recording runs: forward, loss, backward, (``clip``), optimizer step,
     (``scheduler.step()``), ``rec.step()``. ``optimizer``: an object with ``step()``, or a
     callable that steps and clears the gradients (PaDiff's form); ``backward=False``: forward
-    only. What the optimizer uses in each step (learning rates, clipping) is recorded."""
+    only. What the optimizer uses in each step (learning rates, clipping) is recorded.
+    ``inputs_at(k)``: the inputs of step k >= 1 (``inputs`` are step 0's); without it every
+    step runs on ``inputs``."""
     args, kwargs = inputs
     stepper = getattr(optimizer, "step", optimizer)
     clipped: dict[str, float] = {}
     with intercept_clipping(adapter, clipped):
-        for _ in tqdm(range(steps), desc=desc, unit="step", disable=steps < 2 or not desc, leave=False):
+        for k in tqdm(range(steps), desc=desc, unit="step", disable=steps < 2 or not desc, leave=False):
+            if inputs_at is not None and k:
+                args, kwargs = inputs_at(k)
             loss = rec.loss(loss_of(model(*args, **kwargs)))
             if backward and adapter.is_tensor(loss) and adapter.requires_grad(loss):
                 loss.backward()

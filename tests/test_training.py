@@ -171,6 +171,9 @@ def test_two_hundred_steps_per_step_view(tmp_path: Path) -> None:
     assert c.get("update_differs") and "weight decay 0.01 vs 0.0102" in " ".join(c["optimizer_cause"]), c
     # amplifiers rank calls within their step, with a call's own weights counted as inputs
     assert all(a["ratio"] < 100 for a in doc["amplifiers"]), doc["amplifiers"]
+    ranked = [s["amplifier"] for s in steps if s["amplifier"]]  # each step's strongest
+    assert ranked and all(a["ratio"] > 1 for a in ranked)
+    assert all(a["ratio"] <= doc["amplifiers"][0]["ratio"] for a in ranked) and "step" in doc["amplifiers"][0]
     if CHROMIUM is None:
         pytest.skip("chromium not installed (make test installs it)")
     page = tmp_path / "report" / "report.html"
@@ -207,3 +210,22 @@ def test_noise_gradient_through_adam_is_rounding(tmp_path: Path) -> None:
     assert proc.returncode == 0 and doc["verdict"] == "aligned", proc.stdout + proc.stderr
     noisy = [w for w in doc["weights"] if "rounding noise" in (w["reason"] or "")]
     assert noisy and all(w["a"]["position"] == "bias[8:16]" for w in noisy), noisy  # the key bias, A's share of qkv
+
+
+@pytest.mark.parametrize("bug,kind", [("", None), ("order", "A's batch of step 1 is B's batch of step 2"),
+                                      ("shuffle", "the same 4 samples in another order")],
+                         ids=["same-order", "batch-order", "shuffled-batch"])
+def test_data_order_is_said_first(tmp_path: Path, bug: str, kind: str | None) -> None:
+    """inputs(step) feeds each side its own loader: a twin on the same data is ALIGNED; a port
+    whose loader visits the batches in another order, or shuffles one batch, is told apart
+    from a model bug before anything else is said."""
+    rc, doc, out = run(tmp_path, opt="sgd", bug=bug, steps=4, env={"PADIFF_DATA": "1"})
+    if kind is None:
+        assert rc == 0 and doc["verdict"] == "aligned", out
+        return
+    assert rc == 1, out
+    first = doc["diagnosis"][0]
+    assert first["code"] == "data_differs" and kind in first["text"] and "first at step 1" in first["text"], first
+    assert first_pair(doc)["role"] == "model_input" and first_pair(doc)["step"] == 1
+    assert "model_inputs_differ" in codes(doc) and "the error is made in" not in json.dumps(doc["diagnosis"])
+    assert "the data differs, not the model" in (tmp_path / "report" / "report.txt").read_text()

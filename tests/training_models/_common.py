@@ -24,8 +24,25 @@ def dropout_on() -> bool:
     return os.environ.get("PADIFF_DROP", "1") == "1"
 
 
-def data() -> np.ndarray:
-    return np.random.default_rng(0).standard_normal((B, D_IN)).astype("float32")
+def data(step: int = 0) -> np.ndarray:
+    """Step 0's batch; with PADIFF_DATA=1 a loader of 3 batches, one per step (see batch_of)."""
+    return np.random.default_rng(10 * (step % 3)).standard_normal((B, D_IN)).astype("float32")
+
+
+def per_step_data() -> bool:
+    return os.environ.get("PADIFF_DATA", "") == "1"
+
+
+def batch_of(step: int, port: bool) -> np.ndarray:
+    """The batch a loader yields at ``step``; the port's loader with PADIFF_BUG=order visits
+    the batches 0, 2, 1 and with PADIFF_BUG=shuffle shuffles the samples of step 1."""
+    if not port:
+        return data(step)
+    if bug() == "order":
+        return data([0, 2, 1][step % 3])
+    if bug() == "shuffle" and step == 1:
+        return data(step)[[2, 0, 3, 1]]
+    return data(step)
 
 
 def target() -> np.ndarray:

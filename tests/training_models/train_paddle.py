@@ -3,7 +3,7 @@
 sched (the schedule stepped once before training: one step early), momentum (0.8), nesterov (off), clip_value (clip each
 gradient by value instead of the global norm), lr (2x)."""
 import paddle
-from _common import D_IN, D_OUT, LR, D, bug, data, dropout_on, opt_name, target
+from _common import D_IN, D_OUT, LR, D, batch_of, bug, data, dropout_on, opt_name, per_step_data, target
 from paddle import nn
 
 
@@ -30,8 +30,8 @@ def model():
     return m
 
 
-def inputs():
-    return paddle.to_tensor(data())
+def inputs(step=0):
+    return paddle.to_tensor(batch_of(step, port=True) if per_step_data() else data())
 
 
 def loss(out):

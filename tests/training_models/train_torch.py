@@ -1,6 +1,6 @@
 """A small MLP trained with dropout on (module and functional), torch side: the reference."""
 import torch
-from _common import D_IN, D_OUT, LR, D, data, dropout_on, opt_name, target
+from _common import D_IN, D_OUT, LR, D, batch_of, data, dropout_on, opt_name, per_step_data, target
 from torch import nn
 
 
@@ -25,8 +25,8 @@ def model():
     return Net().train()
 
 
-def inputs():
-    return torch.from_numpy(data())
+def inputs(step=0):
+    return torch.from_numpy(batch_of(step, port=False) if per_step_data() else data())
 
 
 def loss(out):
