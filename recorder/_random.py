@@ -107,6 +107,12 @@ class RandomSource:
         self.wait = wait  # seconds to wait for the source's recorder to finish (run --concurrent)
         self._steps: dict[int, dict[tuple[str, tuple[int, ...]], list[Any]]] = {}
         self._used: dict[int, defaultdict[tuple[str, tuple[int, ...]], int]] = defaultdict(lambda: defaultdict(int))
+        self._trace: Any = None
+
+    def close(self) -> None:
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
 
     def _load(self, step: int) -> dict[tuple[str, tuple[int, ...]], list[Any]]:
         if step not in self._steps:
@@ -114,10 +120,11 @@ class RandomSource:
                 _wait_complete(self.path, self.wait)
                 self.wait = 0.0
             table: dict[tuple[str, tuple[int, ...]], list[Any]] = defaultdict(list)
-            with open_trace(self.path) as tr:
-                for r in tr.select(kind=Kind.RANDOM, step=step):
-                    if r.has_data and r.position in (DRAWN, REPLAYED):
-                        table[(_family(r.module_type), tuple(r.shape))].append(r.read())
+            if self._trace is None:  # opened once: the source is complete (waited for above)
+                self._trace = open_trace(self.path)
+            for r in self._trace.select(kind=Kind.RANDOM, step=step):
+                if r.has_data and r.position in (DRAWN, REPLAYED):
+                    table[(_family(r.module_type), tuple(r.shape))].append(r.read())
             self._steps = {step: table}  # one step held at a time
         return self._steps[step]
 
@@ -270,12 +277,17 @@ def _bind(sig: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str
 def intercept_random(adapter: Adapter, site: Site, source: str | None = None, wait: float = 0.0) -> AbstractContextManager[None]:
     """While active, every random draw inside a module's forward is recorded through ``site``;
     with ``source`` (a trace), draws recorded there are replayed. Restores the originals on exit."""
-    it = _Interceptor(adapter, site, RandomSource(source, wait) if source is not None else None)
-    return patched(
+    src = RandomSource(source, wait) if source is not None else None
+    it = _Interceptor(adapter, site, src)
+    stack = contextlib.ExitStack()
+    if src is not None:
+        stack.callback(src.close)
+    stack.enter_context(patched(
         (owner, op.name, functools.partial(it.wrap, op))
         for op in RANDOM_OPS.get(adapter.name, ())
         for owner in _owners(op.owner)
-    )
+    ))
+    return stack
 
 
 def _owners(path: str) -> list[Any]:
