@@ -11,6 +11,9 @@ passed on what it got. The same value handed on (the next call's input) passes w
 A call that makes an error of its own raises the relative error: a wrong epsilon, a missing
 residual, a wrong activation all jump by far more than ``CARRY_FACTOR``; such outputs keep
 failing and the first divergence is named there.
+
+Training adds a second carrier: from step 1 on, both sides compute from weights that differ
+by the rounding of every earlier step (``absorb_training_drift``).
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ import numpy as np
 from ._boundary import value_key as _value_key
 from ._pairtable import PairTable
 
-__all__ = ["CARRY_FACTOR", "ROUNDING_MAX", "absorb_carried_rounding"]
+__all__ = ["CARRY_FACTOR", "DRIFT_FACTOR", "ROUNDING_MAX", "absorb_carried_rounding", "absorb_training_drift"]
 
 CARRY_FACTOR = 1.5
+# a value computed from drifted weights may differ by this many times their drift: a sum that
+# cancels (a bias gradient as training converges) amplifies relative error by its condition
+DRIFT_FACTOR = 30.0
+_DERIVED = ("output", "grad_output", "grad_input", "param_grad", "loss", "input")
 ROUNDING_MAX = 1e-3  # relative errors above this are not fp32 rounding, carried or not
 # reasons of pairs that passed on their numbers (their relative error is rounding)
 _BY_NUMBERS = ("within the noise floor", "carried rounding")
@@ -109,4 +116,36 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
                 key = _value_key(t.record(i, 0))
                 if key is not None:
                     carried.add(key)
+    return n
+
+
+def absorb_training_drift(t: PairTable) -> int:
+    """Rounding carried through training: from step 1 on, both sides compute from weights that
+    already differ by their rounding (the weight pairs of the step passed, at relative error
+    ``drift``). A value computed from them (output, gradient, loss) that fails by at most
+    ``DRIFT_FACTOR`` x ``drift`` (and ``ROUNDING_MAX``) follows from that drift; the weights
+    themselves are never excused here, so an optimizer bug (the weights leave their floor)
+    keeps failing. Returns how many pairs passed."""
+    if not len(t):
+        return 0
+    step_col, rel = t.col("step"), t.metric("rel_l2")
+    weights = t.role_mask("param") & t.passed & t.measured & (step_col >= 1)
+    if not weights.any():
+        return 0
+    derived = t.role_mask(*_DERIVED) & ~t.passed & t.measured & (step_col >= 1)
+    n = 0
+    for s in np.unique(step_col[derived]).tolist():
+        w = rel[weights & (step_col == s)]
+        w = w[np.isfinite(w)]
+        drift = float(w.max()) if len(w) else 0.0
+        if not drift > 0:
+            continue
+        bound = min(ROUNDING_MAX, DRIFT_FACTOR * drift)
+        for i in np.flatnonzero(derived & (step_col == s)).tolist():
+            r, reason = float(rel[i]), t.reasons.get(i, "")
+            if not (math.isfinite(r) and r <= bound) or "NaN" in reason or "Inf" in reason or "shape" in reason:
+                continue
+            t.set_verdict(i, True, f"rounding carried by training: the weights of step {s} already differ by rel-L2 "
+                                   f"{drift:.2g} (within their floor) and this differs by {r:.2g} ({reason})")
+            n += 1
     return n

@@ -21,7 +21,7 @@ from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_ancho
 
 from ._boundary import absorb_boundaries, absorb_inner_ops, absorb_unused_inputs
 from ._calls import TraceView, build_view, phase_rank
-from ._carried import absorb_carried_rounding
+from ._carried import absorb_carried_rounding, absorb_training_drift
 from ._conventions import apply_conventions
 from ._masks import absorb_saturated
 from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
@@ -131,6 +131,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
         absorb_update_rounding(table, va, vb)
         conventions += [c for c in [verify_update_convention(table, va, vb, optimizer)] if c is not None]
         absorb_carried_rounding(table)
+        absorb_training_drift(table)
         absorb_saturated(table)
         conventions += absorb_boundaries(table, va)
         absorb_inner_ops(table)
@@ -151,7 +152,10 @@ def _missing(ta: Trace, tb: Trace) -> list[str]:
     reads add damage found on the way)."""
     out = []
     for side, t in (("A", ta), ("B", tb)):
-        if not t.complete:
+        aborted = t.summary.get("aborted") if isinstance(t.summary, dict) else None
+        if not t.complete and aborted:
+            out.append(f"{side} ({visible(str(t.path))}): the recording stopped early: {visible(str(aborted))}")
+        elif not t.complete:
             out.append(f"{side} ({visible(str(t.path))}): the recording did not finish (killed, failed or still running)")
         if not t.health.ok:
             out.append(f"{side} ({visible(str(t.path))}): {t.health.brief()}")
@@ -240,8 +244,8 @@ def _judge(
     if m is None:
         try:
             m = measure(ra, rb, tol, perm, ctx.pool if ctx is not None else None)
-        except DamagedRecordError as exc:  # reported as a failing pair; the rest is compared
-            res.reason = f"damaged: {exc}"
+        except DamagedRecordError as exc:  # listed as damaged, never as a difference; the rest is compared
+            res.reason, res.damaged = f"damaged: {exc}", True
             return res
         if cache is not None and key is not None:
             cache[key] = m

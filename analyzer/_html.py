@@ -167,7 +167,7 @@ def table_rows(report: Report, limit: int = TABLE_ROWS) -> dict[str, tuple[np.nd
     first divergence, failing rows (up to half the limit), then its first rows, in order."""
     t = report.pairs
     first = report.first_divergence.pair.index if report.first_divergence else None
-    failed = ~t.passed if len(t) else np.zeros(0, bool)
+    failed = t.failing if len(t) else np.zeros(0, bool)
     out = {}
     for key in PAIR_SECTIONS:
         roles = [r for r in t.roles if pair_section(r) == key]

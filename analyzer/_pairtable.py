@@ -27,6 +27,7 @@ from padiff_trace import Record
 from ._metric_table import METRICS, Metrics
 from ._noise import noise_ratio
 from ._pairview import (
+    F_DAMAGED,
     F_METRICS,
     F_NOISE,
     F_PASSED,
@@ -73,6 +74,7 @@ class PairDraft:
     order: tuple[int, int, int]
     noise: dict[str, Any] | None = None
     referee: dict[str, Any] | None = None
+    damaged: bool = False  # its stored bytes failed their checksum: not compared
 
 
 class PairTable(Sequence["PairResult"]):
@@ -130,6 +132,8 @@ class PairTable(Sequence["PairResult"]):
         if not (_own(d.a, self.va) and _own(d.b, self.vb)):
             self.records[i] = (d.a, d.b)
         flags = F_PASSED if d.passed else 0
+        if d.damaged:
+            flags |= F_DAMAGED
         m = d.metrics
         if m is not None:
             flags |= F_METRICS | (F_STATS_ONLY if m.stats_only else 0)
@@ -235,6 +239,17 @@ class PairTable(Sequence["PairResult"]):
         return (self.col("flags") & F_PASSED) != 0
 
     @property
+    def damaged(self) -> np.ndarray:
+        """Rows not compared because their stored bytes failed their checksums: neither
+        passing nor a difference (the verdict is INCOMPLETE, never DIVERGED, for them)."""
+        return (self.col("flags") & F_DAMAGED) != 0
+
+    @property
+    def failing(self) -> np.ndarray:
+        """Rows that are real differences: not passed, not damaged."""
+        return ~self.passed & ~self.damaged
+
+    @property
     def has_metrics(self) -> np.ndarray:
         """Rows with a ``Metrics`` (possibly of an uncomparable pair: no values)."""
         return (self.col("flags") & F_METRICS) != 0
@@ -272,7 +287,7 @@ class PairTable(Sequence["PairResult"]):
 
     def role_counts(self) -> dict[str, tuple[int, int]]:
         """role -> (pairs, failing), in order of first appearance."""
-        roles, fails = self.col("role"), ~self.passed
+        roles, fails = self.col("role"), self.failing
         codes, first = np.unique(roles, return_index=True)
         out = {}
         for code in codes[np.argsort(first)]:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["PAIR_SECTIONS", "PairResult", "PairSubset", "pair_section", "record_dict"]
 
 # flag bits of a row
-F_PASSED, F_METRICS, F_STATS_ONLY, F_NOISE, F_WITHIN = 1, 2, 4, 8, 16
+F_PASSED, F_METRICS, F_STATS_ONLY, F_NOISE, F_WITHIN, F_DAMAGED = 1, 2, 4, 8, 16, 32
 
 
 class PairSubset(Sequence["PairResult"]):

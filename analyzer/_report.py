@@ -92,7 +92,8 @@ class Report:
         self.mode, self.atol, self.rtol = mode, atol, rtol
         self.unpaired = unpaired
         self.referees = referees  # {reference, reference_model: "A"|"B", reference_b} or None
-        self.failed: PairSubset = pairs.subset(~pairs.passed)
+        self.failed: PairSubset = pairs.subset(pairs.failing)
+        self.damaged: PairSubset = pairs.subset(pairs.damaged)
         self.missing = list(missing or ())  # why the comparison does not cover both runs whole
         self.allow_partial = allow_partial
         self.same_trace = same_trace
@@ -111,11 +112,12 @@ class Report:
 
     @property
     def verdict(self) -> str:
-        """DIVERGED (a pair failed), INCOMPLETE (nothing failed, but a trace is unfinished or
-        damaged, and no partial comparison was asked for) or ALIGNED."""
+        """DIVERGED (a pair failed on its numbers), INCOMPLETE (nothing failed, but a trace is
+        unfinished or damaged — damaged pairs are never differences — and no partial comparison
+        was asked for) or ALIGNED."""
         if self.failed:
             return "DIVERGED"
-        return "INCOMPLETE" if self.missing and not self.allow_partial else "ALIGNED"
+        return "INCOMPLETE" if (self.missing or self.damaged) and not self.allow_partial else "ALIGNED"
 
     @property
     def exit_code(self) -> int:
@@ -131,7 +133,7 @@ class Report:
         t = self.pairs
         if not len(self.failed):
             return None
-        failed = ~t.passed
+        failed = t.failing
         is_input = t.role_mask("input", "op_input")
         outs = np.flatnonzero(failed & ~is_input)
         i = int(outs[0]) if len(outs) else int(self.failed.rows[0])  # rows are in execution order
@@ -300,7 +302,7 @@ class Report:
             "referees": self.referees,
             "a": _trace_dict(self.a),
             "b": _trace_dict(self.b),
-            "counts": {"pairs": len(self.pairs), "failed": len(self.failed)},
+            "counts": {"pairs": len(self.pairs), "failed": len(self.failed), "damaged": len(self.damaged)},
             **({"alignment": list(self.alignment_rows())} if pairs else {}),
             "unpaired": self.unpaired,
             "type_differences": [

@@ -64,7 +64,7 @@ def step_rows(table: PairTable, va: TraceView, vb: TraceView) -> list[dict[str, 
     if len(table):
         step_col = table.col("step")
         rel = table.metric("rel_l2")
-        failed = ~table.passed
+        failed = table.failing
         masks = {name: table.role_mask(*roles) for name, roles in SERIES.items()}
     rows = []
     for s in steps:

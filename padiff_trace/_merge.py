@@ -69,6 +69,8 @@ def merge(loaded: list[tuple[int, ShardIndex]], damage: list[Damage], max_seq_hi
         if ix.final:
             out.final = True
             out.summary = ix.summary or {}
+        elif ix.summary and "aborted" in ix.summary and not out.final:
+            out.summary = ix.summary  # the last shard of a stopped recording says why it stopped
         table = ix.table
         remap = np.array([strings.setdefault(s, len(strings)) for s in ix.strings] or [0], dtype=np.int32)
         for col in STRING_COLUMNS:

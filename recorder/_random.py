@@ -27,7 +27,6 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -274,7 +273,7 @@ def _bind(sig: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str
     return dict(b.arguments)
 
 
-def intercept_random(adapter: Adapter, site: Site, source: str | None = None, wait: float = 0.0) -> AbstractContextManager[None]:
+def intercept_random(adapter: Adapter, site: Site, source: str | None = None, wait: float = 0.0) -> contextlib.ExitStack:
     """While active, every random draw inside a module's forward is recorded through ``site``;
     with ``source`` (a trace), draws recorded there are replayed. Restores the originals on exit."""
     src = RandomSource(source, wait) if source is not None else None

@@ -1,6 +1,6 @@
 """Incomplete is not aligned (issue 15): an unfinished or damaged trace never compares as
 ALIGNED with exit 0, unless a partial comparison is asked for; damaged pairs fail with
-reason ``damaged`` while the rest is compared; ``compare A A`` says it is one trace."""
+reason ``damaged`` (INCOMPLETE, never DIVERGED) while the rest is compared; ``compare A A`` says it is one trace."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_missing_shard_is_incomplete_not_aligned(tmp_path: Path) -> None:
     assert out.returncode == 0 and "ALIGNED" in out.stdout and "partial comparison allowed" in out.stdout
 
 
-def test_damaged_tensor_is_a_failing_pair_and_the_rest_is_compared(tmp_path: Path) -> None:
+def test_damaged_tensor_is_incomplete_never_a_divergence_and_the_rest_is_compared(tmp_path: Path) -> None:
     a, b = _trace(tmp_path / "a"), _trace(tmp_path / "b")
     shard = a / "shard-000000.h5"
     with h5py.File(shard, "r") as f:
@@ -67,12 +67,16 @@ def test_damaged_tensor_is_a_failing_pair_and_the_rest_is_compared(tmp_path: Pat
         fh.write(bytes([byte[0] ^ 1]))
     r = analyzer.compare(a, b, quiet=True)
     damaged = [p for p in r.pairs if p.reason.startswith("damaged")]
-    assert [p.a.module for p in damaged] == ["fc"] and r.verdict == "DIVERGED" and r.exit_code == 1
+    assert [p.a.module for p in damaged] == ["fc"] and r.verdict == "INCOMPLETE" and r.exit_code == 3
+    assert r.first_divergence is None and not r.failed and len(r.damaged) == 1
     others = [p for p in r.pairs if p not in damaged and p.a.is_tensor]
     assert others and all(p.passed and p.metrics is not None for p in others)  # compared, exact
     assert any(f.code == "damaged" for f in r.diagnosis) and r.missing  # the damage is in `missing` too
     out = _cli(str(a), str(b))
-    assert out.returncode == 1 and "damaged" in out.stdout and "Traceback" not in out.stderr
+    assert out.returncode == 3 and "damaged" in out.stdout and "Traceback" not in out.stderr
+    assert "First divergence" not in out.stdout and "error starts inside" not in out.stdout
+    partial = analyzer.compare(a, b, quiet=True, allow_partial=True)  # asked for: the rest decides
+    assert partial.verdict == "ALIGNED" and len(partial.damaged) == 1
 
 
 def test_compare_a_trace_with_itself_says_so(tmp_path: Path) -> None:
@@ -83,3 +87,27 @@ def test_compare_a_trace_with_itself_says_so(tmp_path: Path) -> None:
     assert "same trace" in r.summary_text()
     r = analyzer.compare(a, tmp_path / "copy", quiet=True)
     assert not r.same_trace and not any(f.code == "same_trace" for f in r.diagnosis)
+
+
+def test_flipped_bytes_in_the_small_record_blob_are_incomplete_never_diverged(tmp_path: Path) -> None:
+    """The small records live in one chunked ``/blob``: a flipped byte anywhere in its stored
+    chunks is damage (exit 3 through the checksums), never a model difference."""
+    a, b = _trace(tmp_path / "a"), _trace(tmp_path / "b")
+    shard = a / "shard-000000.h5"
+    with h5py.File(shard, "r") as f:
+        ds = f["blob"]
+        chunks = [ds.id.get_chunk_info(i) for i in range(ds.id.get_num_chunks())]
+    spans = [(int(c.byte_offset), int(c.size)) for c in chunks]
+    assert spans and sum(n for _, n in spans) > 0
+    orig = shard.read_bytes()
+    verdicts = set()
+    for off, size in spans:
+        for pos in np.linspace(off, off + size - 1, 6).astype(int).tolist():
+            data = bytearray(orig)
+            data[pos] ^= 0x10
+            shard.write_bytes(bytes(data))
+            r = analyzer.compare(a, b, quiet=True)
+            verdicts.add(r.verdict)
+            assert r.verdict == "INCOMPLETE" and r.first_divergence is None, (pos, r.verdict)
+    shard.write_bytes(orig)
+    assert verdicts == {"INCOMPLETE"}

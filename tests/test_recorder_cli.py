@@ -113,6 +113,29 @@ def test_model_crash_leaves_incomplete_trace_exit_2(tmp_path: Path) -> None:
         assert lin1.shape == (3, 4)
         assert not tr.select(kind=Kind.MODULE_OUTPUT, module="lin2")
         assert tr.select(kind=Kind.MODEL_INPUT) and tr.select(kind=Kind.PARAM)
+    assert "the model raised ValueError" in proc.stderr
+    info = cli("info", tmp_path / "t")  # the reason the recorder wrote is shown, not "killed"
+    assert "recorder stopped: ValueError: user model bug at layer 2" in info.stdout, info.stdout
+    assert "killed" not in info.stdout
+
+
+def test_a_raising_spec_function_is_named(tmp_path: Path) -> None:
+    """An error in the spec's inputs() or loss() is not called the model's."""
+    bad = "raise KeyError('no such column')"
+    for fn, body_in, body_loss in (("inputs", bad, "return out.sum()"), ("loss", "return torch.ones(2, 4)", bad)):
+        spec = tmp_path / f"bad_{fn}.py"
+        spec.write_text(f"""import torch
+def model():
+    return torch.nn.Linear(4, 4)
+def inputs():
+    {body_in}
+def loss(out):
+    {body_loss}
+""")
+        proc = cli("record", spec, "--out", tmp_path / f"t_{fn}")
+        assert proc.returncode == 2, proc.stderr
+        assert f"the spec's {fn}() raised KeyError: 'no such column'" in proc.stderr, proc.stderr
+        assert "the model raised" not in proc.stderr
 
 
 def test_run_encoder_paddle_to_torch(tmp_path: Path) -> None:

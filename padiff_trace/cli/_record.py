@@ -199,7 +199,8 @@ def _record(args: argparse.Namespace) -> int:
             f"; everything recorded before it is in {visible(str(job.out))} (marked incomplete)"
             if Path(job.out).exists() else "; nothing was recorded"
         )
-        print(f"padiff-trace: error: the model raised {type(exc).__name__}: {exc}{kept}", file=sys.stderr)
+        who = _raiser(exc, Path(job.spec))
+        print(f"padiff-trace: error: {who} raised {type(exc).__name__}: {visible(str(exc))}{kept}", file=sys.stderr)
         return 2  # exit 1 means a divergence, only
     with open_trace(out) as tr:
         n, size = len(tr), tr.size_bytes()
@@ -209,6 +210,24 @@ def _record(args: argparse.Namespace) -> int:
         f"{time.perf_counter() - start:.1f} s, peak RSS {peak:.0f} MiB"
     )
     return 0
+
+
+# the spec's functions (README "Spec files"); an error raised in another one is the model's
+_SPEC_FUNCTIONS = ("model", "inputs", "loss", "optimizer", "clip_grad")
+
+
+def _raiser(exc: BaseException, spec: Path) -> str:
+    """Who raised ``exc``: the spec function whose frame is outermost in the spec file (its
+    ``inputs()``, ``loss()``...), else the model."""
+    try:
+        where = spec.resolve()
+    except OSError:
+        return "the model"
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        code = frame.f_code
+        if code.co_name in _SPEC_FUNCTIONS and Path(code.co_filename).resolve() == where:
+            return f"the spec's {code.co_name}()"
+    return "the model"
 
 
 def _say(line: str) -> None:
