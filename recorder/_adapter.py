@@ -31,6 +31,9 @@ class Adapter(ABC):
     """Converts between one framework and the recorder; holds no recording state."""
 
     name: str
+    # Python frames the framework adds to every module call once it has hooks (compensated in
+    # the recursion limit while recording, so a deep model recurses as deep as it does bare)
+    hook_frames: int = 0
 
     @abstractmethod
     def version(self) -> str: ...

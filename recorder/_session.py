@@ -7,6 +7,7 @@ import contextvars
 import dataclasses
 import logging
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ from ._nest import MAX_OP_SCALARS, PY_SCALARS, flatten, flatten_call, op_scalar
 from ._options import RecordOptions
 from ._random import intercept_random
 from ._replay import module_classes
-from ._stack import StackCapture
+from ._stack import StackCapture, with_headroom
 
 __all__ = ["Recorder", "active_recorder"]
 
@@ -71,6 +72,7 @@ class Recorder:
         self._writer: TraceWriter | None = None
         self._broken: TraceWriter | None = None  # the writer after it failed (disk full): nothing more is recorded
         self._handles: list[Any] = []
+        self._base_limit: int | None = None  # the recursion limit before recording (restored after)
         self._types: dict[str, str] = {}
         self._stack = StackCapture(adapter.framework_modules(), full=options.full_stack, plumbing=adapter.call_plumbing())
         self._calls: list[_Call] = []
@@ -103,6 +105,7 @@ class Recorder:
         }
         meta.update(self._extra_meta)
         self._writer = TraceWriter(self.path, meta, opts.writer_options(), overwrite=self._overwrite)
+        self._base_limit = sys.getrecursionlimit()
         try:
             for path, module in ad.named_modules(model):
                 mtype = type(module).__name__
@@ -137,6 +140,9 @@ class Recorder:
             self._ops = None
         self._adapter.remove(self._handles)
         self._handles.clear()
+        if self._base_limit is not None:
+            sys.setrecursionlimit(self._base_limit)
+            self._base_limit = None
         if self._token is not None:
             _ACTIVE.reset(self._token)
             self._token = None
@@ -251,6 +257,13 @@ class Recorder:
             self._record_weights()
 
     # ------------------------------------------------------------------ hooks
+    def _depth_limit(self) -> int:
+        """The recursion limit while ``len(self._calls)`` module calls are open: the user's
+        limit plus the frames the framework adds per hooked call (torch's ``inner``), so the
+        model recurses exactly as deep as it does bare."""
+        base = self._base_limit if self._base_limit is not None else sys.getrecursionlimit()
+        return base + len(self._calls) * self._adapter.hook_frames
+
     def _make_pre(self, path: str, mtype: str) -> Callable[..., Any]:
         def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             parent = self._calls[-1].call if self._calls else -1
@@ -285,7 +298,7 @@ class Recorder:
                 self._flush()
             return replaced
 
-        return pre
+        return with_headroom(pre, self._depth_limit)
 
     def _make_post(self, path: str) -> Callable[..., None]:
         def post(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
@@ -308,7 +321,7 @@ class Recorder:
                 if (record_grad or self._single is not None) and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_OUTPUT, record_grad))
 
-        return post
+        return with_headroom(post, self._depth_limit)
 
     def _on_op(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
         if not self._calls or self._writer is None:
@@ -357,7 +370,7 @@ class Recorder:
                 return self._single.grad(self._step, header.module, header.call_index, header.position, grad)
             return None
 
-        return hook
+        return with_headroom(hook)
 
     # ------------------------------------------------------------------ writing
     def _recording(self, kind: Kind, phase: Phase, path: str) -> bool:
@@ -405,9 +418,10 @@ class Recorder:
                 host = None if keep else self._copies.summary(value)
                 data, dtype, shape, device, stats = host if host is not None else self._copies.copy(value)
             except Exception as exc:  # a tensor we cannot copy (sparse, ...) never breaks the model
-                what = f"{UNCAPTURED}{getattr(value, 'layout', type(value).__name__)}:{getattr(value, 'dtype', '?')}"
+                layout = "nested" if getattr(value, "is_nested", False) else getattr(value, "layout", type(value).__name__)
+                what = f"{UNCAPTURED}{layout}:{getattr(value, 'dtype', '?')}"
                 logger.warning("%s/%s: recorded without values (%s: %s)", header.module, header.position, what, exc)
-                writer.append(header, None, dtype=what.replace(" ", ""), shape=tuple(getattr(value, "shape", ())))
+                writer.append(header, None, dtype=what.replace(" ", ""), shape=_shape_or_none(value))
                 return
             writer.append(
                 dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep, stats=stats
@@ -416,3 +430,11 @@ class Recorder:
             writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
         else:
             writer.append(dataclasses.replace(header, device="python"), None, dtype=f"py:{type(value).__name__}")
+
+
+def _shape_or_none(value: Any) -> tuple[int, ...]:
+    """A tensor's shape where it has one (a nested tensor's ragged sizes raise: none)."""
+    try:
+        return tuple(int(n) for n in value.shape)
+    except Exception:  # any layout the framework cannot size must not reach the model
+        return ()

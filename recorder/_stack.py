@@ -2,15 +2,41 @@
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
 import sysconfig
+from collections.abc import Callable
 from types import FrameType, ModuleType
+from typing import Any, TypeVar
 
 from padiff_trace import Frame
 
-__all__ = ["StackCapture"]
+T = TypeVar("T")
+
+__all__ = ["HEADROOM", "StackCapture", "with_headroom"]
+
+# frames a hook may use beyond the model's own recursion limit: a hook runs at the model's
+# deepest call and needs room to copy, summarise and queue a tensor there
+HEADROOM = 400
+
+
+def with_headroom(fn: Callable[..., T], after: Callable[[], int] | None = None) -> Callable[..., T]:
+    """``fn`` (a hook) run with the recursion limit raised by ``HEADROOM``, so a model recursing
+    to within a frame of the limit fails exactly where it would bare. On return the limit is
+    ``after()`` (the recorder's limit for the new module depth), else what it was."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> T:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + HEADROOM)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            sys.setrecursionlimit(after() if after is not None else limit)
+
+    return run
 
 _SITE_DIRS = ("site-packages", "dist-packages")
 

@@ -18,6 +18,7 @@ _BN_STATS = ("_mean", "_variance")
 
 class PaddleAdapter(Adapter):
     name = "paddle"
+    hook_frames = 2  # Layer.__call__ goes through _dygraph_call_func and inner() when hooks exist
 
     def version(self) -> str:
         return str(paddle.__version__)

@@ -43,6 +43,7 @@ _NP_TO_TORCH = {
 
 class TorchAdapter(Adapter):
     name = "torch"
+    hook_frames = 1  # nn.Module._call_impl runs forward through an inner() closure when hooks exist
 
     def __init__(self) -> None:
         # the autograd nodes this recording hooked, freed one at a time (torch_nodes.py: a chain of
