@@ -176,6 +176,10 @@ class DirLock:
                     return
         except TraceLockedError:
             raise
+        except PermissionError as exc:
+            if self.path.exists():  # another user's lock (stale or live) we may not even open
+                raise TraceLockedError(self._foreign_message(exc)) from exc
+            raise TraceWriteError(f"{self.path.parent}: cannot write the trace here: {os_failure(exc)}") from exc
         except OSError as exc:
             self.release()  # a lock file created before the failing write (a full disk) is ours: remove it
             raise TraceWriteError(f"{self.path.parent}: cannot write the trace here: {os_failure(exc)}") from exc
@@ -226,6 +230,24 @@ class DirLock:
         self._fd = fd
         self._write_owner(fd)
         return True
+
+    def _foreign_message(self, exc: OSError) -> str:
+        """The lock file belongs to someone this process may not override: name it and them."""
+        try:
+            uid = self.path.stat().st_uid
+        except OSError:
+            uid = -1
+        try:
+            import pwd
+
+            user = pwd.getpwuid(uid).pw_name
+        except (ImportError, KeyError):
+            user = f"uid {uid}"
+        owner = _read_owner(self.path)
+        pid = f", writer pid {owner.get('pid')} on {owner.get('host', '?')}" if owner.get("pid") else ""
+        return (f"{self.path.parent}: the writer lock {self.path} belongs to user {user}{pid} and cannot be taken "
+                f"({os_failure(exc)}); record into another directory, or ask {user} to remove the lock if that "
+                "recording is over")
 
     @staticmethod
     def _old(path: Path) -> bool:

@@ -237,3 +237,23 @@ def test_quick_fault_suite() -> None:
     assert [b for b in bad if b not in known] == [], bad
     if known:
         pytest.xfail(f"{H5PY_CRASH} ({len(known)} case(s), {time.monotonic() - t0:.0f} s)")
+
+
+def test_a_lock_of_another_user_names_the_lock_file_and_its_owner(ctx: fp.Context) -> None:
+    """A trace directory whose writer lock belongs to root (left by a killed recording): nobody's
+    ``record`` into it says whose lock it is and where, in one line."""
+    if not fp.nobody_can_run():
+        pytest.skip("cannot run commands as user nobody here")
+    from padiff_trace._tracedir import LOCK_NAME
+
+    base = ctx.scratch("foreign-lock")
+    base.chmod(0o1777)  # anyone may write here; the lock file stays root's
+    trace = base / "t.trace"
+    trace.mkdir()
+    trace.chmod(0o777)
+    lock = trace / LOCK_NAME
+    lock.write_text('{"pid": 999999, "host": "elsewhere"}')
+    lock.chmod(0o644)
+    proc = fp.cli("record", fp.SIMPLE_B, "--out", trace, user=fp.NOBODY)
+    line = only_line(proc)
+    assert proc.rc == 2 and str(lock) in line and "belongs to user root" in line and "999999" in line, line

@@ -61,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"padiff-trace: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("padiff-trace: interrupted", file=sys.stderr)
+        # a progress bar may hold the terminal line: start the message on its own line
+        print(("\n" if sys.stderr.isatty() else "") + "padiff-trace: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
