@@ -9,7 +9,7 @@ import h5py
 
 from ._errors import CorruptTraceError, NotATraceError, TraceNotFoundError, UnsupportedVersionError
 from ._schema import FORMAT_NAME, FORMAT_VERSION, PART_RE
-from ._tracedir import shard_files, shard_number
+from ._tracedir import lock_holder, shard_files, shard_number
 
 __all__ = ["H5_ERRORS", "find_shards", "gaps", "open_shard", "attr_str", "short"]
 
@@ -26,6 +26,10 @@ def find_shards(path: Path) -> tuple[list[Path], bool]:
         return [path], True
     shards = shard_files(path)
     if not shards:
+        writer = lock_holder(path)
+        if writer is not None:  # a live recording before its first flush (the first ~2 s)
+            raise NotATraceError(f"{path}: being recorded now (writer pid {writer}), nothing flushed yet; "
+                                 "try again in a few seconds")
         partial = any(PART_RE.fullmatch(p.name) for p in path.iterdir())
         why = "only an unfinished shard (the recorder was killed before its first flush)" if partial else "no shards"
         raise NotATraceError(f"{path}: not a padiff-trace trace ({why})")

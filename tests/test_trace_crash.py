@@ -115,6 +115,20 @@ def test_killed_before_first_flush_is_not_a_trace(tmp_path: Path) -> None:
     assert "\n" not in msg and str(trace) in msg and "before its first flush" in msg
 
 
+def test_a_live_recording_before_its_first_flush_is_called_live(tmp_path: Path) -> None:
+    from padiff_trace import Phase, RecordHeader, TraceWriter, WriterOptions
+
+    trace = tmp_path / "live"
+    with TraceWriter(trace, {"framework": "torch"}, options=WriterOptions(flush_records=100_000, flush_seconds=600)) as w:
+        w.append(RecordHeader(0, Phase.FORWARD, Kind.MODULE_OUTPUT, "fc", "Linear", 1, 0, 0, "out"), np.ones(4, "f4"))
+        with pytest.raises(NotATraceError) as err:
+            open_trace(trace)
+        msg = str(err.value)
+        assert "being recorded now" in msg and f"pid {os.getpid()}" in msg and "killed" not in msg, msg
+    with open_trace(trace) as tr:  # closed: a trace
+        assert tr.complete
+
+
 @pytest.mark.parametrize("min_shards", [1, 8, 40])
 def test_killed_mid_run_keeps_flushed_shards(tmp_path: Path, min_shards: int) -> None:
     trace = run_and_kill(tmp_path, "1", flush_records=50, flush_seconds=600, min_shards=min_shards)
