@@ -1,27 +1,114 @@
-"""Replacing files atomically: a reader sees the old file or the new one, never a torn one.
+"""Replacing a report's files all together: after a write, failed or not, every file is the old
+version or every file is the new one, never a mix.
 
-Each file is written (streamed) to a temporary name beside its target, synced, and renamed
-over the target only once every file of the set is written. Temporary names carry the
-writer's pid: ones left by a killed writer (SIGKILL leaves them) are removed by the next
-write into the same directory, and never ones of a writer still running.
+Two ways, chosen per target:
+
+* ``write_report_dir`` (a report directory): the files are streamed into a fresh sibling
+  directory ``.DIR.padiff-RUN.new.tmp`` (same parent: the renames stay on one file system),
+  synced, and given hard links to what else the old directory holds (notes, a single-step
+  report; nothing copied, nothing lost). Then the old directory is renamed aside
+  (``.DIR.padiff-RUN.old.tmp``), the new one into its place, and the old one removed. The old
+  directory is never written to, so a failure at any step puts it back by one rename, exactly
+  as it was. A report file that is a directory in the old report is refused before anything
+  is written (the swap would silently delete what that directory holds).
+* ``write_atomic_streams`` (in place: used where a directory cannot be swapped: the current
+  directory or one holding it, a mount point, a root, one whose parent this user may not
+  write, one made read-only; and for single files such as ``--html FILE``): each file is
+  staged beside its target as ``.FILE.padiff-RUN.new.tmp``. With more than one file, each old
+  file is first hard-linked to ``.FILE.padiff-RUN.old.tmp`` and a commit journal
+  (``.padiff-RUN.commit.tmp``: the inode of every staged file) is synced before any rename; a
+  rename that fails puts back every file replaced before it (a name that was new is removed).
+
+Whose temporaries are whose. ``RUN`` is a random token of one write; the owner file
+``.padiff-RUN.owner.tmp``, written first and removed last, names the writer: host name, Linux
+boot id, PID namespace, PID and that process's start time. A later write finishes or removes a
+run's temporaries only when the run is provably gone (same host, boot and PID namespace, and
+that PID no longer runs with that start time: a reused PID does not count) or when they are
+older than ``STALE_AFTER`` (24 h; a report takes minutes). A run in another container, boot or
+machine cannot be checked, so its temporaries are left alone for those 24 hours. Finishing a
+gone run: a swap whose report directory is missing gets its old directory back; an in-place
+commit is rolled back, touching only files that are still the ones it put there.
+``.FILE.PID.X.tmp`` files come from versions before owner files: only a PID is known of them,
+so they keep that version's rule (removed when no process of that PID runs here).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
+import logging
 import os
 import re
-import tempfile
-from collections.abc import Callable
+import secrets
+import shutil
+import socket
+import stat
+import time
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from padiff_trace import TraceWriteError
+from padiff_trace._errors import os_failure
 
-__all__ = ["write_atomic", "write_atomic_streams"]
+__all__ = ["STALE_AFTER", "Owner", "write_atomic", "write_atomic_streams", "write_report_dir"]
+
+log = logging.getLogger(__name__)
 
 Writer = Callable[[TextIO], None]
-_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
+STALE_AFTER = 24 * 3600.0  # seconds after which temporaries of a writer we cannot check count as abandoned
+_ARTIFACT = re.compile(r"^\.(?:(?P<name>.+)\.)?padiff-(?P<run>[0-9a-f]{16})\.(?P<kind>owner|commit|new|old)\.tmp$")
+_LEGACY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
+_WHERE = "another --report directory (the previous report is unchanged)"
+_NO_LINK = frozenset({errno.EPERM, errno.EACCES, errno.EMLINK, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOTSUP})
+
+
+class _LeftForRecovery(TraceWriteError):
+    """A failure that could not be undone in this process: the run's owner file stays, so the next
+    write into the same place finishes the undo once this process has exited."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who is writing: enough for another process to tell, later, whether this writer still runs."""
+
+    run: str  # random token naming this write's temporaries
+    host: str
+    boot: str  # a PID means nothing in another boot ...
+    pidns: str  # ... or in another PID namespace (another container)
+    pid: int
+    start: str  # clock ticks from boot to the process's start: a reused PID has another
+
+    @classmethod
+    def current(cls) -> Owner:
+        pid = os.getpid()
+        return cls(secrets.token_hex(8), socket.gethostname(), _read_text("/proc/sys/kernel/random/boot_id"),
+                   _read_link("/proc/self/ns/pid"), pid, _process_start(pid) or "")
+
+    def gone(self, me: Owner) -> bool:
+        """Provably not running, as seen by ``me``: only from the same host, boot and PID namespace."""
+        same_place = bool(self.boot and self.pidns) and (self.host, self.boot, self.pidns) == (me.host, me.boot, me.pidns)
+        if not same_place or self.run == me.run:
+            return False
+        try:
+            return _process_start(self.pid) != self.start
+        except OSError:
+            return False  # /proc hides it from us: it may run
+
+    def dumps(self) -> str:
+        return json.dumps({"run": self.run, "host": self.host, "boot": self.boot, "pidns": self.pidns,
+                           "pid": self.pid, "start": self.start, "written": time.time()})
+
+    @classmethod
+    def loads(cls, text: str) -> Owner | None:
+        """An owner file's contents; None when it is not one (a damaged file proves nothing)."""
+        try:
+            d = json.loads(text)
+            return cls(str(d["run"]), str(d["host"]), str(d["boot"]), str(d["pidns"]), int(d["pid"]), str(d["start"]))
+        except (ValueError, KeyError, TypeError):
+            return None
 
 
 def write_atomic(out: Path, files: dict[str, str]) -> Path:
@@ -37,55 +124,304 @@ def _text(text: str) -> Writer:
 
 
 def write_atomic_streams(out: Path, files: dict[str, Writer]) -> Path:
-    """Write ``{file name: writer}`` into directory ``out``: each writer streams its file into a
-    temporary file there, synced; then all are renamed over the old ones. On any error (a full
-    disk, a writer's exception) nothing is replaced and no temporary file stays."""
-    temps: dict[str, str] = {}
-    try:
+    """Write ``{file name: writer}`` into directory ``out``, in place (module docstring): other
+    files there stay. On any error (a full disk, a writer's exception, a refused rename) the old
+    files are as they were and no temporary file stays; an ``OSError`` becomes ``TraceWriteError``."""
+    me = Owner.current()
+    with _as_write_error(out):
         out.mkdir(parents=True, exist_ok=True)
-        _remove_stale(out)
-        for name, write in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=out)
-            temps[name] = tmp
-            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-                os.fchmod(f.fileno(), _mode(out / name))
-                write(f)
-                f.flush()
-                os.fsync(f.fileno())
-        for name, tmp in list(temps.items()):
-            os.replace(tmp, out / name)
-            del temps[name]
-        _sync_dir(out)
-    except OSError as exc:
-        raise TraceWriteError.from_os(out, "write the report", exc, "another --report directory (the previous report is unchanged)") from exc
-    finally:
-        for tmp in temps.values():
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        _clean(out, me)
+        _in_place(out, files, me, out)
     return out
 
 
-def _remove_stale(out: Path) -> None:
-    """Remove temporary files that writers no longer running left in ``out``."""
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(out):
-            m = _TEMP.match(entry.name)
-            if m is None or not entry.is_file(follow_symlinks=False) or _alive(int(m["pid"])):
-                continue
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+def write_report_dir(out: Path, files: dict[str, Writer]) -> Path:
+    """Write ``{file name: writer}`` as the report directory ``out`` by swapping directories, or in
+    place where ``out`` cannot be swapped (module docstring); a symbolic link is followed and kept.
+    On any error the previous report is exactly as it was and ``TraceWriteError`` says what to do."""
+    me = Owner.current()
+    with _as_write_error(out):
+        real = Path(os.path.realpath(out))
+        real.parent.mkdir(parents=True, exist_ok=True)
+        _clean(real.parent, me)  # first: it may give back a report directory an abandoned swap took away
+        if real.exists() and not real.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
+        if real.is_dir():
+            _clean(real, me)  # before the swap hard-links the rest of the directory into the new one
+        blocker = _swap_blocker(real)
+        if blocker is None:
+            _swap(real, files, me, out)
+        else:
+            log.debug("%s: report written in place: %s", out, blocker)
+            real.mkdir(exist_ok=True)
+            _in_place(real, files, me, out)
+    return out
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+@contextlib.contextmanager
+def _as_write_error(shown: Path) -> Iterator[None]:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
+        yield
+    except TraceWriteError:
+        raise
+    except OSError as exc:
+        raise TraceWriteError.from_os(shown, "write the report", exc, _WHERE) from exc
+
+
+# -- swapping directories ---------------------------------------------------------------------
+
+
+def _swap_blocker(out: Path) -> str | None:
+    """Why the report directory ``out`` (a resolved path) cannot be replaced by renames; None: it can."""
+    if out.parent == out:
+        return "it is a root directory"
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        return "its parent directory is not writable"
+    if not out.exists():
+        return None
+    if os.path.ismount(out):
+        return "it is a mount point"
+    if not os.access(out, os.W_OK | os.X_OK):
+        return "it is not writable"  # a report made read-only stays read-only (the swap would ignore that)
+    try:
+        cwd = Path.cwd()
     except OSError:
-        return True  # someone else's process: leave its files
-    return True
+        cwd = None
+    if cwd is not None and (cwd == out or out in cwd.parents):
+        return "it holds the current directory"  # swapped away, the process would stand in a deleted directory
+    if _sticky_forbids(out):
+        return "its parent is sticky and the directory is another user's"
+    return None
+
+
+def _sticky_forbids(out: Path) -> bool:
+    """In a sticky directory (/tmp) only the owners of a directory or of its parent may rename it."""
+    parent = os.stat(out.parent)
+    return bool(parent.st_mode & stat.S_ISVTX) and os.geteuid() not in (0, parent.st_uid, os.stat(out).st_uid)
+
+
+def _swap(out: Path, files: dict[str, Writer], me: Owner, shown: Path) -> None:
+    parent = out.parent
+    new, aside = _temp(parent, out.name, me.run, "new"), _temp(parent, out.name, me.run, "old")
+    owner = _temp(parent, "", me.run, "owner")
+    _refuse_directories(out, files, shown)
+    _write_new(owner, me.dumps(), sync=False)  # lost in a crash, the age rule still removes what it owned
+    keep = False
+    try:
+        os.mkdir(new)
+        _stage(files, lambda name: new / name, out)
+        _carry(out, new, files)
+        _match_directory(new, out)
+        _sync_dir(new)
+        _exchange(out, new, aside, shown)
+    except _LeftForRecovery:
+        keep = True
+        raise
+    finally:
+        if not keep:
+            _drop([new, aside], owner)
+
+
+def _refuse_directories(out: Path, names: Collection[str], shown: Path) -> None:
+    for name in names:
+        if (out / name).is_dir() and not (out / name).is_symlink():
+            raise _in_the_way(shown / name)
+
+
+def _in_the_way(path: Path) -> TraceWriteError:
+    return TraceWriteError(f"{path}: is a directory where the report writes a file; move it away or choose {_WHERE}")
+
+
+def _exchange(out: Path, new: Path, aside: Path, shown: Path) -> None:
+    """Put ``new`` in the place of ``out``; on a failure ``out`` is back as it was."""
+    had_old = out.exists()
+    if had_old:
+        os.rename(out, aside)
+    try:
+        os.rename(new, out)
+    except OSError:
+        if had_old:
+            _put_back(aside, out, shown)
+        raise
+    _sync_dir(out.parent)
+
+
+def _put_back(aside: Path, out: Path, shown: Path) -> None:
+    try:
+        os.rename(aside, out)
+    except OSError as exc:
+        raise _LeftForRecovery(
+            f"{shown}: cannot write the report, nor put the previous one back ({os_failure(exc)}); "
+            f"it is whole in {aside}: rename that to {shown}") from None  # the whole line: the CLI shows it as is
+
+
+def _carry(old: Path, new: Path, skip: Collection[str]) -> None:
+    """Give the new report directory what else the old one holds, as hard links (copies where a
+    file system has none): nothing the user keeps there is lost by the swap."""
+    try:
+        entries = list(os.scandir(old))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if entry.name in skip:
+            continue
+        src, dst = Path(entry.path), new / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        elif entry.is_dir(follow_symlinks=False):
+            shutil.copytree(src, dst, symlinks=True, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(src, dst)
+
+
+def _link_or_copy(src: str | Path, dst: str | Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError as exc:
+        if exc.errno not in _NO_LINK:
+            raise
+        shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _match_directory(new: Path, old: Path) -> None:
+    """The new report directory gets the old one's permissions (and owner, where we may set it)."""
+    try:
+        st = os.stat(old)
+    except FileNotFoundError:
+        return  # a first report: the umask decided, as for any new directory
+    mine = os.stat(new)
+    if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+        with contextlib.suppress(PermissionError):
+            os.chown(new, st.st_uid, st.st_gid)
+    os.chmod(new, stat.S_IMODE(st.st_mode))  # after chown, which may clear set-id bits
+
+
+# -- in place -----------------------------------------------------------------------------------
+
+
+def _in_place(out: Path, files: dict[str, Writer], me: Owner, shown: Path) -> None:
+    run = me.run
+    owner = _temp(out, "", run, "owner")
+    _write_new(owner, me.dumps(), sync=False)
+    leftovers = [_temp(out, n, run, kind) for n in files for kind in ("new", "old")] + [_temp(out, "", run, "commit")]
+    keep = False
+    try:
+        staged = _stage(files, lambda name: _temp(out, name, run, "new"), out)
+        _commit(out, staged, run, shown)
+    except _LeftForRecovery:
+        keep = True
+        raise
+    finally:
+        if not keep:
+            _drop(leftovers, owner)
+
+
+def _commit(out: Path, staged: dict[str, int], run: str, shown: Path) -> None:
+    """Rename the staged files over the old ones; a failed rename undoes those before it."""
+    backups: set[str] = set()
+    if len(staged) > 1:  # one rename is atomic by itself
+        backups = _back_up(out, staged, run)
+        _write_new(_temp(out, "", run, "commit"), json.dumps(staged), sync=True)
+        _sync_dir(out)
+    replaced: list[str] = []
+    for name in staged:
+        try:
+            os.replace(_temp(out, name, run, "new"), out / name)
+        except OSError as exc:
+            if not _undo(out, run, replaced, backups):
+                raise _LeftForRecovery(
+                    f"{shown}: cannot write the report ({os_failure(exc)}), and files replaced before the failure "
+                    f"could not be put back; the next report written into {shown} puts them back") from None
+            if isinstance(exc, IsADirectoryError):
+                raise _in_the_way(shown / name) from None  # the whole line: the CLI shows it as is
+            raise
+        replaced.append(name)
+    _sync_dir(out)
+
+
+def _back_up(out: Path, names: Collection[str], run: str) -> set[str]:
+    """Hard-link each old file to its backup name; the names that had an old file."""
+    kept: set[str] = set()
+    for name in names:
+        try:
+            st = os.lstat(out / name)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            continue  # the rename onto it fails, and what was replaced before it is put back
+        _link_or_copy(out / name, _temp(out, name, run, "old"))
+        kept.add(name)
+    return kept
+
+
+def _undo(out: Path, run: str, replaced: list[str], backups: set[str]) -> bool:
+    """Put the old files back over the ``replaced`` ones (remove those that had none); all done?"""
+    done = True
+    for name in reversed(replaced):
+        try:
+            if name in backups:
+                os.replace(_temp(out, name, run, "old"), out / name)
+            else:
+                os.unlink(out / name)
+        except OSError as exc:
+            log.error("%s: cannot put the previous %s back: %s", out, name, exc)
+            done = False
+    _sync_dir(out)
+    return done
+
+
+# -- staging, files, names ----------------------------------------------------------------------
+
+
+def _stage(files: dict[str, Writer], into: Callable[[str], Path], like: Path) -> dict[str, int]:
+    """Stream each file to ``into(name)``, synced, with the permissions of ``like / name``;
+    returns each file's inode number (the commit journal tells our files from others by it)."""
+    inodes: dict[str, int] = {}
+    for name, write in files.items():
+        fd = os.open(into(name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
+            os.fchmod(f.fileno(), _mode(like / name))
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+            inodes[name] = os.fstat(f.fileno()).st_ino
+    return inodes
+
+
+def _temp(directory: Path, name: str, run: str, kind: str) -> Path:
+    return directory / (f".{name}.padiff-{run}.{kind}.tmp" if name else f".padiff-{run}.{kind}.tmp")
+
+
+def _write_new(path: Path, text: str, sync: bool) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _drop(paths: list[Path], owner: Path) -> None:
+    """Remove a run's temporaries, the owner file last; what cannot be removed keeps the owner
+    file, so a later write removes it once this process is gone."""
+    for path in paths:
+        try:
+            _remove(path)
+        except OSError as exc:
+            log.warning("%s: cannot remove this temporary (%s); a later report write will", path, exc)
+            return
+    with contextlib.suppress(OSError):
+        os.unlink(owner)
+
+
+def _remove(path: Path) -> None:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _mode(target: Path) -> int:
@@ -107,3 +443,143 @@ def _sync_dir(path: Path) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# -- what abandoned writers left ---------------------------------------------------------------
+
+
+def _clean(directory: Path, me: Owner) -> None:
+    """Finish or remove what gone writers left in ``directory``; never a running writer's."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    runs: dict[str, list[Path]] = {}
+    for entry in entries:
+        m = _ARTIFACT.match(entry.name)
+        if m is not None:
+            if m["run"] != me.run:
+                runs.setdefault(m["run"], []).append(Path(entry.path))
+        elif (legacy := _LEGACY.match(entry.name)) is not None:
+            _clean_legacy(Path(entry.path), int(legacy["pid"]))
+    for run, left in runs.items():
+        try:
+            _clean_run(directory, run, left, me)
+        except OSError as exc:
+            log.warning("%s: cannot clean up after an earlier report write (%s); left for a later one", directory, exc)
+
+
+def _clean_run(directory: Path, run: str, left: list[Path], me: Owner) -> None:
+    owner_file = _temp(directory, "", run, "owner")
+    try:
+        owner = Owner.loads(owner_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        owner = None
+    old = time.time() - _newest(left) > STALE_AFTER
+    if not old and (owner is None or not owner.gone(me)):
+        return  # running, or nothing proves it is not: another container's, a run just starting
+    log.info("%s: finishing an abandoned report write (run %s)", directory, run)
+    _finish(directory, run, left)
+    for path in sorted(left, key=lambda p: p == owner_file):  # the owner file last
+        _remove(path)
+
+
+def _finish(directory: Path, run: str, left: list[Path]) -> None:
+    """Undo what an abandoned run left half done: a report directory it moved aside and never
+    replaced comes back; an in-place commit is rolled back."""
+    for path in left:
+        m = _ARTIFACT.match(path.name)
+        if m is not None and m["kind"] == "old" and m["name"] and path.is_dir() and not path.is_symlink():
+            target = directory / m["name"]
+            if not os.path.lexists(target):
+                os.rename(path, target)
+                log.warning("%s: restored the previous report an interrupted write had moved aside", target)
+    commit = _temp(directory, "", run, "commit")
+    if commit in left:
+        _roll_back(directory, run, commit)
+
+
+def _roll_back(directory: Path, run: str, commit: Path) -> None:
+    try:
+        staged = json.loads(commit.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return  # written before any rename, and synced: unreadable means nothing was renamed
+    if not isinstance(staged, dict):
+        return
+    for name, inode in staged.items():
+        if not _plain_name(name):
+            continue
+        target, backup = directory / name, _temp(directory, name, run, "old")
+        try:
+            ours = os.lstat(target).st_ino == inode
+        except FileNotFoundError:
+            continue
+        if not ours:
+            continue  # never renamed, or replaced since by a later write: not ours to undo
+        if os.path.lexists(backup):
+            os.replace(backup, target)
+        else:
+            os.unlink(target)
+        log.warning("%s: put back the previous version an interrupted write had replaced", target)
+
+
+def _plain_name(name: object) -> bool:
+    """A journal names files of its own directory only (never ``..`` or a path)."""
+    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and (os.altsep or "/") not in name
+
+
+def _newest(paths: list[Path]) -> float:
+    newest = 0.0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            newest = max(newest, os.lstat(path).st_mtime)
+    return newest
+
+
+def _clean_legacy(path: Path, pid: int) -> None:
+    """A temporary file of a version before owner files: only its PID is known, so that version's
+    rule stays (removed when no process of that PID runs here), and the age rule."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) and (time.time() - st.st_mtime > STALE_AFTER or not _pid_runs(pid)):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _pid_runs(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
+
+
+def _process_start(pid: int) -> str | None:
+    """Start time of process ``pid`` in clock ticks after boot (Linux ``/proc``); None when there is
+    no such process, or only its zombie. Other failures (``/proc`` hidden) raise ``OSError``."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _read_link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""

@@ -3,10 +3,11 @@
 ``FORMATS`` maps a format's name to its file and its writer (``(Report, TextIO) -> None``):
 ``txt`` report.txt, ``json`` report.json, ``csv`` pairs.csv, ``html`` report.html. Adding a
 format is one row. Writers stream pair by pair, so writing a report of a million pairs holds
-one pair at a time. ``write_report`` streams every requested format into a temporary file
-(``_atomic.write_atomic_streams``) and renames them over the old ones only when all are
-written: a failed write (a writer's error, a full disk) leaves the previous report whole and
-no temporary files behind.
+one pair at a time. ``write_report`` streams every requested format into a fresh sibling
+directory and swaps it with the old report directory only when all are written
+(``_atomic.write_report_dir``; in place with a rollback where a directory cannot be swapped):
+a failed write (a writer's error, a full disk, a refused rename) leaves the previous report
+exactly as it was, every file, and no temporary files behind.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from padiff_trace import UserError, csv_cell
 
-from ._atomic import write_atomic_streams
+from ._atomic import write_report_dir
 from ._html import write_page
 from ._metric_table import shown
 from ._pairtable import PAIR_SECTIONS, pair_section
@@ -109,12 +110,13 @@ FORMATS: dict[str, ReportFormat] = {
 
 
 def write_report(report: Report, directory: str | os.PathLike[str], formats: Iterable[str] | None = None) -> Path:
-    """Write ``formats`` (default: every format marked ``default``) of ``report`` into ``directory``."""
+    """Write ``formats`` (default: every format marked ``default``) of ``report`` into ``directory``,
+    all files replaced together; other files there stay."""
     names = [n for n, f in FORMATS.items() if f.default] if formats is None else list(formats)
     unknown = [n for n in names if n not in FORMATS]
     if unknown:
         raise UserError(f"unknown report format(s) {', '.join(unknown)}; known: {', '.join(FORMATS)}")
-    return write_atomic_streams(Path(directory), {FORMATS[n].filename: partial(FORMATS[n].write, report) for n in names})
+    return write_report_dir(Path(directory), {FORMATS[n].filename: partial(FORMATS[n].write, report) for n in names})
 
 
 def _clean(x: Any) -> Any:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
+from padiff_trace import visible
+
 from ._atomic import write_atomic_streams
 from ._metric_table import shown
 from ._pairtable import PAIR_SECTIONS, pair_section
@@ -34,7 +36,13 @@ if TYPE_CHECKING:
 
 __all__ = ["TABLE_ROWS", "render_html", "table_rows", "write_html", "write_page"]
 
-_E = html.escape
+
+
+def _E(text: str) -> str:
+    """Text for the page: control and bidi characters shown as escapes, then HTML-escaped."""
+    return html.escape(visible(str(text)))
+
+
 TABLE_ROWS = 5000  # pairs a table of the page lists at most (the page's script shows 5000 at once)
 # fixed columns of the pair tables: (key, label, numeric)
 _COLUMNS = [("index", "#", True), ("step", "step", True), ("role", "kind", False), ("verdict", "verdict", False),

@@ -3,7 +3,7 @@
 ``Report.diagnosis`` (``_diagnosis``) says what the comparison means, once, for every
 renderer. ``Report.write(dir)`` writes the registered formats (``_formats.FORMATS``):
 ``report.txt`` (one block per pair), ``report.json`` (schema_version 1, documented in
-docs/analyzer.md), ``pairs.csv`` and ``report.html``, each file replaced atomically.
+docs/analyzer.md), ``pairs.csv`` and ``report.html``, all replaced together (``_atomic``).
 """
 
 from __future__ import annotations
@@ -342,8 +342,9 @@ class Report:
 
     def write(self, directory: str | os.PathLike[str], formats: Iterable[str] | None = None) -> Path:
         """Write the report files into ``directory`` (default: report.txt, report.json, pairs.csv,
-        report.html; ``formats`` names some of ``_formats.FORMATS``). Each file is replaced
-        atomically; on an error the previous files stay whole (``TraceWriteError``)."""
+        report.html; ``formats`` names some of ``_formats.FORMATS``). All files are replaced
+        together (a directory swap, ``_atomic.write_report_dir``); on an error the previous report
+        stays exactly as it was, every file (``TraceWriteError``)."""
         return write_report(self, directory, formats)
 
 def _trace_dict(v: TraceView) -> dict[str, Any]:

@@ -5,17 +5,19 @@ no script, nothing fetched, a few kilobytes per plot.
 marks failing pairs, the first divergence and the top amplifiers, and gives positions a
 tooltip (an SVG ``<title>``) naming the pair: every position up to ``_TIPS`` pairs, beyond
 that the first divergence, the amplifiers and up to ``_TIPS`` failing pairs. Curves of more than ``_POINTS`` pairs keep each bin's largest value
-(a plot is ~800 pixels wide). Every trace string is HTML-escaped.
+(a plot is ~800 pixels wide). Every trace string is made visible (control and bidi characters as escapes) and HTML-escaped.
 """
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from padiff_trace import visible
 
 from ._pairview import PairSubset
 
@@ -23,6 +25,12 @@ if TYPE_CHECKING:
     from ._report import PairResult
 
 __all__ = ["SERIES", "error_plot"]
+
+
+
+def escape(text: str) -> str:
+    return html.escape(visible(text))
+
 
 W, H = 900, 300
 _L, _R, _T, _B = 64, 12, 30, 40  # margins

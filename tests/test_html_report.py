@@ -19,6 +19,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (make test installs it)")
 
 EVIL = '<img src=x onerror="document.body.setAttribute(\'data-pwned\',\'1\')">'
+BIDI = "layer4\u202egnp.exe\x1b[2J"  # a bidi override and a terminal escape in a module name
 EVIL_SCRIPT = "</script><script>document.body.setAttribute('data-pwned','2')</script>"
 
 
@@ -44,7 +45,7 @@ def _trace(path: Path, framework: str, bug: bool, names: list[str]) -> None:
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("html")
-    names = [f"layer{i}.{EVIL}" if i == 2 else f"layer{i}" for i in range(6)]
+    names = [f"layer{i}.{EVIL}" if i == 2 else BIDI if i == 4 else f"layer{i}" for i in range(6)]
     _trace(d / "a.trace", "paddle", bug=True, names=names)
     _trace(d / "b.trace", "torch", bug=False, names=names)
     report = analyzer.compare(d / "a.trace", d / "b.trace", quiet=True)
@@ -95,3 +96,12 @@ def test_trace_strings_run_nothing(page: Path, tmp_path: Path) -> None:
     # the payload is shown as text, not parsed into elements
     assert "<img src=\"x\"" not in dom and "<img src=x" not in dom.replace("&lt;img src=x", "")
     assert "&lt;img src=x" in dom
+
+
+def test_control_and_bidi_characters_are_shown_as_escapes(page: Path, tmp_path: Path) -> None:
+    """In the static page and in the tables the script builds, a trace string's bidi override
+    and escape sequence are shown as escapes: what a reader sees is what the trace says."""
+    dom = _dom(page.as_uri(), tmp_path)
+    body = dom.split("<body", 1)[1].split('<script type="application/json"', 1)[0]
+    assert "\u202e" not in body and "\x1b" not in body
+    assert "layer4\\u202egnp.exe\\x1b[2J" in body

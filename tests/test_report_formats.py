@@ -20,7 +20,7 @@ from padiff_trace.analyzer._html import render_html
 from padiff_trace.analyzer._tolerance import MODES
 from test_analyzer_helpers import toy_model
 
-from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriteError, TraceWriter, UserError, analyzer
+from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriteError, TraceWriter, UserError, analyzer, visible
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +169,8 @@ def test_trace_strings_are_made_visible_in_text_and_csv(tmp_path: Path) -> None:
     doc = json.loads((out / "report.json").read_text())
     assert any(p["a"]["module"] == HOSTILE for p in doc["pairs"])  # JSON keeps the exact string
     page = render_html(r)
-    assert html.escape(f"{HOSTILE}#0:out") in page  # HTML: escaped (the page's script inserts table text as text)
+    # HTML: made visible, then escaped (the page's script inserts table text as text)
+    assert html.escape(visible(f"{HOSTILE}#0:out")) in page and not _RAW.search(page.replace("\n", ""))
     assert analyzer.alignment_text(analyzer.align(tmp_path / "a", tmp_path / "b")).count("\\x1b[2J") >= 1
 
 

@@ -1,8 +1,15 @@
 // padiff-trace HTML report: the pair tables, built from the embedded JSON (the plots are inline SVG).
-// Every string from a trace is inserted with textContent, never as HTML.
+// Every string from a trace is inserted with textContent, never as HTML, and with its control
+// and bidi characters shown as escapes (\x1b, \u202e), as padiff_trace.visible does.
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("report-data").textContent);
+  const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+  const NAMED = { "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+  const visible = (s) => s.replace(INVISIBLE, (c) => {
+    const n = c.charCodeAt(0);
+    return NAMED[c] || (n < 256 ? "\\x" + n.toString(16).padStart(2, "0") : "\\u" + n.toString(16).padStart(4, "0"));
+  });
   const fmt = (v) => (typeof v === "number" ? (Number.isInteger(v) && Math.abs(v) < 1e6 ? String(v) : v === 0 ? "0" : Math.abs(v) < 1e-3 || Math.abs(v) >= 1e4 ? v.toExponential(2) : v.toPrecision(4)) : v == null ? "" : String(v));
   // columns: [key, label, numeric, description]; the metric columns come from the analyzer's metric table
   const COLS = data.columns.map((c) => [c.key, c.label, c.num, c.title]);
@@ -63,7 +70,7 @@
         if (r.index === firstIndex) tr.classList.add("first");
         for (const [key, , num] of COLS) {
           const td = tr.insertCell();
-          td.textContent = num ? fmt(r[key]) : r[key] == null ? "" : String(r[key]);
+          td.textContent = num ? fmt(r[key]) : r[key] == null ? "" : visible(String(r[key]));
           if (num) td.className = "num";
           if (key === "cls" && r.cls) td.className = "cls-" + r.cls.replace(/[^a-z_]/g, "");
         }
