@@ -50,8 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from padiff_trace import TraceWriteError
-from padiff_trace._errors import os_failure
+from padiff_trace import TraceWriteError, os_failure
 
 __all__ = ["STALE_AFTER", "Owner", "write_atomic", "write_atomic_streams", "write_report_dir"]
 

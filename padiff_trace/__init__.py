@@ -12,6 +12,7 @@ from ._errors import (
     CorruptTraceError,
     DamagedRecordError,
     FilterError,
+    HostileTraceError,
     InternalError,
     MappingError,
     NotATraceError,
@@ -27,6 +28,7 @@ from ._errors import (
     UnsupportedVersionError,
     UserError,
     WeightTransferError,
+    os_failure,
 )
 from ._header import Frame, RecordHeader
 from ._heap import release_freed_memory
@@ -39,6 +41,8 @@ from ._writer import Deferred, Summary, TraceWriter, WriterOptions
 __version__ = "0.1.0"
 
 __all__ = [
+    "HostileTraceError",
+    "os_failure",
     "FORMAT_VERSION",
     "STAT_FIELDS",
     "CatalogEntry",

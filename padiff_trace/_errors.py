@@ -5,8 +5,10 @@
     │   ├── TraceNotFoundError            (also FileNotFoundError)
     │   ├── NotATraceError                a file that is not a padiff-trace trace
     │   ├── CorruptTraceError             truncated or damaged shard
-    │   │   └── DamagedRecordError        one record's data or index row fails its checks
+    │   │   ├── DamagedRecordError        one record's data or index row fails its checks
+    │   │   └── HostileTraceError         a shard refers outside itself or claims what it does not hold
     │   ├── TraceChangedError             shard files replaced under an open reader
+    │   │   └── ShardChangedError         (also CorruptTraceError) a read failed: the file shrank or was rewritten in place
     │   ├── UnsupportedVersionError       written by a newer padiff-trace
     │   ├── TraceExistsError              (also FileExistsError) refusing to overwrite
     │   │   └── TraceLockedError          another live writer holds the directory
@@ -34,11 +36,13 @@ __all__ = [
     "CorruptTraceError",
     "DamagedRecordError",
     "FilterError",
+    "HostileTraceError",
     "InternalError",
     "MappingError",
     "NotATraceError",
     "PadiffTraceError",
     "RecordingFailedError",
+    "ShardChangedError",
     "SpecError",
     "TraceChangedError",
     "TraceExistsError",
@@ -92,8 +96,21 @@ class DamagedRecordError(CorruptTraceError):
         self.reason = reason
 
 
+class HostileTraceError(CorruptTraceError):
+    """A shard holds what the writer never makes and a reader must not follow: a link, external
+    storage or virtual data outside the file, an unknown filter, a FIFO or device as the shard,
+    an object or attribute claiming more bytes than the file holds. Refused before any byte is
+    read through it (``padiff_trace._closed``)."""
+
+
 class TraceChangedError(UserError):
     """A shard file was replaced or modified while a reader had the trace open."""
+
+
+class ShardChangedError(TraceChangedError, CorruptTraceError):
+    """A read failed because its shard was truncated or rewritten in place after the trace was
+    opened (``cp`` or ``rsync --inplace`` over it): the trace changed, its bytes are not damaged.
+    Also a ``CorruptTraceError``: what was read cannot be trusted, as for damage."""
 
 
 class UnsupportedVersionError(UserError):

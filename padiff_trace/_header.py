@@ -45,6 +45,20 @@ def stack_to_json(stack: tuple[Frame, ...]) -> str:
 
 
 def stack_from_json(text: str) -> tuple[Frame, ...]:
+    """The frames ``stack_to_json`` wrote; ``ValueError`` for anything else (text from a trace:
+    nested deep, a line number of 1e400, a frame that is not four fields)."""
     if not text:
         return ()
-    return tuple(Frame(str(f[0]), int(f[1]), str(f[2]), str(f[3])) for f in json.loads(text))
+    try:
+        frames = json.loads(text)
+    except RecursionError:
+        raise ValueError("a stack nested too deep to be a list of frames") from None
+    if not isinstance(frames, list):
+        raise ValueError("a stack that is not a list of frames")
+    return tuple(_frame(f) for f in frames)
+
+
+def _frame(f: object) -> Frame:
+    if not (isinstance(f, list) and len(f) == 4 and type(f[1]) is int and all(isinstance(f[k], str) for k in (0, 2, 3))):
+        raise ValueError("a stack frame that is not [file, line, function, source]")
+    return Frame(f[0], f[1], f[2], f[3])

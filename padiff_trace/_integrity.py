@@ -117,7 +117,10 @@ def unescape(s: str) -> str:
     """The string a stored ``/strings`` entry stands for (``ValueError`` if malformed)."""
     if not s.startswith(ESCAPE):
         return s
-    value = json.loads(s[1:])
+    try:
+        value = json.loads(s[1:])
+    except RecursionError:  # an escaped entry is one JSON string; deep nesting is damage
+        raise ValueError("escaped string entry nested too deep") from None
     if not isinstance(value, str):
         raise ValueError("escaped string entry is not a JSON string")
     return value

@@ -7,6 +7,7 @@ from typing import Any
 
 import h5py
 
+from ._closed import check_format_attrs, check_shard, read_attr, regular_file
 from ._errors import CorruptTraceError, NotATraceError, TraceNotFoundError, UnsupportedVersionError
 from ._schema import FORMAT_NAME, FORMAT_VERSION, PART_RE
 from ._tracedir import lock_holder, shard_files, shard_number
@@ -22,7 +23,8 @@ def find_shards(path: Path) -> tuple[list[Path], bool]:
     ``path`` is a single shard file."""
     if not path.exists():
         raise TraceNotFoundError(f"{path}: no such trace")
-    if path.is_file():
+    if not path.is_dir():  # a single shard: a regular file, never a FIFO or a device
+        regular_file(path)
         return [path], True
     shards = shard_files(path)
     if not shards:
@@ -43,8 +45,10 @@ def gaps(paths: list[Path]) -> list[int]:
 
 
 def open_shard(path: Path) -> h5py.File:
+    """Shard ``path`` opened read-only, after checking that it is a regular file, a trace of a
+    version this reader knows, and a closed world (``_closed.check_shard``)."""
     try:
-        size = path.stat().st_size
+        size = regular_file(path).st_size
     except OSError as exc:
         raise TraceNotFoundError(f"{path}: cannot open: {exc.strerror}") from None
     if size == 0:
@@ -56,30 +60,43 @@ def open_shard(path: Path) -> h5py.File:
     except H5_ERRORS as exc:
         raise CorruptTraceError(f"{path}: damaged or truncated HDF5 file ({short(exc)})") from None
     try:
-        fmt = attr_str(f.attrs, "format") if "format" in f.attrs else None
+        _check_trace(f, path, size)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def _check_trace(f: h5py.File, path: Path, size: int) -> None:
+    """A padiff-trace shard of a known version whose objects stay inside the file."""
+    try:
+        check_format_attrs(f, path)
+        fmt = attr_str(f.attrs, "format", path) if "format" in f.attrs else None
     except H5_ERRORS:
         fmt = None
     if fmt != FORMAT_NAME:
-        f.close()
-        raise NotATraceError(f"{path}: an HDF5 file, but not a padiff-trace trace (format attribute {fmt!r})")
+        shown = fmt if fmt is None or len(fmt) <= 60 else fmt[:60] + "..."
+        raise NotATraceError(f"{path}: an HDF5 file, but not a padiff-trace trace (format attribute {shown!r})")
     try:
         version = int(f.attrs.get("format_version", -1))
     except H5_ERRORS:
         version = -1
     if version > FORMAT_VERSION:
-        f.close()
         raise UnsupportedVersionError(
             f"{path}: trace format version {version} is newer than this reader's {FORMAT_VERSION}; "
             "upgrade padiff-trace"
         )
     if version < 1:
-        f.close()
         raise CorruptTraceError(f"{path}: invalid or unreadable format version attribute")
-    return f
+    try:
+        check_shard(f, path, size)
+    except H5_ERRORS as exc:  # HDF5 could not even describe an object: damaged metadata
+        raise CorruptTraceError(f"{path}: damaged shard ({short(exc)})") from None
 
 
-def attr_str(attrs: Any, key: str) -> str:
-    v = attrs[key]
+def attr_str(attrs: Any, key: str, path: Path | None = None) -> str:
+    """A text attribute (``path``: refused over ``_closed.ATTR_CAP`` bytes, naming the file)."""
+    v = read_attr(attrs, key, path) if path is not None else attrs[key]
     return v.decode("utf-8") if isinstance(v, bytes) else str(v)
 
 

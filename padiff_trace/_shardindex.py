@@ -11,7 +11,6 @@ nothing to trust (the string table, the file itself) raises ``CorruptTraceError`
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import zlib
@@ -22,6 +21,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from ._closed import loads, read_attr
 from ._dtypes import STORAGE, UNCAPTURED
 from ._errors import CorruptTraceError
 from ._integrity import ROOT_ATTRS, Damage, attrs_crc, split_strings, unescape
@@ -107,28 +107,30 @@ def identity(f: h5py.File) -> tuple[int, int, int, int]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
+_MAX_DIMS = 64  # numpy's limit: a longer shape could not be made into an array
+_MAX_NUMEL = 1 << 52  # more elements than any tensor has; times any itemsize it still fits in int64 (never wraps)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def parse_shape(text: str) -> tuple[int, ...] | None:
-    """A stored shape (JSON list of non-negative ints), or None when it is not one."""
+    """A stored shape (JSON list of non-negative ints whose product fits in int64, at most
+    numpy's 64 axes), or None when it is not one."""
+    dims: Any = None
     if text[:1] == "[" and text[-1:] == "]":  # the writer's own form, "[2, 3]": without the JSON parser
         inner = text[1:-1]
         if not inner:
             return ()
         parts = inner.split(", ")
-        if inner.isascii() and all(d.isdigit() for d in parts):
-            return tuple(int(d) for d in parts)
-    try:
-        dims = json.loads(text)
-    except ValueError:
+        if inner.isascii() and len(parts) <= _MAX_DIMS and all(d.isdigit() and len(d) < 20 for d in parts):
+            dims = [int(d) for d in parts]
+    if dims is None:
+        try:
+            dims = loads(text, depth=1)
+        except ValueError:
+            return None
+    if not isinstance(dims, list) or len(dims) > _MAX_DIMS or not all(type(d) is int and d >= 0 for d in dims):
         return None
-    if not isinstance(dims, list) or not all(type(d) is int and d >= 0 for d in dims):
-        return None
-    return tuple(dims)
-
-
-def _attr(f: h5py.File, key: str) -> Any:
-    v = f.attrs[key]
-    return v.decode("utf-8") if isinstance(v, bytes) else v
+    return tuple(dims) if math.prod(dims) < _MAX_NUMEL else None
 
 
 def _root_attrs(f: h5py.File, path: Path, damage: list[Damage]) -> dict[str, Any]:
@@ -136,15 +138,15 @@ def _root_attrs(f: h5py.File, path: Path, damage: list[Damage]) -> dict[str, Any
     for key in (*ROOT_ATTRS, "attrs_crc32"):
         try:
             if key in f.attrs:
-                values[key] = _attr(f, key)
+                values[key] = read_attr(f.attrs, key, path)
         except H5_ERRORS as exc:
             damage.append(Damage(path, f"attribute {key}", f"unreadable ({short(exc)})"))
     return values
 
 
 def _json_object(text: Any) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text) if isinstance(text, str) else None
+    try:  # bounded depth: meta is printed and walked later, recursively
+        value = loads(text) if isinstance(text, str) else None
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -218,16 +220,35 @@ def _strings(f: h5py.File, path: Path, minor: int, size: int) -> list[str]:
                 raise CorruptTraceError(f"{path}: string table fails its CRC-32 (module names, dtypes and shapes of this shard)")
             raw = split_strings(joined, count)
         else:
-            ds = f["strings"]
-            if ds.shape[0] > size:
-                raise CorruptTraceError(f"{path}: string table claims {ds.shape[0]} entries")
-            raw = [s if isinstance(s, bytes) else str(s).encode("utf-8", "surrogatepass") for s in ds[...]]
+            raw = _vlen_strings(f["strings"], path, size)
     except H5_ERRORS as exc:
         raise CorruptTraceError(f"{path}: string table unreadable ({short(exc)})") from None
     try:
         return [unescape(s.decode("utf-8")) for s in raw]
     except ValueError as exc:  # UnicodeDecodeError is one
         raise CorruptTraceError(f"{path}: string table holds an invalid entry ({short(exc)})") from None
+
+
+_VLEN_SLICE = 16  # format 1.0 strings read at a time: each entry may name any heap object of the file
+
+
+def _vlen_strings(ds: h5py.Dataset, path: Path, size: int) -> list[bytes]:
+    """A format 1.0 ``/strings`` table of variable-length strings. Entries can all name one large
+    heap object, so they are read a few at a time and their total is held to the file's size
+    (every string of a real table is stored once)."""
+    n = ds.shape[0]
+    if n > size:
+        raise CorruptTraceError(f"{path}: string table claims {n} entries")
+    out: list[bytes] = []
+    total = 0
+    for lo in range(0, n, _VLEN_SLICE):
+        for v in ds[lo : lo + _VLEN_SLICE]:
+            b = v if isinstance(v, bytes) else str(v).encode("utf-8", "surrogatepass")
+            total += len(b)
+            out.append(b)
+        if total > size:
+            raise CorruptTraceError(f"{path}: string table holds more text ({total} bytes) than the file ({size})")
+    return out
 
 
 def _records(f: h5py.File, path: Path, minor: int, damage: list[Damage], size: int) -> tuple[np.ndarray, int]:
@@ -308,7 +329,8 @@ def _validate(idx: ShardIndex, blob_len: int, first_seq: int | None, last_seq: i
     drop |= unknown
     loc = t["data_loc"]
     mark(~np.isin(loc, _LOCS), "unknown data location", False)
-    mark((t["numel"] < 0) | (t["nbytes"] < 0), "negative element or byte count", False)
+    # fatal: the analyzer computes with the counts of every record it lists (sqrt, sizes)
+    mark((t["numel"] < 0) | (t["nbytes"] < 0), "negative element or byte count", True)
     # per distinct dtype and shape string (ids are in range for the rows kept): itemsize, element count
     dt_col = np.where(drop, 0, t["dtype"])
     sh_col = np.where(drop, 0, t["shape"])

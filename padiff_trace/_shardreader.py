@@ -1,10 +1,13 @@
 """Reading tensor bytes from the shard files of one trace, verified.
 
 Shards are opened on demand (at most ``_MAX_OPEN`` at once); a shard opened again must be the
-same file (device, inode, size, mtime) or ``TraceChangedError`` is raised. Small tensors come
-from ``/blob`` through an LRU cache of aligned pages; a contiguous tensor dataset is read at
-the file offset the writer indexed in ``/tensor_offsets`` with ``os.preadv``, or mapped
-read-only when the caller only looks at the data (the analyzer).
+same file (device, inode, size, mtime) or ``TraceChangedError`` is raised, as it is when a read
+fails on a file that changed since it was opened (truncated in place by ``cp``). Small tensors
+come from ``/blob`` through an LRU cache of aligned pages; a contiguous tensor dataset is read
+at the file offset the writer indexed in ``/tensor_offsets`` with ``os.preadv`` (into
+buffers reused when the caller only looks at the data, ``_readbuf``); files are never mapped, so a
+shrinking file cannot kill the reader with SIGBUS. Objects read through HDF5 are checked to
+stay inside the file (``_closed``) before they are read.
 
 Format 1.1 data is verified against its CRC-32 per ``CRC_CHUNK`` before it is returned (each
 chunk once: verified chunks are remembered); a read is widened to whole chunks when a chunk
@@ -17,7 +20,6 @@ which it must run before it uses what it computed from the bytes.
 from __future__ import annotations
 
 import functools
-import mmap
 import os
 from collections import OrderedDict
 from collections.abc import Callable
@@ -27,9 +29,11 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ._errors import CorruptTraceError, TraceChangedError, TraceNotFoundError
+from ._closed import hard_dataset
+from ._errors import CorruptTraceError, ShardChangedError, TraceChangedError, TraceNotFoundError
 from ._integrity import crc32
 from ._open import H5_ERRORS, open_shard, short
+from ._readbuf import ReadBuffers, lend
 from ._schema import CRC_ALGORITHM
 from ._shardindex import identity, table
 
@@ -38,9 +42,8 @@ __all__ = ["ShardFiles"]
 _MAX_OPEN = 32
 _PAGE = 1 << 20  # blob bytes read and cached at a time (a multiple of the CRC chunk)
 _MAX_PAGES = 8  # 8 MiB of cached blob pages per trace at most (reads walk the blob nearly in order)
-_MAP_MIN = 1 << 20  # reads of at least this many bytes map the file instead of copying it
-_CAN_MAP = all(hasattr(mmap, n) for n in ("MAP_SHARED", "PROT_READ"))
 _U8 = np.dtype(np.uint8)
+_OWN_READ = 1 << 20  # a read for the caller to keep this large lets the reused read buffers go
 
 
 @dataclass(slots=True)
@@ -73,6 +76,7 @@ class ShardFiles:
         self._tensors: dict[tuple[int, str], _Tensor] = {}
         self._pages: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self._blob_ok: dict[int, np.ndarray] = {}  # shard -> verified blob chunks
+        self._buffers = ReadBuffers()
 
     def path(self, i: int) -> Path:
         return self._paths[i]
@@ -104,6 +108,32 @@ class ShardFiles:
             old.close()
         return f
 
+    def changed(self, i: int) -> str:
+        """How shard ``i`` differs from the file first opened ('' when it does not); asked after
+        a read failed: a file truncated or rewritten in place is not damage of the trace."""
+        known = self.identities.get(i)
+        if known is None:
+            return ""
+        f = self._files.get(i)
+        try:
+            st = os.fstat(f.id.get_vfd_handle()) if f is not None else os.stat(self._paths[i])
+        except (*H5_ERRORS, OSError):
+            return ""
+        if (st.st_dev, st.st_ino) != known[:2]:
+            return "the file was replaced"
+        if st.st_size != known[2]:
+            return f"the file changed size from {known[2]} to {st.st_size} bytes"
+        return "the file was rewritten in place" if st.st_mtime_ns != known[3] else ""
+
+    def raise_if_changed(self, i: int, what: str) -> None:
+        """``ShardChangedError`` naming ``what`` could not be read, when shard ``i`` changed."""
+        how = self.changed(i)
+        if how:
+            raise ShardChangedError(
+                f"{self._paths[i]}: {what} cannot be read: {how} after the trace was opened; "
+                "open the trace again once nothing writes it"
+            )
+
     # ------------------------------------------------------------------ checksums
     def crcs(self, shard: int) -> _Crcs | None:
         """The shard's CRC-32 tables (None: format 1.0, which has none)."""
@@ -123,6 +153,7 @@ class ShardFiles:
             chunk = int(ds.attrs["chunk_bytes"])
             algorithm = ds.attrs.get("algorithm", CRC_ALGORITHM)
             algorithm = algorithm.decode() if isinstance(algorithm, bytes) else str(algorithm)
+            algorithm = algorithm if len(algorithm) <= 40 else algorithm[:40] + "..."  # named in a message
             rows = table(f["crc32_index"], self._paths[shard], size)
         except (*H5_ERRORS, CorruptTraceError) as exc:
             return CorruptTraceError(f"checksum tables unreadable ({short(exc)})")
@@ -161,8 +192,8 @@ class ShardFiles:
         c = self.crcs(shard)
         offset = self._offsets(shard, f).get(int(name)) if c is not None else None
         ds = None
-        if offset is None:  # through HDF5 (format 1.0, compressed data)
-            ds = f["tensors"][name]
+        if offset is None:  # through HDF5 (format 1.0, compressed data): checked to stay in the file
+            ds = hard_dataset(f["tensors"], name, self._paths[shard], self.identities[shard][2])
             if ds.ndim != 1 or ds.dtype != sdt:
                 raise ValueError(f"/tensors/{name} is {ds.dtype} {ds.shape}, the record says {sdt} (1-D)")
             plist = ds.id.get_create_plist()
@@ -199,8 +230,8 @@ class ShardFiles:
     ) -> np.ndarray:
         """Elements [start, stop) of a tensor dataset holding ``nbytes`` (the record's count).
         A contiguous, unfiltered dataset (what the writer makes unless compression is on) is
-        read at its file offset, with ``os.preadv`` or mapped (``view``: a large read may return
-        a read-only array mapped from the file): no HDF5 overhead, the GIL released.
+        read at its file offset with ``os.preadv`` (``view``: the array may be read-only): no
+        HDF5 overhead, the GIL released.
 
         ``checks``: the CRC-32 test of the bytes returned may be appended there instead of run
         before returning; the caller runs it before it uses anything computed from them (it
@@ -226,14 +257,14 @@ class ShardFiles:
         if checks is None:
             self._verify(c, t.first, raw, a0, t.nbytes, t.verified, f"/tensors/{name}")
         else:
-            checks.append(functools.partial(self._verify, c, t.first, raw, a0, t.nbytes, t.verified, f"/tensors/{name}"))
+            checks.append(_Deferred(functools.partial(self._verify, c, t.first, raw, a0, t.nbytes, t.verified, f"/tensors/{name}")))
         return raw[b0 - a0 : b1 - a0].view(sdt)
 
     def _raw(self, shard: int, name: str, t: _Tensor, b0: int, b1: int, view: bool) -> np.ndarray:
         """Bytes [b0, b1) of a tensor dataset, as uint8."""
         f = self.file(shard)
         if t.offset is None:
-            ds = f["tensors"][name]
+            ds = hard_dataset(f["tensors"], name, self._paths[shard], self.identities[shard][2])
             isz = ds.dtype.itemsize
             return ds[b0 // isz : b1 // isz].view(_U8)
         try:
@@ -242,19 +273,20 @@ class ShardFiles:
             t.offset = None
             return self._raw(shard, name, t, b0, b1, view)
         pos, n = t.offset + b0, b1 - b0
-        if pos + n > os.fstat(fd).st_size:  # checked on every read: a mapping past the end would fault
-            raise OSError(f"file ends inside dataset /tensors/{name}")
-        if view and n >= _MAP_MIN and _CAN_MAP:
-            return _mapped(fd, pos, n)
-        out = np.empty(n, dtype=_U8)
+        if not view and n >= _OWN_READ:
+            self._buffers.release_idle()
+        out = self._buffers.take(n) if view else np.empty(n, dtype=_U8)
         buf = out.data.cast("B")
         done = 0
         while done < n:
             got = os.preadv(fd, [buf[done:]], pos + done)
-            if got <= 0:
+            if got <= 0:  # the file ends inside the dataset: shrunk since it was opened, or damaged
+                del buf
+                self.raise_if_changed(shard, f"/tensors/{name}")
                 raise OSError(f"file ends inside dataset /tensors/{name}")
             done += got
-        return out
+        del buf  # the buffer export: a read-only flag cannot be set while it lives
+        return lend(out) if view else out
 
     # ------------------------------------------------------------------ blob
     def blob_bytes(self, shard: int, lo: int, hi: int) -> np.ndarray:
@@ -310,17 +342,22 @@ class ShardFiles:
 
     def close(self) -> None:
         self._pages.clear()
+        self._buffers.clear()
         for f in self._files.values():
             f.close()
         self._files.clear()
 
 
-def _mapped(fd: int, pos: int, nbytes: int) -> np.ndarray:
-    """File bytes [pos, pos + nbytes) as a read-only array on the page cache's own pages: no
-    copy (a compare reads and measures ~1.8x faster than with ``preadv``). Unmapped when the
-    array is freed. The caller checked that the file is long enough (a mapping past its end
-    would fault on access)."""
-    lead = pos % mmap.ALLOCATIONGRANULARITY
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-    mm = mmap.mmap(fd, lead + nbytes, flags=flags, prot=mmap.PROT_READ, offset=pos - lead)
-    return np.frombuffer(mm, dtype=_U8, count=nbytes, offset=lead)
+class _Deferred:
+    """A deferred CRC-32 test that lets go of the bytes it tested once it ran: a caller that keeps
+    the last test it called (a loop variable) does not keep the piece it read alive."""
+
+    __slots__ = ("_check",)
+
+    def __init__(self, check: Callable[[], None]) -> None:
+        self._check: Callable[[], None] | None = check
+
+    def __call__(self) -> None:
+        check, self._check = self._check, None
+        if check is not None:
+            check()

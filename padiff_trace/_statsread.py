@@ -108,7 +108,9 @@ class StatsReader:
         try:
             part = ds[lo:hi]
         except H5_ERRORS as exc:
+            self._shards.raise_if_changed(shard, f"/records rows {lo}-{hi - 1}")
             raise ValueError(f"{where} unreadable ({short(exc)})") from None
         if crcs is not None and (k >= len(crcs) or zlib.crc32(part.view(np.uint8)) != int(crcs[k])):
+            self._shards.raise_if_changed(shard, f"/records rows {lo}-{hi - 1}")
             raise ValueError(f"{where} fail their CRC-32 (changed since the trace was opened)")
         return np.ascontiguousarray(part["stats"], dtype=np.float64).reshape(len(part), _NSTATS)

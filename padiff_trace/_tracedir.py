@@ -16,12 +16,14 @@ import json
 import logging
 import os
 import socket
+import stat
 import time
 from pathlib import Path
 
 import h5py
 
-from ._errors import TraceExistsError, TraceLockedError, TraceReadError, TraceWriteError, os_failure
+from ._closed import check_format_attrs
+from ._errors import HostileTraceError, TraceExistsError, TraceLockedError, TraceReadError, TraceWriteError, os_failure
 from ._schema import FORMAT_NAME, LOCK_NAME, PART_RE, SHARD_RE
 
 __all__ = ["DirLock", "clear_for_overwrite", "lock_holder", "remove_trace", "shard_files", "shard_number"]
@@ -41,7 +43,9 @@ def shard_files(directory: Path) -> list[Path]:
     ``shard-1.h5``, ``*.part``) are not part of the trace. ``TraceReadError`` when this user
     may not list the directory or read one of them (not damage: the files may be fine)."""
     try:
-        found = [(n, p) for p in directory.iterdir() if (n := shard_number(p.name)) is not None and p.is_file()]
+        # not only regular files: a FIFO or device named like a shard is refused by name when
+        # opened (never opened), not skipped as if it were not there
+        found = [(n, p) for p in directory.iterdir() if (n := shard_number(p.name)) is not None and not p.is_dir()]
     except PermissionError as exc:
         raise TraceReadError(f"{directory}: cannot list the trace: {exc.strerror}; {_READ_ADVICE}") from None
     shards = [p for _, p in sorted(found)]
@@ -55,7 +59,9 @@ _READ_ADVICE = "ask its owner for read access (chmod -R a+rX on the trace) or ru
 
 def _check_readable(path: Path) -> None:
     try:
-        os.close(os.open(path, os.O_RDONLY))
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return  # a FIFO or a device is never opened (opening one may block or act): the reader refuses it
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # swapped for a FIFO since: no wait
     except PermissionError as exc:
         raise TraceReadError(f"{path}: cannot read this shard: {exc.strerror}; {_READ_ADVICE}") from None
     except OSError:
@@ -69,9 +75,10 @@ def _is_our_shard(path: Path) -> bool:
             if fh.read(8) != _HDF5_MAGIC:
                 return False
         with h5py.File(path, "r") as f:
+            check_format_attrs(f, path)  # a huge or odd attribute is not ours: never read
             fmt = f.attrs.get("format")
         return (fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else str(fmt)) == FORMAT_NAME
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, HostileTraceError):
         return False
 
 

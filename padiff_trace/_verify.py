@@ -144,6 +144,7 @@ class TraceIntegrity:
             lo = off + start * sdt.itemsize
             return self._shards.blob_bytes(shard, lo, lo + (stop - start) * sdt.itemsize).view(sdt)
         except (*H5_ERRORS, CorruptTraceError) as exc:
+            self._shards.raise_if_changed(shard, self._what(i))  # changed under the reader: not damage
             raise self._read_failed(i, shard, exc) from None
 
     def _check_later(self, i: int, shard: int, check: Callable[[], None]) -> None:
@@ -151,14 +152,21 @@ class TraceIntegrity:
         try:
             check()
         except (*H5_ERRORS, CorruptTraceError) as exc:
+            self._shards.raise_if_changed(shard, self._what(i))
             raise self._read_failed(i, shard, exc) from None
+
+    def _what(self, i: int) -> str:
+        rec = self._record(i)
+        return f"record {rec.seq} ({rec.name})"
 
     def _read_failed(self, i: int, shard: int, exc: BaseException) -> DamagedRecordError:
         """Row ``i``'s data failed a read or a check: record the damage (once) and say so."""
         seq = int(self._rows["seq"][i])
         d = self._bad.get(seq)
         if d is None:
-            d = self._bad[seq] = Damage(self._shard_paths[shard], f"record {seq}", short(exc), seqs=(seq,))
+            where = self._shard_paths[shard]
+            reason = short(exc) if not str(exc) else str(exc).splitlines()[0].removeprefix(f"{where}: ")[:200]
+            d = self._bad[seq] = Damage(where, f"record {seq}", reason, seqs=(seq,))
             self._damage.append(d)
         return self._damaged_error(i, d)
 

@@ -151,7 +151,7 @@ def _fmt_tags(tags: dict[str, Any]) -> str:
 def _fmt_steps(steps: list[int]) -> str:
     if not steps:
         return "-"
-    if steps == list(range(steps[0], steps[-1] + 1)):
+    if steps[-1] - steps[0] + 1 == len(steps) and steps == sorted(steps):  # contiguous: no range built
         return f"{steps[0]}..{steps[-1]}" if len(steps) > 1 else str(steps[0])
     return ",".join(map(str, steps))
 
