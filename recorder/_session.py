@@ -13,17 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError, TraceWriter
-from padiff_trace.arrays import UNCAPTURED
+from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError
 
 from ._adapter import Adapter
-from ._hostcopy import HostCopies
-from ._nest import MAX_OP_SCALARS, PY_SCALARS, flatten, flatten_call, op_scalar
+from ._nest import MAX_OP_SCALARS, flatten, flatten_call, op_scalar
 from ._options import RecordOptions
 from ._random import intercept_random
 from ._replay import module_classes
+from ._sink import RecordSink
 from ._stack import StackCapture, with_headroom
 
 __all__ = ["Recorder", "active_recorder"]
@@ -69,8 +66,7 @@ class Recorder:
         self._model: Any = model
         self._extra_meta = dict(meta or {})
         self._overwrite = overwrite
-        self._writer: TraceWriter | None = None
-        self._broken: TraceWriter | None = None  # the writer after it failed (disk full): nothing more is recorded
+        self._sink = RecordSink(adapter, options)
         self._handles: list[Any] = []
         self._base_limit: int | None = None  # the recursion limit before recording (restored after)
         self._types: dict[str, str] = {}
@@ -83,7 +79,6 @@ class Recorder:
         self._replay_flushed = False  # step 0 weights+inputs flushed to a shard early, for a concurrent replay
         self._token: contextvars.Token[Recorder | None] | None = None
         self._ops: contextlib.ExitStack | None = None
-        self._copies = HostCopies(adapter, options.queue_bytes // 8)
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Recorder:
@@ -104,7 +99,7 @@ class Recorder:
             "nonpersistent": sorted(ad.nonpersistent_buffers(model)),
         }
         meta.update(self._extra_meta)
-        self._writer = TraceWriter(self.path, meta, opts.writer_options(), overwrite=self._overwrite)
+        self._sink.open(self.path, meta, self._overwrite)
         self._base_limit = sys.getrecursionlimit()
         try:
             for path, module in ad.named_modules(model):
@@ -127,9 +122,8 @@ class Recorder:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         reason = None if exc_type is None else f"{exc_type.__name__}: {exc}"
-        writer = self._writer or self._broken
         self._teardown(failed=exc_type is not None, reason=reason)
-        failure = writer.failure if writer is not None and isinstance(exc, Exception) else None
+        failure = self._sink.failure if isinstance(exc, Exception) else None
         if failure is not None and not isinstance(exc, TraceWriteError):
             # a hook could not write and the framework re-raised that as an error of its own:
             raise failure from exc  # the trace failed, not the model
@@ -146,14 +140,8 @@ class Recorder:
         if self._token is not None:
             _ACTIVE.reset(self._token)
             self._token = None
-        writer, self._writer, self._broken = self._writer or self._broken, None, None
         self._model = None
-        if writer is None:
-            return
-        if failed:
-            writer.abort(reason or "failed")
-        else:
-            writer.close()
+        self._sink.close(failed, reason)
 
     @property
     def step_index(self) -> int:
@@ -164,14 +152,14 @@ class Recorder:
         """Record inputs as model inputs without running the model (a replay export)."""
         header = RecordHeader(self._step, Phase.FORWARD, Kind.MODEL_INPUT, "", self._types.get("", ""))
         for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
-            self._emit(dataclasses.replace(header, position=pos), leaf)
+            self._sink.emit(dataclasses.replace(header, position=pos), leaf)
 
     def loss(self, loss: Any) -> Any:
         """Record the loss of the current step; returns it unchanged."""
         o = self.options  # step/kind/phase filters apply; module globs do not (the loss is no module's)
         if not (o.step_wanted(self._step) and o.kind_wanted(Kind.LOSS) and o.phase_wanted(Phase.FORWARD)):
             return loss
-        self._emit(RecordHeader(self._step, Phase.FORWARD, Kind.LOSS, "", self._types.get("", ""), position="loss"), loss)
+        self._sink.emit(RecordHeader(self._step, Phase.FORWARD, Kind.LOSS, "", self._types.get("", ""), position="loss"), loss)
         return loss
 
     def probe(self, name: str, value: Any) -> Any:
@@ -197,30 +185,18 @@ class Recorder:
             stack=self._stack.capture(2),
         )
         for pos, leaf in flatten(value, name, self._adapter.is_tensor):
-            self._emit(dataclasses.replace(header, position=pos), leaf)
+            self._sink.emit(dataclasses.replace(header, position=pos), leaf)
         return value
 
     def random_site(self) -> tuple[str, int] | None:
         """(innermost module path, step) while a module's forward runs (random draws there are
         recorded), else None."""
-        return (self._calls[-1].path, self._step) if self._calls and self._writer is not None else None
+        return (self._calls[-1].path, self._step) if self._calls and self._sink.writing else None
 
     def emit_random(self, step: int, module: str, op: str, index: int, what: str, value: Any) -> None:
         """One random draw: its mask or values always keep their data (another recorder
         replays them), whatever the filters say."""
-        writer = self._writer
-        if writer is None:
-            return
-        header = RecordHeader(step, Phase.FORWARD, Kind.RANDOM, module, op, call_index=index, position=what)
-        try:
-            if value is None:
-                writer.append(dataclasses.replace(header, device="python"), None, dtype="py:NoneType")
-            else:
-                data, dtype, shape, device, stats = self._copies.copy(value)
-                writer.append(dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, stats=stats)
-        except TraceWriteError:
-            self._stop_writing(writer)
-            raise
+        self._sink.emit_kept(RecordHeader(step, Phase.FORWARD, Kind.RANDOM, module, op, call_index=index, position=what), value)
 
     def optimizer_values(self, values: dict[str, float]) -> None:
         """Record what the optimizer uses in this step (learning rate per group, clipping),
@@ -229,12 +205,12 @@ class Recorder:
             return
         header = RecordHeader(self._step, Phase.OTHER, Kind.OPTIMIZER, "", self._types.get("", ""))
         for key, value in values.items():
-            self._emit(dataclasses.replace(header, position=key), float(value))
+            self._sink.emit(dataclasses.replace(header, position=key), float(value))
 
     def backward_done(self) -> None:
         """Record parameter gradients of this step (call after ``loss.backward()``)."""
-        if self._broken is not None and self._broken.failure is not None:
-            raise self._broken.failure  # a gradient hook could not write
+        if self._sink.failure is not None and not self._sink.writing:
+            raise self._sink.failure  # a gradient hook could not write
         if self._grads_done:
             return
         self._grads_done = True
@@ -245,7 +221,7 @@ class Recorder:
             if grad is not None:
                 mod, _, local = name.rpartition(".")
                 header = RecordHeader(self._step, Phase.BACKWARD, Kind.PARAM_GRAD, mod, self._types.get(mod, ""), position=local)
-                self._emit(header, grad)
+                self._sink.emit(header, grad)
 
     def step(self) -> None:
         """End the current step (after ``optimizer.step()``, before zeroing grads)."""
@@ -291,11 +267,11 @@ class Recorder:
             for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
                 h = dataclasses.replace(header, position=pos)
                 if want_in:
-                    self._emit(h, leaf)
+                    self._sink.emit(h, leaf)
                 if want_igrad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_INPUT))
             if flush_after:
-                self._flush()
+                self._sink.flush()
             return replaced
 
         return with_headroom(pre, self._depth_limit)
@@ -317,14 +293,14 @@ class Recorder:
             for pos, leaf in flatten(out, "out", self._adapter.is_tensor):
                 h = dataclasses.replace(header, position=pos)
                 if want_out:
-                    self._emit(h, leaf)
+                    self._sink.emit(h, leaf)
                 if (record_grad or self._single is not None) and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_OUTPUT, record_grad))
 
         return with_headroom(post, self._depth_limit)
 
     def _on_op(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
-        if not self._calls or self._writer is None:
+        if not self._calls or not self._sink.writing:
             return  # only ops made inside a module's forward
         top = self._calls[-1]
         path = top.path
@@ -349,21 +325,21 @@ class Recorder:
             for pos, leaf in flatten_call(args, kwargs, is_tensor):
                 if is_tensor(leaf) or (op_scalar(leaf) and scalars < MAX_OP_SCALARS):
                     scalars += not is_tensor(leaf)
-                    self._emit(dataclasses.replace(header, position=pos), leaf)
+                    self._sink.emit(dataclasses.replace(header, position=pos), leaf)
         want_grad = self.options.kind_wanted(Kind.OP_GRAD_OUTPUT) and self.options.phase_wanted(Phase.BACKWARD)
         for pos, leaf in outs:
             h = dataclasses.replace(header, kind=Kind.OP_OUTPUT, position=pos)
-            self._emit(h, leaf)
+            self._sink.emit(h, leaf)
             if want_grad and self._adapter.requires_grad(leaf):
                 self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.OP_GRAD_OUTPUT))
 
     def _grad_hook(self, header: RecordHeader, kind: Kind, emit: bool = True) -> Callable[[Any], Any]:
         def hook(grad: Any) -> Any:
-            if self._writer is None or grad is None:
+            if not self._sink.writing or grad is None:
                 return None
             if emit and self.options.kind_wanted(kind):
                 try:
-                    self._emit(dataclasses.replace(header, phase=Phase.BACKWARD, kind=kind, step=self._step), grad)
+                    self._sink.emit(dataclasses.replace(header, phase=Phase.BACKWARD, kind=kind, step=self._step), grad)
                 except TraceWriteError:  # never through the framework's autograd engine (paddle re-wraps
                     return None  # it as a bare OSError): backward_done() raises it once backward returned
             if self._single is not None and kind == Kind.GRAD_OUTPUT:
@@ -384,57 +360,4 @@ class Recorder:
             kind = Kind.PARAM if is_param else Kind.BUFFER
             mod, _, local = name.rpartition(".")
             if self.options.kind_wanted(kind) and self.options.module_wanted(mod):
-                self._emit(RecordHeader(self._step, Phase.OTHER, kind, mod, self._types.get(mod, ""), position=local), tensor)
-
-    def _emit(self, header: RecordHeader, value: Any) -> None:
-        writer = self._writer
-        if writer is None:
-            return
-        try:
-            self._append(writer, header, value)
-        except TraceWriteError:
-            self._stop_writing(writer)
-            raise
-
-    def _flush(self) -> None:
-        writer = self._writer
-        if writer is None:
-            return
-        try:
-            writer.flush()
-        except TraceWriteError:
-            self._stop_writing(writer)
-            raise
-
-    def _stop_writing(self, writer: TraceWriter) -> None:
-        """Writing failed (a full disk): that error is raised once, then nothing more is
-        recorded (the model unwinds through hooks that would raise it again)."""
-        self._broken, self._writer = writer, None
-
-    def _append(self, writer: TraceWriter, header: RecordHeader, value: Any) -> None:
-        if self._adapter.is_tensor(value):
-            keep = self.options.keep_data(header.kind, header.step)
-            try:
-                host = None if keep else self._copies.summary(value)
-                data, dtype, shape, device, stats = host if host is not None else self._copies.copy(value)
-            except Exception as exc:  # a tensor we cannot copy (sparse, ...) never breaks the model
-                layout = "nested" if getattr(value, "is_nested", False) else getattr(value, "layout", type(value).__name__)
-                what = f"{UNCAPTURED}{layout}:{getattr(value, 'dtype', '?')}"
-                logger.warning("%s/%s: recorded without values (%s: %s)", header.module, header.position, what, exc)
-                writer.append(header, None, dtype=what.replace(" ", ""), shape=_shape_or_none(value))
-                return
-            writer.append(
-                dataclasses.replace(header, device=device), data, dtype=dtype, shape=shape, keep_data=keep, stats=stats
-            )
-        elif isinstance(value, PY_SCALARS):
-            writer.append(dataclasses.replace(header, device="python"), np.asarray(value))
-        else:
-            writer.append(dataclasses.replace(header, device="python"), None, dtype=f"py:{type(value).__name__}")
-
-
-def _shape_or_none(value: Any) -> tuple[int, ...]:
-    """A tensor's shape where it has one (a nested tensor's ragged sizes raise: none)."""
-    try:
-        return tuple(int(n) for n in value.shape)
-    except Exception:  # any layout the framework cannot size must not reach the model
-        return ()
+                self._sink.emit(RecordHeader(self._step, Phase.OTHER, kind, mod, self._types.get(mod, ""), position=local), tensor)
