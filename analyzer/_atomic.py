@@ -19,17 +19,7 @@ Two ways, chosen per target:
   (``.padiff-RUN.commit.tmp``: the inode of every staged file) is synced before any rename; a
   rename that fails puts back every file replaced before it (a name that was new is removed).
 
-Whose temporaries are whose. ``RUN`` is a random token of one write; the owner file
-``.padiff-RUN.owner.tmp``, written first and removed last, names the writer: host name, Linux
-boot id, PID namespace, PID and that process's start time. A later write finishes or removes a
-run's temporaries only when the run is provably gone (same host, boot and PID namespace, and
-that PID no longer runs with that start time: a reused PID does not count) or when they are
-older than ``STALE_AFTER`` (24 h; a report takes minutes). A run in another container, boot or
-machine cannot be checked, so its temporaries are left alone for those 24 hours. Finishing a
-gone run: a swap whose report directory is missing gets its old directory back; an in-place
-commit is rolled back, touching only files that are still the ones it put there.
-``.FILE.PID.X.tmp`` files come from versions before owner files: only a PID is known of them,
-so they keep that version's rule (removed when no process of that PID runs here).
+Whose temporaries are whose, and finishing what a gone writer left: ``_leftovers``.
 """
 
 from __future__ import annotations
@@ -39,27 +29,21 @@ import errno
 import json
 import logging
 import os
-import re
-import secrets
 import shutil
-import socket
 import stat
-import time
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from padiff_trace import TraceWriteError, os_failure
 
-__all__ = ["STALE_AFTER", "Owner", "write_atomic", "write_atomic_streams", "write_report_dir"]
+from ._leftovers import Owner, clean, remove, temp_path
+
+__all__ = ["write_atomic", "write_atomic_streams", "write_report_dir"]
 
 log = logging.getLogger(__name__)
 
 Writer = Callable[[TextIO], None]
-STALE_AFTER = 24 * 3600.0  # seconds after which temporaries of a writer we cannot check count as abandoned
-_ARTIFACT = re.compile(r"^\.(?:(?P<name>.+)\.)?padiff-(?P<run>[0-9a-f]{16})\.(?P<kind>owner|commit|new|old)\.tmp$")
-_LEGACY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
 _WHERE = "another --report directory (the previous report is unchanged)"
 _NO_LINK = frozenset({errno.EPERM, errno.EACCES, errno.EMLINK, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOTSUP})
 
@@ -67,47 +51,6 @@ _NO_LINK = frozenset({errno.EPERM, errno.EACCES, errno.EMLINK, errno.EXDEV, errn
 class _LeftForRecovery(TraceWriteError):
     """A failure that could not be undone in this process: the run's owner file stays, so the next
     write into the same place finishes the undo once this process has exited."""
-
-
-@dataclass(frozen=True)
-class Owner:
-    """Who is writing: enough for another process to tell, later, whether this writer still runs."""
-
-    run: str  # random token naming this write's temporaries
-    host: str
-    boot: str  # a PID means nothing in another boot ...
-    pidns: str  # ... or in another PID namespace (another container)
-    pid: int
-    start: str  # clock ticks from boot to the process's start: a reused PID has another
-
-    @classmethod
-    def current(cls) -> Owner:
-        pid = os.getpid()
-        return cls(secrets.token_hex(8), socket.gethostname(), _read_text("/proc/sys/kernel/random/boot_id"),
-                   _read_link("/proc/self/ns/pid"), pid, _process_start(pid) or "")
-
-    def gone(self, me: Owner) -> bool:
-        """Provably not running, as seen by ``me``: only from the same host, boot and PID namespace."""
-        same_place = bool(self.boot and self.pidns) and (self.host, self.boot, self.pidns) == (me.host, me.boot, me.pidns)
-        if not same_place or self.run == me.run:
-            return False
-        try:
-            return _process_start(self.pid) != self.start
-        except OSError:
-            return False  # /proc hides it from us: it may run
-
-    def dumps(self) -> str:
-        return json.dumps({"run": self.run, "host": self.host, "boot": self.boot, "pidns": self.pidns,
-                           "pid": self.pid, "start": self.start, "written": time.time()})
-
-    @classmethod
-    def loads(cls, text: str) -> Owner | None:
-        """An owner file's contents; None when it is not one (a damaged file proves nothing)."""
-        try:
-            d = json.loads(text)
-            return cls(str(d["run"]), str(d["host"]), str(d["boot"]), str(d["pidns"]), int(d["pid"]), str(d["start"]))
-        except (ValueError, KeyError, TypeError):
-            return None
 
 
 def write_atomic(out: Path, files: dict[str, str]) -> Path:
@@ -129,7 +72,7 @@ def write_atomic_streams(out: Path, files: dict[str, Writer]) -> Path:
     me = Owner.current()
     with _as_write_error(out):
         out.mkdir(parents=True, exist_ok=True)
-        _clean(out, me)
+        clean(out, me)
         _in_place(out, files, me, out)
     return out
 
@@ -142,11 +85,11 @@ def write_report_dir(out: Path, files: dict[str, Writer]) -> Path:
     with _as_write_error(out):
         real = Path(os.path.realpath(out))
         real.parent.mkdir(parents=True, exist_ok=True)
-        _clean(real.parent, me)  # first: it may give back a report directory an abandoned swap took away
+        clean(real.parent, me)  # first: it may give back a report directory an abandoned swap took away
         if real.exists() and not real.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
         if real.is_dir():
-            _clean(real, me)  # before the swap hard-links the rest of the directory into the new one
+            clean(real, me)  # before the swap hard-links the rest of the directory into the new one
         blocker = _swap_blocker(real)
         if blocker is None:
             _swap(real, files, me, out)
@@ -201,8 +144,8 @@ def _sticky_forbids(out: Path) -> bool:
 
 def _swap(out: Path, files: dict[str, Writer], me: Owner, shown: Path) -> None:
     parent = out.parent
-    new, aside = _temp(parent, out.name, me.run, "new"), _temp(parent, out.name, me.run, "old")
-    owner = _temp(parent, "", me.run, "owner")
+    new, aside = temp_path(parent, out.name, me.run, "new"), temp_path(parent, out.name, me.run, "old")
+    owner = temp_path(parent, "", me.run, "owner")
     _refuse_directories(out, files, shown)
     _write_new(owner, me.dumps(), sync=False)  # lost in a crash, the age rule still removes what it owned
     keep = False
@@ -300,12 +243,12 @@ def _match_directory(new: Path, old: Path) -> None:
 
 def _in_place(out: Path, files: dict[str, Writer], me: Owner, shown: Path) -> None:
     run = me.run
-    owner = _temp(out, "", run, "owner")
+    owner = temp_path(out, "", run, "owner")
     _write_new(owner, me.dumps(), sync=False)
-    leftovers = [_temp(out, n, run, kind) for n in files for kind in ("new", "old")] + [_temp(out, "", run, "commit")]
+    leftovers = [temp_path(out, n, run, kind) for n in files for kind in ("new", "old")] + [temp_path(out, "", run, "commit")]
     keep = False
     try:
-        staged = _stage(files, lambda name: _temp(out, name, run, "new"), out)
+        staged = _stage(files, lambda name: temp_path(out, name, run, "new"), out)
         _commit(out, staged, run, shown)
     except _LeftForRecovery:
         keep = True
@@ -320,12 +263,12 @@ def _commit(out: Path, staged: dict[str, int], run: str, shown: Path) -> None:
     backups: set[str] = set()
     if len(staged) > 1:  # one rename is atomic by itself
         backups = _back_up(out, staged, run)
-        _write_new(_temp(out, "", run, "commit"), json.dumps(staged), sync=True)
+        _write_new(temp_path(out, "", run, "commit"), json.dumps(staged), sync=True)
         _sync_dir(out)
     replaced: list[str] = []
     for name in staged:
         try:
-            os.replace(_temp(out, name, run, "new"), out / name)
+            os.replace(temp_path(out, name, run, "new"), out / name)
         except OSError as exc:
             if not _undo(out, run, replaced, backups):
                 raise _LeftForRecovery(
@@ -348,7 +291,7 @@ def _back_up(out: Path, names: Collection[str], run: str) -> set[str]:
             continue
         if stat.S_ISDIR(st.st_mode):
             continue  # the rename onto it fails, and what was replaced before it is put back
-        _link_or_copy(out / name, _temp(out, name, run, "old"))
+        _link_or_copy(out / name, temp_path(out, name, run, "old"))
         kept.add(name)
     return kept
 
@@ -359,7 +302,7 @@ def _undo(out: Path, run: str, replaced: list[str], backups: set[str]) -> bool:
     for name in reversed(replaced):
         try:
             if name in backups:
-                os.replace(_temp(out, name, run, "old"), out / name)
+                os.replace(temp_path(out, name, run, "old"), out / name)
             else:
                 os.unlink(out / name)
         except OSError as exc:
@@ -387,10 +330,6 @@ def _stage(files: dict[str, Writer], into: Callable[[str], Path], like: Path) ->
     return inodes
 
 
-def _temp(directory: Path, name: str, run: str, kind: str) -> Path:
-    return directory / (f".{name}.padiff-{run}.{kind}.tmp" if name else f".padiff-{run}.{kind}.tmp")
-
-
 def _write_new(path: Path, text: str, sync: bool) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -405,22 +344,12 @@ def _drop(paths: list[Path], owner: Path) -> None:
     file, so a later write removes it once this process is gone."""
     for path in paths:
         try:
-            _remove(path)
+            remove(path)
         except OSError as exc:
             log.warning("%s: cannot remove this temporary (%s); a later report write will", path, exc)
             return
     with contextlib.suppress(OSError):
         os.unlink(owner)
-
-
-def _remove(path: Path) -> None:
-    try:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def _mode(target: Path) -> int:
@@ -442,143 +371,3 @@ def _sync_dir(path: Path) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
-
-
-# -- what abandoned writers left ---------------------------------------------------------------
-
-
-def _clean(directory: Path, me: Owner) -> None:
-    """Finish or remove what gone writers left in ``directory``; never a running writer's."""
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return
-    runs: dict[str, list[Path]] = {}
-    for entry in entries:
-        m = _ARTIFACT.match(entry.name)
-        if m is not None:
-            if m["run"] != me.run:
-                runs.setdefault(m["run"], []).append(Path(entry.path))
-        elif (legacy := _LEGACY.match(entry.name)) is not None:
-            _clean_legacy(Path(entry.path), int(legacy["pid"]))
-    for run, left in runs.items():
-        try:
-            _clean_run(directory, run, left, me)
-        except OSError as exc:
-            log.warning("%s: cannot clean up after an earlier report write (%s); left for a later one", directory, exc)
-
-
-def _clean_run(directory: Path, run: str, left: list[Path], me: Owner) -> None:
-    owner_file = _temp(directory, "", run, "owner")
-    try:
-        owner = Owner.loads(owner_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        owner = None
-    old = time.time() - _newest(left) > STALE_AFTER
-    if not old and (owner is None or not owner.gone(me)):
-        return  # running, or nothing proves it is not: another container's, a run just starting
-    log.info("%s: finishing an abandoned report write (run %s)", directory, run)
-    _finish(directory, run, left)
-    for path in sorted(left, key=lambda p: p == owner_file):  # the owner file last
-        _remove(path)
-
-
-def _finish(directory: Path, run: str, left: list[Path]) -> None:
-    """Undo what an abandoned run left half done: a report directory it moved aside and never
-    replaced comes back; an in-place commit is rolled back."""
-    for path in left:
-        m = _ARTIFACT.match(path.name)
-        if m is not None and m["kind"] == "old" and m["name"] and path.is_dir() and not path.is_symlink():
-            target = directory / m["name"]
-            if not os.path.lexists(target):
-                os.rename(path, target)
-                log.warning("%s: restored the previous report an interrupted write had moved aside", target)
-    commit = _temp(directory, "", run, "commit")
-    if commit in left:
-        _roll_back(directory, run, commit)
-
-
-def _roll_back(directory: Path, run: str, commit: Path) -> None:
-    try:
-        staged = json.loads(commit.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return  # written before any rename, and synced: unreadable means nothing was renamed
-    if not isinstance(staged, dict):
-        return
-    for name, inode in staged.items():
-        if not _plain_name(name):
-            continue
-        target, backup = directory / name, _temp(directory, name, run, "old")
-        try:
-            ours = os.lstat(target).st_ino == inode
-        except FileNotFoundError:
-            continue
-        if not ours:
-            continue  # never renamed, or replaced since by a later write: not ours to undo
-        if os.path.lexists(backup):
-            os.replace(backup, target)
-        else:
-            os.unlink(target)
-        log.warning("%s: put back the previous version an interrupted write had replaced", target)
-
-
-def _plain_name(name: object) -> bool:
-    """A journal names files of its own directory only (never ``..`` or a path)."""
-    return isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and (os.altsep or "/") not in name
-
-
-def _newest(paths: list[Path]) -> float:
-    newest = 0.0
-    for path in paths:
-        with contextlib.suppress(OSError):
-            newest = max(newest, os.lstat(path).st_mtime)
-    return newest
-
-
-def _clean_legacy(path: Path, pid: int) -> None:
-    """A temporary file of a version before owner files: only its PID is known, so that version's
-    rule stays (removed when no process of that PID runs here), and the age rule."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return
-    if stat.S_ISREG(st.st_mode) and (time.time() - st.st_mtime > STALE_AFTER or not _pid_runs(pid)):
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-
-
-def _pid_runs(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # someone else's process
-    return True
-
-
-def _process_start(pid: int) -> str | None:
-    """Start time of process ``pid`` in clock ticks after boot (Linux ``/proc``); None when there is
-    no such process, or only its zombie. Other failures (``/proc`` hidden) raise ``OSError``."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return None
-    fields = text[text.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
-    return None if fields[0] in ("Z", "X") else fields[19]
-
-
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return ""
-
-
-def _read_link(path: str) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return ""
