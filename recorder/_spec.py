@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib.util
 import inspect
 import logging
@@ -60,7 +61,7 @@ class Spec:
     optimizer: Callable[[Any], Any] | None
     clip_grad: Callable[[Any], Any] | None = None
 
-    @property
+    @functools.cached_property
     def per_step_inputs(self) -> bool:
         """``inputs(step)``: the spec's inputs take the step number."""
         try:
