@@ -1,13 +1,15 @@
 """padiff-trace core: the trace format, its streaming writer and lazy reader.
 
-Depends on numpy, h5py and tqdm only; importing it imports no framework.
+Depends on numpy, h5py and tqdm only; importing it imports no framework, and nothing but the
+exception tree until a name is used (``padiff-trace`` answers Ctrl-C during its start-up with
+one line: the heavy imports happen inside the command line's error handling).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
-from ._catalog import CatalogEntry, catalog
 from ._errors import (
     CorruptTraceError,
     DamagedRecordError,
@@ -30,13 +32,6 @@ from ._errors import (
     WeightTransferError,
     os_failure,
 )
-from ._header import Frame, RecordHeader
-from ._heap import release_freed_memory
-from ._integrity import Damage, Health
-from ._reader import Record, Trace, is_trace, open_trace
-from ._schema import FORMAT_VERSION, STAT_FIELDS, Kind, Phase
-from ._visible import csv_cell, visible
-from ._writer import Deferred, Summary, TraceWriter, WriterOptions
 
 __version__ = "0.1.0"
 
@@ -85,10 +80,44 @@ __all__ = [
     "__version__",
 ]
 
-# PaDiff's API on top of the pipeline, imported on first use (importing padiff_trace
-# stays free of the recorder and the frameworks): `from padiff_trace import auto_diff`.
-_PADIFF_API = ("auto_diff", "AutoDiffResult", "divergence_arrays", "LayerMap")
-if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ below
+# Every other public name is loaded from its module on first use (PEP 562): the table is the one
+# place that says where each lives; type checkers see the imports below.
+_LAZY: dict[str, str] = {
+    "CatalogEntry": "_catalog",
+    "catalog": "_catalog",
+    "Frame": "_header",
+    "RecordHeader": "_header",
+    "release_freed_memory": "_heap",
+    "Damage": "_integrity",
+    "Health": "_integrity",
+    "Record": "_reader",
+    "Trace": "_reader",
+    "is_trace": "_reader",
+    "open_trace": "_reader",
+    "FORMAT_VERSION": "_schema",
+    "STAT_FIELDS": "_schema",
+    "Kind": "_schema",
+    "Phase": "_schema",
+    "csv_cell": "_visible",
+    "visible": "_visible",
+    "Deferred": "_writer",
+    "Summary": "_writer",
+    "TraceWriter": "_writer",
+    "WriterOptions": "_writer",
+}
+# PaDiff's API on top of the pipeline (importing padiff_trace stays free of the recorder and the
+# frameworks): `from padiff_trace import auto_diff`.
+_LAZY.update(dict.fromkeys(("auto_diff", "AutoDiffResult", "divergence_arrays", "LayerMap"), "pipeline"))
+
+if TYPE_CHECKING:
+    from ._catalog import CatalogEntry, catalog
+    from ._header import Frame, RecordHeader
+    from ._heap import release_freed_memory
+    from ._integrity import Damage, Health
+    from ._reader import Record, Trace, is_trace, open_trace
+    from ._schema import FORMAT_VERSION, STAT_FIELDS, Kind, Phase
+    from ._visible import csv_cell, visible
+    from ._writer import Deferred, Summary, TraceWriter, WriterOptions
     from .pipeline import AutoDiffResult as AutoDiffResult
     from .pipeline import LayerMap as LayerMap
     from .pipeline import auto_diff as auto_diff
@@ -96,10 +125,14 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ below
 
 
 def __getattr__(name: str) -> object:
-    """``auto_diff``, ``LayerMap``, ``AutoDiffResult``, ``divergence_arrays`` (from
-    ``padiff_trace.pipeline``), loaded lazily."""
-    if name not in _PADIFF_API:
+    """A public name of ``_LAZY``, imported from its module on first use and then kept."""
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module 'padiff_trace' has no attribute {name!r}")
-    from . import pipeline
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
-    return getattr(pipeline, name)
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,6 +1,6 @@
 """``python -m padiff_trace`` runs the command line (also how ``run`` starts its recorder children)."""
 
-from padiff_trace.cli import main
+from padiff_trace.cli import console
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console()

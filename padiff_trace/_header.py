@@ -44,11 +44,18 @@ def stack_to_json(stack: tuple[Frame, ...]) -> str:
     return json.dumps([list(f) for f in stack], ensure_ascii=False, separators=(",", ":"))
 
 
+# Longer stack text is not a recorded stack (~40,000 frames; Python's default recursion limit is
+# 1,000): parsed, it would take ~15 times its size in objects.
+MAX_STACK_TEXT = 4 << 20
+
+
 def stack_from_json(text: str) -> tuple[Frame, ...]:
     """The frames ``stack_to_json`` wrote; ``ValueError`` for anything else (text from a trace:
-    nested deep, a line number of 1e400, a frame that is not four fields)."""
+    nested deep, a line number of 1e400, a frame that is not four fields, over ``MAX_STACK_TEXT``)."""
     if not text:
         return ()
+    if len(text) > MAX_STACK_TEXT:
+        raise ValueError(f"a stack of {len(text)} characters, more than a recorded one holds")
     try:
         frames = json.loads(text)
     except RecursionError:

@@ -15,6 +15,7 @@ CPU has them (``kernel().crc32_level()``); ``padiff_trace._integrity.crc32`` pic
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import os
 from types import ModuleType
@@ -37,7 +38,7 @@ def kernel() -> ModuleType | None:
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
         return None
     try:
-        from . import _ckernel
+        _ckernel = importlib.import_module(f"{__package__}._ckernel")
     except ImportError:
         _log.debug("padiff_trace._ckernel not built; using the numpy kernels")
         return None

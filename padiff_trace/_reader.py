@@ -59,6 +59,8 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
             number = shard_number(sp.name)
             try:
                 loaded.append((i, load_shard(self._shards.file(i), sp, -1 if number is None else number)))
+                self._shards.minor[i] = loaded[-1][1].minor
+                self._shards.load_checksums(i)  # while the file is open (see there)
             except (CorruptTraceError, NotATraceError, UnsupportedVersionError, FileNotFoundError) as exc:
                 first_error = first_error or exc  # type: ignore[assignment]
                 damage.append(Damage(sp, "shard", _reason(exc, sp), lost=0))

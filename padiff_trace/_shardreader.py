@@ -135,6 +135,13 @@ class ShardFiles:
             )
 
     # ------------------------------------------------------------------ checksums
+    def load_checksums(self, shard: int) -> None:
+        """Read shard ``shard``'s CRC-32 tables now, with its index (a failure is kept for the
+        first read that needs them): read later, tables of a shard overwritten in place by
+        another recording would agree with its new bytes, and those would pass as this trace's."""
+        if shard not in self._crcs and self.minor.get(shard, 0) >= 1:
+            self._crcs[shard] = self._load_crcs(shard)
+
     def crcs(self, shard: int) -> _Crcs | None:
         """The shard's CRC-32 tables (None: format 1.0, which has none)."""
         got = self._crcs.get(shard, False)

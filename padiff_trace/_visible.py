@@ -14,8 +14,9 @@ import re
 
 __all__ = ["csv_cell", "visible"]
 
-# C0 and C1 controls, DEL, and the invisible format characters that reorder or hide text
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# C0 and C1 controls, DEL, the invisible format characters that reorder or hide text, and lone
+# surrogates (undecodable bytes of a file name, which no terminal encoding can print)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what spreadsheets read as the start of a formula
 

@@ -28,24 +28,30 @@ from fault_process import (
     Context,
     Outcome,
     cli,
+    dead_pid,
     error_lines,
+    finish,
     judge_error,
     kill,
+    owner_file,
     partial_problem,
     put_report,
     read_files,
     report_problem,
     shards,
     snapshot,
+    staged_dir,
     start,
     temps,
+    tree,
 )
 
 from padiff_trace import open_trace
 from padiff_trace._schema import LOCK_NAME
 
-__all__ = ["Fault", "disk_full_record", "disk_full_report", "fill_disk", "kill_compare", "kill_record", "permission",
-           "plan", "read_only", "record_remains", "unlistable_in_catalog"]
+__all__ = ["Fault", "concurrent_namespaces", "disk_full_record", "disk_full_report", "fill_disk", "foreign_temporaries",
+           "kill_compare", "kill_record", "permission", "plan", "read_only", "record_remains", "report_in_the_way",
+           "report_sticky", "unlistable_in_catalog"]
 
 Fault = tuple[str, str, Callable[[Context], Outcome]]  # (kind, description, run it)
 
@@ -270,6 +276,108 @@ def unlistable_in_catalog(ctx: Context) -> Outcome:
     return Outcome("detected", closed.split("UNREADABLE: ", 1)[1][:160])
 
 
+# ---------------------------------------------------------------------- a report that cannot be replaced
+def report_in_the_way(ctx: Context, name: str) -> Outcome:
+    """``compare --report D`` where ``D/name`` is a directory (holding a file of the user's) and
+    the rest of D the old report: exit 2, one line naming ``D/name``; D exactly as it was."""
+    d = ctx.scratch("in-the-way") / "report"
+    put_report(d, {k: v for k, v in ctx.old.items() if k != name})
+    (d / name).mkdir()
+    (d / name / "mine.txt").write_text("the user's\n")
+    before = tree(d)
+    proc = cli("compare", *ctx.pair, "--report", d)
+    bad = judge_error(proc, d / name, "is a directory")
+    if bad is None and tree(d) != before:
+        bad = Outcome("wrong", f"{d} changed although the write failed")
+    return bad or Outcome("detected", error_lines(proc.err)[0][21:][:160])
+
+
+def report_sticky(ctx: Context) -> Outcome:
+    """As nobody, ``compare --report D`` where D and its parent are sticky, world-writable
+    directories (``/tmp``-like) holding root's old report: nobody may create files there but not
+    replace root's. Exit 2 with one line, the old report byte for byte, nothing of nobody's left."""
+    base = ctx.scratch("sticky")
+    os.chmod(base, 0o1777)
+    d = base / "report"
+    put_report(d, ctx.old)
+    os.chmod(d, 0o1777)
+    before = tree(d)
+    proc = cli("compare", *ctx.pair, "--report", d, user=NOBODY)
+    bad = judge_error(proc, d, next_step=False)
+    if bad is None and tree(d) != before:
+        bad = Outcome("wrong", f"{d} changed although the write failed")
+    left = [p.name for p in base.iterdir() if p.name != "report"]
+    if bad is None and left:
+        bad = Outcome("wrong", f"temporaries left beside the report: {left}")
+    return bad or Outcome("detected", error_lines(proc.err)[0][21:][:160])
+
+
+# ---------------------------------------------------------------------- other writers' temporaries
+_OWNERS: dict[str, Callable[[], dict[str, object]]] = {
+    # another machine's writer: cannot be checked from here, kept (until a day old)
+    "another host": lambda: {"host": "other-host", "boot": "00000000-0000-0000-0000-000000000000", "pid": dead_pid()},
+    # same host and boot, another PID namespace (a container): its PID means nothing here, kept
+    "another PID namespace": lambda: {"pidns": "pid:[1]", "pid": dead_pid()},
+    # this machine and namespace, still running (this harness): kept
+    "a live writer": dict,
+    # ours, its PID gone: removed
+    "a gone writer": lambda: {"pid": dead_pid()},
+    # ours, its PID running but started at another time (a reused PID): removed
+    "a reused PID": lambda: {"start": "1"},
+}
+
+
+def foreign_temporaries(ctx: Context, who: str) -> Outcome:
+    """A staged report directory and an in-place temporary of another writer (``who``), each
+    with its owner file, beside and inside D; then ``compare --report D``. The new report is
+    written; another host's, namespace's or live writer's temporaries stay, a gone one's go."""
+    base = ctx.scratch("owners")
+    d = base / "report"
+    put_report(d, ctx.old)
+    run = f"{abs(hash(who)) % (1 << 64):016x}"
+    fields = _OWNERS[who]()
+    staged = staged_dir(base, run)
+    owner_file(base, run, **fields)
+    inside = d / f".report.txt.padiff-{run}.new.tmp"
+    inside.write_text("their half")
+    owner_file(d, run, **fields)
+    proc = cli("compare", *ctx.pair, "--report", d)
+    if proc.rc is None or proc.rc < 0 or "Traceback" in proc.err or proc.rc != ctx.new_rc:
+        return judge_error(proc, d) or Outcome("wrong", f"exit {proc.rc}: {error_lines(proc.err)[:1]}")
+    bad = report_problem(d, [ctx.new])
+    keep = who not in ("a gone writer", "a reused PID")
+    kept = staged.is_dir() and (base / f".padiff-{run}.owner.tmp").exists()
+    kept_inside = (d / inside.name).exists() and (d / inside.name).read_text() == "their half"
+    if bad is None and keep and not (kept and kept_inside):
+        bad = Outcome("silent loss", f"the temporaries of {who} were removed (beside: {kept}, inside: {kept_inside})")
+    if bad is None and not keep and (staged.exists() or (d / inside.name).exists()):
+        bad = Outcome("wrong", f"the temporaries of {who} stay")
+    return bad or Outcome("detected", f"{'kept' if keep else 'removed'} {who}'s temporaries; new report written")
+
+
+def concurrent_namespaces(ctx: Context) -> Outcome:
+    """Two ``compare --report D`` at once over the old report, one in a PID namespace of its
+    own (``unshare --pid``: another container on the same host), three rounds. Each ends with
+    the report written (or one line); D is a whole report; no temporaries stay."""
+    prefix = ("unshare", "--pid", "--fork", "--mount-proc")
+    if subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+        return Outcome("skipped", "cannot make a PID namespace here")
+    d = ctx.scratch("concurrent") / "report"
+    put_report(d, ctx.old)
+    for _ in range(3):
+        procs = [start("compare", *ctx.pair, "--report", d, prefix=prefix), start("compare", *ctx.pair, "--report", d)]
+        for proc in (finish(p) for p in procs):
+            if proc.rc != ctx.new_rc:
+                return judge_error(proc, d) or Outcome("wrong", f"exit {proc.rc}: {error_lines(proc.err)[:1]}")
+        bad = report_problem(d, [ctx.new])
+        left = [p.name for p in d.parent.iterdir() if p.name != "report"] + temps(d)
+        if bad is None and left:
+            bad = Outcome("wrong", f"temporaries stay: {left}")
+        if bad is not None:
+            return bad
+    return Outcome("detected", "both writers finished each round; the report whole; no temporaries")
+
+
 # ---------------------------------------------------------------------- the plan
 def plan(ctx: Context, quick: bool, nobody: bool) -> Iterator[Fault]:
     rng = ctx.rng
@@ -299,6 +407,14 @@ def plan(ctx: Context, quick: bool, nobody: bool) -> Iterator[Fault]:
                 lambda c, o=with_old, n=leave: disk_full_report(c, o, n)
     for what in ("record", "report", "run"):
         yield "read-only", f"{what} into a read-only mount", lambda c, w=what: read_only(c, w)
+    for name in REPORT_FILES[:1] if quick else REPORT_FILES:
+        yield "report-rename", f"compare --report, {name} a directory", lambda c, n=name: report_in_the_way(c, n)
+    for who in ("another host", "a gone writer") if quick else _OWNERS:
+        yield "namespaces", f"compare --report beside temporaries of {who}", lambda c, w=who: foreign_temporaries(c, w)
+    if not quick:
+        yield "namespaces", "two compares at once, one in its own PID namespace", concurrent_namespaces
+    if nobody:
+        yield "report-rename", "compare --report as nobody over root's report in sticky directories", report_sticky
     if not nobody:
         return
     for cmd in ("info", "ls", "check", "compare"):

@@ -14,6 +14,12 @@ tmpfs file systems and runs some commands as user nobody; kinds it cannot set up
   random points) and as ``--report``: exit 2, one line naming the path and the full disk,
   the flushed records readable, no ``*.part``, the old report whole;
 * ``read-only``    ``record --out``, ``compare --report``, ``run --out`` on a read-only mount;
+* ``report-rename`` a report file that cannot be replaced: a directory in its place (each
+  file), root's report in sticky world-writable directories written as nobody: exit 2, one
+  line, the old report and its directory byte for byte, no temporaries;
+* ``namespaces``   temporaries of other report writers beside and inside the report (another
+  host, another PID namespace, a live writer: kept; a gone writer, a reused PID: removed), and
+  two compares at once, one in its own PID namespace (``unshare --pid``);
 * ``permission``   as nobody: an unreadable shard (``info``/``ls``/``check``/``compare``), an
   unlistable trace (alone, and as a row of ``ls DIR``: UNREADABLE, never left out), outputs in
   a directory nobody may not write, a spec file it may not read.
@@ -35,6 +41,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -75,16 +82,17 @@ class Proc:
 
 
 # ---------------------------------------------------------------------- processes
-def _argv(args: tuple[Any, ...], user: int | None = None) -> list[str]:
+def _argv(args: tuple[Any, ...], user: int | None = None, prefix: tuple[str, ...] = ()) -> list[str]:
     # setpriv rather than Popen(user=): it can start this interpreter where the interpreter's
     # own directories are closed to the user (Popen's exec then fails)
     become = [] if user is None else ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
-    return [*become, sys.executable, "-m", "padiff_trace", *map(str, args)]
+    return [*prefix, *become, sys.executable, "-m", "padiff_trace", *map(str, args)]
 
 
-def start(*args: Any, user: int | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(_argv(args, user), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+def start(*args: Any, user: int | None = None, prefix: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+    """``padiff-trace ARGS`` as ``user``, behind ``prefix`` (``unshare ...``: in another namespace)."""
+    return subprocess.Popen(_argv(args, user, prefix), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
 
 
 def finish(p: subprocess.Popen[str], timeout: float = 300.0) -> Proc:
@@ -185,6 +193,44 @@ def report_problem(d: Path, allowed: list[dict[str, bytes | None]]) -> Outcome |
     if now["report.html"] is not None and not now["report.html"].rstrip().endswith(b"</html>"):
         return Outcome("wrong", f"{d / 'report.html'}: does not end with </html>")
     return None
+
+
+def tree(d: Path) -> dict[str, tuple[int, bytes | None]]:
+    """Every entry under ``d`` (hidden ones too): permissions and, for files, the bytes."""
+    out: dict[str, tuple[int, bytes | None]] = {".": (os.lstat(d).st_mode, None)}
+    for p in sorted(d.rglob("*")):
+        st = os.lstat(p)
+        out[str(p.relative_to(d))] = (st.st_mode, p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+    return out
+
+
+# ---------------------------------------------------------------------- report temporaries and their owners
+def here() -> dict[str, object]:
+    """This process as an owner file names it (read here, not through the code under test)."""
+    stat = Path("/proc/self/stat").read_text()
+    return {"host": socket.gethostname(), "boot": Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+            "pidns": os.readlink("/proc/self/ns/pid"), "pid": os.getpid(), "start": stat[stat.rindex(")") + 2 :].split()[19]}
+
+
+def owner_file(directory: Path, run: str, **fields: object) -> Path:
+    """The owner file of report writer ``run`` in ``directory``: this process, but for ``fields``."""
+    data = {"run": run, **here(), **fields}
+    path = directory / f".padiff-{run}.owner.tmp"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def dead_pid() -> int:
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    return int(proc.stdout)  # that process has exited and was reaped
+
+
+def staged_dir(parent: Path, run: str) -> Path:
+    """A report directory writer ``run`` was staging beside ``parent/rep``."""
+    d = parent / f".rep.padiff-{run}.new.tmp"
+    d.mkdir()
+    (d / "report.txt").write_text("half written")
+    return d
 
 
 def put_report(d: Path, files: dict[str, bytes | None]) -> None:

@@ -67,3 +67,60 @@ def test_tty_output_is_coloured(pair: tuple[Path, Path]) -> None:
     out = b"".join(chunks).decode()
     assert proc.returncode == 1
     assert "\033[1;31mDIVERGED\033[0m" in out
+
+
+def test_ctrl_c_at_any_moment_of_start_up_is_one_line(pair: tuple[Path, Path]) -> None:
+    """SIGINT at any moment of a short ``compare`` - most of it spent importing numpy, h5py and
+    the analyzer - ends with one line and exit 130, never a traceback."""
+    import signal
+    import time
+
+    script = Path(sys.executable).with_name("padiff-trace")
+    argv = [str(script)] if script.exists() else _cli()
+    argv += ["compare", str(pair[0]), str(pair[1])]
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], timeout=60)
+    bare = time.perf_counter() - t0  # the interpreter's own start-up: Python's, not ours
+    t0 = time.perf_counter()
+    subprocess.run(argv, capture_output=True, timeout=120)
+    whole = time.perf_counter() - t0
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)  # the child gets SIG_DFL, as from a terminal
+    interrupted = 0
+    try:
+        for k in range(12):
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(2 * bare + (whole - 2 * bare) * 0.9 * k / 12)  # from our first import to the end
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=120)
+            assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+            if p.returncode == 130:
+                interrupted += 1
+                assert err.strip().splitlines() == ["padiff-trace: interrupted"], err
+            else:  # it had finished, or the signal came before Python could raise it
+                assert p.returncode in (0, 1, -signal.SIGINT), (p.returncode, err)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert interrupted >= 4, f"only {interrupted} of 12 runs were interrupted while running ({whole:.2f} s each)"
+
+
+def test_paths_with_control_characters_are_shown_as_escapes(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    """An escape sequence or an undecodable byte in a path argument or a directory name never
+    reaches the terminal raw: error lines, ``ls DIR``, ``history DIR`` and ``check`` show escapes."""
+    odd = os.fsdecode(b"v\x1b[31m1\xff")
+    missing = tmp_path / odd / "none.trace"
+    archive = tmp_path / "archive"
+    for i in range(2):
+        (archive / f"{odd}{i}").mkdir(parents=True)
+        _trace(archive / f"{odd}{i}" / "t.trace", "paddle" if i == 0 else "torch", bug=i == 0)
+    runs = {
+        "info": subprocess.run(_cli("info", str(missing)), capture_output=True),
+        "ls": subprocess.run(_cli("ls", str(archive)), capture_output=True),
+        "history": subprocess.run(_cli("history", str(archive)), capture_output=True),
+        "check": subprocess.run(_cli("check", str(archive / f"{odd}0" / "t.trace")), capture_output=True),
+    }
+    for name, r in runs.items():
+        text = r.stdout + r.stderr
+        assert b"\x1b" not in text and b"\xff" not in text, (name, text)
+        assert b"v\\x1b[31m1\\udcff" in text, (name, text)
+    assert runs["info"].returncode == 2 and runs["info"].stderr.count(b"\n") == 1
+    assert runs["history"].returncode in (0, 1) and runs["ls"].returncode == 0 and runs["check"].returncode == 0

@@ -19,10 +19,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from fault_hostile import craft_rows, craft_string, outside_h5, replace_object, set_root_attr
 
 from padiff_trace import CorruptTraceError, DamagedRecordError, Frame, Kind, Phase, RecordHeader, TraceWriter, open_trace
 from padiff_trace._errors import HostileTraceError, ShardChangedError
-from padiff_trace._integrity import attrs_crc, crc_chunks
 
 STACK = (Frame("model.py", 7, "forward", "return self.fc(x)"),)
 ROOT = RecordHeader(0, Phase.FORWARD, Kind.MODEL_INPUT, "", "Net", 0, -1, 0, "args[0]", stack=STACK)
@@ -70,35 +70,21 @@ def assert_one_line_error(r: subprocess.CompletedProcess[str], *needles: str) ->
 
 
 # ---------------------------------------------------------------------- crafting
-def _outside_h5(path: Path, data: np.ndarray) -> Path:
-    with h5py.File(path, "w") as f:
-        f.create_dataset("d", data=data)
-    return path
-
-
-def _replace(shard: Path, name: str, make_new: Callable[[h5py.File, np.ndarray], None]) -> None:
-    """Remove ``name`` from the shard and put ``make_new(file, its old data)`` in its place."""
-    with h5py.File(shard, "r+") as f:
-        data = f[name][...]
-        del f[name]
-        make_new(f, data)
-
-
 def external_link(out: Path, relative: bool = False) -> Callable[[Path], None]:
     def apply(t: Path) -> None:
         def link(f: h5py.File, data: np.ndarray) -> None:
-            target = _outside_h5(out / "secret.h5", data)
+            target = outside_h5(out / "secret.h5", data)
             f["blob"] = h5py.ExternalLink(f"../{out.name}/secret.h5" if relative else str(target), "/d")
-        _replace(t / SHARD, "blob", link)
+        replace_object(t / SHARD, "blob", link)
     return apply
 
 
 def soft_link_out(out: Path) -> Callable[[Path], None]:
     def apply(t: Path) -> None:
         def link(f: h5py.File, data: np.ndarray) -> None:
-            f["elsewhere"] = h5py.ExternalLink(str(_outside_h5(out / "secret.h5", data)), "/d")
+            f["elsewhere"] = h5py.ExternalLink(str(outside_h5(out / "secret.h5", data)), "/d")
             f["blob"] = h5py.SoftLink("/elsewhere")
-        _replace(t / SHARD, "blob", link)
+        replace_object(t / SHARD, "blob", link)
     return apply
 
 
@@ -111,25 +97,25 @@ def external_storage(out: Path, fifo: bool = False) -> Callable[[Path], None]:
             else:
                 raw.write_bytes(data.tobytes())
             f.create_dataset("blob", shape=data.shape, dtype=data.dtype, external=[(str(raw), 0, data.nbytes)])
-        _replace(t / SHARD, "blob", store)
+        replace_object(t / SHARD, "blob", store)
     return apply
 
 
 def external_link_to_fifo(out: Path) -> Callable[[Path], None]:
     def apply(t: Path) -> None:
         os.mkfifo(out / "fifo.h5")
-        _replace(t / SHARD, "blob", lambda f, _: f.__setitem__("blob", h5py.ExternalLink(str(out / "fifo.h5"), "/d")))
+        replace_object(t / SHARD, "blob", lambda f, _: f.__setitem__("blob", h5py.ExternalLink(str(out / "fifo.h5"), "/d")))
     return apply
 
 
 def virtual_dataset(out: Path) -> Callable[[Path], None]:
     def apply(t: Path) -> None:
         def virtual(f: h5py.File, data: np.ndarray) -> None:
-            src = _outside_h5(out / "secret.h5", data)
+            src = outside_h5(out / "secret.h5", data)
             layout = h5py.VirtualLayout(shape=data.shape, dtype=data.dtype)
             layout[:] = h5py.VirtualSource(str(src), "d", shape=data.shape)
             f.create_virtual_dataset("blob", layout)
-        _replace(t / SHARD, "blob", virtual)
+        replace_object(t / SHARD, "blob", virtual)
     return apply
 
 
@@ -141,7 +127,7 @@ def unknown_filter(out: Path) -> Callable[[Path], None]:
             dcpl.set_filter(40000, h5py.h5z.FLAG_OPTIONAL, ())  # optional: written unfiltered, read with a plugin lookup
             dsid = h5py.h5d.create(f.id, b"blob", h5py.h5t.NATIVE_UINT8, h5py.h5s.create_simple(data.shape), dcpl=dcpl)
             h5py.Dataset(dsid)[...] = data
-        _replace(t / SHARD, "blob", filtered)
+        replace_object(t / SHARD, "blob", filtered)
     return apply
 
 
@@ -200,7 +186,7 @@ def test_a_tensor_dataset_linked_outside_is_a_damaged_record(tmp_path: Path) -> 
     out.mkdir()
     with h5py.File(t / SHARD, "r+") as f:
         del f["tensor_offsets"]  # read through HDF5, as a format 1.0 or compressed tensor is
-        _outside_h5(out / "secret.h5", f["tensors/1"][...])
+        outside_h5(out / "secret.h5", f["tensors/1"][...])
         del f["tensors/1"]
         f["tensors/1"] = h5py.ExternalLink(str(out / "secret.h5"), "/d")
     with open_trace(t) as tr:
@@ -233,7 +219,7 @@ def test_fifo_named_as_a_shard_is_refused_unopened(tmp_path: Path) -> None:
 def test_text_where_numbers_are_expected_is_refused(tmp_path: Path, where: str) -> None:
     t = make(tmp_path / "t")
     if where == "/crc32":
-        _replace(t / SHARD, "crc32", lambda f, data: f.create_dataset("crc32", data=[str(v) for v in data.tolist()],
+        replace_object(t / SHARD, "crc32", lambda f, data: f.create_dataset("crc32", data=[str(v) for v in data.tolist()],
                                                                         dtype=h5py.string_dtype()))
     else:
         set_root_attr(t / SHARD, "last_seq", "1e400")
@@ -243,37 +229,7 @@ def test_text_where_numbers_are_expected_is_refused(tmp_path: Path, where: str) 
     assert_one_line_error(cli("check", t), str(t / SHARD), where)
 
 
-# ---------------------------------------------------------------------- crafted values
-def craft_rows(shard: Path, **values: tuple[int, int]) -> None:
-    """Set ``column=(row, value)`` in /records and recompute its checksums, as a hostile writer would."""
-    with h5py.File(shard, "r+") as f:
-        ds = f["records"]
-        rows = ds[...]
-        for col, (row, value) in values.items():
-            rows[col][row] = value
-        ds[...] = rows
-        ds.attrs["crc32"] = np.array(crc_chunks(rows.tobytes(), ds.chunks[0] * rows.dtype.itemsize), dtype=np.uint32)
-
-
-def craft_string(shard: Path, old: str, new: str) -> None:
-    """Replace one entry of the string table (both forms) and recompute its checksum."""
-    with h5py.File(shard, "r+") as f:
-        parts = f["string_bytes"][...].tobytes().split(b"\x00")
-        parts[parts.index(old.encode())] = new.encode()
-        joined = b"\x00".join(parts)
-        ds = f["string_bytes"]
-        ds.resize((len(joined),))
-        ds[...] = np.frombuffer(joined, dtype=np.uint8)
-        ds.attrs["crc32"] = np.uint32(zlib.crc32(joined))
-
-
-def set_root_attr(shard: Path, key: str, value: object) -> None:
-    """Set a root attribute and recompute the root attribute checksum (the shard stays trusted)."""
-    with h5py.File(shard, "r+") as f:
-        f.attrs[key] = value
-        f.attrs["attrs_crc32"] = np.uint32(attrs_crc({k: f.attrs[k] for k in f.attrs if k != "attrs_crc32"}))
-
-
+# ---------------------------------------------------------------------- crafted values (helpers: fault_hostile.py)
 def test_negative_element_count_is_dropped_not_computed_with(tmp_path: Path) -> None:
     t = make(tmp_path / "t")
     craft_rows(t / SHARD, numel=(3, -1))  # the stats-only record: nothing checks it against data

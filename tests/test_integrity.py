@@ -333,6 +333,9 @@ def test_fault_injection_subset(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     import fault_inject
 
-    counts, salvaged, _, bad = fault_inject.run(tmp_path, quick=True, per_region=2, spread=60)
-    assert not bad, "\n".join(f"{o.kind}: {name}: {o.note}" for name, o in bad)
-    assert counts["detected"] > 60 and salvaged > 0
+    c = fault_inject.run(tmp_path, quick=True, per_region=2, spread=60)
+    assert not c.bad, "\n".join(f"{o.kind}: {name}: {o.note}" for name, o in c.bad)
+    assert c.counts["detected"] > 60 and c.salvaged > 0
+    assert set(c.by_family) == {"flip", "truncate", "crafted", "files", "outside", "bounded", "changing"}
+    assert all(fc["detected"] == sum(fc.values()) for fam, fc in c.by_family.items() if fam == "outside")
+    assert max(c.peak_rss_mb.values()) <= fault_inject.RSS_BOUND_MB

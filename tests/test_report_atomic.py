@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import TextIO
 
 import pytest
+from fault_process import dead_pid, here, owner_file, staged_dir
+from fault_process import tree as snapshot
 from padiff_trace.analyzer import _formats
 from test_analyzer_helpers import toy_model
 
@@ -41,15 +42,6 @@ def old(traces: tuple[Path, Path, Path]) -> analyzer.Report:
 def new(traces: tuple[Path, Path, Path]) -> analyzer.Report:
     """The report written over it: aligned, so every file differs from the old one."""
     return analyzer.compare(traces[2], traces[1])
-
-
-def snapshot(d: Path) -> dict[str, tuple[int, bytes | None]]:
-    """Every entry under ``d`` (hidden ones too): permissions and, for files, the bytes."""
-    out: dict[str, tuple[int, bytes | None]] = {".": (os.lstat(d).st_mode, None)}
-    for p in sorted(d.rglob("*")):
-        st = os.lstat(p)
-        out[str(p.relative_to(d))] = (st.st_mode, p.read_bytes() if p.is_file() else None)
-    return out
 
 
 def temporaries(d: Path) -> list[str]:
@@ -192,32 +184,6 @@ def test_a_write_replaces_every_file_together_and_keeps_the_rest(
         stop.set()
         reader.join()
     assert seen and all(len(v) == 1 for v in seen), [v for v in seen if len(v) != 1][:3]
-
-
-def here() -> dict[str, object]:
-    """This process as an owner file names it (read here, not through the code under test)."""
-    stat = Path("/proc/self/stat").read_text()
-    return {"host": socket.gethostname(), "boot": Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
-            "pidns": os.readlink("/proc/self/ns/pid"), "pid": os.getpid(), "start": stat[stat.rindex(")") + 2 :].split()[19]}
-
-
-def owner_file(directory: Path, run: str, **fields: object) -> Path:
-    data = {"run": run, **here(), **fields}
-    path = directory / f".padiff-{run}.owner.tmp"
-    path.write_text(json.dumps(data))
-    return path
-
-
-def dead_pid() -> int:
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
-    return int(proc.stdout)  # that process has exited and was reaped
-
-
-def staged_dir(parent: Path, run: str) -> Path:
-    d = parent / f".rep.padiff-{run}.new.tmp"
-    d.mkdir()
-    (d / "report.txt").write_text("half written")
-    return d
 
 
 @pytest.mark.skipif(not Path("/proc/sys/kernel/random/boot_id").exists(), reason="owners are told apart by Linux boot id and PID namespace")

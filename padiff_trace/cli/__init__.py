@@ -11,22 +11,28 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from padiff_trace import RecordingFailedError, UserError
-from padiff_trace.recorder import RecordOptions
 
-from ._failures import os_error_line
+if TYPE_CHECKING:
+    from padiff_trace.recorder import RecordOptions
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "console", "build_parser"]
 
 _COMMAND_MODULES = ("_info", "_record", "_compare", "_archive", "_check")
 
 
-def build_parser(*, record_options: type[RecordOptions] = RecordOptions) -> argparse.ArgumentParser:
+def build_parser(*, record_options: type[RecordOptions] | None = None) -> argparse.ArgumentParser:
     """The whole command line; ``record_options``: the dataclass whose option fields become the
-    recording flags of ``record`` and ``run`` (``RecordOptions``; a subclass adds options)."""
+    recording flags of ``record`` and ``run`` (``RecordOptions`` when None; a subclass adds options)."""
+    if record_options is None:
+        from padiff_trace.recorder import RecordOptions
+
+        record_options = RecordOptions
     parser = argparse.ArgumentParser(
         prog="padiff-trace",
         description=(
@@ -47,25 +53,77 @@ def build_parser(*, record_options: type[RecordOptions] = RecordOptions) -> argp
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok/aligned, 1 diverged, 2 bad input or a failed recording, 3 incomplete)."""
+    """Run the command line; returns the exit status (0 ok/aligned, 1 diverged, 2 bad input or a
+    failed recording, 3 incomplete, 130 interrupted). Everything past the standard library is
+    imported in here, so Ctrl-C at any moment, start-up included, is one line."""
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        _say_interrupted()
+        return 130
+
+
+def console() -> NoReturn:
+    """The ``padiff-trace`` executable: ``main`` on ``sys.argv``, then exit. An interrupt ends the
+    process at once after its line: modules it stopped half-way through their import (numpy,
+    h5py, a framework) can crash the interpreter's own clean-up, and every file the command wrote
+    was closed while the interrupt unwound. An interrupt that lands in a finalizer or weakref
+    callback, where Python would print it and carry on, is raised again in the main flow."""
+    sys.unraisablehook = _interrupts_not_ignored(sys.unraisablehook)
+    try:
+        code = _run(None)
+    except KeyboardInterrupt:
+        _say_interrupted()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    raise SystemExit(code)
+
+
+def _say_interrupted() -> None:
+    # a progress bar may hold the terminal line: start the message on its own line
+    print(("\n" if sys.stderr.isatty() else "") + "padiff-trace: interrupted", file=sys.stderr)
+
+
+def _interrupts_not_ignored(hook: Any) -> Any:
+    """``sys.unraisablehook`` that sends an interrupt swallowed by a finalizer back to the main
+    thread a few milliseconds later (from another thread, so it lands outside the finalizer)."""
+    import _thread
+    import threading
+    import time
+
+    def later() -> None:
+        time.sleep(0.005)
+        _thread.interrupt_main()
+
+    def unraisable(info: Any) -> None:
+        if isinstance(info.exc_value, KeyboardInterrupt):
+            threading.Thread(target=later, daemon=True).start()
+        else:
+            hook(info)
+
+    return unraisable
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    from padiff_trace import visible
+
+    from ._failures import os_error_line
+
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.handler(args) or 0)
-    except UserError as exc:
-        print(f"padiff-trace: error: {exc}", file=sys.stderr)
+    except UserError as exc:  # paths and names in it may hold control characters: shown as escapes
+        print(f"padiff-trace: error: {visible(str(exc))}", file=sys.stderr)
         return 2
     except RecordingFailedError as exc:  # carries the child's one-line error
-        print(f"padiff-trace: error: {exc}", file=sys.stderr)
+        print(f"padiff-trace: error: {visible(str(exc))}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        # a progress bar may hold the terminal line: start the message on its own line
-        print(("\n" if sys.stderr.isatty() else "") + "padiff-trace: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         return 0
     except OSError as exc:  # the environment (permissions, a full disk) where no handler said more
-        print(f"padiff-trace: error: {os_error_line(exc)}", file=sys.stderr)
+        print(f"padiff-trace: error: {visible(os_error_line(exc))}", file=sys.stderr)
         return 2

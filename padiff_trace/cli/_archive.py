@@ -74,7 +74,7 @@ def _history(args: argparse.Namespace) -> int:
     if not entries:
         raise UserError(f"{root}: no readable traces match {' '.join(f'{k}={v}' for k, v in args.tag) or 'the filter'}")
     baseline = Path(args.baseline) if args.baseline else entries[0].path
-    print(f"baseline: {baseline}")
+    print(visible(f"baseline: {baseline}"))
     print(f"{'version':<12} {'created':<19} {'framework':<10} {'verdict':<9} {'out max|a-b|':>12} {'out rel-L2':>10}  first divergence")
     worst = 0
     for e in tqdm(entries, desc="history", unit="trace", leave=False, disable=len(entries) < 3):

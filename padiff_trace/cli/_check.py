@@ -49,7 +49,7 @@ def _check(args: argparse.Namespace) -> int:
             "damage": [{"shard": str(d.shard), "what": d.what, "reason": d.reason, "seqs": list(d.seqs)} for d in damage],
         }, indent=2))
         return rc
-    print(f"trace   {path}")
+    print(visible(f"trace   {path}"))
     print(f"health  {health}")
     for d in damage:
         print(visible(f"  {Path(d.shard).name}: {d.what}: {d.reason}"))

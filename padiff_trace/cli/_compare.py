@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from padiff_trace import visible
+
 from ._failures import writing
 
 __all__ = ["register"]
@@ -79,7 +81,7 @@ def _compare(args: argparse.Namespace) -> int:
     text = text.splitlines()[0] if args.quiet else text
     print(_colour(text) if sys.stdout.isatty() else text)
     if args.report and not args.quiet:
-        print(f"report written to {args.report}")
+        print(visible(f"report written to {args.report}"))
     return report.exit_code
 
 

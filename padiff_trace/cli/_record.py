@@ -205,10 +205,10 @@ def _record(args: argparse.Namespace) -> int:
     with open_trace(out) as tr:
         n, size = len(tr), tr.size_bytes()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(
+    print(visible(
         f"recorded {job.spec} -> {out}: {n} records, {size / 2**20:.1f} MiB, "
         f"{time.perf_counter() - start:.1f} s, peak RSS {peak:.0f} MiB"
-    )
+    ))
     return 0
 
 
@@ -231,7 +231,7 @@ def _raiser(exc: BaseException, spec: Path) -> str:
 
 
 def _say(line: str) -> None:
-    print(line, flush=True)
+    print(visible(line), flush=True)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -258,7 +258,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=_say,
     )
     print(result.report.summary_text())
-    print(f"report written to {result.report_dir}")
+    print(visible(f"report written to {result.report_dir}"))
     if result.single_step_text is not None:
         print(result.single_step_text)
     return result.exit_code
