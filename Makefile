@@ -3,26 +3,36 @@
 #   make test   run the whole test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
+BASE := $(VENV)/.base
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean-demo corpus
 
-$(STAMP): pyproject.toml setup.py padiff_trace/_ckernel.c
-	command -v chromium >/dev/null 2>&1 || (apt-get install -y -qq chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium))
+# What the demo needs: the two frameworks and the package (~2 GB, a few minutes; no system
+# packages, no root).
+$(BASE): pyproject.toml setup.py padiff_trace/_ckernel.c
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q torch==2.13.0 paddlepaddle==3.3.1
+	$(VENV)/bin/pip install -q -e .
+	# an editable install skips the byte-compiling a regular install does; where
+	# PYTHONDONTWRITEBYTECODE is set, every process would compile our ~60 modules again (~0.1 s)
+	$(PY) -m compileall -q padiff_trace recorder analyzer
+	touch $(BASE)
+
+# What the tests add: pytest, ruff, mypy and the third-party model libraries of the real pairs
+# (paddlenlp, transformers, datasets: ~120 packages). The HTML tests find a headless browser
+# themselves (tests/browser.py) and say how to get one when there is none.
+$(STAMP): $(BASE)
 	$(VENV)/bin/pip install -q -e '.[test]'
 	# torchvision for the paddle.vision pairs, outside the venv: the registry's build for torch
 	# 2.13 CPU breaks transformers' imports when installed beside it (tests/vision_pairs/_tv.py)
 	$(VENV)/bin/pip install -q --no-deps --target .vision-site torchvision==0.28.0
-	# an editable install skips the byte-compiling a regular install does; where
-	# PYTHONDONTWRITEBYTECODE is set, every process would compile our ~60 modules again (~0.1 s)
 	$(PY) -m compileall -q padiff_trace recorder analyzer
 	touch $(STAMP)
 
 # Demo: (1) the PaDiff README's SimpleLayer twin -> ALIGNED (exit 0);
 # (2) a 4-layer TransformerEncoder port with a planted bug -> DIVERGED (exit 1 expected).
-demo: $(STAMP)
+demo: $(BASE)
 	$(VENV)/bin/padiff-trace run examples/simple_paddle.py examples/simple_torch.py --out out/demo/simple --force
 	rc=0; $(VENV)/bin/padiff-trace run examples/transformer_paddle.py examples/transformer_torch.py \
 		--out out/demo/transformer --force --tag model=transformer || rc=$$?; test $$rc -le 1

@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import shlex
 from functools import partial
 from importlib import resources
 from pathlib import Path
@@ -28,7 +29,7 @@ from ._atomic import write_atomic_streams
 from ._metric_table import shown
 from ._pairtable import PAIR_SECTIONS, pair_section
 from ._steps import first_off
-from ._svg import SERIES, error_plot, series_plot
+from ._svg import SERIES, FirstMark, error_plot, series_plot
 
 if TYPE_CHECKING:
     from ._diagnosis import Finding
@@ -84,20 +85,46 @@ def _row(p: PairResult) -> dict[str, Any]:
 
 
 def _plots(report: Report) -> str:
-    first = report.first_divergence.pair.index if report.first_divergence else None
     amps = {x.call_pair.a.id for x in report.amplifiers[:5]}
     t = report.pairs
-    figs = []
+    plots = []  # (title, rows drawn: pair indices in execution order)
     for role, title in (
         ("output", "Forward: error of each module output, in execution order"),
         ("grad_output", "Backward: error of each output gradient, in execution order"),
     ):
-        rows = t.role_mask(role) & t.measured if len(t) else None
-        if rows is not None and rows.any():
-            ys = {key: t.metric(key)[rows] for key, _, _ in SERIES}
-            figs.append(error_plot(t.subset(rows), title, first, amps, ys))
+        rows = np.flatnonzero(t.role_mask(role) & t.measured) if len(t) else np.zeros(0, np.intp)
+        if len(rows):
+            plots.append((title, rows))
+    on, first = _first_mark(report, [rows for _, rows in plots])
+    figs = [error_plot(t.subset(rows), title, first if k == on else None, amps,
+                       {key: t.metric(key)[rows] for key, _, _ in SERIES})
+            for k, (title, rows) in enumerate(plots)]
     figs += _step_plots(report)
     return "".join(f'<div class="figure">{f}</div>' for f in figs) or "<p>No module outputs or gradients compared.</p>"
+
+
+def _first_mark(report: Report, plots: list[np.ndarray]) -> tuple[int, FirstMark | None]:
+    """Which plot marks the first divergence, and where: at its own point where a plot draws it,
+    else at the point nearest to it in execution order on any plot (a tie: the later point, where
+    its effect shows), labelled with what it is. ``plots``: each plot's pair indices, in order."""
+    d = report.first_divergence
+    if d is None:
+        return -1, None
+    p = d.pair
+    near = []  # (distance, drawn before it, plot, pair index)
+    for k, rows in enumerate(plots):
+        at = int(np.searchsorted(rows, p.index))
+        near += [(abs(j - p.index), j < p.index, k, j) for j in rows[max(at - 1, 0) : at + 1].tolist()]
+    if not near:
+        return -1, None
+    dist, before, k, j = min(near)
+    if dist == 0:
+        return k, FirstMark(j)
+    where = "after" if before else "before"
+    tip = (f"first divergence: {p.role} {p.a.name} [{p.a.module_type}], step {p.step}, pair #{p.index}"
+           f"{': ' + p.reason if p.reason else ''}. Not drawn on this plot: marked at pair #{j}, the nearest "
+           f"point drawn; the first divergence comes {where} it in execution order.")
+    return k, FirstMark(j, f"first divergence: {p.role}, {where} this point", tip)
 
 
 def _step_plots(report: Report) -> list[str]:
@@ -148,12 +175,45 @@ def _divergence_html(report: Report) -> str:
     )
 
 
+_INTERNAL_ARGS = ("--job", "--watch-parent")  # what ``run`` passes each recording child (``record --job``)
+
+
+def _command_html(meta: dict[str, Any]) -> str:
+    """The command line of a trace: the user's, when the trace records it (``user_command``);
+    for a recording child of ``run`` (``record ... --watch-parent PID``, a hidden flag only ``run``
+    passes) the command recorded less ``run``'s internal arguments, with a note; else as recorded."""
+    if meta.get("user_command"):
+        return _E(meta["user_command"])
+    cmd = str(meta.get("command", ""))
+    try:
+        argv = shlex.split(cmd)
+    except ValueError:  # unbalanced quotes: shown as recorded
+        return _E(cmd)
+    if argv[1:2] != ["record"] or not any(a.split("=", 1)[0] == "--watch-parent" for a in argv):
+        return _E(cmd)  # what the user ran (a ``record --job`` typed by hand included)
+    kept = [a for k, a in enumerate(argv)
+            if a.split("=", 1)[0] not in _INTERNAL_ARGS and (k == 0 or argv[k - 1] not in _INTERNAL_ARGS)]
+    return (f'{_E(shlex.join(kept))} <span class="muted">(the recording process that padiff-trace run started; '
+            "the command line you typed is not recorded in the trace)</span>")
+
+
+def _meta_cell(meta: dict[str, Any], key: str) -> str:
+    """One metadata value of a trace for the page; tags as ``key=value`` pairs, one box each (a
+    value may hold spaces or commas)."""
+    if key == "command":
+        return _command_html(meta)
+    value = meta.get(key, "")
+    if key == "tags" and isinstance(value, dict):
+        return "".join(f'<span class="tag">{_E(f"{k}={v}")}</span>' for k, v in value.items())
+    return _E(str(value))
+
+
 def _meta_html(report: Report) -> str:
     ma, mb = report.a.trace.meta, report.b.trace.meta
     keys = ["framework", "framework_version", "device", "default_dtype", "created", "host", "command", "seed", "tags"]
     cells = ["<div></div><div><b>A</b> " + _E(report.a.path) + "</div><div><b>B</b> " + _E(report.b.path) + "</div>"]
     for k in keys:
-        cells.append(f"<div>{_E(k)}</div><div>{_E(str(ma.get(k, '')))}</div><div>{_E(str(mb.get(k, '')))}</div>")
+        cells.append(f"<div>{_E(k)}</div><div>{_meta_cell(ma, k)}</div><div>{_meta_cell(mb, k)}</div>")
     cells.append(
         f"<div>complete</div><div>{report.a.trace.complete}</div><div>{report.b.trace.complete}</div>"
     )

@@ -2,8 +2,9 @@
 no script, nothing fetched, a few kilobytes per plot.
 
 ``error_plot`` draws one error curve per metric along the execution order on a log scale,
-marks failing pairs, the first divergence and the top amplifiers, and gives positions a
-tooltip (an SVG ``<title>``) naming the pair: every position up to ``_TIPS`` pairs, beyond
+marks failing pairs, the first divergence (at the nearest point drawn when it is of a kind the
+plot does not draw: ``FirstMark``) and the top amplifiers, with a legend for the curves and for
+each marker it draws, and gives positions a tooltip (an SVG ``<title>``) naming the pair: every position up to ``_TIPS`` pairs, beyond
 that the first divergence, the amplifiers and up to ``_TIPS`` failing pairs. Curves of more than ``_POINTS`` pairs keep each bin's largest value
 (a plot is ~800 pixels wide). Every trace string is made visible (control and bidi characters as escapes) and HTML-escaped.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ._pairview import PairSubset
 if TYPE_CHECKING:
     from ._report import PairResult
 
-__all__ = ["SERIES", "error_plot"]
+__all__ = ["SERIES", "FirstMark", "error_plot"]
 
 
 
@@ -33,10 +34,22 @@ def escape(text: str) -> str:
 
 
 W, H = 900, 300
-_L, _R, _T, _B = 64, 12, 30, 40  # margins
+_L, _R, _T, _B = 64, 12, 44, 40  # margins (the top one holds the title and two legend rows)
 SERIES = (("max_abs", "max |a-b|", "#1f77b4"), ("mean_abs", "mean |a-b|", "#2ca02c"), ("rel_l2", "relative L2", "#9467bd"))
+_FAIL, _AMP = "l8 8m0 -8l-8 8", "l6 6l-6 6l-6 -6z"  # marker paths after their first point: a cross, a diamond
 _TIPS = 1000  # pairs up to which every position has a tooltip (~230 bytes each); beyond, the marked ones
 _POINTS = 2000  # points per curve at most
+
+
+class FirstMark(NamedTuple):
+    """Where an error plot marks the first divergence: ``pair``, the pair index of the drawn
+    point to mark. When that point is not the first divergence itself (a model input, weight,
+    op... that the plot does not draw, marked at the nearest point drawn), ``label`` says so on
+    the plot and ``tip`` (the point's tooltip) what and where the first divergence is."""
+
+    pair: int
+    label: str = "first divergence"
+    tip: str = ""
 
 
 def _positive(v: np.ndarray) -> np.ndarray:
@@ -60,9 +73,10 @@ def _pair_columns(pairs: Sequence[PairResult], amplifiers: set[int]) -> tuple[np
     return passed, index, amp
 
 
-def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None, amplifiers: set[int],
+def error_plot(pairs: Sequence[PairResult], title: str, first: int | FirstMark | None, amplifiers: set[int],
                values: Mapping[str, np.ndarray] | None = None) -> str:
-    """An SVG plot of ``pairs`` (with metrics) in order; ``amplifiers``: ids of A's calls to mark.
+    """An SVG plot of ``pairs`` (with metrics) in order; ``first``: the first divergence (a pair
+    index: that pair; ``FirstMark``: a point standing for it); ``amplifiers``: ids of A's calls to mark.
     ``values``: each series' metric for the pairs, when the caller has them as columns. Work is
     numpy over the columns; a pair is built only where the plot names it (a tooltip)."""
     n = len(pairs)
@@ -76,6 +90,8 @@ def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None,
     e1 = max(e1, e0 + 1)
     pw, ph = W - _L - _R, H - _T - _B
     passed, index, amp = _pair_columns(pairs, amplifiers)
+    mark_first = first if first is None or isinstance(first, FirstMark) else FirstMark(int(first))
+    at_first = index == (mark_first.pair if mark_first is not None else -1)
 
     def x(i: int) -> float:
         return _L + pw * (i / max(n - 1, 1))
@@ -105,25 +121,56 @@ def error_plot(pairs: Sequence[PairResult], title: str, first_index: int | None,
             out.append(f'<polyline class="series" stroke="{colour}" points="{pts}"/>')
     mark = np.where(np.isnan(ys["mean_abs"]), ys["max_abs"], ys["mean_abs"])
     rel = ys["rel_l2"]
-    for i in np.flatnonzero(~passed & ~np.isnan(mark))[:_POINTS].tolist():  # more would overlap on ~800 pixels
-        out.append(f'<path class="fail" d="M{x(i) - 4:.1f} {y(float(mark[i])) - 4:.1f}l8 8m0 -8l-8 8"/>')
-    for i in np.flatnonzero(amp & ~np.isnan(rel)).tolist():
-        out.append(f'<path class="amp" d="M{x(i):.1f} {y(float(rel[i])) - 6:.1f}l6 6l-6 6l-6 -6z"/>')
-    for i in np.flatnonzero(index == first_index).tolist() if first_index is not None else []:
-        out.append(f'<line class="first" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{_T}" y2="{H - _B}"/>'
-                   f'<text class="first" x="{x(i) + 4:.1f}" y="{_T + 10}">first divergence</text>')
+    fails = np.flatnonzero(~passed & ~np.isnan(mark))[:_POINTS].tolist()  # more would overlap on ~800 pixels
+    for i in fails:
+        out.append(f'<path class="fail" d="M{x(i) - 4:.1f} {y(float(mark[i])) - 4:.1f}{_FAIL}"/>')
+    amps = np.flatnonzero(amp & ~np.isnan(rel)).tolist()
+    for i in amps:
+        out.append(f'<path class="amp" d="M{x(i):.1f} {y(float(rel[i])) - 6:.1f}{_AMP}"/>')
+    near = " nearest" if mark_first is not None and mark_first.tip else ""  # a point standing for it: dashed
+    firsts = np.flatnonzero(at_first).tolist()
+    for i in firsts:
+        right = x(i) > W * 0.6  # the label left of a point in the plot's right part
+        anchor = ' text-anchor="end"' if right else ""
+        out.append(f'<line class="first{near}" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{_T}" y2="{H - _B}"/>'
+                   f'<text class="first{near}" x="{x(i) + (-4 if right else 4):.1f}" y="{_T + 10}"{anchor}>'
+                   f'{escape(mark_first.label if mark_first else "")}</text>')
     col = pw / max(n, 1)
-    for i in _tipped(passed, amp | (index == first_index)).tolist():
+    for i in _tipped(passed, amp | at_first).tolist():
         p = pairs[i]
         vals = ", ".join(f"{label} {float(ys[key][i]):.3e}" for key, label, _ in SERIES if not np.isnan(ys[key][i]))
         tip = escape(f"#{p.index} {p.a.name} [{p.a.module_type}] {'ok' if p.passed else 'FAIL'}: {vals or 'no error'}")
+        if at_first[i] and mark_first is not None:  # a line of its own (escape() would show a newline as \\n)
+            tip = f"{escape(mark_first.tip or 'first divergence')}&#10;{tip}"
         out.append(f'<rect class="hit" x="{x(i) - col / 2:.1f}" y="{_T}" width="{col:.1f}" height="{ph}"><title>{tip}</title></rect>')
     lx = W - _R - 330
     for k, (_, label, colour) in enumerate(SERIES):
         out.append(f'<line x1="{lx + k * 110}" x2="{lx + k * 110 + 18}" y1="14" y2="14" stroke="{colour}" stroke-width="2"/>'
                    f'<text class="tick" x="{lx + k * 110 + 22}" y="18">{label}</text>')
+    out += _marker_legend(bool(fails), bool(amps), near if firsts else None)
     out.append("</svg>")
     return "".join(out)
+
+
+def _marker_legend(fail: bool, amp: bool, first: str | None) -> list[str]:
+    """The legend's second row, right-aligned: an entry for each kind of marker the plot draws,
+    and only those (an entry for a marker that is not there would send the reader looking for
+    it); ``first``: the first divergence's class suffix ("" or " nearest"), None when not marked."""
+    entries = []
+    if fail:
+        entries.append(("fail", f'<path class="key fail" d="M{{x}} 28{_FAIL}"/>', "failing pair"))
+    if amp:
+        entries.append(("amp", f'<path class="key amp" d="M{{x}} 22{_AMP}"/>', "top amplifier"))
+    if first is not None:
+        entries.append(("first", f'<line class="key first{first}" x1="{{x}}" x2="{{x}}" y1="24" y2="38"/>',
+                        "first divergence" + (" (nearest point)" if first else "")))
+    out = []
+    gx = W - _R - sum(30 + 6 * len(label) for *_, label in entries)  # ~6 pixels a character
+    for kind, glyph, label in entries:
+        out.append(f'<g class="legend-mark" data-mark="{kind}">{glyph.format(x=gx + 6)}'
+                   f'<text class="tick" x="{gx + 18}" y="36">{label}</text></g>')
+        gx += 30 + 6 * len(label)
+    return out
 
 
 def _value(p: PairResult, key: str) -> float:

@@ -30,6 +30,7 @@ from ._errors import (
     UnsupportedVersionError,
     UserError,
     WeightTransferError,
+    exit_reason,
     os_failure,
 )
 
@@ -38,6 +39,7 @@ __version__ = "0.1.0"
 __all__ = [
     "HostileTraceError",
     "os_failure",
+    "exit_reason",
     "FORMAT_VERSION",
     "STAT_FIELDS",
     "CatalogEntry",
@@ -74,6 +76,7 @@ __all__ = [
     "WriterOptions",
     "is_trace",
     "release_freed_memory",
+    "command_line",
     "open_trace",
     "csv_cell",
     "visible",
@@ -88,6 +91,7 @@ _LAZY: dict[str, str] = {
     "Frame": "_header",
     "RecordHeader": "_header",
     "release_freed_memory": "_heap",
+    "command_line": "_meta",
     "Damage": "_integrity",
     "Health": "_integrity",
     "Record": "_reader",
@@ -114,6 +118,7 @@ if TYPE_CHECKING:
     from ._header import Frame, RecordHeader
     from ._heap import release_freed_memory
     from ._integrity import Damage, Health
+    from ._meta import command_line
     from ._reader import Record, Trace, is_trace, open_trace
     from ._schema import FORMAT_VERSION, STAT_FIELDS, Kind, Phase
     from ._visible import csv_cell, visible

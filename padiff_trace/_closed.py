@@ -30,6 +30,7 @@ from ._visible import visible
 __all__ = [
     "ATTR_CAP",
     "JSON_DEPTH",
+    "FIXED_TEXT_MINOR",
     "check_format_attrs",
     "check_shard",
     "hard_dataset",
@@ -38,6 +39,7 @@ __all__ = [
     "regular_file",
 ]
 
+FIXED_TEXT_MINOR = 2  # from format 1.2 on, text attributes are fixed-length strings
 ATTR_CAP = 16 << 20  # bytes: the largest attribute a reader accepts (the writer's meta is a few KiB)
 JSON_DEPTH = 64  # nesting levels of JSON text from a trace (meta, summary, shapes, stacks)
 _LZF = 32000  # h5py's own LZF filter, registered by h5py itself (no plugin is loaded)
@@ -143,16 +145,18 @@ def _link_target(group: Any, key: bytes, kind: int) -> str:
     return f" to {_name(val.decode('utf-8', 'replace'))}" if isinstance(val, bytes) else ""
 
 
-def _check_attrs(oid: Any, rules: Mapping[str, _Attr], path: Path, where: str) -> None:
+def _check_attrs(oid: Any, rules: Mapping[str, _Attr], path: Path, where: str, fixed_text: bool) -> None:
     """The attributes of object ``oid`` (a low-level id) that a reader reads."""
     for name, rule in rules.items():
         key = name.encode()
         if h5py.h5a.exists(oid, key):
-            _check_attr(h5py.h5a.open(oid, key), name, rule, path, where)
+            _check_attr(h5py.h5a.open(oid, key), name, rule, path, where, fixed_text)
 
 
-def _check_attr(aid: Any, name: str, rule: _Attr, path: Path, where: str) -> None:
-    """Type class and size of an attribute, from its type and dataspace (no value read)."""
+def _check_attr(aid: Any, name: str, rule: _Attr, path: Path, where: str, fixed_text: bool) -> None:
+    """Type class and size of an attribute, from its type and dataspace (no value read).
+    ``fixed_text``: a variable-length string is refused (format 1.2 writes none): HDF5 reads one
+    from a global heap collection, whose damaged sizes can make HDF5 1.14 and 2.0 loop forever."""
     tid, space = aid.get_type(), aid.get_space()
     cls = tid.get_class()
     what = f"{where} attribute {name}"
@@ -163,6 +167,8 @@ def _check_attr(aid: Any, name: str, rule: _Attr, path: Path, where: str) -> Non
     if rule.scalar and n != 1:
         raise _refuse(path, what, f"holds {n} values, where one is expected")
     vlen = cls == h5py.h5t.STRING and tid.is_variable_str()
+    if vlen and fixed_text:
+        raise _refuse(path, what, "is a variable-length string, which a format 1.2 shard never holds")
     if vlen and n != 1:  # each element could name the same large heap object: refused unread
         raise _refuse(path, what, "is an array of variable-length strings")
     if n * tid.get_size() > ATTR_CAP:
@@ -205,20 +211,33 @@ def _check_backed(dsid: Any, claimed: int, ratio: int, path: Path, where: str, f
         raise _refuse(path, where, f"claims {claimed} bytes but stores {stored} (the file holds {file_size})")
 
 
-def check_format_attrs(f: h5py.File, path: Path) -> None:
-    """The two attributes read to decide whether a file is a trace at all."""
-    _check_attrs(f.id, {name: _ROOT_ATTRS[name] for name in ("format", "format_version")}, path, "root")
+def format_minor(f: h5py.File, path: Path) -> int:
+    """The shard's ``format_minor`` (0 when absent or not a number), read first: from 1.2 on it
+    says that no text attribute is a variable-length string."""
+    _check_attrs(f.id, {"format_minor": _ROOT_ATTRS["format_minor"]}, path, "root", fixed_text=False)
+    try:
+        return int(f.attrs.get("format_minor", 0))
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
-def check_shard(f: h5py.File, path: Path, file_size: int) -> None:
+def check_format_attrs(f: h5py.File, path: Path) -> bool:
+    """The attributes read to decide whether a file is a trace at all (``format_minor`` first);
+    returns whether its text attributes must be fixed-length (format 1.2 and later)."""
+    fixed_text = format_minor(f, path) >= FIXED_TEXT_MINOR
+    _check_attrs(f.id, {name: _ROOT_ATTRS[name] for name in ("format", "format_version")}, path, "root", fixed_text)
+    return fixed_text
+
+
+def check_shard(f: h5py.File, path: Path, file_size: int, fixed_text: bool) -> None:
     """Every root attribute, dataset and group of a shard that a reader touches (once per open).
     ``HostileTraceError`` for the first that would read outside the file or allocate unbacked."""
-    _check_attrs(f.id, _ROOT_ATTRS, path, "root")
+    _check_attrs(f.id, _ROOT_ATTRS, path, "root", fixed_text)
     for name, rule in _DATASETS.items():
         oid = _child(f, name, path, f"/{name}")
         if oid is not None:
             _check_dataset(oid, rule, path, f"/{name}", file_size)
-            _check_attrs(oid, rule.attrs, path, f"/{name}")
+            _check_attrs(oid, rule.attrs, path, f"/{name}", fixed_text)
     for name in _GROUPS:
         oid = _child(f, name, path, f"/{name}")
         if oid is not None and h5py.h5i.get_type(oid) != h5py.h5i.GROUP:

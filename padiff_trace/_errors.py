@@ -54,6 +54,7 @@ __all__ = [
     "UserError",
     "WeightTransferError",
     "os_errno",
+    "exit_reason",
     "os_failure",
 ]
 
@@ -62,8 +63,21 @@ class PadiffTraceError(Exception):
     """Base of every error padiff-trace raises on purpose."""
 
 
+# What a message says in Python terms, and how the command line says the same: messages are
+# written for the Python API; ``UserError.cli_text`` gives the command line's words.
+_CLI_WORDS = (("overwrite=True", "--force"), ("force=True", "--force"), ("mapping=FILE", "--mapping FILE"))
+
+
 class UserError(PadiffTraceError):
-    """The user's input or environment is wrong; shown as one line, CLI exits with 2."""
+    """The user's input or environment is wrong; shown as one line, CLI exits with 2. The
+    message speaks the Python API (``force=True``); ``cli_text`` the command line (``--force``)."""
+
+    def cli_text(self) -> str:
+        """The message as the command line prints it (its flags for the Python keywords)."""
+        text = str(self)
+        for python, flag in _CLI_WORDS:
+            text = text.replace(python, flag)
+        return text
 
     @classmethod
     def from_os(cls, path: object, doing: str, exc: BaseException, where: str = "another output directory") -> Self:
@@ -204,3 +218,14 @@ def os_failure(exc: BaseException, where: str = "another output directory") -> s
     meaning, advice = _ADVICE.get(code, ("", ""))
     words = os.strerror(code) + (f": {meaning}" if meaning else "")
     return f"{words}; {advice.format(where=where)}" if advice else words
+
+
+def exit_reason(exc: BaseException | None) -> str:
+    """Why a recording stopped, as its trace records it (``info`` shows it): "interrupted
+    (Ctrl-C)" for a ``KeyboardInterrupt``, else the exception's type and its first line."""
+    if exc is None:
+        return "failed"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

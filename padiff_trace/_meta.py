@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["base_meta"]
+__all__ = ["base_meta", "command_line"]
 
 
 def _relocatable(arg: str, cwd: str) -> str:
@@ -22,11 +22,15 @@ def _relocatable(arg: str, cwd: str) -> str:
     return os.path.basename(arg.rstrip(os.sep)) or arg
 
 
-def _command_line() -> str:
+def command_line() -> str:
+    """This process's command line, relocatable (paths under the working directory relative,
+    others by their last part)."""
     cwd = os.getcwd() + os.sep
     argv = [_relocatable(a, cwd) for a in sys.argv]  # relocatable: no absolute paths
     if argv:
-        argv[0] = os.path.basename(argv[0])
+        main = sys.argv[0]  # ``python -m padiff_trace`` is the command line's own program
+        ours = os.path.basename(main) == "__main__.py" and os.path.basename(os.path.dirname(main)) == "padiff_trace"
+        argv[0] = "padiff-trace" if ours else os.path.basename(main)
     return shlex.join(argv)
 
 
@@ -42,7 +46,7 @@ def base_meta() -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command": _command_line(),
+        "command": command_line(),
         "seed": None,
         "tags": {},
     }

@@ -70,10 +70,10 @@ def open_shard(path: Path) -> h5py.File:
 def _check_trace(f: h5py.File, path: Path, size: int) -> None:
     """A padiff-trace shard of a known version whose objects stay inside the file."""
     try:
-        check_format_attrs(f, path)
+        fixed_text = check_format_attrs(f, path)
         fmt = attr_str(f.attrs, "format", path) if "format" in f.attrs else None
     except H5_ERRORS:
-        fmt = None
+        fixed_text, fmt = False, None
     if fmt != FORMAT_NAME:
         shown = fmt if fmt is None or len(fmt) <= 60 else fmt[:60] + "..."
         raise NotATraceError(f"{path}: an HDF5 file, but not a padiff-trace trace (format attribute {shown!r})")
@@ -89,7 +89,7 @@ def _check_trace(f: h5py.File, path: Path, size: int) -> None:
     if version < 1:
         raise CorruptTraceError(f"{path}: invalid or unreadable format version attribute")
     try:
-        check_shard(f, path, size)
+        check_shard(f, path, size, fixed_text)
     except H5_ERRORS as exc:  # HDF5 could not even describe an object: damaged metadata
         raise CorruptTraceError(f"{path}: damaged shard ({short(exc)})") from None
 

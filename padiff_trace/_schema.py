@@ -31,8 +31,10 @@ FORMAT_NAME = "padiff-trace"
 FORMAT_VERSION = 1
 # Additions within version 1 that readers may rely on when present: 1 = recording id, CRC-32
 # tables (/crc32, /crc32_index, /records and /strings checksums), root attribute checksum.
-# A shard without the attribute is 1.0 (see docs/trace-format.md, section 10).
-FORMAT_MINOR = 1
+# 2 = text attributes are fixed-length UTF-8 strings, never variable-length ones (read from a
+# global heap collection, which HDF5 parses unchecked).
+# A shard without the attribute is 1.0 (see docs/trace-format.md, sections 9 and 10).
+FORMAT_MINOR = 2
 SHARD_GLOB = "shard-*.h5"  # a coarse pre-filter only: names must match SHARD_RE exactly
 SHARD_RE = re.compile(r"shard-(\d{6})\.h5")  # fullmatch: shard-000042.h5
 PART_RE = re.compile(r"shard-(\d{6})\.h5\.part")

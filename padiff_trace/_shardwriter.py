@@ -47,6 +47,13 @@ def shard_name(index: int) -> str:
     return f"shard-{index:06d}.h5"
 
 
+def _stored(value: Any) -> Any:
+    """An attribute value as the shard stores it: text as a fixed-length UTF-8 string (format
+    1.2; h5py would store a ``str`` as a variable-length string in a global heap collection,
+    which HDF5 parses unchecked: a damaged one can make a reader loop forever)."""
+    return np.bytes_(value.encode("utf-8")) if isinstance(value, str) else value
+
+
 class ShardWriter:
     """Accumulates records of one shard; small tensors are packed into one blob."""
 
@@ -82,7 +89,7 @@ class ShardWriter:
         try:
             self._file = self._keep(h5py.File(self.part_path, "w", libver=("v110", "v110")))
             for key in ("format", "format_version", "meta", "format_minor", "recording", "shard"):
-                self._file.attrs[key] = self._protected[key]
+                self._file.attrs[key] = _stored(self._protected[key])
             self._tensors = self._keep(self._file.create_group("tensors"))
         except BaseException:
             self.abort()
@@ -272,7 +279,7 @@ class ShardWriter:
             maxshape=(None,), fletcher32=True,
         )))
         made[-1].attrs["chunk_bytes"] = CRC_CHUNK
-        made[-1].attrs["algorithm"] = CRC_ALGORITHM
+        made[-1].attrs["algorithm"] = _stored(CRC_ALGORITHM)
         made.append(self._keep(f.create_dataset(
             "crc32_index", data=np.array(self._crc_rows, dtype=np.int64).reshape(-1, 4),
             chunks=(max(1, min(1024, len(self._crc_rows))), 4),
@@ -289,7 +296,8 @@ class ShardWriter:
             prot["first_seq"] = f.attrs["first_seq"] = int(rows["seq"][0])
             prot["last_seq"] = f.attrs["last_seq"] = int(rows["seq"][-1])
         if summary is not None:
-            prot["summary"] = f.attrs["summary"] = json.dumps(summary)
+            prot["summary"] = json.dumps(summary)
+            f.attrs["summary"] = _stored(prot["summary"])
         f.attrs["attrs_crc32"] = np.uint32(attrs_crc(prot))
         # everything the close has to write is written here: a failure (a full disk) raises
         # before any object is closed, and abort() can still close them all (see there)

@@ -111,7 +111,7 @@ def clear_for_overwrite(directory: Path, overwrite: bool) -> list[Path]:
             "padiff-trace shard; not touching it (move it away or choose another directory)"
         )
     if ours and not overwrite:
-        raise TraceExistsError(f"{directory}: a trace already exists here (pass overwrite/--force to replace it)")
+        raise TraceExistsError(f"{directory}: a trace already exists here (pass overwrite=True to replace it)")
     for p in ours:
         p.unlink()
     return ours

@@ -209,7 +209,7 @@ class WeightMap:
             other = (self.suggestions.get(t.name) or [f"<a name in the {a_label}>"])[0]
             entry = f'{{"{ka}": "{other}", "{kb}": "{t.name}"}}'
         return (
-            f"{text}; pin pairs with --mapping FILE holding {{\"weights\": [{entry}]}} "
+            f"{text}; pin pairs with mapping=FILE holding {{\"weights\": [{entry}]}} "
             f'(or {{"{kb}": NAME, "skip": true}} to leave a tensor as the model initialised it)'
         )
 

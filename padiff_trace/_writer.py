@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._encode import Item, RowEncoder
-from ._errors import TraceExistsError, TraceWriteError, os_failure
+from ._errors import TraceExistsError, TraceWriteError, exit_reason, os_failure
 from ._header import RecordHeader
 from ._meta import base_meta
 from ._payloads import Deferred, Summary, WriterOptions
@@ -174,7 +174,7 @@ class TraceWriter:
         if exc_type is None:
             self.close()
         else:
-            self.abort(f"{getattr(exc_type, '__name__', exc_type)}: {exc}")
+            self.abort(exit_reason(exc if isinstance(exc, BaseException) else None))
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:

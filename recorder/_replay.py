@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,7 +97,7 @@ def transfer_weights(
         recs = {f"{r.module}.{r.position}" if r.module else r.position: r for r in tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)}
         _check_data(trace_path, [recs[p.a] for p in todo])
         packed: dict[str, list[WeightPair]] = {}
-        for p in tqdm(todo, desc="weights", unit="tensor", disable=len(todo) < 200, leave=False):
+        for p in tqdm(todo, desc="weights", unit="tensor", disable=len(todo) < 200 or not sys.stderr.isatty(), leave=False):
             if p.b_part is not None:
                 packed.setdefault(p.b, []).append(p)
                 continue

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError
+from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError, exit_reason
 
 from ._adapter import Adapter
 from ._nest import MAX_OP_SCALARS, flatten, flatten_call, op_scalar
@@ -121,7 +121,7 @@ class Recorder:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        reason = None if exc_type is None else f"{exc_type.__name__}: {exc}"
+        reason = None if exc_type is None else exit_reason(exc)
         self._teardown(failed=exc_type is not None, reason=reason)
         failure = self._sink.failure if isinstance(exc, Exception) else None
         if failure is not None and not isinstance(exc, TraceWriteError):

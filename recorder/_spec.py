@@ -90,12 +90,22 @@ def load_spec(path: str | os.PathLike[str]) -> Spec:
     mod = importlib.util.module_from_spec(mspec)
     sys.modules[name] = mod
     sys.path.insert(0, str(p.resolve().parent))  # the spec may import its neighbours
-    mspec.loader.exec_module(mod)
+    try:
+        mspec.loader.exec_module(mod)
+    except SyntaxError as exc:  # not Python: the file and line say all, a traceback through importlib nothing
+        raise SpecError(_syntax_error(exc, p)) from None
     missing = [f for f in ("model", "inputs") if not callable(getattr(mod, f, None))]
     if missing:
         raise SpecError(f"{p}: spec must define {' and '.join(f + '()' for f in missing)} (see README: spec files)")
     return Spec(p, mod, mod.model, mod.inputs, getattr(mod, "loss", None), getattr(mod, "optimizer", None),
                 getattr(mod, "clip_grad", None))
+
+
+def _syntax_error(exc: SyntaxError, spec: Path) -> str:
+    """``FILE:LINE: SyntaxError: MESSAGE`` for the spec, or for a module it imports (then named too)."""
+    other = exc.filename is not None and Path(exc.filename).resolve() != spec.resolve()
+    where, by = (exc.filename, f" (imported by the spec {spec})") if other else (spec, "")
+    return f"{where}:{exc.lineno}: {type(exc).__name__}: {exc.msg}{by}"
 
 
 def split_inputs(obj: Any, is_tensor: Callable[[Any], bool], where: Path) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -187,6 +197,8 @@ def run_spec(
     run_id: str | None = None,
     source_run_id: str | None = None,
     random_from: str | None = None,
+    progress: bool | None = None,
+    command: str | None = None,
 ) -> Path:
     """Record ``steps`` training steps of the spec's model into ``out``.
 
@@ -198,7 +210,9 @@ def run_spec(
     ``run_id`` is stored in the trace metadata; ``source_run_id``: wait for a source trace
     carrying that run id (``run --concurrent``: never replay an earlier run's trace).
     ``random_from``: a trace whose random draws inside forward (dropout masks) this model
-    replays at its matching calls (``recorder._random``)."""
+    replays at its matching calls (``recorder._random``). ``progress``: a progress bar over the
+    steps (None: when stderr is a terminal). ``command``: the command line the user typed, when
+    another process records for them (meta ``user_command``; meta ``command`` is this process's)."""
     spec = load_spec(spec_path)
     if options.seed is not None:
         _seed_everything(options.seed)
@@ -233,6 +247,8 @@ def run_spec(
                             "replayed_weights": bool(weights_from), "replayed_random": bool(random_from)}
     if run_id is not None:
         meta["run_id"] = run_id
+    if command is not None:
+        meta["user_command"] = command
     described = describe_optimizer(adapter, model, optimizer, scheduler) if optimizer is not None else None
     if described is not None:
         meta["optimizer"] = described
@@ -258,7 +274,7 @@ def run_spec(
             return _cast_inputs(adapter, a, kw, dtype) if dtype else (a, kw)
 
         run_steps(rec, adapter, model, (args, kwargs), steps, loss_of, optimizer, desc=f"record {spec.path.name}",
-                  scheduler=scheduler, clip=clip, inputs_at=inputs_at if spec.per_step_inputs else None)
+                  scheduler=scheduler, clip=clip, inputs_at=inputs_at if spec.per_step_inputs else None, progress=progress)
     return Path(out)
 
 
@@ -276,18 +292,21 @@ def run_steps(
     scheduler: Any = None,
     clip: Callable[[], Any] | None = None,
     inputs_at: Callable[[int], tuple[tuple[Any, ...], dict[str, Any]]] | None = None,
+    progress: bool | None = None,
 ) -> None:
     """The loop every recording runs: forward, loss, backward, (``clip``), optimizer step,
     (``scheduler.step()``), ``rec.step()``. ``optimizer``: an object with ``step()``, or a
     callable that steps and clears the gradients (PaDiff's form); ``backward=False``: forward
     only. What the optimizer uses in each step (learning rates, clipping) is recorded.
     ``inputs_at(k)``: the inputs of step k >= 1 (``inputs`` are step 0's); without it every
-    step runs on ``inputs``."""
+    step runs on ``inputs``. ``progress``: a bar labelled ``desc`` over two or more steps (None:
+    only when stderr is a terminal, never ``\r`` redraws in a log file)."""
     args, kwargs = inputs
+    show = sys.stderr.isatty() if progress is None else progress
     stepper = getattr(optimizer, "step", optimizer)
     clipped: dict[str, float] = {}
     with intercept_clipping(adapter, clipped):
-        for k in tqdm(range(steps), desc=desc, unit="step", disable=steps < 2 or not desc, leave=False):
+        for k in tqdm(range(steps), desc=desc, unit="step", disable=steps < 2 or not desc or not show, leave=False, file=sys.stderr):
             if inputs_at is not None and k:
                 args, kwargs = inputs_at(k)
             loss = rec.loss(loss_of(model(*args, **kwargs)))
@@ -327,6 +346,8 @@ class RecordJob:
     run_id: str | None = None
     source_run_id: str | None = None
     random_from: str | None = None
+    progress: bool | None = None  # a bar over the steps; None: when stderr is a terminal (``run_spec``)
+    command: str | None = None  # the command line the user typed when a parent (``run``) records for them
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able; ``options`` as a dict of its fields."""
@@ -368,4 +389,6 @@ class RecordJob:
             run_id=self.run_id,
             source_run_id=self.source_run_id,
             random_from=self.random_from,
+            progress=self.progress,
+            command=self.command,
         )

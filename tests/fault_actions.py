@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -49,7 +50,7 @@ from fault_process import (
 from padiff_trace import open_trace
 from padiff_trace._schema import LOCK_NAME
 
-__all__ = ["Fault", "concurrent_namespaces", "disk_full_record", "disk_full_report", "fill_disk", "foreign_temporaries",
+__all__ = ["Fault", "concurrent_namespaces", "interrupt", "disk_full_record", "disk_full_report", "fill_disk", "foreign_temporaries",
            "kill_compare", "kill_record", "permission", "plan", "read_only", "record_remains", "report_in_the_way",
            "report_sticky", "unlistable_in_catalog"]
 
@@ -378,6 +379,47 @@ def concurrent_namespaces(ctx: Context) -> Outcome:
     return Outcome("detected", "both writers finished each round; the report whole; no temporaries")
 
 
+# ---------------------------------------------------------------------- Ctrl-C
+def interrupt(ctx: Context, what: str, delay: float) -> Outcome:
+    """SIGINT to ``padiff-trace`` ``delay`` s after its start (``what``: info, compare, record):
+    exit 130 with one line, or the command's own result when it finished first (-2: the signal
+    came as the interpreter was exiting, output all written); never a traceback or a mixed
+    report; an interrupted recording exact in what it holds, and ``info`` saying why it stopped."""
+    a, b = ctx.pair
+    d = ctx.scratch("interrupt")
+    report, trace = d / "report", d / "t.trace"
+    if what == "compare":
+        put_report(report, ctx.old)
+    args = {"info": ("info", a), "compare": ("compare", a, b, "--report", report),
+            "record": ("record", TORCH_SPEC, "--out", trace, *RECORD_ARGS)}[what]
+    p = start(*args)
+    time.sleep(delay)
+    try:
+        os.killpg(p.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
+    proc = finish(p, 120.0)
+    lines = error_lines(proc.err)
+    if proc.rc is None or (proc.rc < 0 and proc.rc != -signal.SIGINT):
+        return Outcome("hang" if proc.rc is None else "crash", f"exit {proc.rc}: {lines[:1]}")
+    if "Traceback (most recent call last)" in proc.err or "Exception ignored" in proc.err:
+        return Outcome("traceback", proc.err.strip().splitlines()[-1][:300])
+    if proc.rc == 130 and lines != ["padiff-trace: interrupted"]:
+        return Outcome("wrong", f"exit 130 with {len(lines)} line(s): {' | '.join(lines)[:300]}")
+    if proc.rc not in (130, -signal.SIGINT, 0, 1):
+        return Outcome("wrong", f"exit {proc.rc}: {lines[:1]}")
+    bad = None
+    if what == "compare":
+        bad = report_problem(report, [ctx.old, ctx.new])
+    if what == "record" and shards(trace):
+        bad = partial_problem(trace, ctx.reference(TORCH_SPEC)[1])
+        if bad is None and proc.rc == 130:  # complete when the interrupt came after the last write
+            info = cli("info", trace)
+            if "INCOMPLETE" in info.out and "interrupted (Ctrl-C)" not in info.out:
+                bad = Outcome("wrong", f"{trace}: info does not say it was interrupted: {info.out[:300]}")
+    return bad or Outcome("detected" if proc.rc == 130 else "no effect", f"exit {proc.rc} after {delay:.2f} s")
+
+
 # ---------------------------------------------------------------------- the plan
 def plan(ctx: Context, quick: bool, nobody: bool) -> Iterator[Fault]:
     rng = ctx.rng
@@ -407,6 +449,11 @@ def plan(ctx: Context, quick: bool, nobody: bool) -> Iterator[Fault]:
                 lambda c, o=with_old, n=leave: disk_full_report(c, o, n)
     for what in ("record", "report", "run"):
         yield "read-only", f"{what} into a read-only mount", lambda c, w=what: read_only(c, w)
+    for what, span in (("info", 0.6), ("compare", 1.5), ("record", 6.0)):
+        for _ in range(2 if quick else 8):
+            delay = float(rng.uniform(0.05, span))
+            yield "interrupt", f"SIGINT {what} {delay:.2f} s after its start", \
+                lambda c, w=what, t=delay: interrupt(c, w, t)
     for name in REPORT_FILES[:1] if quick else REPORT_FILES:
         yield "report-rename", f"compare --report, {name} a directory", lambda c, n=name: report_in_the_way(c, n)
     for who in ("another host", "a gone writer") if quick else _OWNERS:

@@ -97,9 +97,10 @@ def craft_string(shard: Path, old: str | None, new: str, *, startswith: str = ""
 
 
 def set_root_attr(shard: Path, key: str, value: object) -> None:
-    """Set a root attribute and recompute the root attribute checksum (the shard stays trusted)."""
+    """Set a root attribute (text as the writer stores it: fixed-length UTF-8) and recompute the
+    root attribute checksum (the shard stays trusted)."""
     with h5py.File(shard, "r+") as f:
-        f.attrs[key] = value
+        f.attrs[key] = np.bytes_(value.encode()) if isinstance(value, str) else value
         f.attrs["attrs_crc32"] = np.uint32(attrs_crc({k: f.attrs[k] for k in f.attrs if k != "attrs_crc32"}))
 
 

@@ -20,6 +20,10 @@ tmpfs file systems and runs some commands as user nobody; kinds it cannot set up
 * ``namespaces``   temporaries of other report writers beside and inside the report (another
   host, another PID namespace, a live writer: kept; a gone writer, a reused PID: removed), and
   two compares at once, one in its own PID namespace (``unshare --pid``);
+* ``interrupt``    SIGINT (Ctrl-C) to ``info``, ``compare --report`` and ``record`` at random
+  moments from start-up on: exit 130 with the one line ``padiff-trace: interrupted`` (or the
+  command's own result when it finished first), never a traceback; a report whole, old or new;
+  an interrupted recording readable, incomplete, with what it holds exact;
 * ``permission``   as nobody: an unreadable shard (``info``/``ls``/``check``/``compare``), an
   unlistable trace (alone, and as a row of ``ls DIR``: UNREADABLE, never left out), outputs in
   a directory nobody may not write, a spec file it may not read.
@@ -90,9 +94,15 @@ def _argv(args: tuple[Any, ...], user: int | None = None, prefix: tuple[str, ...
 
 
 def start(*args: Any, user: int | None = None, prefix: tuple[str, ...] = ()) -> subprocess.Popen[str]:
-    """``padiff-trace ARGS`` as ``user``, behind ``prefix`` (``unshare ...``: in another namespace)."""
-    return subprocess.Popen(_argv(args, user, prefix), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    """``padiff-trace ARGS`` as ``user``, behind ``prefix`` (``unshare ...``: in another namespace).
+    It gets SIGINT's default action, as from a terminal: a harness started in the background by
+    a shell ignores SIGINT, and a child would inherit that (a Python handler is not inherited)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(_argv(args, user, prefix), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def finish(p: subprocess.Popen[str], timeout: float = 300.0) -> Proc:

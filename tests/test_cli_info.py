@@ -61,7 +61,7 @@ def test_info_text(trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "state      complete" in out
     assert "framework  torch 2.13.0" in out
     assert "seed       7" in out and "tags       exp=a" in out
-    assert "format     v1.1, 4 shard(s)" in out
+    assert "format     v1.2, 4 shard(s)" in out
     assert "records    16 in steps 0..1" in out
     assert "by phase  backward 6, forward 8, other 2" in out
     assert "by kind   grad_output 6, model_input 2, module_output 6, param 2" in out

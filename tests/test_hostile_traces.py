@@ -353,3 +353,42 @@ def test_shard_changed_error_is_both_changed_and_corrupt(tmp_path: Path) -> None
         with pytest.raises(ShardChangedError) as err:
             tr.read(1)
         assert isinstance(err.value, CorruptTraceError) and "\n" not in str(err.value)
+
+
+def test_a_shard_overwritten_in_place_by_another_recording_is_not_read_as_this_one(tmp_path: Path) -> None:
+    """``rsync --inplace`` of another recording over a shard, after the trace was opened and
+    before its tensors were read: the other recording's numbers used to come back as this
+    trace's (its checksum tables were read lazily, from the new bytes)."""
+    t = make(tmp_path / "t")
+    other = tmp_path / "o"
+    with TraceWriter(other) as w:  # the same layout, other numbers
+        w.append(ROOT, np.full(100, -1.5, dtype=np.float32))
+        w.append(H, -BIG)
+        w.append(H2, np.full((2, 3), -2.0))
+        w.append(OUT, np.full(4, -3.0, dtype=np.float32), keep_data=False)
+    assert (other / SHARD).stat().st_size == (t / SHARD).stat().st_size
+    with open_trace(t) as tr:
+        with open(other / SHARD, "rb") as src, open(t / SHARD, "r+b") as dst:
+            dst.write(src.read())
+        os.utime(t / SHARD, ns=(tr._shards.identities[0][3],) * 2)  # even with its old mtime
+        for seq in (0, 1, 2):
+            with pytest.raises(CorruptTraceError) as err:
+                tr.read(seq)
+            assert "\n" not in str(err.value) and str(t / SHARD) in str(err.value)
+
+
+def test_text_attributes_are_fixed_length_and_a_variable_length_one_is_refused_unread(tmp_path: Path) -> None:
+    """Format 1.2 writes no text attribute as a variable-length string: HDF5 reads those from a
+    global heap collection, and one flipped size there made HDF5 (1.14.6 and 2.0.0) loop forever
+    in ``info``. A variable-length text attribute in a 1.2 shard is refused before it is read."""
+    t = make(tmp_path / "t")
+    with h5py.File(t / SHARD, "r") as f:
+        assert int(f.attrs["format_minor"]) == 2
+        texts = {k: f.attrs.get_id(k).get_type() for k in ("format", "recording", "meta", "summary")}
+        algorithm = f["crc32"].attrs.get_id("algorithm").get_type()
+    assert all(tid.get_class() == h5py.h5t.STRING and not tid.is_variable_str() for tid in [*texts.values(), algorithm])
+    with h5py.File(t / SHARD, "r+") as f:
+        f.attrs["recording"] = f.attrs["recording"].decode()  # the same text, variable-length
+    with pytest.raises(HostileTraceError, match="attribute recording: is a variable-length string"):
+        open_trace(t)
+    assert_one_line_error(cli("info", t), str(t / SHARD), "variable-length")

@@ -5,28 +5,41 @@ No plotting library: the plots are inline SVG, so the page is small and opens of
 from __future__ import annotations
 
 import re
-import shutil
+import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from browser import HOW_TO_GET, chromium
 from padiff_trace.analyzer._html import write_html
+from test_analyzer_helpers import toy_model
 
 from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriter, analyzer
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (make test installs it)")
+
+@pytest.fixture(autouse=True, scope="module")
+def _browser() -> None:
+    """A headless browser renders every page here: found, or installed where this user may
+    (tests/browser.py says so on the terminal); else these tests skip with what to do."""
+    if chromium() is None:
+        pytest.skip(HOW_TO_GET)
+
 
 EVIL = '<img src=x onerror="document.body.setAttribute(\'data-pwned\',\'1\')">'
 BIDI = "layer4\u202egnp.exe\x1b[2J"  # a bidi override and a terminal escape in a module name
 EVIL_SCRIPT = "</script><script>document.body.setAttribute('data-pwned','2')</script>"
 
 
-def _trace(path: Path, framework: str, bug: bool, names: list[str]) -> None:
+def _trace(path: Path, framework: str, bug: bool, names: list[str], *, input_bug: bool = False,
+           meta: dict[str, Any] | None = None) -> None:
+    """A model of Linear layers; ``bug``: layer 2's output is off; ``input_bug``: the model's input is."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 8)).astype(np.float32)
-    meta = {"framework": framework, "framework_version": "x", "tags": {"model": EVIL}}
+    if input_bug:
+        x = x + np.float32(1e-2)
+    meta = {"framework": framework, "framework_version": "x", "tags": {"model": EVIL}, **(meta or {})}
     with TraceWriter(path, meta) as w:
         call = 0
         w.append(RecordHeader(0, Phase.FORWARD, Kind.MODEL_INPUT, "", "Net", 0, -1, 0, "args[0]"), x)
@@ -54,9 +67,11 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _dom(url: str, tmp: Path) -> str:
+    browser = chromium()
+    assert browser is not None  # the module's fixture skipped otherwise
     out = subprocess.run(
         [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             f"--user-data-dir={tmp / 'profile'}", "--virtual-time-budget=8000", "--dump-dom", url,
         ],
@@ -105,3 +120,84 @@ def test_control_and_bidi_characters_are_shown_as_escapes(page: Path, tmp_path: 
     body = dom.split("<body", 1)[1].split('<script type="application/json"', 1)[0]
     assert "\u202e" not in body and "\x1b" not in body
     assert "layer4\\u202egnp.exe\\x1b[2J" in body
+
+
+def _plots(dom: str) -> list[str]:
+    """Each error plot of a page's DOM, in order (forward, then backward)."""
+    return re.findall(r'<svg class="plot".*?</svg>', dom, re.S)
+
+
+@pytest.fixture(scope="module")
+def input_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A comparison whose first divergence is the model's input (every output follows from it)."""
+    d = tmp_path_factory.mktemp("html_input")
+    names = [f"layer{i}" for i in range(6)]
+    _trace(d / "a.trace", "paddle", bug=False, names=names, input_bug=True)
+    _trace(d / "b.trace", "torch", bug=False, names=names)
+    report = analyzer.compare(d / "a.trace", d / "b.trace", quiet=True)
+    assert report.first_divergence is not None and report.first_divergence.pair.role == "model_input"
+    return write_html(report, d / "report.html")
+
+
+@pytest.fixture(scope="module")
+def grad_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy model whose first (and only) divergence is a parameter gradient."""
+    d = tmp_path_factory.mktemp("html_grad")
+    report = analyzer.compare(toy_model(d / "a", "paddle", grad_bug=True), toy_model(d / "b", "torch"), quiet=True)
+    assert report.first_divergence is not None and report.first_divergence.pair.role == "param_grad"
+    return write_html(report, d / "report.html")
+
+
+@pytest.mark.parametrize(("fixture", "role", "plot", "where"), [
+    ("input_page", "model_input", 0, "before"),  # before the forward plot's first output
+    ("grad_page", "param_grad", 1, "after"),  # after the backward plot's last output gradient
+])
+def test_first_divergence_of_a_kind_not_drawn_is_marked(fixture: str, role: str, plot: int, where: str, tmp_path: Path,
+                                                         request: pytest.FixtureRequest) -> None:
+    """A first divergence the plots do not draw (a model input, a parameter gradient) is marked
+    at the nearest point drawn, on one plot, labelled, and its tooltip says what it is."""
+    dom = _dom(request.getfixturevalue(fixture).as_uri(), tmp_path)
+    plots = _plots(dom)
+    marked = [k for k, svg in enumerate(plots) if '<line class="first' in svg]
+    assert marked == [plot], (marked, len(plots))
+    svg = plots[plot]
+    assert '<line class="first nearest"' in svg  # dashed: a point standing for it
+    assert f"first divergence: {role}, {where} this point</text>" in svg
+    tips = re.findall(r"<title>(first divergence[^<]*)</title>", svg)
+    assert len(tips) == 1 and tips[0].startswith(f"first divergence: {role} ") and "Not drawn on this plot" in tips[0]
+
+
+def test_legend_explains_every_marker_drawn(page: Path, input_page: Path, grad_page: Path, tmp_path: Path) -> None:
+    """Each error plot's legend has an entry for each kind of marker it draws (failing pair ✕,
+    amplifier ◇, first divergence line), and none for a kind it does not draw."""
+    seen: set[str] = set()
+    for url in (page.as_uri(), input_page.as_uri(), grad_page.as_uri()):
+        for svg in _plots(_dom(url, tmp_path)):
+            drawn = {kind for kind, tag in (("fail", '<path class="fail"'), ("amp", '<path class="amp"'),
+                                            ("first", '<line class="first')) if tag in svg}
+            legend = set(re.findall(r'<g class="legend-mark" data-mark="(\w+)">', svg))
+            assert legend == drawn, (legend, drawn)
+            seen |= drawn
+    assert seen == {"fail", "amp", "first"}  # every kind was checked on some plot
+
+
+def test_traces_section_shows_command_and_tags_readably(tmp_path: Path) -> None:
+    """The Traces section shows tags as key=value (not a dict repr) and the command without the
+    pipeline's internal ``record --job FILE --watch-parent PID`` arguments, or the user's command
+    where the trace records one; trace strings stay escaped and visible."""
+    internal = shlex.join(["__main__.py", "record", "--job", "out/jobs/paddle_model.json", "--watch-parent", "987654321"])
+    names = [f"layer{i}" for i in range(3)]
+    _trace(tmp_path / "a.trace", "paddle", bug=False, names=names,
+           meta={"command": internal, "tags": {"model": "bert", "note": "a b, c", "odd": BIDI, "html": EVIL}})
+    _trace(tmp_path / "b.trace", "torch", bug=False, names=names,
+           meta={"command": internal, "user_command": f"python train.py --lr 0.1 --name {BIDI}", "tags": {}})
+    page = write_html(analyzer.compare(tmp_path / "a.trace", tmp_path / "b.trace", quiet=True), tmp_path / "report.html")
+    dom = _dom(page.as_uri(), tmp_path)
+    traces = dom.split("<h2>Traces</h2>", 1)[1].split("<script", 1)[0]
+    assert "--job" not in traces and "paddle_model.json" not in traces and "987654321" not in traces
+    assert "__main__.py record" in traces and "not recorded" in traces  # what is left, and why
+    assert "python train.py --lr 0.1 --name layer4\\u202egnp.exe\\x1b[2J" in traces
+    for tag in ("model=bert", "note=a b, c", "odd=layer4\\u202egnp.exe\\x1b[2J", "html=&lt;img src=x"):
+        assert f'<span class="tag">{tag}' in traces, tag
+    assert "{" not in traces and "&#x27;" not in traces and "\u202e" not in traces and "\x1b" not in traces
+    assert "<img" not in traces

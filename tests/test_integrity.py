@@ -148,7 +148,7 @@ def test_unknown_kind_is_skipped_unknown_phase_dropped(tmp_path: Path) -> None:
 def test_malformed_meta_attribute_is_reported(tmp_path: Path) -> None:
     t = make(tmp_path / "t")
     with h5py.File(t / "shard-000000.h5", "r+") as f:
-        f.attrs["meta"] = "{not json"
+        f.attrs["meta"] = np.bytes_(b"{not json")  # fixed-length, as the writer stores text
     with open_trace(t) as tr:
         assert tr.meta["producer"] == "padiff-trace"  # from another shard
         assert {d.what for d in tr.damage} == {"root attributes", "attribute meta"}

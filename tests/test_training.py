@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from browser import HOW_TO_GET, chromium
 
 pytestmark = pytest.mark.slow
 
@@ -151,9 +151,6 @@ def test_replay_changes_only_the_replayed_randomness(tmp_path: Path) -> None:
         assert {r.position for r in tb.select(kind=Kind.RANDOM)} == {"replayed"}
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def test_two_hundred_steps_per_step_view(tmp_path: Path) -> None:
     """A subtle optimizer difference (AdamW weight decay 0.0102 vs 0.01) over 200 steps: the
     per-step view names the first step off the noise floor in the terminal, report.json and
@@ -174,11 +171,12 @@ def test_two_hundred_steps_per_step_view(tmp_path: Path) -> None:
     ranked = [s["amplifier"] for s in steps if s["amplifier"]]  # each step's strongest
     assert ranked and all(a["ratio"] > 1 for a in ranked)
     assert all(a["ratio"] <= doc["amplifiers"][0]["ratio"] for a in ranked) and "step" in doc["amplifiers"][0]
-    if CHROMIUM is None:
-        pytest.skip("chromium not installed (make test installs it)")
+    browser = chromium()
+    if browser is None:
+        pytest.skip(HOW_TO_GET)
     page = tmp_path / "report" / "report.html"
     dom = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=8000", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=180,
     ).stdout

@@ -14,14 +14,14 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from padiff_trace import RecordingFailedError, UserError
+from padiff_trace import RecordingFailedError, UserError, __version__
 
 if TYPE_CHECKING:
     from padiff_trace.recorder import RecordOptions
 
-__all__ = ["main", "console", "build_parser"]
+__all__ = ["main", "console", "build_parser", "colour_wanted"]
 
 _COMMAND_MODULES = ("_info", "_record", "_compare", "_archive", "_check")
 
@@ -42,6 +42,7 @@ def build_parser(*, record_options: type[RecordOptions] | None = None) -> argpar
         epilog="Typical use: padiff-trace run paddle_spec.py torch_spec.py --out runs/v1",
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMAND_MODULES:
         module = importlib.import_module(f"{__name__}.{name}")
@@ -78,6 +79,12 @@ def console() -> NoReturn:
         sys.stderr.flush()
         os._exit(130)
     raise SystemExit(code)
+
+
+def colour_wanted(stream: TextIO) -> bool:
+    """ANSI colour on ``stream``: only a terminal, and never when the user set NO_COLOR to a
+    non-empty value (https://no-color.org: an empty NO_COLOR means it is not set)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
 def _say_interrupted() -> None:
@@ -117,7 +124,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         return int(args.handler(args) or 0)
     except UserError as exc:  # paths and names in it may hold control characters: shown as escapes
-        print(f"padiff-trace: error: {visible(str(exc))}", file=sys.stderr)
+        print(f"padiff-trace: error: {visible(exc.cli_text())}", file=sys.stderr)
         return 2
     except RecordingFailedError as exc:  # carries the child's one-line error
         print(f"padiff-trace: error: {visible(str(exc))}", file=sys.stderr)

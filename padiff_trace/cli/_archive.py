@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import sys
+import unicodedata
+from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +28,28 @@ def tag_pair(text: str) -> tuple[str, str]:
     return key, value
 
 
+def _width(text: str) -> int:
+    """Terminal columns ``text`` takes: East Asian wide characters two, combining marks none."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def column_widths(rows: Sequence[Sequence[str]]) -> list[int]:
+    """Each column as wide as its widest cell (cells already ``visible``: escapes are wider)."""
+    return [max((_width(r[i]) for r in rows if i < len(r)), default=0) for i in range(max(map(len, rows)))]
+
+
+def table_row(cells: Sequence[str], widths: Sequence[int], right: Container[int] = ()) -> str:
+    """One line of a table: each cell padded to its column's width, ``right`` the columns aligned
+    right; the last cell (free text) is not padded."""
+    out = []
+    for i, cell in enumerate(cells):
+        pad = " " * (widths[i] - _width(cell)) if i < len(cells) - 1 else ""
+        out.append(pad + cell if i in right else cell + pad)
+    return " ".join(out)
+
+
 def print_catalog(entries: list[CatalogEntry], root: Path) -> None:
-    head = f"{'trace':<34} {'model':<14} {'version':<10} {'framework':<18} {'device':<7} {'created':<19} {'steps':>5} {'size':>9}  state"
-    print(head)
+    rows = [["trace", "model", "version", "framework", "device", "created", "steps", "size", "state"]]
     for e in entries:
         rel = str(e.path.relative_to(root)) if e.path != root else "."
         fw = f"{e.framework} {e.framework_version}".strip()
@@ -36,10 +58,11 @@ def print_catalog(entries: list[CatalogEntry], root: Path) -> None:
             state = ("UNREADABLE: " if _DENIED in e.error else "DAMAGED: ") + e.error
         elif e.damaged:
             state = f"{state}, {e.health}"
-        print(visible(
-            f"{rel[:34]:<34} {e.model[:14]:<14} {e.version[:10]:<10} {fw[:18]:<18} {e.device[:7]:<7} "
-            f"{e.created[:19]:<19} {e.steps:>5} {e.size_bytes / 2**20:>7.1f}MB  {state}"
-        ))
+        cells = [rel, e.model, e.version, fw, e.device, e.created[:19], str(e.steps), f"{e.size_bytes / 2**20:.1f}MB", state]
+        rows.append([visible(c) for c in cells])  # names from a trace or a path may hold control characters
+    widths = column_widths(rows)  # whole names: a cut path could not be told from its neighbours
+    for r in rows:
+        print(table_row(r, widths, right={6, 7}))
     if not entries:
         print("(no traces)")
 
@@ -75,19 +98,26 @@ def _history(args: argparse.Namespace) -> int:
         raise UserError(f"{root}: no readable traces match {' '.join(f'{k}={v}' for k, v in args.tag) or 'the filter'}")
     baseline = Path(args.baseline) if args.baseline else entries[0].path
     print(visible(f"baseline: {baseline}"))
-    print(f"{'version':<12} {'created':<19} {'framework':<10} {'verdict':<9} {'out max|a-b|':>12} {'out rel-L2':>10}  first divergence")
+    head = ["version", "created", "framework", "verdict", "out max|a-b|", "out rel-L2", "first divergence"]
+    # rows print as each comparison ends, so the widths come from what is known up front: the
+    # names, the longest verdict; the numbers (%.3e, %.2e) are never wider than their headers
+    known = [[visible(e.version or e.path.name), visible(e.created[:19]), visible(e.framework)] for e in entries]
+    widths = column_widths([head, *known, ["", "", "", "incomplete"]])
+    right = {4, 5}
+    print(table_row(head, widths, right))
     worst = 0
-    for e in tqdm(entries, desc="history", unit="trace", leave=False, disable=len(entries) < 3):
+    # the bar only on a terminal: in a log file its redraws would be lines of noise
+    for e, cells in zip(tqdm(entries, desc="history", unit="trace", leave=False,
+                             disable=len(entries) < 3 or not sys.stderr.isatty()), known, strict=True):
         if e.path.resolve() == baseline.resolve():
-            print(visible(f"{e.version or e.path.name:<12} {e.created[:19]:<19} {e.framework:<10} {'baseline':<9}"))
+            print(table_row([*cells[:3], "baseline"], widths, right))
             continue
         report = analyzer.compare(e.path, baseline, mapping=args.mapping, quiet=True)
         mx, rl = _output_error(report)
         d = report.first_divergence
-        where = "-" if d is None else f"{d.pair.a.name} [{d.pair.a.module_type}]"
-        verdict = report.verdict.lower()
+        where = "-" if d is None else visible(f"{d.pair.a.name} [{d.pair.a.module_type}]")
         worst = max(worst, report.exit_code)
         fmx = "-" if mx is None else f"{mx:.3e}"
         frl = "-" if rl is None else f"{rl:.2e}"
-        print(visible(f"{e.version or e.path.name:<12} {e.created[:19]:<19} {e.framework:<10} {verdict:<9} {fmx:>12} {frl:>10}  {where}"))
+        print(table_row([*cells[:3], report.verdict.lower(), fmx, frl, where], widths, right))
     return worst

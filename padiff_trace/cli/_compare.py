@@ -9,6 +9,7 @@ from typing import Any
 
 from padiff_trace import visible
 
+from . import colour_wanted
 from ._failures import writing
 
 __all__ = ["register"]
@@ -79,7 +80,7 @@ def _compare(args: argparse.Namespace) -> int:
             analyzer.write_html(report, args.html)
     text = report.summary_text()
     text = text.splitlines()[0] if args.quiet else text
-    print(_colour(text) if sys.stdout.isatty() else text)
+    print(_colour(text) if colour_wanted(sys.stdout) else text)
     if args.report and not args.quiet:
         print(visible(f"report written to {args.report}"))
     return report.exit_code

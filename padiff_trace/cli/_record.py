@@ -8,6 +8,7 @@ a new option is one field, not an edit here.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -188,19 +189,26 @@ def _record(args: argparse.Namespace) -> int:
     if args.watch_parent:
         pipeline.watch_parent(args.watch_parent)
     job = _job(args)
+    before = _files(Path(job.out))
     start = time.perf_counter()
     try:
         out = pipeline.record(job, single_step_from=args.single_step_from)
     except PadiffTraceError:  # ours (a full disk, bad input): one line, never blamed on the model
         raise
-    except Exception as exc:  # the user's model raised: show their traceback, keep the trace
-        traceback.print_exc()
+    except Exception as exc:  # the user's code raised
+        spec = Path(job.spec)
+        who, line = _raiser(exc, spec)
+        # the spec did not load or could not build its model: a first-run mistake, said in one
+        # line at its place in the spec; a crash while recording keeps its traceback, to debug
+        if who not in _SETUP or args.verbose:
+            traceback.print_exc()
+        after = _files(Path(job.out))  # an earlier trace left there is not this recording's
         kept = (
             f"; everything recorded before it is in {visible(str(job.out))} (marked incomplete)"
-            if Path(job.out).exists() else "; nothing was recorded"
+            if after is not None and after != before else "; nothing was recorded"
         )
-        who = _raiser(exc, Path(job.spec))
-        print(f"padiff-trace: error: {who} raised {type(exc).__name__}: {visible(str(exc))}{kept}", file=sys.stderr)
+        at = "" if line is None else f"{visible(str(spec))}:{line}: "
+        print(f"padiff-trace: error: {at}{who} raised {type(exc).__name__}: {visible(str(exc))}{kept}", file=sys.stderr)
         return 2  # exit 1 means a divergence, only
     with open_trace(out) as tr:
         n, size = len(tr), tr.size_bytes()
@@ -214,20 +222,38 @@ def _record(args: argparse.Namespace) -> int:
 
 # the spec's functions (README "Spec files"); an error raised in another one is the model's
 _SPEC_FUNCTIONS = ("model", "inputs", "loss", "optimizer", "clip_grad")
+_SPEC_TOP = "the spec file"  # its top level raised while it was imported
+_SETUP = (_SPEC_TOP, "the spec's model()")  # raisers before anything is recorded: one line, no traceback
 
 
-def _raiser(exc: BaseException, spec: Path) -> str:
-    """Who raised ``exc``: the spec function whose frame is outermost in the spec file (its
-    ``inputs()``, ``loss()``...), else the model."""
+def _raiser(exc: BaseException, spec: Path) -> tuple[str, int | None]:
+    """Who raised ``exc`` - the spec function whose frame is outermost in the spec file (its
+    ``inputs()``, ``loss()``...), the spec file's top level, else the model - and the spec
+    file's line nearest the raise (None: no frame of the spec file)."""
     try:
         where = spec.resolve()
     except OSError:
-        return "the model"
-    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        return "the model", None
+    who, line = "the model", None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
         code = frame.f_code
-        if code.co_name in _SPEC_FUNCTIONS and Path(code.co_filename).resolve() == where:
-            return f"the spec's {code.co_name}()"
-    return "the model"
+        if Path(code.co_filename).resolve() != where:
+            continue
+        line = lineno
+        if who == "the model" and code.co_name in _SPEC_FUNCTIONS:
+            who = f"the spec's {code.co_name}()"
+        elif who == "the model" and code.co_name == "<module>":
+            who = _SPEC_TOP
+    return who, line
+
+
+def _files(path: Path) -> dict[str, tuple[int, int]] | None:
+    """The files in directory ``path`` by inode and modification time (None: no directory): a
+    failed recording compares them with the files there before it, to tell whether it wrote any."""
+    try:
+        return {e.name: (e.inode(), e.stat().st_mtime_ns) for e in os.scandir(path)}
+    except OSError:
+        return None
 
 
 def _say(line: str) -> None:

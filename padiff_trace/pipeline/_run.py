@@ -7,13 +7,14 @@ import dataclasses
 import json
 import logging
 import os
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from padiff_trace import RecordingFailedError, TraceExistsError, TraceWriteError, UserError, analyzer, is_trace
+from padiff_trace import RecordingFailedError, TraceExistsError, TraceWriteError, UserError, analyzer, command_line, is_trace
 from padiff_trace.analyzer import Report
 from padiff_trace.recorder import RecordJob, RecordOptions
 
@@ -72,9 +73,9 @@ def _check_free(traces: RunTraces, report_dir: Path) -> None:
     """Without ``force``: refuse before recording anything if an output is already there."""
     for t in dataclasses.astuple(traces):
         if t is not None and is_trace(t):
-            raise TraceExistsError(f"{t}: a trace already exists here (pass --force to replace it)")
+            raise TraceExistsError(f"{t}: a trace already exists here (pass force=True to replace it)")
     if report_dir.is_dir() and any(report_dir.iterdir()):
-        raise TraceExistsError(f"{report_dir}: a report already exists here (pass --force to replace it)")
+        raise TraceExistsError(f"{report_dir}: a report already exists here (pass force=True to replace it)")
 
 
 def _failed(what: str, rc: int, error: str | None) -> RecordingFailedError:
@@ -147,7 +148,9 @@ def run(
         raise TraceWriteError.from_os(out_dir, "create the output directory", exc) from exc
     mapping_s = os.fspath(mapping) if mapping is not None else None
     run_id = uuid.uuid4().hex  # in every trace's metadata; B waits for A's trace of this run
-    base = RecordJob("", "", record or RecordOptions(), steps=steps, dtype=dtype, overwrite=force, run_id=run_id)
+    # the recorders' progress bars reach our stderr through a pipe: shown when ours is a terminal
+    base = RecordJob("", "", record or RecordOptions(), steps=steps, dtype=dtype, overwrite=force, run_id=run_id,
+                     progress=sys.stderr.isatty(), command=command_line())
     source = str(trace_a) if replay else None
 
     def job(spec: str, trace: Path, *, cross_framework: bool = True, **changes: Any) -> RecordJob:
