@@ -315,10 +315,6 @@ def _unpaired(al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None)
     return out
 
 
-def _tol_text(t: Tolerance) -> str:
-    return f"{t.mode} atol={t.atol:g} rtol={t.rtol:g}"
-
-
 # ---------------------------------------------------------------- rounding or bug
 @dataclass
 class _Context:

@@ -8,7 +8,6 @@ docs/analyzer.md), ``pairs.csv`` and ``report.html``, all replaced together (``_
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["PairResult", "Report", "Divergence", "Amplifier", "SCHEMA_VERSION", "alignment_text"]
 
 SCHEMA_VERSION = 1
-_FWD_ROLES = ("model_input", "input", "output", "probe", "loss")
 _BLOCK = 1 << 16  # pairs turned into Python numbers at a time
 _EPS = {"float64": 2.2e-16, "float32": 1.2e-7, "float16": 9.8e-4, "bfloat16": 7.8e-3}
 
@@ -359,10 +357,6 @@ def _first_nonfinite(v: TraceView) -> Record | None:
         return None
     bad = np.flatnonzero((v.trace.stat_columns("nan", "inf") > 0).any(axis=1))
     return v.trace[int(t["seq"][bad[0]])] if len(bad) else None
-
-
-def _finite(x: float) -> float:
-    return x if math.isfinite(x) else 1e300
 
 
 def _cls(dtype: str) -> str:

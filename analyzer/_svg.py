@@ -39,6 +39,7 @@ SERIES = (("max_abs", "max |a-b|", "#1f77b4"), ("mean_abs", "mean |a-b|", "#2ca0
 _FAIL, _AMP = "l8 8m0 -8l-8 8", "l6 6l-6 6l-6 -6z"  # marker paths after their first point: a cross, a diamond
 _TIPS = 1000  # pairs up to which every position has a tooltip (~230 bytes each); beyond, the marked ones
 _POINTS = 2000  # points per curve at most
+_DOTS = 60  # per-step series up to this many values also draw each one as a dot
 
 
 class FirstMark(NamedTuple):
@@ -249,8 +250,9 @@ def series_plot(title: str, xs: Sequence[int], series: Sequence[tuple[str, str, 
     else:
         lo = min(float(c.min()) for c in finite) if finite else 0.0
         hi = max(float(c.max()) for c in finite) if finite else 1.0
-        if hi <= lo:
-            hi = lo + (abs(lo) or 1.0)
+        if hi <= lo:  # one value (or all equal): centred, a tenth of it either side
+            pad = abs(lo) * 0.1 or 1.0
+            lo, hi = lo - pad, hi + pad
     pw, ph = W - _L - _R, H - _T - _B
     x0, x1 = (min(xs), max(xs)) if n else (0, 1)
 
@@ -280,6 +282,8 @@ def series_plot(title: str, xs: Sequence[int], series: Sequence[tuple[str, str, 
             d = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts[:_POINTS])
             out.append(f'<polyline class="series" data-series="{escape(label)}" fill="none" stroke="{colour}" '
                        f'stroke-width="1.5" points="{d}"/>')
+            if len(pts) <= _DOTS:  # a line needs two points: each value of a short run is a dot too
+                out += [f'<circle class="pt" cx="{px:.1f}" cy="{py:.1f}" r="2.5" fill="{colour}"/>' for px, py in pts]
         out.append(f'<text class="legend" x="{_L + 8 + 170 * k}" y="{_T + 14}" fill="{colour}">{escape(label)}</text>')
     out.append("</svg>")
     return "".join(out)

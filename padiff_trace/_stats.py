@@ -169,7 +169,6 @@ def stats_dict(row: np.ndarray) -> dict[str, float]:
     return {name: float(v) for name, v in zip(STAT_FIELDS, row)}
 
 
-_MANY_LOGICAL = frozenset(("float16", "float32", "float64"))
 MANY_MAX_ELEMS = 4096  # tensors up to this size may be summarised in batches
 
 

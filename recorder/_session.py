@@ -72,6 +72,7 @@ class Recorder:
         self._types: dict[str, str] = {}
         self._stack = StackCapture(adapter.framework_modules(), full=options.full_stack, plumbing=adapter.call_plumbing())
         self._calls: list[_Call] = []
+        self._ops_seen = 0  # op calls with a tensor result made inside a module's forward
         self._call_counts: Counter[str] = Counter()
         self._next_call = 0
         self._step = 0
@@ -132,6 +133,9 @@ class Recorder:
         if self._ops is not None:
             self._ops.close()  # restores the framework's functions
             self._ops = None
+            if self.options.ops and not self._ops_seen and not failed and not self.options.ops_internal:
+                logger.warning("ops: no op was called from the model's own code (its forward is the framework's "
+                               "layers); ops_internal (--ops-internal) also records the ops inside those layers")
         self._adapter.remove(self._handles)
         self._handles.clear()
         if self._base_limit is not None:
@@ -310,6 +314,7 @@ class Recorder:
         outs = [(pos, leaf) for pos, leaf in flatten(out, "out", is_tensor) if is_tensor(leaf)]
         if not outs:
             return  # shape queries and the like
+        self._ops_seen += 1
         key = f"{path}\0op:{name}"
         idx = self._call_counts[key]
         self._call_counts[key] += 1

@@ -100,6 +100,15 @@ def test_readme_case1_simple_layer(tmp_path: Path) -> None:
     assert (d / "paddle.trace").is_dir() and (d / "torch.trace").is_dir() and (d / "report" / "report.json").is_file()
 
 
+def test_auto_diff_output_is_not_interleaved_with_info_log_lines(tmp_path: Path) -> None:
+    """Importing paddle sets the root logger to INFO: our weight-map and alignment lines used to
+    land between auto_diff's own printed lines. A script, in a process of its own."""
+    proc = subprocess.run([sys.executable, str(EXAMPLES / "case1_simple.py")], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0 and PASSED in proc.stdout, proc.stderr[-2000:]
+    assert "INFO" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+
+
 @pytest.mark.parametrize("name", ["case2_layer_mapping", "case2_layermap_class"])
 def test_readme_case2_multihead_attention_layer_map(tmp_path: Path, name: str) -> None:
     _, out = run_example(name, tmp_path)

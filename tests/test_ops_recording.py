@@ -166,3 +166,22 @@ def test_torch_mode_removed_after_recording(tmp_path):
     with pytest.raises(ValueError), recorder.record(m, tmp_path / "t2", ops=True):
         raise ValueError("x")
     assert torch._C._len_torch_function_stack() == 0
+
+
+@pytest.mark.parametrize("fw", FWS)
+def test_ops_on_a_model_of_framework_layers_only_says_how_to_see_their_ops(fw, tmp_path, caplog):
+    """A forward that is all framework layers calls no op from the user's code: ``ops=True``
+    alone records nothing new, and says so, naming ``ops_internal`` (``--ops-internal``)."""
+    if fw == "torch":
+        torch.manual_seed(0)
+        plain, x = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()), torch.ones(2, 8)
+    else:
+        plain, x = paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.ReLU()), paddle.ones([2, 8])
+    with caplog.at_level("WARNING", logger="padiff_trace"), recorder.record(plain, tmp_path / "plain", ops=True):
+        plain(x)
+    assert any("ops_internal (--ops-internal)" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    m, x = _make(fw)
+    with caplog.at_level("WARNING", logger="padiff_trace"), recorder.record(m, tmp_path / "own", ops=True):
+        m(x)
+    assert not any("ops_internal" in r.getMessage() for r in caplog.records)

@@ -199,3 +199,14 @@ def test_plot_size_is_bounded_for_big_models() -> None:
     assert small.count("<title>") == 50 and small.count("<polyline") == 3 and 'class="amp"' in small
     big = error_plot([pair(i) for i in range(50_000)], "t", 3, {7})
     assert len(big) < 500_000 and big.count("<polyline") == 3 and big.count("<title>") <= 1002
+
+
+def test_a_step_series_of_one_value_is_drawn() -> None:
+    """Two steps where only step 0 has a loss: a polyline of one point draws nothing, so each
+    value of a short series is also a dot (the demo's loss plot was empty)."""
+    from padiff_trace.analyzer._svg import series_plot
+
+    svg = series_plot("loss", [0, 1], [("loss A", "#1f77b4", [0.5, None]), ("loss B", "#ff7f0e", [0.5, None])], log=False)
+    assert svg.count('<circle class="pt"') == 2
+    long = series_plot("loss", list(range(200)), [("loss A", "#1f77b4", [1.0 + k for k in range(200)])], log=True)
+    assert '<circle class="pt"' not in long and "<polyline" in long

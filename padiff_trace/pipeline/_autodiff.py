@@ -11,12 +11,14 @@ points to; ``padiff-trace compare`` repeats the comparison from there.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,6 +215,28 @@ def auto_diff(
         logger.warning("diff_phase='forward': one step, no optimizer (as in PaDiff)")
     if settings.single_step or not settings.backward:
         settings = dataclasses.replace(settings, steps=1)
+    with _info_not_logged():
+        return _auto_diff(layer, module, example_inp, settings, lmap, loss_fn, loss_fns, optimizer, optimizers, out)
+
+
+@contextlib.contextmanager
+def _info_not_logged() -> Iterator[None]:
+    """auto_diff prints its own summary; our INFO lines (weight maps, alignment counts) would
+    interleave with it, since importing paddle sets the root logger to INFO. Unless the user set
+    a level for the ``padiff_trace`` loggers, only warnings and errors are logged meanwhile."""
+    log = logging.getLogger("padiff_trace")
+    if log.level != logging.NOTSET:
+        yield
+        return
+    log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        log.setLevel(logging.NOTSET)
+
+
+def _auto_diff(layer: Any, module: Any, example_inp: Any, settings: AutoDiffSettings, lmap: Any, loss_fn: Any,
+               loss_fns: Any, optimizer: Any, optimizers: Any, out: Any) -> AutoDiffResult:
     a, b = make_sides((layer, module), example_inp, _pairs(loss_fn, loss_fns, "loss_fn", "loss_fns"),
                       _pairs(optimizer, optimizers, "optimizer", "optimizers"))
     translation = translate(lmap, (layer, module), (a.framework, b.framework))
