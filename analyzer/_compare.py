@@ -124,7 +124,11 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
         ctx.pool = None
         bar.close()
     ctx.measured.clear()
-    absorb_unused_inputs(table.finish())
+    table.finish()
+    if not (ta.meta.get("single_step") or tb.meta.get("single_step")):
+        # a single-step recording runs each module on the other model's inputs: its outputs
+        # agreeing says nothing about the inputs it computed itself (recorded, not used)
+        absorb_unused_inputs(table)
     conventions = apply_conventions(table, va, vb)
     optimizer = optimizer_diff(va, vb, wm)
     if not _explicit(opts):

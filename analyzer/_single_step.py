@@ -56,40 +56,50 @@ def single_step_plan(this: str | os.PathLike[str], other: str | os.PathLike[str]
 
 
 def local_vs_accumulated(accumulated: Any, local: Any, top: int = 15) -> tuple[list[dict[str, Any]], str]:
-    """Per module call: output error of the normal run next to the single-step run.
+    """Per module call: output error of the normal run next to the single-step run; phase
+    ``input``: the error of a module's input as the model computed it from the plan's values one
+    module earlier, i.e. of the parent's own code between its children (a function, not a module).
 
     Both arguments are ``Report`` objects comparing the same reference (A) with the
-    normal and the single-step recording of the other model. Rows are ranked by local
-    error (relative L2 of the forward output; backward: of the output gradient).
-    """
+    normal and the single-step recording of the other model. Rows are ranked first by whether
+    the local error fails the comparison's tolerance (beyond the noise floor: a module's own
+    error, not rounding), then by local error (relative L2 of the forward output; backward: of
+    the output gradient). Tiny gradients have large relative errors that are rounding: ranked
+    by relative L2 alone, they came before a planted bug."""
 
-    def errors(report: Any) -> dict[tuple[str, str, int, str], float]:
+    def errors(report: Any) -> tuple[dict[tuple[str, str, int, str], float], set[tuple[str, str, int, str]]]:
         out: dict[tuple[str, str, int, str], float] = {}
+        failed: set[tuple[str, str, int, str]] = set()
         for p in report.pairs:
-            if p.role in ("output", "grad_output") and p.metrics is not None and p.step == 0:
+            if p.role in ("output", "grad_output", "input") and p.metrics is not None and p.step == 0:
                 key = (p.role, p.a.module, p.a.call_index, p.a.position)
                 out[key] = max(out.get(key, 0.0), float(p.metrics.rel_l2))
-        return out
+                if not p.passed:
+                    failed.add(key)
+        return out, failed
 
-    acc, loc = errors(accumulated), errors(local)
+    (acc, _), (loc, loc_failed) = errors(accumulated), errors(local)
     types = {(p.a.module): p.a.module_type for p in local.pairs}
     rows = [
         {
-            "phase": "forward" if role == "output" else "backward",
+            "phase": {"output": "forward", "input": "input", "grad_output": "backward"}[role],
             "module": mod,
             "module_type": types.get(mod, ""),
             "call_index": idx,
             "position": pos,
             "local_rel_l2": loc[key],
+            "local_failed": key in loc_failed,
             "accumulated_rel_l2": acc.get(key, float("nan")),
         }
         for key in loc
         for role, mod, idx, pos in [key]
     ]
-    rows.sort(key=lambda r: -r["local_rel_l2"])
-    lines = ["Local (single-step) vs accumulated error, ranked by local error (relative L2):", ""]
-    lines.append(f"  {'phase':<8} {'module':<40} {'local':>10} {'accum.':>10}")
+    rows.sort(key=lambda r: (not r["local_failed"], -r["local_rel_l2"]))
+    lines = ["Local (single-step) vs accumulated error, ranked by local error beyond the noise floor",
+             "(* fails the tolerance on its own inputs), then by relative L2:", ""]
+    lines.append(f"  {'phase':<8} {'module':<40} {'local':>11} {'accum.':>10}")
     for r in rows[:top]:
         name = f"{r['module'] or '<root>'}#{r['call_index']}"
-        lines.append(f"  {r['phase']:<8} {name[:40]:<40} {r['local_rel_l2']:>10.2e} {r['accumulated_rel_l2']:>10.2e}")
+        star = "*" if r["local_failed"] else " "
+        lines.append(f"  {r['phase']:<8} {name[:40]:<40} {r['local_rel_l2']:>10.2e}{star} {r['accumulated_rel_l2']:>10.2e}")
     return rows, "\n".join(lines)

@@ -253,6 +253,7 @@ class Recorder:
             self._next_call += 1
             self._calls.append(call)
             replaced = None
+            own = (args, kwargs)  # single-step: recorded as computed here, run on the plan's values
             if self._single is not None and parent >= 0:
                 replaced = self._single.inputs(self._step, path, idx, args, kwargs)
                 if replaced is not None:
@@ -268,11 +269,14 @@ class Recorder:
             if not (want_in or want_igrad):
                 return replaced
             header = RecordHeader(self._step, Phase.FORWARD, kind, path, mtype, call.call, parent, idx, stack=call.stack)
-            for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
-                h = dataclasses.replace(header, position=pos)
-                if want_in:
-                    self._sink.emit(h, leaf)
-                if want_igrad and self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
+            # the input as this model computed it (in single-step: from the plan's values one module
+            # earlier, so a difference is the parent's own code: a function between its children)
+            if want_in:
+                for pos, leaf in flatten_call(*own, self._adapter.is_tensor):
+                    self._sink.emit(dataclasses.replace(header, position=pos), leaf)
+            for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor) if want_igrad else ():
+                if self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
+                    h = dataclasses.replace(header, position=pos)
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_INPUT))
             if flush_after:
                 self._sink.flush()

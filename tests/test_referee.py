@@ -201,3 +201,17 @@ def test_single_step_localizes_planted_bug(tmp_path: Path, a_fw: str, bug: str, 
     assert len(failed - {module}) >= 3, sorted(failed)
     accumulated = [r for r in rows if r["phase"] == phase and r["module"] != module and r["accumulated_rel_l2"] > 1e-5]
     assert len(accumulated) >= 3 and all(r["local_rel_l2"] < 1e-5 for r in accumulated)
+
+
+def test_single_step_names_code_between_modules_first(tmp_path: Path) -> None:
+    """The demo's planted bug is a function between two modules (GELU's tanh form inside
+    ``layers.2``): single-step used to record the replayed inputs, so it never showed, and
+    ranked by relative L2 alone the rounding of tiny gradients came first. The input a module
+    gets from its parent's own code is now recorded as computed and ranks first, failing."""
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    out = tmp_path / "run"
+    _cli("run", str(examples / "transformer_paddle.py"), str(examples / "transformer_torch.py"), "--out", str(out),
+         "--single-step", ok=(1,))
+    rows = json.loads((out / "report" / "single_step.json").read_text())["rows"]
+    assert (rows[0]["phase"], rows[0]["module"], rows[0]["local_failed"]) == ("input", "layers.2.dropout", True), rows[:3]
+    assert not any(r["local_failed"] for r in rows if r["phase"] == "backward"), [r for r in rows if r["local_failed"]]
