@@ -17,6 +17,7 @@ from padiff_trace.arrays import kind_of
 from ._metric_table import Metrics
 from ._sums import INDEX, SUM_FIELDS, empty_sums, merge, pair_kernel, shift_index
 from ._tolerance import Tolerance
+from ._ulp import FORMAT_KINDS, array_format, fill_ulp, ulp_format
 
 __all__ = ["BLOCK", "Accumulator", "Metrics"]
 
@@ -27,6 +28,7 @@ _N, _ARG, _MAX_ABS, _SUM_ABS = INDEX["n"], INDEX["arg"], INDEX["max_abs"], INDEX
 _MAX_REL, _SUM_REL, _AB, _AA, _BB, _DD = (INDEX[k] for k in ("max_rel", "sum_rel", "ab", "aa", "bb", "dd"))
 _SUM_ABS_B, _FAIL = INDEX["sum_abs_b"], INDEX["fail"]
 _NAN_A, _NAN_B, _INF_A, _INF_B, _NAN_MIS, _INF_MIS = (INDEX[k] for k in ("nan_a", "nan_b", "inf_a", "inf_b", "nan_mis", "inf_mis"))
+_ULP = tuple(INDEX[k] for k in ("bits_n", "same_bits", "ulp_n", "ulp_max", "ulp_sum"))
 _EXACT_KINDS = "iub"  # integer, unsigned, bool: compared exactly, in their own dtype
 
 
@@ -40,12 +42,20 @@ class Accumulator:
     from them with in-place ufuncs and BLAS dot products: about 17 in-cache passes, no
     temporary arrays. Integer and bool pairs under an exact tolerance count the elements that
     differ in their own dtype (an int64 off by one above 2**53 still differs).
+
+    ULP distances and bit-identical elements (``analyzer/_ulp.py``) are measured in the format
+    of ``dtypes`` (the pair's logical dtypes: bfloat16 arrives decoded as float32), or of the
+    arrays' dtypes when not given; the C kernel measures them where it converts to that format,
+    else ``fill_ulp`` does.
     """
 
-    def __init__(self, tol: Tolerance, tiny: float, generic: bool = False) -> None:
+    def __init__(self, tol: Tolerance, tiny: float, generic: bool = False,
+                 dtypes: tuple[str, str] | None = None) -> None:
         self.tol = tol
         self.tiny = tiny
         self.generic = generic
+        self._ulp_given = dtypes is not None
+        self.ulp_format = ulp_format(*dtypes) if dtypes is not None else None
         self.sums = empty_sums()  # the record of every element folded so far
         self._empty = True  # nothing folded yet: the first chunk's record is copied (merging into the identity)
         self._chunk = np.empty(len(SUM_FIELDS))
@@ -60,10 +70,18 @@ class Accumulator:
         if k is not None and a.size:
             ka, kb = kind_of(a), kind_of(b)
             if ka is not None and kb is not None:
-                k.pair(a, ka, b, kb, self.tol.atol, self.tol.rtol, self.tiny, self._chunk, self.generic)
+                fmt = self._format(a, b)
+                ukind = FORMAT_KINDS[fmt] if fmt is not None else ""
+                if not k.pair(a, ka, b, kb, self.tol.atol, self.tol.rtol, self.tiny, self._chunk, self.generic, ukind) \
+                        and fmt is not None:  # a conversion the kernel does not make
+                    fill_ulp(self._chunk, a, b, fmt, _ULP)
                 self._fold(self._chunk, offset)
                 return
         self.add_numpy(a, b, offset)
+
+    def _format(self, a: np.ndarray, b: np.ndarray) -> str | None:
+        """The format this pair's ULP distances are measured in (None: not measured)."""
+        return self.ulp_format if self._ulp_given else array_format(a, b)
 
     def _fold(self, chunk: np.ndarray, offset: int) -> None:
         shift_index(chunk, offset)
@@ -117,6 +135,9 @@ class Accumulator:
         np.divide(x, y, out=x)
         r[_MAX_REL] = float(x.max())
         r[_SUM_REL] = float(x.sum())
+        fmt = self._format(a, b)
+        if fmt is not None:
+            fill_ulp(r, a, b, fmt, _ULP)
         return r
 
     def merge(self, o: Accumulator) -> None:

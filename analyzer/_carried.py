@@ -25,6 +25,13 @@ import numpy as np
 
 from ._boundary import value_key as _value_key
 from ._pairtable import PairTable
+from ._precision import pair_eps
+
+
+def rounding_max(t: PairTable) -> np.ndarray:
+    """Per row: the largest relative error that can be rounding (``ROUNDING_MAX``, or 8 eps of
+    the pair's less precise dtype: 6e-2 bfloat16, 8e-3 float16)."""
+    return np.maximum(ROUNDING_MAX, _ROUNDING_EPS * pair_eps(t))
 
 __all__ = ["CARRY_FACTOR", "DRIFT_FACTOR", "ROUNDING_MAX", "absorb_carried_rounding", "absorb_training_drift"]
 
@@ -34,6 +41,7 @@ CARRY_FACTOR = 1.5
 DRIFT_FACTOR = 30.0
 _DERIVED = ("output", "grad_output", "grad_input", "param_grad", "loss", "input")
 ROUNDING_MAX = 1e-3  # relative errors above this are not fp32 rounding, carried or not
+_ROUNDING_EPS = 8.0  # ... nor, in a pair where a side is bfloat16/float16 (autocast), above 8 eps of that dtype
 # reasons of pairs that passed on their numbers (their relative error is rounding)
 _BY_NUMBERS = ("within the noise floor", "carried rounding")
 
@@ -56,6 +64,7 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
     made_code = t.roles.index(made_role)
     cp_col, step_col, roles = t.col("cp"), t.col("step"), t.col("role")
     rel = t.metric("rel_l2")
+    rmax: np.ndarray | None = None
     n = 0
     for s in np.unique(step_col[rows_mask]).tolist():
         rows = np.flatnonzero(rows_mask & (step_col == s) & (cp_col >= 0))
@@ -64,6 +73,8 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
         passed, measured = t.passed, t.measured
         if passed[rows].all():
             continue
+        if rmax is None:
+            rmax = rounding_max(t)
         in_rel: dict[int, float] = {}
         in_bad: set[int] = set()
         carried: set[tuple[Any, ...]] = set()
@@ -78,7 +89,7 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str) -> int:
             why_ok = t.reasons.get(i, "")
             if ok and why_ok and not why_ok.startswith(_BY_NUMBERS):
                 r = math.nan  # passed for another reason (a mask, a flag): its error says nothing of rounding
-            if r > ROUNDING_MAX:
+            if r > rmax[i]:
                 r = math.nan  # too large to be rounding, however it was judged: carries nothing
             if roles[i] != made_code:  # what the call receives
                 if not ok and measured[i]:
@@ -123,7 +134,7 @@ def absorb_training_drift(t: PairTable) -> int:
     """Rounding carried through training: from step 1 on, both sides compute from weights that
     already differ by their rounding (the weight pairs of the step passed, at relative error
     ``drift``). A value computed from them (output, gradient, loss) that fails by at most
-    ``DRIFT_FACTOR`` x ``drift`` (and ``ROUNDING_MAX``) follows from that drift; the weights
+    ``DRIFT_FACTOR`` x ``drift`` (and ``rounding_max``) follows from that drift; the weights
     themselves are never excused here, so an optimizer bug (the weights leave their floor)
     keeps failing. Returns how many pairs passed."""
     if not len(t):
@@ -133,16 +144,19 @@ def absorb_training_drift(t: PairTable) -> int:
     if not weights.any():
         return 0
     derived = t.role_mask(*_DERIVED) & ~t.passed & t.measured & (step_col >= 1)
+    if not derived.any():
+        return 0
     n = 0
+    rmax = rounding_max(t)
     for s in np.unique(step_col[derived]).tolist():
         w = rel[weights & (step_col == s)]
         w = w[np.isfinite(w)]
         drift = float(w.max()) if len(w) else 0.0
         if not drift > 0:
             continue
-        bound = min(ROUNDING_MAX, DRIFT_FACTOR * drift)
         for i in np.flatnonzero(derived & (step_col == s)).tolist():
             r, reason = float(rel[i]), t.reasons.get(i, "")
+            bound = min(float(rmax[i]), DRIFT_FACTOR * drift)
             if not (math.isfinite(r) and r <= bound) or "NaN" in reason or "Inf" in reason or "shape" in reason:
                 continue
             t.set_verdict(i, True, f"rounding carried by training: the weights of step {s} already differ by rel-L2 "

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._dataorder import data_sentences
+from ._environment import explaining
 from ._optimizer import update_sentences
 from ._randomness import randomness_sentences
 
@@ -40,11 +41,50 @@ def diagnose(report: Report) -> list[Finding]:
     d = report.first_divergence
     if d is not None:
         out += _divergence(report, d)
+        out += _environment_explains(report, d)
     return out
 
 
+def _environment(report: Report) -> list[Finding]:
+    """The numerics settings that differ (TF32, threads, oneDNN, ...): said before anything else."""
+    diffs = report.environment
+    if not diffs:
+        return []
+    head = Finding("environment_difference", f"environment differences that can change numbers: {len(diffs)} "
+                   "setting(s) differ between the two recordings", "comparison")
+    return [head, *(Finding("environment_difference", x.text(), "comparison") for x in diffs)]
+
+
+def _environment_explains(report: Report, d: Divergence) -> list[Finding]:
+    """A differing setting that acts on the kind of op the first divergence is (TF32 and a matmul)."""
+    p = d.pair
+    if p.role in ("model_input", "input", "param"):
+        return []  # data given to the model, or weights as initialised: no kernel computed them
+    rel = p.metrics.rel_l2 if p.metrics is not None and not p.metrics.uncomparable else None
+    out, too_large = [], []
+    for x, name, fits in explaining(report.environment, [p.a.module_type, p.b.module_type], rel, p.a.dtype):
+        if not fits:
+            too_large.append(x.label)
+            continue
+        how = "may explain it" if "*" in x.effect.kinds else "can explain it"
+        switch = f"; to remove the difference: {x.effect.switch}" if x.effect.switch else ""
+        out.append(Finding(
+            "environment_explains",
+            f"the first divergence is in a {name} call, and {x.label} differs (A {x.shown('a')}, B {x.shown('b')}), "
+            f"which {how}: {x.effect.effect}{switch}",
+            hint=True,
+        ))
+    if too_large and not out:
+        out.append(Finding(
+            "environment_ruled_out",
+            f"the first divergence's error (rel-L2 {rel:.2e}) is far larger than the differing settings that act on a "
+            f"{p.a.module_type} call make ({'; '.join(too_large)}): they do not explain it",
+        ))
+    return out[:3]
+
+
 def _comparison(report: Report) -> list[Finding]:
-    out: list[Finding] = []
+    out: list[Finding] = _environment(report)  # first: it can explain everything below
     if report.same_trace:
         out.append(Finding("same_trace", "A and B are the same trace: it is compared with itself", "comparison"))
     for why in report.missing:
@@ -92,9 +132,15 @@ def _comparison(report: Report) -> list[Finding]:
     for c in report.conventions:
         if c.get("kind") == "convention":
             out.append(Finding("convention", str(c["text"]), "comparison"))
+    # A and B computed some outputs in different dtypes (autocast): said before any divergence it explains
+    prec = getattr(report, "precision", None)
+    if prec is not None:
+        d0 = report.first_divergence
+        out += [Finding(code, text, "comparison", hint) for code, text, hint in prec.sentences(d0.pair.index if d0 else None)]
     noisy = int((t.within_noise & t.has_metrics & (t.metric("max_abs") > 0)).sum()) if len(t) else 0
     if noisy:
-        out.append(Finding("noise_floor", f"within the estimated fp32 noise floor: {noisy} of {len(t)} pairs",
+        low = {"bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}.get(prec.lowest or "", "fp32") if prec else "fp32"
+        out.append(Finding("noise_floor", f"within the estimated {low} noise floor: {noisy} of {len(t)} pairs",
                            "comparison"))
     return out
 

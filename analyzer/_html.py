@@ -151,6 +151,24 @@ def _findings_html(findings: list[Finding]) -> str:
     return f'<ul class="diagnosis">{items}</ul>' if items else ""
 
 
+def _environment_html(report: Report) -> str:
+    """The box near the top: numerics settings that differ between the two recordings."""
+    diffs = report.environment
+    if not diffs:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_E(x.label)}</td><td>{_E(x.shown('a'))}</td><td>{_E(x.shown('b'))}</td>"
+        f"<td style=\"white-space:normal\">{_E(x.effect.effect)}"
+        + (' <span class="muted">(a GPU setting: no effect here, both ran on CPU)</span>' if x.inert else "")
+        + f"</td><td style=\"white-space:normal\">{_E(x.effect.switch or '')}</td></tr>"
+        for x in diffs
+    )
+    return ('<div class="environment" style="border:1px solid #b26a00;background:#fff8e1;padding:0.4em 0.8em;'
+            'margin:0.8em 0"><b>Environment differences that can change numbers</b>'
+            "<table><tr><th>setting</th><th>A</th><th>B</th><th>known effect</th><th>to remove it</th></tr>"
+            f"{rows}</table></div>")
+
+
 def _stack_html(frames: Any) -> str:
     lines = [f"{f.file}:{f.line} in {f.function}\n    {f.source}" for f in frames] or ["(no user frames)"]
     return f'<div class="stack">{_E(chr(10).join(lines))}</div>'
@@ -288,7 +306,8 @@ def write_page(report: Report, out: TextIO) -> None:
 <p>A <b>{_E(str(report.a.framework))}</b> {_E(report.a.path)} vs B <b>{_E(str(report.b.framework))}</b> {_E(report.b.path)}
 (reference). {len(t)} pairs, {len(report.failed)} failing: activations/grads {failed['pairs']},
 weights {failed['weights']}, parameter grads {failed['param_grads']}. Tolerance: {_E(report._tol_text())}.</p>
-{_findings_html([f for f in report.diagnosis if f.topic != "first_divergence"])}
+{_environment_html(report)}
+{_findings_html([f for f in report.diagnosis if f.topic != "first_divergence" and f.code != "environment_difference"])}
 <h2>Error along the model</h2>{_plots(report)}
 <h2>First divergence</h2>{_divergence_html(report)}
 <h2>Top error amplifiers</h2><ol>{amps or "<li>none</li>"}</ol>

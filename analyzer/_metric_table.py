@@ -69,6 +69,15 @@ def _rel_l2(s: Sums) -> float:
     return math.sqrt(s["dd"]) / nb if nb > 0 else (0.0 if s["dd"] == 0 else math.inf)
 
 
+def _per(key: str, of: str) -> Callable[[Sums], float]:
+    """``key / of``; NaN where nothing was measured (not a float pair, or no element)."""
+    return lambda s: s[key] / s[of] if s[of] > 0 else math.nan
+
+
+def _ulp_max(s: Sums) -> float:
+    return s["ulp_max"] if s["ulp_n"] > 0 else math.nan
+
+
 def _count(key: str) -> Callable[[Sums], float]:
     return lambda s: int(s[key])
 
@@ -100,6 +109,14 @@ METRICS: dict[str, MetricDef] = _rows(
     MetricDef("nan_b", _count("nan_b"), "d", "NaN in B", show=frozenset()),
     MetricDef("inf_a", _count("inf_a"), "d", "Inf in A", show=frozenset()),
     MetricDef("inf_b", _count("inf_b"), "d", "Inf in B", show=frozenset()),
+    MetricDef("ulp_max", _ulp_max, ".6g",
+              "largest distance in units in the last place of the pair's format (the lower-precision dtype; "
+              "NaN and one-sided Inf left out, +0 vs -0 is 0); NaN when not a float pair", "max ULP",
+              show=frozenset(("csv", "html"))),
+    MetricDef("ulp_mean", _per("ulp_sum", "ulp_n"), ".4g", "mean ULP distance", show=frozenset(("csv",))),
+    MetricDef("identical", _per("same_bits", "bits_n"), ".6g",
+              "share of elements bit-identical in the pair's format (same-bit NaNs count, +0 vs -0 does not); "
+              "NaN when not a float pair", "identical", show=frozenset(("csv", "html"))),
 )
 
 

@@ -74,7 +74,7 @@ def measure(
         get_a = lambda s, e, checks: _read(a, s, e, checks=checks)  # noqa: E731
     get_b: _Reader = lambda s, e, checks: _read(b, s, e, checks=checks)  # noqa: E731
     tasks = [(s, min(n, s + piece)) for s in range(0, n, piece)] or [(0, 0)]
-    accs = [Accumulator(tol, tiny) for _ in range(workers)]
+    accs = [Accumulator(tol, tiny, dtypes=(a.dtype, b.dtype)) for _ in range(workers)]
 
     def work(k: int) -> None:
         # worker k takes tasks k, k + workers, ... in order: the summation order never depends on

@@ -85,7 +85,7 @@ class PairTable(Sequence["PairResult"]):
         self.metric_names = tuple(METRICS)
         self._ints = frozenset(n for n, d in METRICS.items() if d.fmt == "d")
         # counts other than ``n`` (NaN and Inf counts) are nearly always 0: kept by row only when
-        # one is not (``counts``), so the dense matrix holds the other metrics (72 bytes a pair, not 128)
+        # one is not (``counts``), so the dense matrix holds the other metrics (96 bytes a pair, not 152)
         self._sparse = tuple(n for n in self.metric_names if n in self._ints and n != "n")
         self._dense = tuple(n for n in self.metric_names if n not in self._sparse and n != "n")
         self._dense_at = {n: j for j, n in enumerate(self._dense)}

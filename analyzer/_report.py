@@ -21,11 +21,13 @@ from padiff_trace.matching import WeightMap
 
 from ._culprit import Located, locate
 from ._diagnosis import Finding, diagnose
+from ._environment import EnvDifference, environment_differences
 from ._formats import write_report
 from ._metric_table import METRICS
 from ._metrics import DEFAULT_TOLERANCES
 from ._optimizer import OptimizerDiff
 from ._pairtable import PAIR_SECTIONS, PairResult, PairSubset, PairTable, pair_section, record_dict
+from ._precision import precision_diff
 from ._randomness import RandomDraws
 from ._steps import first_off, step_rows
 from ._text import alignment_text, summary_text
@@ -99,6 +101,8 @@ class Report:
         self.conventions: list[dict[str, Any]] = list(conventions or ())
         self.randomness = randomness  # each trace's random draws inside forward (replayed or not)
         self.optimizer = optimizer  # the two optimizers compared (None: neither trace has one)
+        # numerics settings that differ between the two recordings (TF32, threads, oneDNN, ...: ``_environment``)
+        self.environment: list[EnvDifference] = environment_differences(a.trace.meta, b.trace.meta)
         self.first_divergence = self._first_divergence()
         self.amplifiers, by_step = self._amplifiers()
         self.first_nonfinite = {"a": _first_nonfinite(a), "b": _first_nonfinite(b)}
@@ -106,6 +110,7 @@ class Report:
         for row in self.steps:  # amplifiers ranked within a step: each step's strongest
             x = by_step.get(row["step"])
             row["amplifier"] = None if x is None else {"a": x.call_pair.a.label, "b": x.call_pair.b.label, "ratio": x.ratio}
+        self.precision = precision_diff(pairs, a, b)  # outputs computed in different dtypes (autocast, ``_precision``)
         self.diagnosis: list[Finding] = diagnose(self)  # what it means, for every renderer
 
     @property
@@ -198,7 +203,9 @@ class Report:
                 drift = own.get((call.step, call.module))
                 if drift is not None and drift > worst["in"][g]:
                     worst["in"][g] = drift
-        eps = np.fromiter((_EPS[_cls(t.record(int(r), 0).dtype)] for r in first_out[groups]), np.float64, len(groups))
+        # the less precise side's eps: an fp32 call paired with its bf16 autocast twin rounds at bf16
+        eps = np.fromiter((max(_EPS[_cls(t.record(int(r), s).dtype)] for s in (0, 1)) for r in first_out[groups]),
+                          np.float64, len(groups))
         ratio = worst["out"][groups] / np.maximum(worst["in"][groups], eps) if len(groups) else np.zeros(0)
         del eps
         # a container whose jump is explained by a call inside it is not the culprit
@@ -325,10 +332,12 @@ class Report:
             ],
             "first_nonfinite": {k: (record_dict(r) if r else None) for k, r in self.first_nonfinite.items()},
             "diagnosis": [f.as_dict() for f in self.diagnosis],
+            "environment": [x.as_dict() for x in self.environment],
             "steps": self.steps,
             "first_step_off": first_off(self.steps),
             "optimizer": self.optimizer.as_dict() if self.optimizer is not None else None,
             "randomness": {k: r.as_dict() for k, r in zip("ab", self.randomness)} if self.randomness else None,
+            "precision": self.precision.as_dict(),
             "metric_descriptions": {name: d.description for name, d in METRICS.items()},
         }
         return {**head, **sections} if pairs else head

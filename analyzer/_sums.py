@@ -57,6 +57,12 @@ SUM_FIELDS: tuple[SumField, ...] = (
     SumField("inf_b", "sum", "Inf in B"),
     SumField("nan_mis", "sum", "NaN on one side only"),
     SumField("inf_mis", "sum", "Inf on one side only, or Infs of opposite sign"),
+    # distance in units of the format (analyzer/_ulp.py): float pairs only, 0 for others
+    SumField("bits_n", "sum", "elements whose bit patterns were compared"),
+    SumField("same_bits", "sum", "elements with identical bit patterns"),
+    SumField("ulp_n", "sum", "elements with a ULP distance (no NaN, no one-sided Inf)"),
+    SumField("ulp_max", "max", "largest ULP distance (0 when ulp_n is 0)"),
+    SumField("ulp_sum", "sum", "sum of ULP distances"),
 )
 NAMES: tuple[str, ...] = tuple(f.name for f in SUM_FIELDS)
 SUMS = np.dtype([(name, "<f8") for name in NAMES])

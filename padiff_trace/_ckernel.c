@@ -417,7 +417,8 @@ static PyObject *k_summary(PyObject *self, PyObject *args) {
  * analyzer/_sums.py declares the same fields with their merge rules (SUM_FIELDS) and checks
  * them against PAIR_FIELDS when it loads this module. Adding a sum: a name here, a row there. */
 #define PAIR_SUMS(X) X(n) X(arg) X(max_abs) X(sum_abs) X(max_rel) X(sum_rel) X(ab) X(aa) X(bb) X(dd) \
-    X(sum_abs_b) X(fail) X(nan_a) X(nan_b) X(inf_a) X(inf_b) X(nan_mis) X(inf_mis)
+    X(sum_abs_b) X(fail) X(nan_a) X(nan_b) X(inf_a) X(inf_b) X(nan_mis) X(inf_mis) \
+    X(bits_n) X(same_bits) X(ulp_n) X(ulp_max) X(ulp_sum)
 #define PS_FIELD(f) double f;
 #define PS_NAME(f) "," #f
 typedef struct { PAIR_SUMS(PS_FIELD) } pair_sums;
@@ -582,18 +583,203 @@ __attribute__((target("avx2"))) static int mt_f32_block_256(const float *pa, con
 }
 #endif
 
-/* pair(a, kind_a, b, kind_b, atol, rtol, tiny, out, generic=False) -> None: fills ``out`` (a writable
- * buffer of len(PAIR_FIELDS) doubles) with the sums of this chunk, see PAIR_SUMS. ``generic``: the
- * portable path even where AVX2 is available (tests compare the two). */
+/* ------------------------------------------------------------------ distance in units of the format
+ * analyzer/_ulp.py is the reference and says what is measured: the bit patterns of both sides in
+ * the pair's format (the other side rounded to it, to nearest even), identical ones counted, and
+ * the distance of their monotone integers (sign set: -(bits & ~sign)) maximised and summed exactly;
+ * NaN, or an Inf against anything but the same Inf, has no distance. Formats of 16 and 32 bits run
+ * in 32-bit lanes (a distance is below 2**32), float64 in 64-bit ones; the loops have no branches
+ * (signs are random: a branch would be mispredicted half the time), so they vectorise. */
+
+typedef void (*bits_fn)(const char *src, Py_ssize_t start, Py_ssize_t m, void *dst);
+
+static inline uint32_t f32_to_bf16(uint32_t u) {
+    uint32_t h = u >> 16, q = h & 0x7f ? h : h | 0x40; /* NaN: sign and upper payload, quiet where it would vanish */
+    uint32_t r = (u + 0x7fffu + (h & 1u)) >> 16;       /* round to nearest even */
+    return (u & 0x7fffffffu) > 0x7f800000u ? q : r;    /* selects, no branch: vectorises */
+}
+
+static inline uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* patterns of 16 and 32 bits go to uint32_t, of 64 bits to uint64_t */
+static void bits_u16(const char *src, Py_ssize_t start, Py_ssize_t m, void *dst) {
+    const uint16_t *p = (const uint16_t *)src + start;
+    uint32_t *d = (uint32_t *)dst;
+    for (Py_ssize_t i = 0; i < m; i++) d[i] = p[i];
+}
+
+static void bits_u32(const char *src, Py_ssize_t start, Py_ssize_t m, void *dst) {
+    memcpy(dst, (const uint32_t *)src + start, (size_t)m * sizeof(uint32_t));
+}
+
+static void bits_u64(const char *src, Py_ssize_t start, Py_ssize_t m, void *dst) {
+    memcpy(dst, (const uint64_t *)src + start, (size_t)m * sizeof(uint64_t));
+}
+
+static void bits_f_b(const char *src, Py_ssize_t start, Py_ssize_t m, void *dst) {
+    const uint32_t *p = (const uint32_t *)src + start;
+    uint32_t *d = (uint32_t *)dst;
+    for (Py_ssize_t i = 0; i < m; i++) d[i] = f32_to_bf16(p[i]);
+}
+
+static void bits_e_b(const char *src, Py_ssize_t start, Py_ssize_t m, void *dst) {
+    const uint16_t *p = (const uint16_t *)src + start;
+    uint32_t *d = (uint32_t *)dst;
+    for (Py_ssize_t i = 0; i < m; i++) d[i] = f32_to_bf16(f32_bits((float)half_to_double(p[i])));
+}
+
+static void bits_d_f(const char *src, Py_ssize_t start, Py_ssize_t m, void *dst) {
+    const double *p = (const double *)src + start;
+    uint32_t *d = (uint32_t *)dst;
+    for (Py_ssize_t i = 0; i < m; i++) d[i] = f32_bits((float)p[i]);
+}
+
+static void bits_d_b(const char *src, Py_ssize_t start, Py_ssize_t m, void *dst) {
+    const double *p = (const double *)src + start;
+    uint32_t *d = (uint32_t *)dst;
+    for (Py_ssize_t i = 0; i < m; i++) d[i] = f32_to_bf16(f32_bits((float)p[i]));
+}
+
+/* the bit patterns of kind ``k`` in format ``u``; NULL: a rounding left to numpy (to float16).
+ * ``direct``: 1 when the stored bytes are the patterns (float32 read in place, no copy). */
+static bits_fn pick_bits(char k, char u, int *direct) {
+    *direct = k == u && k == 'f';
+    if (k == u) return k == 'd' ? bits_u64 : k == 'f' ? bits_u32 : bits_u16;
+    if (u == 'b') return k == 'f' ? bits_f_b : k == 'e' ? bits_e_b : k == 'd' ? bits_d_b : NULL;
+    if (u == 'f' && k == 'd') return bits_d_f;
+    return NULL;
+}
+
+typedef struct {
+    int w;
+    uint64_t expm;
+    uint64_t bits_n, same, n, max;
+#ifdef __SIZEOF_INT128__
+    unsigned __int128 sum;
+#else
+    uint64_t sum_hi, sum_lo; /* the 32-bit halves of the distances, summed apart */
+#endif
+} ulp_acc;
+
+static inline void ulp_add_sum(ulp_acc *a, uint64_t hi, uint64_t lo, int shift) {
+#ifdef __SIZEOF_INT128__
+    a->sum += ((unsigned __int128)hi << shift) + lo;
+#else
+    if (shift == 16) { /* at most 2**43: normalise to 32-bit halves */
+        lo += (hi & 0xffffu) << 16;
+        hi >>= 16;
+    }
+    a->sum_lo += lo;
+    a->sum_hi += hi + (a->sum_lo >> 32);
+    a->sum_lo &= 0xffffffffu;
+#endif
+}
+
+static double ulp_total(const ulp_acc *a) {
+#ifdef __SIZEOF_INT128__
+    return (double)a->sum; /* correctly rounded, as Python's float(int) */
+#else
+    return ldexp((double)a->sum_hi, 32) + (double)a->sum_lo;
+#endif
+}
+
+/* one block (at most BLK elements) of 16- or 32-bit patterns: every count fits 32 bits */
+static inline __attribute__((always_inline)) void ulp32_body(const uint32_t *x, const uint32_t *y, Py_ssize_t m,
+                                                             ulp_acc *a) {
+    const int top = a->w - 1;
+    const uint32_t mag = (1u << top) - 1, expm = (uint32_t)a->expm;
+    uint32_t same = 0, n = 0, mx = 0, hi = 0, lo = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        uint32_t bx = x[i], by = y[i];
+        uint32_t sx = 0u - (bx >> top), sy = 0u - (by >> top); /* all ones: negative */
+        uint32_t ox = ((bx & mag) ^ sx) - sx, oy = ((by & mag) ^ sy) - sy; /* monotone, as int32 */
+        uint32_t lt = 0u - (uint32_t)((int32_t)ox < (int32_t)oy);
+        uint32_t eq = bx == by, fin = ((bx & expm) != expm) & ((by & expm) != expm);
+        uint32_t d = (((ox - oy) ^ lt) - lt) & (0u - fin); /* |ox - oy| < 2**32; no distance: 0 */
+        same += eq;
+        n += fin | (eq & ((bx & mag) == expm)); /* equal infinities are 0 apart */
+        mx = d > mx ? d : mx;
+        hi += d >> 16;
+        lo += d & 0xffffu;
+    }
+    a->bits_n += (uint64_t)m;
+    a->same += same;
+    a->n += n;
+    if (mx > a->max) a->max = mx;
+    ulp_add_sum(a, hi, lo, 16);
+}
+
+static inline __attribute__((always_inline)) void ulp64_body(const uint64_t *x, const uint64_t *y, Py_ssize_t m,
+                                                             ulp_acc *a) {
+    const uint64_t mag = ((uint64_t)1 << 63) - 1, expm = a->expm;
+    uint64_t same = 0, n = 0, mx = a->max, hi = 0, lo = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        uint64_t bx = x[i], by = y[i];
+        uint64_t sx = (uint64_t)0 - (bx >> 63), sy = (uint64_t)0 - (by >> 63);
+        uint64_t ox = ((bx & mag) ^ sx) - sx, oy = ((by & mag) ^ sy) - sy;
+        uint64_t lt = (uint64_t)0 - (uint64_t)((int64_t)ox < (int64_t)oy);
+        uint64_t eq = bx == by, fin = ((bx & expm) != expm) & ((by & expm) != expm);
+        uint64_t d = (((ox - oy) ^ lt) - lt) & ((uint64_t)0 - fin); /* exact in uint64: |ox - oy| < 2**64 */
+        same += eq;
+        n += fin | (eq & ((bx & mag) == expm));
+        mx = d > mx ? d : mx;
+        hi += d >> 32;
+        lo += d & 0xffffffffu;
+    }
+    a->bits_n += (uint64_t)m;
+    a->same += same;
+    a->n += n;
+    a->max = mx;
+    ulp_add_sum(a, hi, lo, 32);
+}
+
+typedef void (*ulp_block_fn)(const void *, const void *, Py_ssize_t, ulp_acc *);
+
+static void ulp_block_generic(const void *x, const void *y, Py_ssize_t m, ulp_acc *a) {
+    if (a->w == 64) ulp64_body((const uint64_t *)x, (const uint64_t *)y, m, a);
+    else ulp32_body((const uint32_t *)x, (const uint32_t *)y, m, a);
+}
+
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static void ulp_block_avx2(const void *x, const void *y, Py_ssize_t m, ulp_acc *a) {
+    if (a->w == 64) ulp64_body((const uint64_t *)x, (const uint64_t *)y, m, a);
+    else ulp32_body((const uint32_t *)x, (const uint32_t *)y, m, a);
+}
+#endif
+
+/* pair(a, kind_a, b, kind_b, atol, rtol, tiny, out, generic=False, ulp="") -> bool: fills ``out`` (a
+ * writable buffer of len(PAIR_FIELDS) doubles) with the sums of this chunk, see PAIR_SUMS. ``generic``:
+ * the portable path even where AVX2 is available (tests compare the two). ``ulp``: the kind of the
+ * format ULP distances are measured in ("": none); True when the ULP sums were filled, False when
+ * not asked or when a side needs a rounding this kernel does not make (its fields are then 0). */
 static PyObject *k_pair(PyObject *self, PyObject *args) {
     PyObject *oa, *ob, *oout;
-    const char *ka, *kb;
+    const char *ka, *kb, *ku = "";
     double atol, rtol, tiny;
     int generic = 0;
-    if (!PyArg_ParseTuple(args, "OsOsdddO|p", &oa, &ka, &ob, &kb, &atol, &rtol, &tiny, &oout, &generic)) return NULL;
+    if (!PyArg_ParseTuple(args, "OsOsdddO|ps", &oa, &ka, &ob, &kb, &atol, &rtol, &tiny, &oout, &generic, &ku))
+        return NULL;
     loader_fn la, lb;
     Py_ssize_t sa, sb, na, nb;
     if (kind_info(ka, &la, &sa) < 0 || kind_info(kb, &lb, &sb) < 0) return NULL;
+    bits_fn ua = NULL, ub = NULL;
+    int da = 0, db = 0;
+    ulp_acc u;
+    memset(&u, 0, sizeof u);
+    if (ku[0]) {
+        loader_fn lu;
+        Py_ssize_t su;
+        if (kind_info(ku, &lu, &su) < 0) return NULL;
+        u.w = (int)su * 8;
+        u.expm = ku[0] == 'd' ? 0x7ff0000000000000ULL : ku[0] == 'f' ? 0x7f800000u : ku[0] == 'e' ? 0x7c00u : 0x7f80u;
+        ua = pick_bits(ka[0], ku[0], &da);
+        ub = pick_bits(kb[0], ku[0], &db);
+        if (!ua || !ub) ua = ub = NULL;
+    }
     Py_buffer vo;
     if (PyObject_GetBuffer(oout, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) return NULL;
     if (vo.len != (Py_ssize_t)sizeof(pair_sums)) {
@@ -629,8 +815,21 @@ static PyObject *k_pair(PyObject *self, PyObject *args) {
     int f32 = fast && la == load_f32 && lb == load_f32;
     RELEASE_GIL(na)
     double x[BLK], y[BLK];
+    uint64_t bx[BLK], by[BLK]; /* the block's bit patterns in the ULP format (uint32_t below 64 bits) */
+    ulp_block_fn ulpf = ulp_block_generic;
+#ifdef HAVE_AVX2_PATH
+    if (fast) ulpf = ulp_block_avx2;
+#endif
     for (Py_ssize_t s = 0; s < na; s += BLK) {
         Py_ssize_t m = na - s < BLK ? na - s : BLK;
+        if (ua) { /* while the block is in L1 */
+            const void *px = bx, *py = by;
+            if (da) px = (const uint32_t *)va.buf + s;
+            else ua((const char *)va.buf, s, m, bx);
+            if (db) py = (const uint32_t *)vb.buf + s;
+            else ub((const char *)vb.buf, s, m, by);
+            ulpf(px, py, m, &u);
+        }
 #ifdef HAVE_AVX2_PATH
         if (f32 && mt_f32_block_256((const float *)va.buf + s, (const float *)vb.buf + s, m, s, atol, rtol, tiny, &a))
             continue;
@@ -644,14 +843,15 @@ static PyObject *k_pair(PyObject *self, PyObject *args) {
         .max_rel = a.max_rel, .sum_rel = kval(&a.sum_rel), .ab = kval(&a.ab), .aa = kval(&a.aa), .bb = kval(&a.bb),
         .dd = kval(&a.dd), .sum_abs_b = kval(&a.sum_abs_b), .fail = a.fail, .nan_a = (double)a.nan_a,
         .nan_b = (double)a.nan_b, .inf_a = (double)a.inf_a, .inf_b = (double)a.inf_b, .nan_mis = (double)a.nan_mis,
-        .inf_mis = (double)a.inf_mis,
+        .inf_mis = (double)a.inf_mis, .bits_n = (double)u.bits_n, .same_bits = (double)u.same, .ulp_n = (double)u.n,
+        .ulp_max = (double)u.max, .ulp_sum = ulp_total(&u),
     };
     memcpy(vo.buf, &o, sizeof o);
     ACQUIRE_GIL()
     PyBuffer_Release(&va);
     PyBuffer_Release(&vb);
     PyBuffer_Release(&vo);
-    Py_RETURN_NONE;
+    return PyBool_FromLong(ua != NULL);
 }
 
 /* avx2() -> True when this build has the AVX2 paths and this CPU runs them (``generic=False`` uses them) */
@@ -915,7 +1115,8 @@ static PyMethodDef methods[] = {
     {"summary", k_summary, METH_VARARGS,
      "summary(buffer, kind, copy_to=None) -> (min, max, mean, std, mean_abs, l2, nan, inf)"},
     {"fletcher32", k_fletcher32, METH_VARARGS, "fletcher32(buffer) -> HDF5 Fletcher-32 checksum"},
-    {"pair", k_pair, METH_VARARGS, "pair(a, kind_a, b, kind_b, atol, rtol, tiny, out, generic=False): sums into out"},
+    {"pair", k_pair, METH_VARARGS,
+     "pair(a, kind_a, b, kind_b, atol, rtol, tiny, out, generic=False, ulp='') -> bool: sums into out"},
     {"avx2", k_avx2, METH_NOARGS, "avx2() -> whether the AVX2 paths run here"},
     {"crc32", k_crc32, METH_VARARGS, "crc32(buffer, value=0, level=-1) -> zlib.crc32(buffer, value)"},
     {"crc32_chunks", k_crc32_chunks, METH_VARARGS, "crc32_chunks(buffer, chunk) -> bytes of uint32 CRC-32 per chunk"},
@@ -927,11 +1128,11 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernel", "One-pass
                                     -1, methods};
 
 /* API: 2 = summary() takes copy_to; 3 = pair() fills a PAIR_FIELDS record, generic switches, avx2();
- * 4 = crc32(), crc32_chunks(), crc32_level() */
+ * 4 = crc32(), crc32_chunks(), crc32_level(); 5 = pair(..., ulp) measures ULP distances */
 PyMODINIT_FUNC PyInit__ckernel(void) {
     crc_init();
     PyObject *m = PyModule_Create(&module);
-    if (m && (PyModule_AddIntConstant(m, "API", 4) < 0 || PyModule_AddStringConstant(m, "PAIR_FIELDS", pair_fields + 1) < 0)) {
+    if (m && (PyModule_AddIntConstant(m, "API", 5) < 0 || PyModule_AddStringConstant(m, "PAIR_FIELDS", pair_fields + 1) < 0)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -28,7 +28,8 @@ DISABLE_ENV = "PADIFF_TRACE_NUMPY_KERNELS"
 KINDS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}  # logical dtype -> kernel element code
 _STORED = {"f": np.dtype("=f4"), "d": np.dtype("=f8"), "e": np.dtype("=f2"), "b": np.dtype("=u2")}
 _KIND_OF_DTYPE = {np.dtype("=f4"): "f", np.dtype("=f8"): "d", np.dtype("=f2"): "e"}
-_API = 4  # the _ckernel.c this code expects (an older build is stale): 3 = pair() fills a sums record, 4 = crc32()
+_API = 5  # the _ckernel.c this code expects (an older build is stale): 3 = pair() fills a sums record, 4 = crc32(),
+# 5 = pair(..., ulp) measures ULP distances
 _log = logging.getLogger(__name__)
 
 

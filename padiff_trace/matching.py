@@ -8,7 +8,16 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
-from ._knowledge import CONVENTIONS, LOCAL_ALIASES, OPTIMIZER_CONVENTIONS, OPTIMIZER_UPDATE_RULES, Convention
+from ._knowledge import (
+    CONVENTIONS,
+    LOCAL_ALIASES,
+    NUMERICS_EFFECTS,
+    OPTIMIZER_CONVENTIONS,
+    OPTIMIZER_UPDATE_RULES,
+    Convention,
+    NumericsEffect,
+    numerics_effect,
+)
 from ._mapping import (
     MAPPING_COLUMNS,
     Mapping,
@@ -45,6 +54,10 @@ __all__ = [
     "OPTIMIZER_CONVENTIONS",
     "OPTIMIZER_UPDATE_RULES",
     "Convention",
+    # the numerics environment of a recording (trace meta "numerics"): what each setting does
+    "NUMERICS_EFFECTS",
+    "NumericsEffect",
+    "numerics_effect",
     "LOCAL_ALIASES",
     "types_equivalent",
     "align",

@@ -63,7 +63,8 @@ def record(
     Keyword options are the fields of ``RecordOptions`` (each also a ``padiff-trace record``
     flag): include, exclude, phases, kinds, steps, every, input_grads, weights, stats_only,
     max_tensor_bytes, full_stack, ops, ops_include, ops_internal, compression,
-    flush_records, flush_seconds, queue_bytes, seed. Unknown options are a ``TypeError``.
+    flush_records, flush_seconds, queue_bytes, seed, autocast (forward and loss then run inside
+    ``rec.autocast()``). Unknown options are a ``TypeError``.
     """
     if tags:
         options["tags"] = {str(k): str(v) for k, v in tags.items()}

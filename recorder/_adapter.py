@@ -38,6 +38,12 @@ class Adapter(ABC):
     @abstractmethod
     def version(self) -> str: ...
 
+    def numerics(self) -> dict[str, Any]:
+        """The framework's settings that can change numbers, as they are now: ``{key: value}``
+        with keys ``"<name>.<setting>"`` documented in ``padiff_trace.matching.NUMERICS_EFFECTS``
+        (TF32, threads, oneDNN, determinism flags; trace meta ``numerics``, see ``_numerics``)."""
+        return {}
+
     @abstractmethod
     def framework_modules(self) -> list[Any]:
         """The framework's top-level module(s), whose frames are hidden from stacks."""
@@ -126,6 +132,12 @@ class Adapter(ABC):
 
     @abstractmethod
     def no_grad(self) -> AbstractContextManager[Any]: ...
+
+    def autocast(self, dtype: str, device: str = "cpu") -> AbstractContextManager[Any]:
+        """The framework's autocast (AMP level O1) in float ``dtype`` ("bfloat16", "float16")
+        for a model on ``device`` (as ``device_of`` names it); forward and loss run inside it,
+        backward outside (both frameworks' recommendation)."""
+        raise UserError(f"{self.name}: autocast is not supported by this adapter")
 
     @abstractmethod
     def zero_grad(self, model: Any, optimizer: Any | None) -> None: ...

@@ -164,6 +164,8 @@ class RecordOptions:
     queue_bytes: int = option(512 << 20, metavar="SIZE", parse=parse_size, help="writer queue bound (back-pressure)")
     tags: dict[str, str] = option(default_factory=dict, flag="--tag", metavar="KEY=VALUE", help="store a tag (repeatable)")  # noqa: RUF009 (a default_factory)
     seed: int | None = option(None, help="seed python, numpy and the framework before model()")
+    autocast: str | None = option(None, choices=("bfloat16", "float16"),
+                                  help="run each step's forward and loss under the framework's autocast (AMP O1) in this dtype")
 
     def __post_init__(self) -> None:
         for o in option_fields(type(self)):

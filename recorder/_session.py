@@ -17,6 +17,7 @@ from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError, exit_reason
 
 from ._adapter import Adapter
 from ._nest import MAX_OP_SCALARS, flatten, flatten_call, op_scalar
+from ._numerics import numerics
 from ._options import RecordOptions
 from ._random import intercept_random
 from ._replay import module_classes
@@ -80,6 +81,7 @@ class Recorder:
         self._replay_flushed = False  # step 0 weights+inputs flushed to a shard early, for a concurrent replay
         self._token: contextvars.Token[Recorder | None] | None = None
         self._ops: contextlib.ExitStack | None = None
+        self._device = "cpu"  # the model's device (``__enter__``): autocast's device type
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Recorder:
@@ -98,7 +100,12 @@ class Recorder:
             "module_classes": module_classes(ad, model),
             "frozen": [n for n, t, is_param in ad.named_state(model) if is_param and not ad.requires_grad(t)],
             "nonpersistent": sorted(ad.nonpersistent_buffers(model)),
+            # what can change the numbers: TF32, threads, oneDNN, determinism flags, CPU (``_numerics``)
+            "numerics": numerics(ad),
+            # the precision policy the steps run under (``autocast``): forward and loss inside, backward outside
+            "autocast": {"dtype": opts.autocast, "level": "O1", "backward": "outside"} if opts.autocast else None,
         }
+        self._device = str(meta["device"])
         meta.update(self._extra_meta)
         self._sink.open(self.path, meta, self._overwrite)
         self._base_limit = sys.getrecursionlimit()
@@ -157,6 +164,15 @@ class Recorder:
         header = RecordHeader(self._step, Phase.FORWARD, Kind.MODEL_INPUT, "", self._types.get("", ""))
         for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
             self._sink.emit(dataclasses.replace(header, position=pos), leaf)
+
+    def autocast(self) -> contextlib.AbstractContextManager[Any]:
+        """The framework's autocast in the ``autocast`` option's dtype (a no-op without it):
+        ``with rec.autocast(): loss = rec.loss(loss_fn(model(x)))``, then ``loss.backward()``
+        outside it. ``run_steps`` (spec files) runs every step's forward and loss inside it."""
+        dtype = self.options.autocast
+        if not dtype:
+            return contextlib.nullcontext()
+        return self._adapter.autocast(dtype, self._device)
 
     def loss(self, loss: Any) -> Any:
         """Record the loss of the current step; returns it unchanged."""

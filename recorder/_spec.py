@@ -309,7 +309,8 @@ def run_steps(
         for k in tqdm(range(steps), desc=desc, unit="step", disable=steps < 2 or not desc or not show, leave=False, file=sys.stderr):
             if inputs_at is not None and k:
                 args, kwargs = inputs_at(k)
-            loss = rec.loss(loss_of(model(*args, **kwargs)))
+            with rec.autocast():  # the precision policy (``--autocast``): forward and loss, never backward
+                loss = rec.loss(loss_of(model(*args, **kwargs)))
             if backward and adapter.is_tensor(loss) and adapter.requires_grad(loss):
                 loss.backward()
                 rec.backward_done()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import logging
+import warnings
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
@@ -13,6 +17,8 @@ from ._adapter import Adapter, HostTensor, PostHook, PreHook
 
 __all__ = ["PaddleAdapter", "make_adapter"]
 
+logger = logging.getLogger(__name__)
+
 _BN_STATS = ("_mean", "_variance")
 
 
@@ -22,6 +28,31 @@ class PaddleAdapter(Adapter):
 
     def version(self) -> str:
         return str(paddle.__version__)
+
+    def numerics(self) -> dict[str, Any]:
+        from padiff_trace.matching import NUMERICS_EFFECTS  # the curated flags: keys "paddle.FLAGS_*"
+
+        core = paddle.base.core
+        cuda = paddle.is_compiled_with_cuda()
+        probes: dict[str, Callable[[], Any]] = {
+            "paddle.version": self.version,
+            "paddle.cuda": lambda: paddle.version.cuda() if cuda else None,
+            "paddle.cudnn": lambda: paddle.version.cudnn() if cuda else None,
+            "paddle.onednn": getattr(core, "is_compiled_with_onednn", None) or core.is_compiled_with_mkldnn,
+            "paddle.num_threads": lambda: paddle.get_num_threads() if hasattr(paddle, "get_num_threads") else None,
+        }
+        for key in NUMERICS_EFFECTS:
+            if key.startswith("paddle.FLAGS_") and not key.endswith("*"):
+                probes[key] = functools.partial(_flag, key.removeprefix("paddle."))
+        out: dict[str, Any] = {}
+        for key, probe in probes.items():
+            try:
+                value = probe()
+            except Exception:  # a flag or API this paddle lacks: not recorded
+                continue
+            if value is not None:
+                out[key] = value if isinstance(value, (bool, int, float)) else str(value)
+        return out
 
     def framework_modules(self) -> list[Any]:
         return [paddle]
@@ -137,6 +168,9 @@ class PaddleAdapter(Adapter):
     def no_grad(self) -> AbstractContextManager[Any]:
         return paddle.no_grad()
 
+    def autocast(self, dtype: str, device: str = "cpu") -> AbstractContextManager[Any]:
+        return _auto_cast(dtype)
+
     def zero_grad(self, model: Any, optimizer: Any | None) -> None:
         if optimizer is not None:
             optimizer.clear_grad()
@@ -164,9 +198,32 @@ class _StraightThrough(paddle.autograd.PyLayer):
         return grad
 
 
+_AMP_OFF_WARNED: set[str] = set()
+
+
+@contextlib.contextmanager
+def _auto_cast(dtype: str) -> Iterator[None]:
+    """``paddle.amp.auto_cast`` at level O1. Paddle turns it off where its AMP does not run (CPU
+    places: it warns and computes in float32); then say so once, in words of this tool."""
+    with contextlib.ExitStack() as stack:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="amp_guard can only be enabled")
+            stack.enter_context(paddle.amp.auto_cast(enable=True, level="O1", dtype=dtype))
+        if not paddle.amp.is_autocast_enabled() and dtype not in _AMP_OFF_WARNED:
+            _AMP_OFF_WARNED.add(dtype)
+            logger.warning("autocast %s: paddle's AMP has no effect on this place (%s); this model computes in "
+                           "float32 as without autocast", dtype, paddle.device.get_device())
+        yield
+
+
 def _place(t: Any) -> str:
     text = str(t.place)
     return text[len("Place(") : -1] if text.startswith("Place(") else text
+
+
+def _flag(name: str) -> Any:
+    """A paddle flag's value (ValueError: a flag this paddle does not have)."""
+    return paddle.get_flags([name])[name]
 
 
 def make_adapter() -> PaddleAdapter:

@@ -53,6 +53,37 @@ class TorchAdapter(Adapter):
     def version(self) -> str:
         return str(torch.__version__)
 
+    def numerics(self) -> dict[str, Any]:
+        b = torch.backends
+        probes: dict[str, Callable[[], Any]] = {  # keys: NUMERICS_EFFECTS "torch.*"
+            "torch.version": self.version,
+            "torch.cuda": lambda: torch.version.cuda,
+            "torch.cudnn": lambda: b.cudnn.version() if b.cudnn.is_available() else None,
+            "torch.matmul_allow_tf32": lambda: bool(b.cuda.matmul.allow_tf32),
+            "torch.cudnn_allow_tf32": lambda: bool(b.cudnn.allow_tf32),
+            "torch.float32_matmul_precision": torch.get_float32_matmul_precision,
+            "torch.matmul_allow_fp16_reduced_precision_reduction":
+                lambda: bool(b.cuda.matmul.allow_fp16_reduced_precision_reduction),
+            "torch.matmul_allow_bf16_reduced_precision_reduction":
+                lambda: bool(b.cuda.matmul.allow_bf16_reduced_precision_reduction),
+            "torch.cudnn_deterministic": lambda: bool(b.cudnn.deterministic),
+            "torch.cudnn_benchmark": lambda: bool(b.cudnn.benchmark),
+            "torch.deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+            "torch.num_threads": torch.get_num_threads,
+            "torch.num_interop_threads": torch.get_num_interop_threads,
+            "torch.mkldnn_enabled": lambda: bool(b.mkldnn.enabled) and b.mkldnn.is_available(),
+            "torch.cpu_capability": lambda: b.cpu.get_cpu_capability(),  # noqa: PLW0108 (an older torch lacks it)
+        }
+        out: dict[str, Any] = {}
+        for key, probe in probes.items():
+            try:
+                value = probe()
+            except Exception:  # an API this torch lacks: not recorded
+                continue
+            if value is not None:
+                out[key] = value if isinstance(value, (bool, int, float)) else str(value)
+        return out
+
     def framework_modules(self) -> list[Any]:
         return [torch]
 
@@ -179,6 +210,10 @@ class TorchAdapter(Adapter):
 
     def no_grad(self) -> AbstractContextManager[Any]:
         return torch.no_grad()
+
+    def autocast(self, dtype: str, device: str = "cpu") -> AbstractContextManager[Any]:
+        # "cuda:0" -> "cuda"; CPU autocast supports bfloat16 and float16 (matmul/linear/conv)
+        return torch.autocast(device_type=torch.device(device).type, dtype=_NP_TO_TORCH[dtype])
 
     def zero_grad(self, model: Any, optimizer: Any | None) -> None:
         if optimizer is not None:

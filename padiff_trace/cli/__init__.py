@@ -8,17 +8,16 @@ frameworks, the analyzer or the pipeline only inside their handlers, so
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import logging
 import os
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from padiff_trace import RecordingFailedError, UserError, __version__
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest is imported where it is used: Ctrl-C during start-up is one line (``console``)
+    import argparse
+    from collections.abc import Sequence
+
     from padiff_trace.recorder import RecordOptions
 
 __all__ = ["main", "console", "build_parser", "colour_wanted"]
@@ -29,6 +28,9 @@ _COMMAND_MODULES = ("_info", "_record", "_compare", "_archive", "_check")
 def build_parser(*, record_options: type[RecordOptions] | None = None) -> argparse.ArgumentParser:
     """The whole command line; ``record_options``: the dataclass whose option fields become the
     recording flags of ``record`` and ``run`` (``RecordOptions`` when None; a subclass adds options)."""
+    import argparse
+    import importlib
+
     if record_options is None:
         from padiff_trace.recorder import RecordOptions
 
@@ -113,6 +115,8 @@ def _interrupts_not_ignored(hook: Any) -> Any:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    import logging
+
     from padiff_trace import visible
 
     from ._failures import os_error_line

@@ -173,7 +173,9 @@ def run(
         if traces.reference_a is not None and traces.reference_b is not None:
             for spec, ref, cross in ((spec_a, traces.reference_a, False), (spec_b, traces.reference_b, True)):
                 say(f"recording {spec} in float64 (referee) -> {ref}")
-                _record_child(kids, f"float64 recording of {spec}", job(spec, ref, cross_framework=cross, dtype="float64"))
+                # the exact reference: float64 without the runs' autocast (--autocast), never rounded to bf16
+                exact = dataclasses.replace(base.options, autocast=None)
+                _record_child(kids, f"float64 recording of {spec}", job(spec, ref, cross_framework=cross, dtype="float64", options=exact))
             compare_opts.update(reference=str(traces.reference_a), reference_b=str(traces.reference_b))
         report = analyzer.compare(trace_a, trace_b, **compare_opts)
         with _writing(report_dir, "write the report"):
