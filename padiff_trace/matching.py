@@ -11,12 +11,9 @@ from __future__ import annotations
 from ._knowledge import (
     CONVENTIONS,
     LOCAL_ALIASES,
-    NUMERICS_EFFECTS,
     OPTIMIZER_CONVENTIONS,
     OPTIMIZER_UPDATE_RULES,
     Convention,
-    NumericsEffect,
-    numerics_effect,
 )
 from ._mapping import (
     MAPPING_COLUMNS,
@@ -30,6 +27,7 @@ from ._mapping import (
     weight_pins,
 )
 from ._match import TypeResolver, align, canonical_type, group_key, is_known_type, types_equivalent
+from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
 from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
 
