@@ -43,7 +43,6 @@ class PrecisionDiff:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     dtypes: dict[str, list[str]] = field(default_factory=dict)  # side -> float dtypes of its outputs, least precise first
     autocast: dict[str, Any] = field(default_factory=dict)  # side -> the trace's meta "autocast" (None: none)
-    runs: dict[str, tuple[str, str]] = field(default_factory=dict)  # side -> (framework, device) from the meta
 
     @property
     def first_index(self) -> int | None:
@@ -66,8 +65,7 @@ class PrecisionDiff:
             ac = self.autocast.get(side)
             want = ac.get("dtype") if isinstance(ac, dict) else None
             if want and self.dtypes.get(side) and want not in self.dtypes[side]:
-                fw, device = self.runs.get(side, ("", ""))
-                why = ("paddle's AMP does nothing on CPU" if fw == "paddle" and device.startswith("cpu")
+                why = ("the recorder found the framework's autocast off on that device" if ac and ac.get("effective") is False
                        else "autocast did nothing there, or every module's last op promoted its result back")
                 out.append(("autocast_no_effect", f"{side.upper()} was recorded under autocast {want}, but none of its "
                             f"recorded outputs is {want} ({why})", False))
@@ -137,8 +135,7 @@ def pair_eps(t: PairTable) -> np.ndarray:
 
 def precision_diff(t: PairTable, a: TraceView, b: TraceView) -> PrecisionDiff:
     """See the module docstring."""
-    out = PrecisionDiff(autocast={k: v.trace.meta.get("autocast") for k, v in (("a", a), ("b", b))},
-                        runs={k: (str(v.trace.meta.get("framework", "")), str(v.trace.meta.get("device", ""))) for k, v in (("a", a), ("b", b))})
+    out = PrecisionDiff(autocast={k: v.trace.meta.get("autocast") for k, v in (("a", a), ("b", b))})
     if not len(t):
         return out
     rows = np.flatnonzero(t.role_mask(*_ROLES))

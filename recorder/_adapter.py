@@ -139,6 +139,11 @@ class Adapter(ABC):
         backward outside (both frameworks' recommendation)."""
         raise UserError(f"{self.name}: autocast is not supported by this adapter")
 
+    def autocast_active(self, device: str = "cpu") -> bool | None:
+        """Inside ``autocast``: whether the framework's autocast is on for ``device`` (a framework
+        may turn it off where its AMP does not run); None where the framework cannot tell."""
+        return None
+
     @abstractmethod
     def zero_grad(self, model: Any, optimizer: Any | None) -> None: ...
 

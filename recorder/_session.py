@@ -102,10 +102,10 @@ class Recorder:
             "nonpersistent": sorted(ad.nonpersistent_buffers(model)),
             # what can change the numbers: TF32, threads, oneDNN, determinism flags, CPU (``_numerics``)
             "numerics": numerics(ad),
-            # the precision policy the steps run under (``autocast``): forward and loss inside, backward outside
-            "autocast": {"dtype": opts.autocast, "level": "O1", "backward": "outside"} if opts.autocast else None,
         }
         self._device = str(meta["device"])
+        # the precision policy the steps run under (``autocast``): forward and loss inside, backward outside
+        meta["autocast"] = self._autocast_policy() if opts.autocast else None
         meta.update(self._extra_meta)
         self._sink.open(self.path, meta, self._overwrite)
         self._base_limit = sys.getrecursionlimit()
@@ -164,6 +164,17 @@ class Recorder:
         header = RecordHeader(self._step, Phase.FORWARD, Kind.MODEL_INPUT, "", self._types.get("", ""))
         for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
             self._sink.emit(dataclasses.replace(header, position=pos), leaf)
+
+    def _autocast_policy(self) -> dict[str, Any]:
+        """The ``autocast`` meta: dtype, level, and whether the framework's autocast acted on this
+        device (asked once, inside it: a framework may turn it off where its AMP does not run)."""
+        dtype = str(self.options.autocast)
+        with self._adapter.autocast(dtype, self._device):
+            effective = self._adapter.autocast_active(self._device)
+        if effective is False:
+            logger.warning("autocast %s: %s's autocast has no effect on %s; this model computes as without autocast",
+                           dtype, self._adapter.name, self._device)
+        return {"dtype": dtype, "level": "O1", "backward": "outside", "effective": effective}
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
         """The framework's autocast in the ``autocast`` option's dtype (a no-op without it):

@@ -171,6 +171,9 @@ class PaddleAdapter(Adapter):
     def autocast(self, dtype: str, device: str = "cpu") -> AbstractContextManager[Any]:
         return _auto_cast(dtype)
 
+    def autocast_active(self, device: str = "cpu") -> bool | None:
+        return bool(paddle.amp.is_autocast_enabled())
+
     def zero_grad(self, model: Any, optimizer: Any | None) -> None:
         if optimizer is not None:
             optimizer.clear_grad()
@@ -198,21 +201,14 @@ class _StraightThrough(paddle.autograd.PyLayer):
         return grad
 
 
-_AMP_OFF_WARNED: set[str] = set()
-
-
 @contextlib.contextmanager
 def _auto_cast(dtype: str) -> Iterator[None]:
     """``paddle.amp.auto_cast`` at level O1. Paddle turns it off where its AMP does not run (CPU
-    places: it warns and computes in float32); then say so once, in words of this tool."""
+    places), warning at every step; the recorder says it once (``autocast_active``)."""
     with contextlib.ExitStack() as stack:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="amp_guard can only be enabled")
             stack.enter_context(paddle.amp.auto_cast(enable=True, level="O1", dtype=dtype))
-        if not paddle.amp.is_autocast_enabled() and dtype not in _AMP_OFF_WARNED:
-            _AMP_OFF_WARNED.add(dtype)
-            logger.warning("autocast %s: paddle's AMP has no effect on this place (%s); this model computes in "
-                           "float32 as without autocast", dtype, paddle.device.get_device())
         yield
 
 

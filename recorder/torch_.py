@@ -215,6 +215,9 @@ class TorchAdapter(Adapter):
         # "cuda:0" -> "cuda"; CPU autocast supports bfloat16 and float16 (matmul/linear/conv)
         return torch.autocast(device_type=torch.device(device).type, dtype=_NP_TO_TORCH[dtype])
 
+    def autocast_active(self, device: str = "cpu") -> bool | None:
+        return bool(torch.is_autocast_enabled(torch.device(device).type))
+
     def zero_grad(self, model: Any, optimizer: Any | None) -> None:
         if optimizer is not None:
             optimizer.zero_grad(set_to_none=True)

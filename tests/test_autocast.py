@@ -141,7 +141,7 @@ def test_clean_bf16_pair_is_aligned(tmp_path: Path) -> None:
     for trace in (out / "mlp_a.trace", out / "mlp_b.trace"):
         assert output_dtypes(trace) == {"fc1": "bfloat16", "act": "bfloat16", "fc2": "bfloat16", "": "bfloat16"}
         with open_trace(trace) as tr:
-            assert tr.meta["autocast"] == {"dtype": "bfloat16", "level": "O1", "backward": "outside"}
+            assert tr.meta["autocast"] == {"dtype": "bfloat16", "level": "O1", "backward": "outside", "effective": True}
             # backward outside autocast: the parameter gradients stay float32
             assert {r.dtype for r in tr.select(kind=Kind.PARAM_GRAD)} == {"float32"}
     rep = report(out / "report")
@@ -166,7 +166,11 @@ def test_paddle_autocast_on_cpu_computes_in_float32(tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = cli("run", a, b, "--out", out, "--autocast", "bfloat16")
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
-    assert "paddle's AMP has no effect" in proc.stderr
+    assert "paddle's autocast has no effect on cpu" in proc.stderr
+    with open_trace(out / "mlp_paddle.trace") as tr:
+        assert tr.meta["autocast"]["effective"] is False
+    with open_trace(out / "mlp_torch.trace") as tr:
+        assert tr.meta["autocast"]["effective"] is True
     assert set(output_dtypes(out / "mlp_paddle.trace").values()) == {"float32"}
     assert set(output_dtypes(out / "mlp_torch.trace").values()) == {"bfloat16"}
     rep = report(out / "report")
