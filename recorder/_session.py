@@ -296,12 +296,14 @@ class Recorder:
             if not (want_in or want_igrad):
                 return replaced
             header = RecordHeader(self._step, Phase.FORWARD, kind, path, mtype, call.call, parent, idx, stack=call.stack)
+            used = list(flatten_call(args, kwargs, self._adapter.is_tensor))
             # the input as this model computed it (in single-step: from the plan's values one module
-            # earlier, so a difference is the parent's own code: a function between its children)
-            if want_in:
-                for pos, leaf in flatten_call(*own, self._adapter.is_tensor):
-                    self._sink.emit(dataclasses.replace(header, position=pos), leaf)
-            for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor) if want_igrad else ():
+            # earlier, so a difference is the parent's own code: a function between its children);
+            # walked again only when the plan replaced it
+            computed = used if replaced is None else flatten_call(*own, self._adapter.is_tensor)
+            for pos, leaf in computed if want_in else ():
+                self._sink.emit(dataclasses.replace(header, position=pos), leaf)
+            for pos, leaf in used if want_igrad else ():
                 if self._adapter.is_tensor(leaf) and self._adapter.requires_grad(leaf):
                     h = dataclasses.replace(header, position=pos)
                     self._adapter.register_grad_hook(leaf, self._grad_hook(h, Kind.GRAD_INPUT))
