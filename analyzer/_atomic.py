@@ -6,10 +6,11 @@ Two ways, chosen per target:
 * ``write_report_dir`` (a report directory): the files are streamed into a fresh sibling
   directory ``.DIR.padiff-RUN.new.tmp`` (same parent: the renames stay on one file system),
   synced, and given hard links to what else the old directory holds (notes, a single-step
-  report; nothing copied, nothing lost). Then the old directory is renamed aside
-  (``.DIR.padiff-RUN.old.tmp``), the new one into its place, and the old one removed. The old
-  directory is never written to, so a failure at any step puts it back by one rename, exactly
-  as it was. A report file that is a directory in the old report is refused before anything
+  report; nothing copied, nothing lost). Then the two directories swap names in one step
+  (Linux ``renameat2(RENAME_EXCHANGE)``: the report directory never goes missing) and the old
+  one is removed; where the system cannot swap, the old directory is renamed aside
+  (``.DIR.padiff-RUN.old.tmp``) and the new one into its place. The old directory is never
+  written to, so a failure at any step puts it back by one rename, exactly as it was. A report file that is a directory in the old report is refused before anything
   is written (the swap would silently delete what that directory holds).
 * ``write_atomic_streams`` (in place: used where a directory cannot be swapped: the current
   directory or one holding it, a mount point, a root, one whose parent this user may not
@@ -25,6 +26,7 @@ Whose temporaries are whose, and finishing what a gone writer left: ``_leftovers
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import json
 import logging
@@ -45,6 +47,8 @@ log = logging.getLogger(__name__)
 
 Writer = Callable[[TextIO], None]
 _WHERE = "another --report directory (the previous report is unchanged)"
+_AT_FDCWD = -100  # <fcntl.h>: paths relative to the current directory
+_RENAME_EXCHANGE = 2  # <linux/fs.h>
 _NO_LINK = frozenset({errno.EPERM, errno.EACCES, errno.EMLINK, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOTSUP})
 
 
@@ -175,8 +179,15 @@ def _in_the_way(path: Path) -> TraceWriteError:
 
 
 def _exchange(out: Path, new: Path, aside: Path, shown: Path) -> None:
-    """Put ``new`` in the place of ``out``; on a failure ``out`` is back as it was."""
+    """Put ``new`` in the place of ``out``; on a failure ``out`` is back as it was. Where the
+    kernel swaps two names in one step (Linux ``renameat2(RENAME_EXCHANGE)``), the report
+    directory never goes missing, not even for a process killed mid-swap: ``new`` then names
+    the old report, removed with the other temporaries. Elsewhere two renames, and a kill
+    between them leaves the old report aside, put back by the next write (``_leftovers``)."""
     had_old = out.exists()
+    if had_old and _swap_names(new, out):
+        _sync_dir(out.parent)
+        return
     if had_old:
         os.rename(out, aside)
     try:
@@ -186,6 +197,24 @@ def _exchange(out: Path, new: Path, aside: Path, shown: Path) -> None:
             _put_back(aside, out, shown)
         raise
     _sync_dir(out.parent)
+
+
+def _swap_names(a: Path, b: Path) -> bool:
+    """Exchange two paths atomically; False where the system cannot (no ``renameat2``, or a
+    file system that refuses the flag): the caller falls back to two renames."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    renameat2.restype = ctypes.c_int
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
 
 
 def _put_back(aside: Path, out: Path, shown: Path) -> None:

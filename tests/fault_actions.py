@@ -104,7 +104,7 @@ def kill_compare(ctx: Context, when: float | None, delay: float) -> Outcome:
     p = start("compare", a, b, "--report", d)
     if when is None:
         deadline = time.monotonic() + 120
-        while p.poll() is None and not temps(d) and time.monotonic() < deadline:
+        while p.poll() is None and not (temps(d) or temps(d.parent)) and time.monotonic() < deadline:
             time.sleep(0.0005)
         time.sleep(delay)
     else:

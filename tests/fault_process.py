@@ -185,7 +185,10 @@ def read_files(d: Path) -> dict[str, bytes | None]:
 
 
 def temps(d: Path) -> list[str]:
-    return sorted(p.name for p in d.glob(".*.tmp")) if d.is_dir() else []
+    try:  # a compare may swap the directory away while this looks (Path.glob raises then)
+        return sorted(e.name for e in os.scandir(d) if e.name.startswith(".") and e.name.endswith(".tmp"))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def report_problem(d: Path, allowed: list[dict[str, bytes | None]]) -> Outcome | None:

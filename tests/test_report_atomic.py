@@ -17,7 +17,7 @@ from typing import TextIO
 import pytest
 from fault_process import dead_pid, here, owner_file, staged_dir
 from fault_process import tree as snapshot
-from padiff_trace.analyzer import _formats
+from padiff_trace.analyzer import _atomic, _formats
 from test_analyzer_helpers import toy_model
 
 from padiff_trace import TraceWriteError, analyzer
@@ -156,6 +156,7 @@ def test_a_write_replaces_every_file_together_and_keeps_the_rest(
 
     # a reader that opens the directory once sees one version whole, never a mix, while writes go on
     seen: list[set[str]] = []
+    missing = []
     stop = threading.Event()
 
     def read() -> None:
@@ -163,6 +164,7 @@ def test_a_write_replaces_every_file_together_and_keeps_the_rest(
             try:
                 fd = os.open(rep, os.O_RDONLY)
             except FileNotFoundError:
+                missing.append(1)
                 continue
             try:
                 got = {}
@@ -184,6 +186,18 @@ def test_a_write_replaces_every_file_together_and_keeps_the_rest(
         stop.set()
         reader.join()
     assert seen and all(len(v) == 1 for v in seen), [v for v in seen if len(v) != 1][:3]
+    if exchange_supported(tmp_path):
+        assert missing == []  # swapped in one step: never a moment without a report directory
+
+
+def exchange_supported(where: Path) -> bool:
+    a, b = where / "swap-a", where / "swap-b"
+    a.mkdir()
+    b.mkdir()
+    (a / "x").write_text("a")
+    ok = _atomic._swap_names(a, b)
+    assert not ok or ((b / "x").read_text() == "a" and not (a / "x").exists())
+    return ok
 
 
 @pytest.mark.skipif(not Path("/proc/sys/kernel/random/boot_id").exists(), reason="owners are told apart by Linux boot id and PID namespace")
