@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 
 # What the demo needs: the two frameworks and the package (~2 GB, a few minutes; no system
 # packages, no root).
-$(BASE): pyproject.toml setup.py padiff_trace/_ckernel.c
+$(BASE): pyproject.toml setup.py padiff_trace/arrays/_ckernel.c
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q torch==2.13.0 paddlepaddle==3.3.1
 	$(VENV)/bin/pip install -q -e .

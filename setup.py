@@ -9,8 +9,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "padiff_trace._ckernel",
-            ["padiff_trace/_ckernel.c"],
+            "padiff_trace.arrays._ckernel",
+            ["padiff_trace/arrays/_ckernel.c"],
             extra_compile_args=["-O3"],
             optional=True,
         )

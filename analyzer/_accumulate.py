@@ -35,7 +35,7 @@ _EXACT_KINDS = "iub"  # integer, unsigned, bool: compared exactly, in their own 
 class Accumulator:
     """Streaming accumulator over aligned flat chunks of A and B (any real or complex dtype).
 
-    Real float data goes through the C kernel when it is built (``padiff_trace._native``);
+    Real float data goes through the C kernel when it is built (``padiff_trace.arrays._native``);
     ``generic`` makes it take its portable path even where AVX2 runs (for tests).
     Otherwise (and for ints and bools) a numpy kernel runs: each block of ``BLOCK`` elements is
     upcast once into two reused float64 buffers (small enough for L2), then every sum is taken

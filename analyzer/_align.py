@@ -3,7 +3,7 @@
 The unit of work is a *segment*: two lists of sibling calls (the children of a paired
 parent, or a gap between two pairs). A segment is split at the pins it holds (mapping
 pins, weight anchors, the roots), then each piece is aligned as a small sequence problem
-(``padiff_trace._match.align`` on its own score matrix). Pairs found this way are parents
+(``padiff_trace.matching._match.align`` on its own score matrix). Pairs found this way are parents
 of the next segments. Where a gap between two pairs holds unpaired calls on both sides,
 the calls with children are replaced by their children and the gap is aligned again, so a
 call wrapped in an extra container on one side still pairs (``fc1`` vs ``ffn_in.0``).

@@ -2,7 +2,7 @@
 
 ``SUM_FIELDS`` names every accumulated quantity and how two partial records merge
 (``sum``, ``max``, ``min``, or ``argmax:<field>``: the index of the first largest
-``<field>``, which follows that field). The C kernel (``padiff_trace/_ckernel.c``,
+``<field>``, which follows that field). The C kernel (``padiff_trace/arrays/_ckernel.c``,
 ``PAIR_SUMS``) fills one such record per chunk, the numpy kernel builds the same record,
 and ``merge`` folds records by these rules: chunks of one worker, then the workers of one
 pair. Every metric a report shows is a formula over a finished record
@@ -115,7 +115,7 @@ def pair_kernel() -> ModuleType | None:
         return None
     fields = getattr(k, "PAIR_FIELDS", "")
     if fields != ",".join(NAMES):
-        logger.warning("padiff_trace._ckernel fills the sums %r, the analyzer expects %r; using the numpy kernel "
+        logger.warning("padiff_trace.arrays._ckernel fills the sums %r, the analyzer expects %r; using the numpy kernel "
                        "(reinstall the package)", fields, ",".join(NAMES))
         return None
     return k

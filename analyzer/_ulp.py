@@ -1,6 +1,6 @@
 """Distance in units of the format: ULP distance and bit-identical elements of a pair.
 
-The numpy reference of what the C kernel (``padiff_trace/_ckernel.c``, ``pair(..., ulp)``)
+The numpy reference of what the C kernel (``padiff_trace/arrays/_ckernel.c``, ``pair(..., ulp)``)
 computes into the ``bits_n``, ``same_bits``, ``ulp_n``, ``ulp_max`` and ``ulp_sum`` fields
 of a sums record (``analyzer/_sums.py``); both give the same values.
 

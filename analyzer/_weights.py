@@ -1,7 +1,7 @@
 """Weights and parameter gradients paired through the weight map (never through call pairs).
 
 The map comes from the same engine the recorder's ``--weights-from`` uses
-(``padiff_trace._weightmatch``), run on the step-0 weights of both traces with the same
+(``padiff_trace.matching._weightmatch``), run on the step-0 weights of both traces with the same
 mapping pins, so a comparison pairs exactly the tensors a transfer copied.
 """
 

@@ -86,47 +86,47 @@ __all__ = [
 # Every other public name is loaded from its module on first use (PEP 562): the table is the one
 # place that says where each lives; type checkers see the imports below.
 _LAZY: dict[str, str] = {
-    "CatalogEntry": "_catalog",
-    "catalog": "_catalog",
-    "Frame": "_header",
-    "RecordHeader": "_header",
-    "release_freed_memory": "_heap",
-    "command_line": "_meta",
-    "Damage": "_integrity",
-    "Health": "_integrity",
-    "Record": "_reader",
-    "Trace": "_reader",
-    "is_trace": "_reader",
-    "open_trace": "_reader",
-    "FORMAT_VERSION": "_schema",
-    "STAT_FIELDS": "_schema",
-    "Kind": "_schema",
-    "Phase": "_schema",
-    "csv_cell": "_visible",
-    "visible": "_visible",
-    "Deferred": "_writer",
-    "Summary": "_writer",
-    "TraceWriter": "_writer",
-    "WriterOptions": "_writer",
+    "CatalogEntry": "trace._catalog",
+    "catalog": "trace._catalog",
+    "Frame": "trace._header",
+    "RecordHeader": "trace._header",
+    "release_freed_memory": "arrays._heap",
+    "command_line": "trace._meta",
+    "Damage": "trace._integrity",
+    "Health": "trace._integrity",
+    "Record": "trace._reader",
+    "Trace": "trace._reader",
+    "is_trace": "trace._reader",
+    "open_trace": "trace._reader",
+    "FORMAT_VERSION": "trace._schema",
+    "STAT_FIELDS": "trace._schema",
+    "Kind": "trace._schema",
+    "Phase": "trace._schema",
+    "csv_cell": "trace._visible",
+    "visible": "trace._visible",
+    "Deferred": "trace._writer",
+    "Summary": "trace._writer",
+    "TraceWriter": "trace._writer",
+    "WriterOptions": "trace._writer",
 }
 # PaDiff's API on top of the pipeline (importing padiff_trace stays free of the recorder and the
 # frameworks): `from padiff_trace import auto_diff`.
 _LAZY.update(dict.fromkeys(("auto_diff", "AutoDiffResult", "divergence_arrays", "LayerMap"), "pipeline"))
 
 if TYPE_CHECKING:
-    from ._catalog import CatalogEntry, catalog
-    from ._header import Frame, RecordHeader
-    from ._heap import release_freed_memory
-    from ._integrity import Damage, Health
-    from ._meta import command_line
-    from ._reader import Record, Trace, is_trace, open_trace
-    from ._schema import FORMAT_VERSION, STAT_FIELDS, Kind, Phase
-    from ._visible import csv_cell, visible
-    from ._writer import Deferred, Summary, TraceWriter, WriterOptions
+    from .arrays._heap import release_freed_memory
     from .pipeline import AutoDiffResult as AutoDiffResult
     from .pipeline import LayerMap as LayerMap
     from .pipeline import auto_diff as auto_diff
     from .pipeline import divergence_arrays as divergence_arrays
+    from .trace._catalog import CatalogEntry, catalog
+    from .trace._header import Frame, RecordHeader
+    from .trace._integrity import Damage, Health
+    from .trace._meta import command_line
+    from .trace._reader import Record, Trace, is_trace, open_trace
+    from .trace._schema import FORMAT_VERSION, STAT_FIELDS, Kind, Phase
+    from .trace._visible import csv_cell, visible
+    from .trace._writer import Deferred, Summary, TraceWriter, WriterOptions
 
 
 def __getattr__(name: str) -> object:

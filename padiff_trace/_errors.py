@@ -114,7 +114,7 @@ class HostileTraceError(CorruptTraceError):
     """A shard holds what the writer never makes and a reader must not follow: a link, external
     storage or virtual data outside the file, an unknown filter, a FIFO or device as the shard,
     an object or attribute claiming more bytes than the file holds. Refused before any byte is
-    read through it (``padiff_trace._closed``)."""
+    read through it (``padiff_trace.trace._closed``)."""
 
 
 class TraceChangedError(UserError):

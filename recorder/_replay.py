@@ -1,6 +1,6 @@
 """Replay across processes: feed a model the inputs or weights recorded in another trace.
 
-Weights are matched by the shared engine (``padiff_trace._weightmatch``: structure, layouts,
+Weights are matched by the shared engine (``padiff_trace.matching._weightmatch``: structure, layouts,
 packed tensors, derived state; a mapping file pins what it cannot guess), then streamed
 one tensor at a time, converted to the model's layout.
 """

@@ -48,7 +48,7 @@ from fault_process import (
 )
 
 from padiff_trace import open_trace
-from padiff_trace._schema import LOCK_NAME
+from padiff_trace.trace._schema import LOCK_NAME
 
 __all__ = ["Fault", "concurrent_namespaces", "interrupt", "disk_full_record", "disk_full_report", "fill_disk", "foreign_temporaries",
            "kill_compare", "kill_record", "permission", "plan", "read_only", "record_remains", "report_in_the_way",

@@ -33,7 +33,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from padiff_trace._integrity import attrs_crc, crc_chunks
+from padiff_trace.trace._integrity import attrs_crc, crc_chunks
 
 __all__ = ["HostileFault", "changing_faults", "craft_rows", "craft_string", "hostile_faults", "outside_h5", "replace_object", "set_root_attr"]
 

@@ -15,7 +15,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from padiff_trace._integrity import crc_chunks, strings_crc
+from padiff_trace.trace._integrity import crc_chunks, strings_crc
 
 __all__ = ["Fault", "crafted_faults", "file_faults", "flip_faults", "truncation_faults"]
 

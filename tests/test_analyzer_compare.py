@@ -251,7 +251,7 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_analyzer_imports_no_framework() -> None:
     code = (
-        "import sys, analyzer, padiff_trace.cli._compare, padiff_trace._match\n"
+        "import sys, analyzer, padiff_trace.cli._compare, padiff_trace.matching._match\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'paddle')]\n"
         "assert not bad, bad\n"
     )

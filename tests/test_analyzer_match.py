@@ -1,4 +1,4 @@
-"""padiff_trace._match: type equivalence table and global alignment."""
+"""padiff_trace.matching._match: type equivalence table and global alignment."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from padiff_trace._match import align, canonical_type, is_known_type, types_equivalent
+from padiff_trace.matching._match import align, canonical_type, is_known_type, types_equivalent
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriter, WriterOp
 
 ERR = "padiff-trace: error: "
 H5PY_CRASH = ("died by a signal after the right message: h5py crashes collecting the objects of a shard whose "
-              "close failed on the full disk (padiff_trace/_shardwriter.py, being fixed separately)")
+              "close failed on the full disk (padiff_trace/trace/_shardwriter.py, being fixed separately)")
 
 
 # the CLI with a disk that fills up at the first gradient record: inside a framework's autograd
@@ -244,7 +244,7 @@ def test_a_lock_of_another_user_names_the_lock_file_and_its_owner(ctx: fp.Contex
     ``record`` into it says whose lock it is and where, in one line."""
     if not fp.nobody_can_run():
         pytest.skip("cannot run commands as user nobody here")
-    from padiff_trace._tracedir import LOCK_NAME
+    from padiff_trace.trace._tracedir import LOCK_NAME
 
     base = ctx.scratch("foreign-lock")
     base.chmod(0o1777)  # anyone may write here; the lock file stays root's

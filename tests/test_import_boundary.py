@@ -56,7 +56,7 @@ def test_packages_and_all_submodules_import_without_frameworks() -> None:
     )
     assert out.returncode == 0, out.stderr
     imported = out.stdout.split()
-    for must in ("padiff_trace", "padiff_trace._reader", "padiff_trace._writer", "padiff_trace.cli", "padiff_trace.analyzer"):
+    for must in ("padiff_trace", "padiff_trace.trace._reader", "padiff_trace.trace._writer", "padiff_trace.cli", "padiff_trace.analyzer"):
         assert must in imported
 
 

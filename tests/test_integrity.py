@@ -28,8 +28,8 @@ from padiff_trace import (
     WriterOptions,
     open_trace,
 )
-from padiff_trace._integrity import crc_chunks
 from padiff_trace.cli import main
+from padiff_trace.trace._integrity import crc_chunks
 
 H = RecordHeader(step=0, phase=Phase.FORWARD, kind=Kind.MODULE_OUTPUT, module="layers.3", position="out")
 BIG = np.arange(600_000, dtype=np.float32) / 7  # 2.4 MB: a dataset of its own, three CRC chunks

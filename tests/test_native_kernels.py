@@ -1,4 +1,4 @@
-"""The C kernels (padiff_trace/_ckernel.c) against their numpy reference implementations."""
+"""The C kernels (padiff_trace/arrays/_ckernel.c) against their numpy reference implementations."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from padiff_trace.analyzer._accumulate import Accumulator
 from padiff_trace.analyzer._sums import SUM_FIELDS, pair_kernel
 from padiff_trace.analyzer._tolerance import Tolerance, tolerance_for, verdict
 
-from padiff_trace._native import DISABLE_ENV, kernel
-from padiff_trace._stats import copy_with_stats, stats_numpy, stats_tuple
+from padiff_trace.arrays._native import DISABLE_ENV, kernel
+from padiff_trace.arrays._stats import copy_with_stats, stats_numpy, stats_tuple
 
 SIZES = [1, 3, 8, 9, 2047, 2048, 2049, 70_001]
 
@@ -24,7 +24,7 @@ def test_kernel_is_built_here() -> None:
 
 
 def test_environment_switch_forces_numpy() -> None:
-    code = "from padiff_trace._native import kernel; print(kernel() is None)"
+    code = "from padiff_trace.arrays._native import kernel; print(kernel() is None)"
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, DISABLE_ENV: "1"},
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
@@ -203,8 +203,8 @@ FALLBACK = """
 import sys
 import numpy as np
 from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, open_trace
-from padiff_trace._native import kernel
-from padiff_trace._stats import stats_numpy
+from padiff_trace.arrays._native import kernel
+from padiff_trace.arrays._stats import stats_numpy
 assert kernel() is None
 rng = np.random.default_rng(1)
 arrs = [rng.standard_normal(int(n)).astype(np.float32) for n in rng.integers(1, 600, size=300)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, open_trace
-from padiff_trace._stats import stats_many, stats_tuple
+from padiff_trace.arrays._stats import stats_many, stats_tuple
 
 
 def _arrays(n: int, seed: int = 1) -> list[np.ndarray]:

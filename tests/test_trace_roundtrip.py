@@ -18,8 +18,8 @@ from padiff_trace import (
     WriterOptions,
     open_trace,
 )
-from padiff_trace._schema import DataLoc
-from padiff_trace._shardwriter import BIG_TENSOR_BYTES
+from padiff_trace.trace._schema import DataLoc
+from padiff_trace.trace._shardwriter import BIG_TENSOR_BYTES
 
 RNG = np.random.default_rng(1234)
 

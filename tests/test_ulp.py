@@ -17,7 +17,7 @@ from padiff_trace.analyzer._tolerance import Tolerance
 from padiff_trace.analyzer._ulp import ulp_format
 
 from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriter, analyzer
-from padiff_trace._native import kernel
+from padiff_trace.arrays._native import kernel
 
 _ULP_FIELDS = ("bits_n", "same_bits", "ulp_n", "ulp_max", "ulp_sum")
 

@@ -77,7 +77,7 @@ def test_statistics_are_read_on_demand_and_verified_again(tmp_path: Path) -> Non
     """The opened index holds no statistics (72 of a stored row's 148 bytes); ``Record.stats``
     reads them from /records, verified again: bytes changed after opening are never a number."""
     from padiff_trace import DamagedRecordError
-    from padiff_trace._schema import RECORD_DTYPE, STAT_FIELDS
+    from padiff_trace.trace._schema import RECORD_DTYPE, STAT_FIELDS
 
     path = _chain(tmp_path / "a", "paddle", 200, None)
     tr = open_trace(path)
@@ -137,7 +137,7 @@ def test_index_columns_are_int32_only_where_every_value_fits(tmp_path: Path, fir
 
 
 def test_compact_narrows_column_by_column() -> None:
-    from padiff_trace._shardindex import INDEX_DTYPE, compact
+    from padiff_trace.trace._shardindex import INDEX_DTYPE, compact
 
     rows = np.zeros(3, INDEX_DTYPE)
     rows["seq"] = [0, 1, 2]
@@ -152,7 +152,7 @@ def test_compact_narrows_column_by_column() -> None:
 
 @pytest.mark.parametrize("seqs", [[3, 4, 5, 6], [0, 2, 5, 9], [9, 2, 5, 0], [], [7]])
 def test_seq_index_finds_every_row_and_nothing_else(seqs: list[int]) -> None:
-    from padiff_trace._record import SeqIndex
+    from padiff_trace.trace._record import SeqIndex
 
     ix = SeqIndex(np.array(seqs, dtype=np.int32))
     assert [ix[s] for s in seqs] == list(range(len(seqs)))

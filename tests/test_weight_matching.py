@@ -1,4 +1,4 @@
-"""The weight-matching engine (padiff_trace._weightmatch) on the layouts real libraries use.
+"""The weight-matching engine (padiff_trace.matching._weightmatch) on the layouts real libraries use.
 
 Fast: tensor lists only (names, shapes, class hierarchies as a recorder writes them); one
 slow test runs a mapping file end to end. The real third-party pairs recorded end to end are
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from padiff_trace import MappingError
-from padiff_trace._weightmap import TensorInfo
-from padiff_trace._weightmatch import WeightSide, mapping_pins, match_weights, module_anchors
 from padiff_trace.matching import parse_mapping
+from padiff_trace.matching._weightmap import TensorInfo
+from padiff_trace.matching._weightmatch import WeightSide, mapping_pins, match_weights, module_anchors
 
 H, F, V, P = 8, 32, 50, 16
 PD = {"Linear": ["paddle.nn.layer.common.Linear", "paddle.nn.layer.layers.Layer"],

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from padiff_trace import DamagedRecordError, Kind, Phase, RecordHeader, TraceWriter, open_trace
-from padiff_trace._integrity import crc32, crc_chunks
-from padiff_trace._native import DISABLE_ENV, kernel
+from padiff_trace.arrays._native import DISABLE_ENV, kernel
+from padiff_trace.trace._integrity import crc32, crc_chunks
 
 H = RecordHeader(0, Phase.FORWARD, Kind.MODULE_OUTPUT, "m", "Linear", 0, -1, 0, "out")
 
@@ -118,7 +118,7 @@ def test_traces_verify_without_the_c_kernel(tmp_path: Path) -> None:
     with TraceWriter(tmp_path / "t") as w:
         w.append(H, big)
         w.append(H, np.ones(1000, dtype=np.float32))
-    code = ("import sys; from padiff_trace import open_trace; from padiff_trace._native import kernel\n"
+    code = ("import sys; from padiff_trace import open_trace; from padiff_trace.arrays._native import kernel\n"
             "assert kernel() is None\n"
             "tr = open_trace(sys.argv[1]); print(len(tr.check()), int(tr.read(0)[-1]), int(tr.read(1).sum()))")
     env = {**os.environ, DISABLE_ENV: "1"}

@@ -21,9 +21,9 @@ from typing import Any
 import h5py
 import numpy as np
 
+from .._errors import CorruptTraceError
+from ..arrays._dtypes import STORAGE, UNCAPTURED
 from ._closed import loads, read_attr
-from ._dtypes import STORAGE, UNCAPTURED
-from ._errors import CorruptTraceError
 from ._integrity import ROOT_ATTRS, Damage, attrs_crc, split_strings, unescape
 from ._open import H5_ERRORS, short
 from ._schema import RECORD_DTYPE, DataLoc, Kind, Phase

@@ -3,21 +3,43 @@ number to row."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
+from ..arrays._stats import CHUNK_ELEMS
 from ._header import Frame
 from ._integrity import Damage
 from ._schema import STAT_FIELDS, Kind, Phase
-from ._stats import CHUNK_ELEMS
 
-if TYPE_CHECKING:
-    from ._reader import Trace
+__all__ = ["Record", "RecordSource", "SeqIndex"]
 
-__all__ = ["Record", "SeqIndex"]
+
+class RecordSource(Protocol):
+    """What a ``Record`` asks of the trace it came from (``Trace`` is one): the record's own
+    metadata is held by the record, everything else is read on demand."""
+
+    path: Path
+
+    def stats_at(self, row: int) -> np.ndarray: ...
+
+    def stack_at(self, row: int) -> tuple[Frame, ...]: ...
+
+    def damage_of(self, seq: int) -> Damage | None: ...
+
+    def read(self, seq: int) -> np.ndarray: ...
+
+    def iter_chunks(self, seq: int, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]: ...
+
+    def read_stored(
+        self, rec: Record, start: int = 0, stop: int | None = None, *, view: bool = False,
+        checks: list[Callable[[], None]] | None = None,
+    ) -> np.ndarray: ...
+
+    def storage_key(self, rec: Record) -> tuple[int, int, int, int]: ...
 
 
 @dataclass(slots=True, eq=False)
@@ -26,7 +48,7 @@ class Record:
     frozen: a frozen dataclass takes 5 us to build, and listing builds one per record).
     Equal when they are the same row of the same opened ``Trace``."""
 
-    trace: Trace = field(repr=False)
+    trace: RecordSource = field(repr=False)
     row: int = field(repr=False)  # row in the trace's index
     seq: int
     step: int
@@ -58,7 +80,7 @@ class Record:
 
     @property
     def stack(self) -> tuple[Frame, ...]:
-        return self.trace._stack(int(self.trace._rows["stack"][self.row]))
+        return self.trace.stack_at(self.row)
 
     @property
     def damage(self) -> Damage | None:

@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
+from ..trace._schema import STAT_FIELDS
 from ._dtypes import to_float64
 from ._native import kernel, kind_of
-from ._schema import STAT_FIELDS
 
 __all__ = ["CHUNK_ELEMS", "copy_with_stats", "tensor_stats", "stats_tuple", "stats_numpy", "stats_dict"]
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import h5py
 
+from .._errors import CorruptTraceError, NotATraceError, TraceNotFoundError, UnsupportedVersionError
 from ._closed import check_format_attrs, check_shard, read_attr, regular_file
-from ._errors import CorruptTraceError, NotATraceError, TraceNotFoundError, UnsupportedVersionError
 from ._schema import FORMAT_NAME, FORMAT_VERSION, PART_RE
 from ._tracedir import lock_holder, shard_files, shard_number
 

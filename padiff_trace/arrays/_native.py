@@ -9,7 +9,7 @@ On x86-64 the kernels have AVX2 paths, taken when the CPU has AVX2 (``kernel().a
 ``summary(..., generic=True)`` and ``pair(..., generic=True)`` take the portable path
 instead, so tests compare both paths on one machine. ``crc32(buffer, value, level)`` is
 ``zlib.crc32`` computed with PCLMULQDQ (level 1) or VPCLMULQDQ on AVX-512 (level 2) where the
-CPU has them (``kernel().crc32_level()``); ``padiff_trace._integrity.crc32`` picks it.
+CPU has them (``kernel().crc32_level()``); ``padiff_trace.trace._integrity.crc32`` picks it.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ def kernel() -> ModuleType | None:
     try:
         _ckernel = importlib.import_module(f"{__package__}._ckernel")
     except ImportError:
-        _log.debug("padiff_trace._ckernel not built; using the numpy kernels")
+        _log.debug("padiff_trace.arrays._ckernel not built; using the numpy kernels")
         return None
     if getattr(_ckernel, "API", 1) < _API or not all(hasattr(_ckernel, f) for f in ("summary", "pair", "fletcher32", "avx2", "crc32", "crc32_chunks", "crc32_level")):  # stale
-        _log.warning("padiff_trace._ckernel is out of date (reinstall the package); using the numpy kernels")
+        _log.warning("padiff_trace.arrays._ckernel is out of date (reinstall the package); using the numpy kernels")
         return None
     return _ckernel
 

@@ -7,7 +7,7 @@
  *
  * A block that holds a NaN or an Inf (or overflows) is redone element by element, so
  * the fast path never tests values one at a time. The GIL is released while a kernel
- * runs. Optional: padiff_trace._native falls back to numpy when this did not build.
+ * runs. Optional: padiff_trace.arrays._native falls back to numpy when this did not build.
  *
  * Element kinds: 'f' float32, 'd' float64, 'e' float16, 'b' bfloat16 (uint16 bits).
  */

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ._dtypes import decode, storage_dtype, to_float64
-from ._errors import CorruptTraceError, FilterError, NotATraceError, UnsupportedVersionError
+from .._errors import CorruptTraceError, FilterError, NotATraceError, UnsupportedVersionError
+from ..arrays._dtypes import decode, storage_dtype, to_float64
+from ..arrays._stats import CHUNK_ELEMS
 from ._header import Frame, stack_from_json
 from ._integrity import Damage
 from ._merge import merge
@@ -27,7 +28,6 @@ from ._record import Record, SeqIndex
 from ._schema import STAT_FIELDS, DataLoc, Kind, Phase
 from ._shardindex import ShardIndex, load_shard, parse_shape
 from ._shardreader import ShardFiles
-from ._stats import CHUNK_ELEMS
 from ._statsread import READ_FAILURES, StatsReader
 from ._tracedir import lock_holder, shard_number
 from ._verify import TraceIntegrity
@@ -322,6 +322,10 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
             self, i, seq, step, _PHASES[phase], _KINDS[kind], s[module], s[mtype], call, parent, call_index,
             s[pos], s[dtype], shape, s[dev], numel, loc != 0,
         )
+
+    def stack_at(self, row: int) -> tuple[Frame, ...]:
+        """The call stack of the record in index row ``row`` (``Record.stack``)."""
+        return self._stack(int(self._rows["stack"][row]))
 
     def _stack(self, sid: int) -> tuple[Frame, ...]:
         st = self._stack_cache.get(sid)

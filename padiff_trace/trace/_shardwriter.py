@@ -25,8 +25,8 @@ from typing import Any
 import h5py
 import numpy as np
 
+from ..arrays._native import kernel
 from ._integrity import attrs_crc, crc32, crc_chunks, escape_strings
-from ._native import kernel
 from ._schema import CRC_ALGORITHM, CRC_CHUNK, FORMAT_MINOR, FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, DataLoc
 
 __all__ = ["ROW", "ShardWriter", "shard_name", "BIG_TENSOR_BYTES"]

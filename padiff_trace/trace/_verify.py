@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ._dtypes import STORAGE
-from ._errors import CorruptTraceError, DamagedRecordError
+from .._errors import CorruptTraceError, DamagedRecordError
+from ..arrays._dtypes import STORAGE
 from ._integrity import Damage, Health
 from ._open import H5_ERRORS, short
 from ._schema import DataLoc

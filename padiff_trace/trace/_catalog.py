@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._errors import UserError
+from .._errors import UserError
 from ._reader import open_trace
 from ._tracedir import shard_number
 

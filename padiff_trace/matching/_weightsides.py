@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..trace._schema import Kind
 from ._mapping import Mapping, mapping_swapped, resolve, weight_pins
-from ._schema import Kind
 from ._weightmap import TensorInfo
 
 __all__ = ["WeightSide", "WeightPin", "mapping_pins", "side_from_records"]

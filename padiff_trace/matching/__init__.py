@@ -8,13 +8,7 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
-from ._knowledge import (
-    CONVENTIONS,
-    LOCAL_ALIASES,
-    OPTIMIZER_CONVENTIONS,
-    OPTIMIZER_UPDATE_RULES,
-    Convention,
-)
+from ._knowledge import CONVENTIONS, LOCAL_ALIASES, OPTIMIZER_CONVENTIONS, OPTIMIZER_UPDATE_RULES, Convention
 from ._mapping import (
     MAPPING_COLUMNS,
     Mapping,

@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ._dtypes import dtype_name, to_storage
+from ..arrays._dtypes import dtype_name, to_storage
+from ..arrays._native import KINDS, kernel
+from ..arrays._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
 from ._header import Frame, RecordHeader, stack_to_json
 from ._integrity import crc_chunks
-from ._native import KINDS, kernel
 from ._payloads import Deferred, Summary, WriterOptions
 from ._schema import CRC_CHUNK, STAT_FIELDS, DataLoc
 from ._shardwriter import BIG_TENSOR_BYTES, ROW, ShardWriter
-from ._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
 
 __all__ = ["Item", "RowEncoder"]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import h5py
 import numpy as np
 
-from ._errors import UserError
+from .._errors import UserError
 from ._open import H5_ERRORS, short
 from ._schema import STAT_FIELDS
 from ._shardreader import ShardFiles

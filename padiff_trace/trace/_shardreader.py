@@ -29,8 +29,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from .._errors import CorruptTraceError, ShardChangedError, TraceChangedError, TraceNotFoundError
 from ._closed import hard_dataset
-from ._errors import CorruptTraceError, ShardChangedError, TraceChangedError, TraceNotFoundError
 from ._integrity import crc32
 from ._open import H5_ERRORS, open_shard, short
 from ._readbuf import ReadBuffers, lend

@@ -38,9 +38,9 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ._errors import MappingError
+from .._errors import MappingError
+from ..arrays._layout import same_order_reshape
 from ._knowledge import PACK_AXIS
-from ._layout import same_order_reshape
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T

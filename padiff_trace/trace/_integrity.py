@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._native import kernel
+from ..arrays._native import kernel
 from ._schema import CRC_CHUNK
 
 __all__ = [

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import h5py
 
+from .._errors import HostileTraceError, TraceExistsError, TraceLockedError, TraceReadError, TraceWriteError, os_failure
 from ._closed import check_format_attrs
-from ._errors import HostileTraceError, TraceExistsError, TraceLockedError, TraceReadError, TraceWriteError, os_failure
 from ._schema import FORMAT_NAME, LOCK_NAME, PART_RE, SHARD_RE
 
 __all__ = ["DirLock", "clear_for_overwrite", "lock_holder", "remove_trace", "shard_files", "shard_number"]

@@ -24,7 +24,7 @@ from typing import Any
 
 import h5py
 
-from ._errors import HostileTraceError
+from .._errors import HostileTraceError
 from ._visible import visible
 
 __all__ = [

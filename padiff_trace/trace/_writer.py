@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import TraceExistsError, TraceWriteError, exit_reason, os_failure
 from ._encode import Item, RowEncoder
-from ._errors import TraceExistsError, TraceWriteError, exit_reason, os_failure
 from ._header import RecordHeader
 from ._meta import base_meta
 from ._payloads import Deferred, Summary, WriterOptions
