@@ -8,18 +8,30 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from padiff_trace import Summary
-from padiff_trace.arrays import copy_with_stats, stats_tuple, to_storage
+from padiff_trace.arrays import Recent, copy_with_stats, stats_tuple, to_storage
 
 from ._adapter import Adapter
 
 __all__ = ["HostCopies"]
 
 _KEEP = 4  # recent tensors remembered
+
+
+@dataclass(slots=True)
+class _Seen:
+    """A tensor recorded recently: itself (weakly, unless a storage key names its bytes), its
+    in-place version then, and what the writer was handed for it."""
+
+    ref: Callable[[], Any]
+    version: int
+    key: Any
+    host: Any  # (host copy or Summary, logical dtype, shape, device, statistics or None)
 
 
 class HostCopies:
@@ -29,8 +41,7 @@ class HostCopies:
     def __init__(self, adapter: Adapter, max_bytes: int) -> None:
         self._adapter = adapter
         self._max_bytes = max_bytes
-        # (tensor, version, storage key, host copy or summary) of the last few tensors recorded
-        self._recent: list[tuple[Callable[[], Any], int, Any, Any]] = []
+        self._recent: Recent[_Seen] = Recent(_KEEP)
 
     def copy(self, t: Any) -> Any:
         """A host copy of ``t`` with its statistics. A tensor already in host memory is copied
@@ -73,14 +84,15 @@ class HostCopies:
     def _seen(self, t: Any, version: int, key: Any) -> Any:
         """What was recorded for ``t`` recently, if it has not changed since: the same object, or
         (paddle) another live wrapper of the same bytes, at the same in-place version."""
-        for ref, ver, k, host in self._recent:
-            old = ref()
-            if old is not None and ver == version and (old is t or (key is not None and k == key)):
-                return host
+        for seen in self._recent:
+            old = seen.ref()
+            if old is not None and seen.version == version and (old is t or (key is not None and seen.key == key)):
+                return seen.host
         return None
 
     def _remember(self, t: Any, version: int, key: Any, host: Any) -> None:
         # a wrapper with a storage key is held (its hook's wrapper dies right after the hook, the
         # bytes do not): at most the last few, and it keeps its address from being reused
         ref: Callable[[], Any] = weakref.ref(t) if key is None else (lambda: t)
-        self._recent = [e for e in self._recent if e[0]() is not None][-(_KEEP - 1):] + [(ref, version, key, host)]
+        self._recent.prune(lambda seen: seen.ref() is not None)
+        self._recent.add(_Seen(ref, version, key, host))

@@ -213,7 +213,7 @@ def test_run_concurrent_replays_while_a_records(tmp_path: Path) -> None:
         assert a.complete and b.complete
         assert b.meta["replayed_inputs"] and b.meta["replayed_weights"]
         # A flushed its step-0 weights and inputs to a shard of their own before running on
-        assert len(a._shard_paths) >= 2
+        assert len(a.shard_paths) >= 2
         np.testing.assert_array_equal(a.select(kind=Kind.MODEL_INPUT)[0].read(), b.select(kind=Kind.MODEL_INPUT)[0].read())
         wa, wb = weights(a), weights(b)
         np.testing.assert_array_equal(wa["linear1.weight"].T, wb["linear1.weight"])

@@ -152,7 +152,7 @@ def test_compact_narrows_column_by_column() -> None:
 
 @pytest.mark.parametrize("seqs", [[3, 4, 5, 6], [0, 2, 5, 9], [9, 2, 5, 0], [], [7]])
 def test_seq_index_finds_every_row_and_nothing_else(seqs: list[int]) -> None:
-    from padiff_trace.trace._record import SeqIndex
+    from padiff_trace.trace._index import SeqIndex
 
     ix = SeqIndex(np.array(seqs, dtype=np.int32))
     assert [ix[s] for s in seqs] == list(range(len(seqs)))

@@ -9,9 +9,11 @@ from __future__ import annotations
 from ._dtypes import UNCAPTURED, decode, dtype_name, storage_dtype, to_float64, to_storage
 from ._layout import same_order_reshape, transposed_rows
 from ._native import kernel, kind_of
+from ._recent import Recent
 from ._stats import CHUNK_ELEMS, copy_with_stats, stats_tuple
 
 __all__ = [
+    "Recent",
     "same_order_reshape",
     "UNCAPTURED",
     "CHUNK_ELEMS",

@@ -15,8 +15,9 @@ import numpy as np
 
 from ..arrays._dtypes import dtype_name, to_storage
 from ..arrays._native import KINDS, kernel
+from ..arrays._recent import Recent
 from ..arrays._stats import MANY_MAX_ELEMS, stats_many, stats_tuple
-from ._header import Frame, RecordHeader, stack_to_json
+from ._header import Frame, HeaderIds, RecordHeader, stack_to_json
 from ._integrity import crc_chunks
 from ._payloads import Deferred, Summary, WriterOptions
 from ._schema import CRC_CHUNK, STAT_FIELDS, DataLoc
@@ -29,6 +30,20 @@ _RECENT = 4  # arrays remembered for duplicate detection
 _BATCH = 512  # small tensors summarised together
 _LOC_NONE = int(DataLoc.NONE)
 _pack = ROW.pack
+
+
+@dataclass(slots=True)
+class _Stored:
+    """A host array this encoder summarised (and, where ``loc`` says so, stored) recently."""
+
+    array: np.ndarray
+    logical: str
+    numel: int
+    stats: tuple[float, ...]
+    shard: int
+    loc: int
+    off: int
+    nbytes: int
 
 
 @dataclass(slots=True)
@@ -52,8 +67,7 @@ class RowEncoder:
         self.options = options
         self._stack_cache: dict[tuple[Frame, ...], str] = {}
         self._shape_cache: dict[tuple[int, ...], str] = {}
-        # (array, logical, numel, stats, shard, loc, off, nbytes) of the last few arrays
-        self._recent: list[tuple[Any, ...]] = []
+        self._recent: Recent[_Stored] = Recent(_RECENT)
         self._remember_max = options.queue_bytes // 8
         self._keep_any = not options.stats_only
         self._max_data = options.max_data_bytes
@@ -81,11 +95,11 @@ class RowEncoder:
         if type(arr) is Deferred:
             arr = arr.fetch()
         key = (h.module, h.module_type, h.position, h.device, id(h.stack))
-        hids = shard.cache.get(key)
+        hids = shard.header_ids.get(key)
         if hids is None:  # the stack is kept alive by the cache entry, so its id stays unique
             intern = shard.intern
             stack_id = intern(self._stack_json(h.stack)) if h.stack else intern("")
-            hids = shard.cache[key] = (
+            hids = shard.header_ids[key] = HeaderIds(
                 intern(h.module), intern(h.module_type), intern(h.position), intern(h.device), stack_id, h.stack
             )
         if arr is None:
@@ -106,16 +120,16 @@ class RowEncoder:
             # and the next module's input): reuse its statistics and, within a shard, its bytes.
             hit = None
             for r in self._recent:
-                if r[0] is arr and r[1] == logical:
+                if r.array is arr and r.logical == logical:
                     hit = r
                     break
             pre = item.stats
             if pre is None and self._prestats:
                 pre = self._prestats.pop(item.seq, None)
             if hit is not None:
-                numel, stats = hit[2], hit[3]
-                if keep and hit[4] == shard.index and hit[5] != _LOC_NONE:
-                    loc, off, nb = hit[5], hit[6], hit[7]
+                numel, stats = hit.numel, hit.stats
+                if keep and hit.shard == shard.index and hit.loc != _LOC_NONE:
+                    loc, off, nb = hit.loc, hit.off, hit.nbytes
                 else:
                     loc, off, nb = shard.put_data(item.seq, to_storage(np.asarray(arr), logical)) if keep else (_LOC_NONE, 0, 0)
             else:
@@ -144,17 +158,14 @@ class RowEncoder:
                         stats = stats_tuple(stored, logical)
                     loc, off, nb = shard.put_data(item.seq, stored) if keep else (_LOC_NONE, 0, 0)
                 if stored.nbytes <= self._remember_max:
-                    recent = self._recent
-                    recent.append((arr, logical, numel, stats, shard.index, loc, off, nb))
-                    if len(recent) > _RECENT:
-                        del recent[0]
+                    self._recent.add(_Stored(arr, logical, numel, stats, shard.index, loc, off, nb))
         tkey = (logical, shape)
-        tids = shard.cache.get(tkey)
+        tids = shard.type_ids.get(tkey)
         if tids is None:
-            tids = shard.cache[tkey] = (shard.intern(logical), shard.intern(self._shape_json(shape)))
+            tids = shard.type_ids[tkey] = (shard.intern(logical), shard.intern(self._shape_json(shape)))
         shard.rows += _pack(
             item.seq, h.step, h.phase, h.kind, loc, h.call, h.parent, h.call_index,
-            hids[0], hids[1], hids[2], tids[0], tids[1], hids[3], hids[4], numel, off, nb, *stats,
+            hids.module, hids.module_type, hids.position, tids[0], tids[1], hids.device, hids.stack, numel, off, nb, *stats,
         )
 
     def _stats_pool(self) -> ThreadPoolExecutor:
@@ -166,7 +177,7 @@ class RowEncoder:
         """Summarise ``first`` and the small float tensors behind it (``following``: the rest of
         the writer's batch) in one pass (numpy call overhead dominates for tiny tensors)."""
         items = [first] + [it for it in following if isinstance(it, Item) and _small(it)]
-        items = [it for it in items if it.seq not in self._prestats and not any(r[0] is it.data for r in self._recent)]
+        items = [it for it in items if it.seq not in self._prestats and not any(r.array is it.data for r in self._recent)]
         if len(items) < 8:
             return
         got = stats_many([it.data for it in items])  # type: ignore[misc]

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from ._schema import Kind, Phase
 
-__all__ = ["Frame", "RecordHeader", "stack_to_json", "stack_from_json"]
+__all__ = ["Frame", "HeaderIds", "RecordHeader", "stack_to_json", "stack_from_json"]
 
 
 class Frame(NamedTuple):
@@ -69,3 +69,14 @@ def _frame(f: object) -> Frame:
     if not (isinstance(f, list) and len(f) == 4 and type(f[1]) is int and all(isinstance(f[k], str) for k in (0, 2, 3))):
         raise ValueError("a stack frame that is not [file, line, function, source]")
     return Frame(f[0], f[1], f[2], f[3])
+
+
+class HeaderIds(NamedTuple):
+    """A record header's strings as ids into the shard's string table (cached per shard)."""
+
+    module: int
+    module_type: int
+    position: int
+    device: int
+    stack: int
+    frames: tuple[Frame, ...]  # held so that the id() in the cache key stays this stack's

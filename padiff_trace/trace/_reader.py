@@ -20,13 +20,14 @@ import numpy as np
 from .._errors import CorruptTraceError, FilterError, NotATraceError, UnsupportedVersionError
 from ..arrays._dtypes import decode, storage_dtype, to_float64
 from ..arrays._stats import CHUNK_ELEMS
-from ._header import Frame, stack_from_json
-from ._integrity import Damage
+from ._header import Frame
+from ._index import TraceIndex
+from ._integrity import Damage, Health
 from ._merge import merge
 from ._open import H5_ERRORS, find_shards, gaps, short
-from ._record import Record, SeqIndex
+from ._record import Record
 from ._schema import STAT_FIELDS, DataLoc, Kind, Phase
-from ._shardindex import ShardIndex, load_shard, parse_shape
+from ._shardindex import ShardIndex, load_shard
 from ._shardreader import ShardFiles
 from ._statsread import READ_FAILURES, StatsReader
 from ._tracedir import lock_holder, shard_number
@@ -34,18 +35,15 @@ from ._verify import TraceIntegrity
 
 __all__ = ["Record", "Trace", "open_trace"]
 
-_RECORD_COLUMNS = (
-    "seq", "step", "phase", "kind", "call", "parent", "call_index", "module", "module_type", "position",
-    "dtype", "shape", "device", "numel", "data_loc",
-)
-_PHASES = {int(p): p for p in Phase}
-_KINDS = {int(k): k for k in Kind}
-_NONE, _DATASET = int(DataLoc.NONE), int(DataLoc.DATASET)
+_NONE = int(DataLoc.NONE)
 
 
-class Trace(TraceIntegrity, Mapping[int, Record]):
+class Trace(Mapping[int, Record]):
     """A trace opened for reading. ``trace[seq]`` -> Record, iteration in sequence order.
-    Integrity (``damage``, ``health``, ``check()``): ``TraceIntegrity`` in ``_verify.py``."""
+
+    Composed of its index (``TraceIndex``: the record table, rows to ``Record``), its stored
+    bytes (``ShardFiles``; statistics through ``StatsReader``) and its integrity
+    (``TraceIntegrity``: damage, health, verified reads, ``check()``)."""
 
     def __init__(self, path: str | os.PathLike[str], strict: bool = False) -> None:
         self.path = Path(path)
@@ -73,83 +71,67 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
             raise first_error
         m = merge(loaded, damage, -1)
         self._shards.minor.update(m.minor)
-        self._rows, self._shard_of, self._strings = m.rows, m.shard_of, m.strings
-        self._damage: list[Damage] = m.damage
-        self._bad: dict[int, Damage] = m.bad
+        self._index = index = TraceIndex(m.rows, m.shard_of, m.strings)
         self.recording: str | None = m.recording
         self.meta: dict[str, Any] = m.meta
         self.final: bool = m.final
         self.summary: dict[str, Any] = m.summary
-        self._skipped, self._lost = m.skipped, m.lost
         self._read_ok = sorted(m.minor)  # file positions merged into the index
         old_format = np.array([m.minor.get(k, 0) < 1 for k in range(len(paths))], dtype=bool)
-        self._unverified = int(np.count_nonzero(old_format[self._shard_of] & (self._rows["data_loc"] == _DATASET)))
-        self._checked = False
-        self._seq_index = SeqIndex(self._rows["seq"])
+        unverified = int(np.count_nonzero(old_format[index.shard_of] & (index.rows["data_loc"] == int(DataLoc.DATASET))))
+        missing = gaps(paths) if not self._single else []
+        self._integrity = TraceIntegrity(
+            self.path, self._shards, paths, index, damage=m.damage, bad=m.bad, lost=m.lost, skipped=m.skipped,
+            unverified=unverified, missing_shards=missing, name_at=lambda row: self.record_at(row).name,
+        )
+        for n in missing:
+            self._integrity.add(Damage(self.path / f"shard-{n:06d}.h5", "shard", "missing (shard numbers have a gap)"))
         self._stats = StatsReader(self._shards)
-        self._stack_cache: dict[int, tuple[Frame, ...]] = {}
-        self._shape_cache: dict[int, tuple[int, ...]] = {}
-        self._fields = {name: k for k, name in enumerate(self._rows.dtype.names or ())}
-        f = self._fields
-        self._data_fields = tuple(f[c] for c in ("data_loc", "offset", "numel", "dtype", "shape", "nbytes"))
-        self.missing_shards = gaps(paths) if not self._single else []
-        for n in self.missing_shards:
-            self._damage.append(Damage(self.path / f"shard-{n:06d}.h5", "shard", "missing (shard numbers have a gap)"))
-        if strict and self._damage:
+        if strict and self.damage:
             self.close()
-            more = f" (and {len(self._damage) - 1} more)" if len(self._damage) > 1 else ""
-            raise first_error or CorruptTraceError(f"{self._damage[0]}{more}")
+            found = self.damage
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise first_error or CorruptTraceError(f"{found[0]}{more}")
 
     # ------------------------------------------------------------------ mapping
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._index)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(int(s) for s in self._rows["seq"])
+        return iter(int(s) for s in self._index.rows["seq"])
 
     def __getitem__(self, seq: int) -> Record:
         try:
-            i = self._seq_index[int(seq)]
+            i = self._index.row(seq)
         except KeyError:
             raise KeyError(f"{self.path}: no record with sequence number {seq}") from None
-        return self._record(i)
+        return self._index.record_at(self, i)
 
     def row_of(self, seq: int) -> int | None:
         """The row of ``table`` holding sequence number ``seq``, or None."""
         try:
-            return self._seq_index[int(seq)]
+            return self._index.row(seq)
         except KeyError:
             return None
 
     def record_at(self, row: int) -> Record:
         """The record in row ``row`` of ``table`` (0 <= row < len(self))."""
-        return self._record(row)
+        return self._index.record_at(self, row)
 
     def __contains__(self, seq: object) -> bool:
-        return isinstance(seq, (int, np.integer)) and int(seq) in self._seq_index
+        return isinstance(seq, (int, np.integer)) and int(seq) in self._index.seqs
 
     def records(self) -> Iterator[Record]:
         """All records in sequence order."""
-        s = self._strings
-        shapes = self._shape_cache
-        for i, (seq, step, phase, kind, call, parent, cidx, module, mtype, pos, dtype, shape_id, dev, numel, loc) in (
-            enumerate(self._column_rows())
-        ):
-            shape = shapes.get(shape_id)
-            if shape is None:
-                shape = shapes[shape_id] = parse_shape(s[shape_id]) or ()
-            yield Record(
-                self, i, seq, step, _PHASES[phase], _KINDS[kind], s[module], s[mtype], call, parent, cidx,
-                s[pos], s[dtype], shape, s[dev], numel, loc != 0,
-            )
+        return self._index.records(self)
 
     @property
     def complete(self) -> bool:
         """The recorder closed the trace cleanly and every record of it is in the index (data
         damage found by reads does not change this: see ``health``)."""
         return (
-            self.final and not self.missing_shards and not self._lost
-            and not any(d.what == "shard" for d in self._damage)
+            self.final and not self.missing_shards and not self._integrity.lost
+            and not any(d.what == "shard" for d in self.damage)
         )
 
     @property
@@ -160,11 +142,11 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
     @property
     def table(self) -> np.ndarray:
         """The raw index (structured array, string columns as ids into ``strings``)."""
-        return self._rows
+        return self._index.rows
 
     @property
     def strings(self) -> list[str]:
-        return self._strings
+        return self._index.strings
 
     def select(
         self,
@@ -174,26 +156,29 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         step: int | Iterable[int] | None = None,
     ) -> list[Record]:
         """Records matching all given filters; ``module`` is a glob (``encoder.*.q_proj``)."""
-        mask = np.ones(len(self._rows), dtype=bool)
+        rows = self._index.rows
+        mask = np.ones(len(rows), dtype=bool)
         if module is not None:
-            ok = np.array([fnmatch.fnmatchcase(s, module) for s in self._strings] or [False])
-            mask &= ok[self._rows["module"]]
+            ok = np.array([fnmatch.fnmatchcase(s, module) for s in self._index.strings] or [False])
+            mask &= ok[rows["module"]]
         if kind is not None:
-            mask &= np.isin(self._rows["kind"], [int(_enum(Kind, k)) for k in _many(kind)])
+            mask &= np.isin(rows["kind"], [int(_enum(Kind, k)) for k in _many(kind)])
         if phase is not None:
-            mask &= np.isin(self._rows["phase"], [int(_enum(Phase, p)) for p in _many(phase)])
+            mask &= np.isin(rows["phase"], [int(_enum(Phase, p)) for p in _many(phase)])
         if step is not None:
-            mask &= np.isin(self._rows["step"], [int(s) for s in _many(step)])
-        return [self._record(int(i)) for i in np.flatnonzero(mask)]
+            mask &= np.isin(rows["step"], [int(s) for s in _many(step)])
+        return [self.record_at(int(i)) for i in np.flatnonzero(mask)]
 
     def stats_at(self, row: int) -> np.ndarray:
         """The statistics of the record in row ``row`` (``STAT_FIELDS`` order, float64), read
         from its shard and verified again (``DamagedRecordError`` when they no longer verify)."""
+        index = self._index
         try:
-            return self._stats.at(int(self._shard_of[row]), int(self._rows["frow"][row]))
+            return self._stats.at(int(index.shard_of[row]), int(index.rows["frow"][row]))
         except READ_FAILURES as exc:
-            seq = int(self._rows["seq"][row])
-            raise self._damaged_error(row, Damage(self._shard_paths[int(self._shard_of[row])], f"record {seq}", str(exc))) from None
+            seq = index.seq_at(row)
+            where = self._shard_paths[int(index.shard_of[row])]
+            raise self._integrity.damaged_error(row, Damage(where, f"record {seq}", str(exc))) from None
 
     def stat_column(self, name: str) -> np.ndarray:
         """One statistic of every record (float64 by row; NaN where its rows no longer read or
@@ -203,23 +188,25 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
     def stat_columns(self, *names: str) -> np.ndarray:
         """Several statistics of every record in one read of ``/records``: a (records, names)
         float64 matrix, NaN as in ``stat_column``."""
+        index = self._index
         fields = [STAT_FIELDS.index(n) for n in names]
-        out = np.full((len(self._rows), len(fields)), np.nan)
-        for rows, values in self._stats.column(self._shard_of, self._rows["frow"], fields):
+        out = np.full((len(index), len(fields)), np.nan)
+        for rows, values in self._stats.column(index.shard_of, index.rows["frow"], fields):
             if values is None:
-                where = self._shard_paths[int(self._shard_of[rows[0]])]
-                self._damage.append(Damage(where, f"statistics of {len(rows)} records", "unreadable since the trace was opened"))
+                where = self._shard_paths[int(index.shard_of[rows[0]])]
+                self._integrity.add(Damage(where, f"statistics of {len(rows)} records", "unreadable since the trace was opened"))
             else:
                 out[rows] = values
         return out
 
     def counts(self) -> dict[str, Counter[str]]:
-        kinds = Counter(Kind(int(k)).label for k in self._rows["kind"])
-        phases = Counter(Phase(int(p)).label for p in self._rows["phase"])
+        rows = self._index.rows
+        kinds = Counter(Kind(int(k)).label for k in rows["kind"])
+        phases = Counter(Phase(int(p)).label for p in rows["phase"])
         return {"kind": kinds, "phase": phases}
 
     def steps(self) -> list[int]:
-        return sorted(int(s) for s in np.unique(self._rows["step"]))
+        return sorted(int(s) for s in np.unique(self._index.rows["step"]))
 
     def size_bytes(self) -> int:
         total = 0
@@ -230,25 +217,54 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
                 pass
         return total
 
+    # ------------------------------------------------------------------ integrity
+    @property
+    def damage(self) -> list[Damage]:
+        """What was found damaged so far: at open (shards, rows, string tables, attributes) and
+        by reads since (data failing its checksum). ``check()`` reads everything."""
+        return self._integrity.damage
+
+    @property
+    def health(self) -> Health:
+        """The integrity of the trace in numbers (``str()``: one line)."""
+        return self._integrity.health
+
+    @property
+    def format_minor(self) -> int:
+        """The lowest format minor version among the shards read (0: format 1.0, fewer checksums)."""
+        return self._integrity.format_minor
+
+    @property
+    def missing_shards(self) -> list[int]:
+        """Shard numbers absent from a gap in the trace's numbering."""
+        return self._integrity.missing_shards
+
+    def damage_of(self, seq: int) -> Damage | None:
+        """Why record ``seq``'s data cannot be read, or None (intact as far as known)."""
+        return self._integrity.damage_of(seq)
+
+    def check(self, progress: Callable[[int], None] | None = None) -> list[Damage]:
+        """Read and verify every stored byte of the trace (each stored tensor once); returns
+        ``damage`` afterwards. ``progress(nbytes)`` is called as bytes are verified."""
+        return self._integrity.check(progress)
+
     # ------------------------------------------------------------------ data
     def read(self, seq: int) -> np.ndarray:
         # hot path (every tensor of a comparison): plain lists, no Record built
+        index = self._index
         try:
-            i = self._seq_index[int(seq)]
+            i = index.row(seq)
         except KeyError:
             raise KeyError(f"{self.path}: no record with sequence number {seq}") from None
-        loc, off, numel, dtype_id, shape_id, shard, nbytes = self._data_row(i)
-        if self._bad and int(seq) in self._bad:
-            raise self._damaged_error(i, self._bad[int(seq)])
+        loc, off, numel, dtype_id, shape_id, shard, nbytes = index.data_row(i)
+        bad = self._integrity.bad
+        if bad and int(seq) in bad:
+            raise self._integrity.damaged_error(i, bad[int(seq)])
         if loc == _NONE:
-            rec = self._record(i)
-            raise KeyError(f"{self.path}: record {seq} ({rec.name}) holds statistics only, no tensor data")
-        logical = self._strings[dtype_id]
-        shape = self._shape_cache.get(shape_id)
-        if shape is None:
-            shape = self._shape_cache[shape_id] = parse_shape(self._strings[shape_id]) or ()
-        stored = self._stored_at(i, shard, loc, off, nbytes, storage_dtype(logical), 0, numel)
-        return decode(stored, logical).reshape(shape)
+            raise KeyError(f"{self.path}: record {seq} ({self.record_at(i).name}) holds statistics only, no tensor data")
+        logical = index.strings[dtype_id]
+        stored = self._integrity.stored_at(i, shard, loc, off, nbytes, storage_dtype(logical), 0, numel)
+        return decode(stored, logical).reshape(index.shape(shape_id))
 
     def iter_chunks(self, seq: int, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
         rec = self[seq]
@@ -270,73 +286,32 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         the file, which saves a copy for large tensors. ``checks``: the bytes' CRC-32 tests may be
         left in this list, to be called before anything computed from them is used (each raises
         ``DamagedRecordError`` as a failed read would; the analyzer runs them on cached bytes)."""
-        loc, off, _, _, _, shard, nbytes = self._data_row(rec.row)
-        if self._bad and rec.seq in self._bad:
-            raise self._damaged_error(rec.row, self._bad[rec.seq])
+        loc, off, _, _, _, shard, nbytes = self._index.data_row(rec.row)
+        bad = self._integrity.bad
+        if bad and rec.seq in bad:
+            raise self._integrity.damaged_error(rec.row, bad[rec.seq])
         end = rec.numel if stop is None else stop
-        return self._stored_at(rec.row, shard, loc, off, nbytes, storage_dtype(rec.dtype), start, end, view, checks)
+        return self._integrity.stored_at(rec.row, shard, loc, off, nbytes, storage_dtype(rec.dtype), start, end, view, checks)
 
     def storage_key(self, rec: Record) -> tuple[int, int, int, int]:
         """Where a record's bytes live: (shard, location, offset, bytes). Records with equal
         keys hold the same bytes (the writer stores a tensor recorded twice once)."""
-        row = self._rows[rec.row]
-        return int(self._shard_of[rec.row]), int(row["data_loc"]), int(row["offset"]), int(row["nbytes"])
+        return self._index.storage_key(rec.row)
+
+    def stack_at(self, row: int) -> tuple[Frame, ...]:
+        """The call stack of the record in index row ``row`` (``Record.stack``); a malformed
+        stack reads as none and is added to ``damage``."""
+        st = self._index.stack(row)
+        if st is None:
+            sid = int(self._index.rows["stack"][row])
+            self._integrity.add(Damage(self.path, f"string {sid}", "a stack that is not a list of frames"))
+            return ()
+        return st
 
     @property
     def shard_paths(self) -> tuple[Path, ...]:
         """The shard files whose records are in this trace's index, in order."""
         return tuple(self._shard_paths[i] for i in self._read_ok)
-
-    def _data_columns(self) -> tuple[np.ndarray, ...]:
-        """(data_loc, offset, numel, dtype, shape, shard, nbytes) as columns (views where they can be)."""
-        r = self._rows
-        return r["data_loc"], r["offset"], r["numel"], r["dtype"], r["shape"], self._shard_of, r["nbytes"]
-
-    def _data_row(self, i: int) -> list[int]:
-        """Row ``i`` of ``_data_columns`` as Python ints (the hot path of every read; ~1 us, with
-        no second copy of the columns: a stacked int64 matrix cost 56 bytes a record)."""
-        row = self._rows[i].item()
-        loc, off, numel, dtype, shape, nbytes = (row[k] for k in self._data_fields)
-        return [loc, off, numel, dtype, shape, int(self._shard_of[i]), nbytes]
-
-    # ------------------------------------------------------------------ internals
-    def _column_rows(self, block: int = 1 << 16) -> Iterator[tuple[Any, ...]]:
-        """The record columns of every row as Python values, converted a block at a time (a
-        cache of them all would hold ~200 bytes per record for the trace's lifetime)."""
-        r = self._rows
-        for lo in range(0, len(r), block):
-            part = r[lo : lo + block]
-            yield from zip(*(part[c].tolist() for c in _RECORD_COLUMNS))
-
-    def _record(self, i: int) -> Record:
-        row = self._rows[i].item()
-        f = self._fields
-        seq, step, phase, kind, call, parent, call_index, module, mtype, pos, dtype, shape_id, dev, numel, loc = (
-            row[f[c]] for c in _RECORD_COLUMNS
-        )
-        s = self._strings
-        shape = self._shape_cache.get(shape_id)
-        if shape is None:
-            shape = self._shape_cache[shape_id] = parse_shape(s[shape_id]) or ()
-        return Record(
-            self, i, seq, step, _PHASES[phase], _KINDS[kind], s[module], s[mtype], call, parent, call_index,
-            s[pos], s[dtype], shape, s[dev], numel, loc != 0,
-        )
-
-    def stack_at(self, row: int) -> tuple[Frame, ...]:
-        """The call stack of the record in index row ``row`` (``Record.stack``)."""
-        return self._stack(int(self._rows["stack"][row]))
-
-    def _stack(self, sid: int) -> tuple[Frame, ...]:
-        st = self._stack_cache.get(sid)
-        if st is None:
-            try:
-                st = stack_from_json(self._strings[sid])
-            except (ValueError, TypeError, IndexError, KeyError):  # a malformed stack: shown as none
-                self._damage.append(Damage(self.path, f"string {sid}", "a stack that is not a list of frames"))
-                st = ()
-            self._stack_cache[sid] = st
-        return st
 
     def close(self) -> None:
         self._shards.close()
@@ -349,7 +324,7 @@ class Trace(TraceIntegrity, Mapping[int, Record]):
         self.close()
 
     def __repr__(self) -> str:
-        state = ("complete" if self.complete else "incomplete") + ("" if not self._damage else ", damaged")
+        state = ("complete" if self.complete else "incomplete") + ("" if not self.damage else ", damaged")
         return f"<Trace {self.path} {self.meta.get('framework', '?')} {len(self)} records, {state}>"
 
 

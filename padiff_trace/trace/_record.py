@@ -1,5 +1,5 @@
-"""A record of a trace (its metadata; data read on demand) and the index from sequence
-number to row."""
+"""A record of a trace: its metadata, held; its data, statistics and stack, asked of the
+trace it came from (``RecordSource``) on demand."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ._header import Frame
 from ._integrity import Damage
 from ._schema import STAT_FIELDS, Kind, Phase
 
-__all__ = ["Record", "RecordSource", "SeqIndex"]
+__all__ = ["Record", "RecordSource"]
 
 
 class RecordSource(Protocol):
@@ -104,42 +104,3 @@ class Record:
     def iter_chunks(self, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
         """Flat float64 (complex128 for complex) chunks of the tensor, in C order."""
         return self.trace.iter_chunks(self.seq, chunk_elems)
-
-
-class SeqIndex:
-    """Sequence number -> row: arithmetic where the rows hold consecutive numbers (a trace
-    read whole), a binary search where they are sorted (as the merge leaves them; no
-    per-record dict), a dict otherwise."""
-
-    def __init__(self, seqs: np.ndarray) -> None:
-        n = len(seqs)
-        self._first = int(seqs[0]) if n else 0
-        self._n = n
-        self._seqs: np.ndarray | None = None
-        self._dict: dict[int, int] | None = None
-        if n and int(seqs[-1]) - self._first == n - 1 and bool(np.all(np.diff(seqs) == 1)):
-            return  # consecutive: row = seq - first
-        self._seqs = np.ascontiguousarray(seqs)  # a field of the index is strided: searchsorted would copy it
-        if not (n < 2 or np.all(self._seqs[1:] > self._seqs[:-1])):
-            self._dict = {int(x): i for i, x in enumerate(self._seqs.tolist())}
-            self._seqs = None
-
-    def __getitem__(self, seq: int) -> int:
-        if self._dict is not None:
-            return self._dict[seq]
-        if self._seqs is None:
-            i = seq - self._first
-            if 0 <= i < self._n:
-                return i
-            raise KeyError(seq)
-        i = int(np.searchsorted(self._seqs, seq))
-        if i < len(self._seqs) and self._seqs[i] == seq:
-            return i
-        raise KeyError(seq)
-
-    def __contains__(self, seq: int) -> bool:
-        try:
-            self[seq]
-        except KeyError:
-            return False
-        return True

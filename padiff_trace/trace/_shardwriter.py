@@ -26,6 +26,7 @@ import h5py
 import numpy as np
 
 from ..arrays._native import kernel
+from ._header import HeaderIds
 from ._integrity import attrs_crc, crc32, crc_chunks, escape_strings
 from ._schema import CRC_ALGORITHM, CRC_CHUNK, FORMAT_MINOR, FORMAT_NAME, FORMAT_VERSION, RECORD_DTYPE, DataLoc
 
@@ -68,7 +69,8 @@ class ShardWriter:
         }
         self.rows = bytearray()  # packed ``ROW``s, in ``RECORD_DTYPE`` layout
         self._strings: dict[str, int] = {}
-        self.cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # the writer's string ids per header/type
+        self.header_ids: dict[tuple[str, str, str, str, int], HeaderIds] = {}  # the encoder's, per header
+        self.type_ids: dict[tuple[str, tuple[int, ...]], tuple[int, int]] = {}  # (dtype, shape) string ids
         self._offsets: list[tuple[int, int]] = []  # (dataset name, file offset) of the pwritten tensors
         # small tensors are copied into the /blob chunk being filled; room for its checksum at the end
         self._chunk = bytearray(_BLOB_CHUNK + 4)

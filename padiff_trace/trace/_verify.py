@@ -1,8 +1,8 @@
 """The integrity side of a ``Trace``: its damage list and health, verified reads of stored
 bytes, and ``check()`` (read every stored tensor once; ``padiff-trace check``).
 
-``TraceIntegrity`` is a base class of ``Trace`` (``_reader.py``), which fills in the state
-declared here when it opens a trace.
+A ``Trace`` (``_reader.py``) holds one ``TraceIntegrity``, built from what opening found
+(damaged shards and rows, lost and skipped records), and reads every stored byte through it.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from .._errors import CorruptTraceError, DamagedRecordError
 from ..arrays._dtypes import STORAGE
+from ._index import TraceIndex
 from ._integrity import Damage, Health
 from ._open import H5_ERRORS, short
 from ._schema import DataLoc
@@ -30,25 +30,27 @@ _NONE, _DATASET = int(DataLoc.NONE), int(DataLoc.DATASET)
 class TraceIntegrity:
     """Damage found so far, health, verified reads, full check."""
 
-    path: Path
-    missing_shards: list[int]
-    _shard_paths: list[Path]
-    _shards: ShardFiles
-    _rows: np.ndarray
-    _shard_of: np.ndarray
-    _strings: list[str]
-    _damage: list[Damage]
-    _bad: dict[int, Damage]  # seq -> why its data cannot be read
-    _lost: int
-    _skipped: int
-    _unverified: int
-    _checked: bool
+    def __init__(
+        self, path: Path, shards: ShardFiles, shard_paths: list[Path], index: TraceIndex, *,
+        damage: list[Damage], bad: dict[int, Damage], lost: int, skipped: int, unverified: int,
+        missing_shards: list[int], name_at: Callable[[int], str],
+    ) -> None:
+        self.path = path
+        self.missing_shards = missing_shards
+        self._shards = shards
+        self._shard_paths = shard_paths
+        self._index = index
+        self._damage = damage
+        self.bad = bad  # seq -> why its data cannot be read
+        self.lost = lost  # records known to have existed, not in the index
+        self._skipped = skipped
+        self._unverified = unverified
+        self._checked = False
+        self._name_at = name_at  # row -> the record's readable name, for messages
 
-    def _record(self, i: int) -> Any:  # Trace builds the Record of row i
-        raise NotImplementedError
-
-    def _data_columns(self) -> tuple[np.ndarray, ...]:  # Trace: (loc, offset, numel, dtype, shape, shard, nbytes)
-        raise NotImplementedError
+    def add(self, damage: Damage) -> None:
+        """Damage found outside a data read (statistics, a malformed stack)."""
+        self._damage.append(damage)
 
     @property
     def damage(self) -> list[Damage]:
@@ -63,7 +65,7 @@ class TraceIntegrity:
 
     def damage_of(self, seq: int) -> Damage | None:
         """Why record ``seq``'s data cannot be read, or None (intact as far as known)."""
-        return self._bad.get(int(seq)) if self._bad else None
+        return self.bad.get(int(seq)) if self.bad else None
 
     @property
     def health(self) -> Health:
@@ -73,9 +75,9 @@ class TraceIntegrity:
             shards=len(self._shard_paths),
             shards_damaged=len({d.shard for d in self._damage if d.what == "shard"} - missing),
             shards_missing=len(self.missing_shards),
-            records=len(self._rows),
-            records_damaged=len(self._bad),
-            records_lost=self._lost,
+            records=len(self._index.rows),
+            records_damaged=len(self.bad),
+            records_lost=self.lost,
             records_skipped=self._skipped,
             unverified=self._unverified,
             damage=len(self._damage),
@@ -86,23 +88,23 @@ class TraceIntegrity:
     def check(self, progress: Callable[[int], None] | None = None) -> list[Damage]:
         """Read and verify every stored byte of the trace (each stored tensor once); returns
         ``damage`` afterwards. ``progress(nbytes)`` is called as bytes are verified."""
-        rows = self._rows
+        rows = self._index.rows
         idx = np.flatnonzero(rows["data_loc"] != _NONE)
         groups: dict[tuple[int, ...], list[int]] = {}  # records of one unchanged tensor share bytes
-        keys = zip(self._shard_of[idx].tolist(), rows["data_loc"][idx].tolist(), rows["offset"][idx].tolist(),
+        keys = zip(self._index.shard_of[idx].tolist(), rows["data_loc"][idx].tolist(), rows["offset"][idx].tolist(),
                    rows["nbytes"][idx].tolist())
         for i, key in zip(idx.tolist(), keys):
             groups.setdefault(key, []).append(i)
-        loc_c, off_c, _, dtype_c, _, _, _ = self._data_columns()
+        loc_c, off_c, dtype_c = rows["data_loc"], rows["offset"], rows["dtype"]
         for (shard, _, _, nbytes), members in groups.items():
-            first = next((i for i in members if int(rows["seq"][i]) not in self._bad), None)
-            sdt = STORAGE.get(self._strings[int(dtype_c[first])]) if first is not None else None
+            first = next((i for i in members if int(rows["seq"][i]) not in self.bad), None)
+            sdt = STORAGE.get(self._index.strings[int(dtype_c[first])]) if first is not None else None
             if first is None or sdt is None:
                 continue
             n, step = nbytes // sdt.itemsize, max(1, _PIECE // sdt.itemsize)
             try:
                 for lo in range(0, n, step):
-                    self._stored_at(first, shard, int(loc_c[first]), int(off_c[first]), nbytes, sdt, lo, min(n, lo + step))
+                    self.stored_at(first, shard, int(loc_c[first]), int(off_c[first]), nbytes, sdt, lo, min(n, lo + step))
                     if progress is not None:
                         progress((min(n, lo + step) - lo) * sdt.itemsize)
             except DamagedRecordError as exc:
@@ -112,8 +114,8 @@ class TraceIntegrity:
 
     def _share(self, members: list[int], exc: DamagedRecordError) -> None:
         """Every record stored in the same bytes is damaged alike: one finding naming them all."""
-        seqs = tuple(int(self._rows["seq"][i]) for i in members)
-        old = self._bad.get(exc.seq)
+        seqs = tuple(int(self._index.rows["seq"][i]) for i in members)
+        old = self.bad.get(exc.seq)
         names = ", ".join(map(str, seqs[:5])) + (", ..." if len(seqs) > 5 else "")
         d = Damage(old.shard if old else self.path, f"record{'s' if len(seqs) > 1 else ''} {names}", exc.reason, seqs)
         if old is not None and old in self._damage:
@@ -121,9 +123,9 @@ class TraceIntegrity:
         else:
             self._damage.append(d)
         for s in seqs:
-            self._bad[s] = d
+            self.bad[s] = d
 
-    def _stored_at(
+    def stored_at(
         self, i: int, shard: int, loc: int, off: int, nbytes: int, sdt: np.dtype, start: int, stop: int,
         view: bool = False, checks: list[Callable[[], None]] | None = None,
     ) -> np.ndarray:
@@ -156,22 +158,22 @@ class TraceIntegrity:
             raise self._read_failed(i, shard, exc) from None
 
     def _what(self, i: int) -> str:
-        rec = self._record(i)
-        return f"record {rec.seq} ({rec.name})"
+        return f"record {self._index.seq_at(i)} ({self._name_at(i)})"
 
     def _read_failed(self, i: int, shard: int, exc: BaseException) -> DamagedRecordError:
         """Row ``i``'s data failed a read or a check: record the damage (once) and say so."""
-        seq = int(self._rows["seq"][i])
-        d = self._bad.get(seq)
+        seq = int(self._index.rows["seq"][i])
+        d = self.bad.get(seq)
         if d is None:
             where = self._shard_paths[shard]
             reason = short(exc) if not str(exc) else str(exc).splitlines()[0].removeprefix(f"{where}: ")[:200]
-            d = self._bad[seq] = Damage(where, f"record {seq}", reason, seqs=(seq,))
+            d = self.bad[seq] = Damage(where, f"record {seq}", reason, seqs=(seq,))
             self._damage.append(d)
-        return self._damaged_error(i, d)
+        return self.damaged_error(i, d)
 
-    def _damaged_error(self, i: int, d: Damage) -> DamagedRecordError:
-        rec = self._record(i)
+    def damaged_error(self, i: int, d: Damage) -> DamagedRecordError:
+        """The error a read of row ``i`` raises, damaged as ``d`` says."""
+        seq = self._index.seq_at(i)
         return DamagedRecordError(
-            f"{d.shard}: record {rec.seq} ({rec.name}) is damaged: {d.reason}", str(d.shard), rec.seq, d.reason
+            f"{d.shard}: record {seq} ({self._name_at(i)}) is damaged: {d.reason}", str(d.shard), seq, d.reason
         )
