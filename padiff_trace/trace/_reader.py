@@ -251,19 +251,19 @@ class Trace(Mapping[int, Record]):
     # ------------------------------------------------------------------ data
     def read(self, seq: int) -> np.ndarray:
         # hot path (every tensor of a comparison): plain lists, no Record built
-        index = self._index
+        index, integrity = self._index, self._integrity
         try:
-            i = index.row(seq)
+            i = index.seqs[int(seq)]
         except KeyError:
             raise KeyError(f"{self.path}: no record with sequence number {seq}") from None
         loc, off, numel, dtype_id, shape_id, shard, nbytes = index.data_row(i)
-        bad = self._integrity.bad
+        bad = integrity.bad
         if bad and int(seq) in bad:
-            raise self._integrity.damaged_error(i, bad[int(seq)])
+            raise integrity.damaged_error(i, bad[int(seq)])
         if loc == _NONE:
             raise KeyError(f"{self.path}: record {seq} ({self.record_at(i).name}) holds statistics only, no tensor data")
         logical = index.strings[dtype_id]
-        stored = self._integrity.stored_at(i, shard, loc, off, nbytes, storage_dtype(logical), 0, numel)
+        stored = integrity.stored_at(i, shard, loc, off, nbytes, storage_dtype(logical), 0, numel)
         return decode(stored, logical).reshape(index.shape(shape_id))
 
     def iter_chunks(self, seq: int, chunk_elems: int = CHUNK_ELEMS) -> Iterator[np.ndarray]:
