@@ -1,4 +1,7 @@
-"""The analyzer: two traces -> alignment -> metrics -> report. numpy + h5py only.
+"""The analyzer: two traces -> alignment -> judging -> report. numpy + h5py only.
+
+One folder per step (``alignment/``, ``judging/``, ``reporting/``), each importing only those
+before it; ``_compare`` runs them. This module is the public face.
 
     report = analyzer.compare("runs/paddle", "runs/torch", mode="mean")
     report.write("runs/report")          # report.txt, report.json, pairs.csv, report.html
@@ -9,17 +12,22 @@ from __future__ import annotations
 
 from padiff_trace.matching import Mapping, MappingEntry, WeightMap, WeightPair, load_mapping
 
-from ._compare import CompareOptions, align, compare, weight_map
-from ._diagnosis import Finding
-from ._formats import FORMATS, ReportFormat
-from ._html import write_html
-from ._metric_table import METRICS, MetricDef
-from ._metrics import DEFAULT_TOLERANCES, MODES, Metrics, Tolerance
-from ._noise import NOISE_FACTOR, NoiseFloor, noise_floor
-from ._pairing import Alignment, CallPair
-from ._referee import CLASSES, RATIO
-from ._report import SCHEMA_VERSION, Amplifier, Divergence, PairResult, Report, alignment_text
-from ._single_step import local_vs_accumulated, single_step_plan
+from ._compare import CompareOptions, compare
+from .alignment._pairing import Alignment, CallPair
+from .alignment._single_step import local_vs_accumulated, single_step_plan
+from .alignment._traces import align, weight_map
+from .judging._amplifiers import Amplifier
+from .judging._divergence import Divergence
+from .judging._metric_table import METRICS, MetricDef
+from .judging._metrics import DEFAULT_TOLERANCES, MODES, Metrics, Tolerance
+from .judging._noise import NOISE_FACTOR, NoiseFloor, noise_floor
+from .judging._pairview import PairResult
+from .judging._referee import CLASSES, RATIO
+from .reporting._contents import Finding
+from .reporting._formats import FORMATS, ReportFormat
+from .reporting._html import write_html
+from .reporting._report import SCHEMA_VERSION, Report
+from .reporting._text import alignment_text
 
 __all__ = [
     "CLASSES",

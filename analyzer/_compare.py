@@ -1,4 +1,5 @@
-"""``compare()`` and ``align()``: open two traces, pair their records, measure, judge."""
+"""``compare()``: open two traces, pair their records (``align`` pairs alike: ``_traces``), measure
+each pair, judge the table, and hand it all to ``Report``."""
 
 from __future__ import annotations
 
@@ -17,28 +18,40 @@ from tqdm import tqdm
 
 from padiff_trace import DamagedRecordError, Record, Trace, UserError, open_trace, visible
 from padiff_trace.arrays import same_order_reshape
-from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
+from padiff_trace.matching import Mapping, WeightMap, module_anchors
 
-from ._boundary import absorb_boundaries, absorb_inner_ops, absorb_unused_inputs
-from ._calls import TraceView, build_view, phase_rank
-from ._carried import absorb_carried_rounding, absorb_training_drift
-from ._conventions import apply_conventions
-from ._masks import absorb_saturated
-from ._metrics import MODES, BroadcastView, Metrics, Tolerance, broadcast_shape, measure, tolerance_for, uncomparable, verdict, worker_pool
-from ._noise import NoiseFloor, noise_floor, pair_noise
-from ._optimizer import optimizer_diff
-from ._optreplay import verify_update_convention
-from ._pairing import Alignment, CallPair, align_views
-from ._pairtable import PairDraft, PairTable
-from ._plan import plan
-from ._randomness import random_draws
-from ._reduce import GRAD_ROLES, summed_pair
-from ._referee import Referee, classify, side_errors
-from ._report import Report
-from ._updates import absorb_update_rounding
-from ._weights import pair_by_map, trace_weight_map
+from .alignment._calls import TraceView, build_view, phase_rank
+from .alignment._pairing import Alignment, CallPair, align_views
+from .alignment._plan import plan
+from .alignment._traces import as_mapping
+from .alignment._weights import pair_by_map, trace_weight_map
+from .judging._boundary import absorb_boundaries, absorb_inner_ops, absorb_unused_inputs
+from .judging._carried import absorb_carried_rounding, absorb_training_drift
+from .judging._conventions import apply_conventions
+from .judging._masks import absorb_saturated
+from .judging._metrics import (
+    MODES,
+    BroadcastView,
+    Metrics,
+    Tolerance,
+    broadcast_shape,
+    measure,
+    tolerance_for,
+    uncomparable,
+    verdict,
+    worker_pool,
+)
+from .judging._noise import NoiseFloor, noise_floor, pair_noise
+from .judging._optimizer import optimizer_diff
+from .judging._optreplay import verify_update_convention
+from .judging._pairtable import PairDraft, PairTable
+from .judging._randomness import random_draws
+from .judging._reduce import GRAD_ROLES, summed_pair
+from .judging._referee import Referee, classify, side_errors
+from .judging._updates import absorb_update_rounding
+from .reporting._report import Report
 
-__all__ = ["compare", "align", "weight_map", "CompareOptions"]
+__all__ = ["compare", "CompareOptions"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,26 +89,6 @@ def _options(kw: dict[str, Any]) -> CompareOptions:
     return CompareOptions(**kw)
 
 
-def _mapping(m: str | os.PathLike[str] | Mapping | None) -> Mapping | None:
-    if m is None or isinstance(m, Mapping):
-        return m
-    return load_mapping(m)
-
-
-def align(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> Alignment:
-    """Pair the module calls of two traces (first step) without measuring anything."""
-    va, vb = build_view(open_trace(a_path)), build_view(open_trace(b_path))
-    m = _mapping(mapping)
-    wm = trace_weight_map(va, vb, m)
-    return align_views(va, vb, m, anchors=module_anchors(wm) if wm is not None else None)
-
-
-def weight_map(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> WeightMap | None:
-    """Which weight of trace A is which weight of trace B (the engine ``record --weights-from``
-    uses, on both traces' first recorded weights); None when either trace holds no weights."""
-    return trace_weight_map(build_view(open_trace(a_path)), build_view(open_trace(b_path)), _mapping(mapping))
-
-
 def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **options: Any) -> Report:
     """Compare trace A with trace B (the reference). Options: see ``CompareOptions``."""
     opts = _options(options)
@@ -104,7 +97,7 @@ def compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], **op
         if not t.complete:
             logger.warning("%s: trace is incomplete; comparing what it holds", visible(str(t.path)))
     va, vb = build_view(ta), build_view(tb)
-    mapping = _mapping(opts.mapping)
+    mapping = as_mapping(opts.mapping)
     wm = trace_weight_map(va, vb, mapping)
     al = align_views(va, vb, mapping, anchors=module_anchors(wm) if wm is not None else None)
     ops = mapping.ops if mapping is not None else None

@@ -27,8 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from padiff_trace.analyzer._calls import Call, TraceView, build_tree
-from padiff_trace.analyzer._pairing import align_views
+from padiff_trace.analyzer.alignment._calls import Call, TraceView, build_tree
+from padiff_trace.analyzer.alignment._pairing import align_views
 
 logger = logging.getLogger("align_scale")
 

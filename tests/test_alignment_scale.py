@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from padiff_trace.analyzer._calls import Call, TraceView, build_tree
-from padiff_trace.analyzer._pairing import align_views
+from padiff_trace.analyzer.alignment._calls import Call, TraceView, build_tree
+from padiff_trace.analyzer.alignment._pairing import align_views
 
 from padiff_trace.matching import parse_mapping
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from padiff_trace.analyzer._metrics import RowSlice
+from padiff_trace.analyzer.alignment._slices import RowSlice
 
 from padiff_trace import Kind, analyzer, open_trace
 
@@ -200,7 +200,7 @@ def test_tiny_gradients_are_noise_when_forward_matches(tmp_path: Path) -> None:
 def test_fused_metrics_equal_plain_float64(tmp_path: Path, n: int, shape: tuple[int, ...] | None,
                                            perm: tuple[int, ...] | None) -> None:
     """The blocked, two-worker kernel gives the textbook float64 formulas (NaN/Inf excluded)."""
-    from padiff_trace.analyzer._metrics import Tolerance, measure
+    from padiff_trace.analyzer.judging._metrics import Tolerance, measure
 
     from padiff_trace import Phase, RecordHeader, TraceWriter
 

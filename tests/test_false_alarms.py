@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from padiff_trace.analyzer._noise import NOISE_FACTOR
-from padiff_trace.analyzer._referee import F64_REL_MARGIN, RATIO
+from padiff_trace.analyzer.judging._noise import NOISE_FACTOR
+from padiff_trace.analyzer.judging._referee import F64_REL_MARGIN, RATIO
 
 from padiff_trace import Kind, open_trace
 

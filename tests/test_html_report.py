@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from browser import HOW_TO_GET, chromium
-from padiff_trace.analyzer._html import write_html
+from padiff_trace.analyzer.reporting._html import write_html
 from test_analyzer_helpers import toy_model
 
 from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriter, analyzer

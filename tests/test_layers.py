@@ -10,8 +10,9 @@ Layers, bottom to top:
 * ``padiff_trace.pipeline`` (record A, record B, compare) and ``padiff_trace.cli`` on top.
 
 Every ``import`` statement counts, including those inside functions (a cycle broken by a
-function-local import is still a cycle); imports under ``if TYPE_CHECKING:`` are
-annotations, never executed, and do not count.
+function-local import is still a cycle). Imports under ``if TYPE_CHECKING:`` are
+annotations, never executed: they do not count for the layers, but they do for cycles and
+for the order of the analyzer's folders (each test runs a second time with them).
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ def test_no_private_attribute_reach_ins() -> None:
     assert not bad, bad
 
 
-@pytest.mark.parametrize("annotations", [False], ids=["run-time"])
+@pytest.mark.parametrize("annotations", [False, True], ids=["run-time", "with-annotations"])
 def test_no_import_cycles(annotations: bool) -> None:
     """No circle of modules, counting function-local imports and, in the second run, imports
     made for type annotations only: two modules that need each other, even just to name each
@@ -157,6 +158,34 @@ def test_no_import_cycles(annotations: bool) -> None:
         if n not in state:
             visit(n, [n])
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+# the analyzer's folders in the order a comparison runs through them; its top-level modules
+# (the package's front door, ``_compare``) come after all three
+ANALYZER_FLOW = ("alignment", "judging", "reporting")
+
+
+def _analyzer_rank(mod: str) -> int | None:
+    parts = mod.split(".")
+    if parts[:2] != ["padiff_trace", "analyzer"]:
+        return None
+    return ANALYZER_FLOW.index(parts[2]) if len(parts) > 2 and parts[2] in ANALYZER_FLOW else len(ANALYZER_FLOW)
+
+
+@pytest.mark.parametrize("annotations", [False, True], ids=["run-time", "with-annotations"])
+def test_analyzer_folders_follow_the_flow(annotations: bool) -> None:
+    """alignment -> judging -> reporting: a folder of the analyzer imports only the folders
+    before it, never ``_compare`` or the package's front door above them."""
+    bad = []
+    for src, deps in _graph(annotations).items():
+        rs = _analyzer_rank(src)
+        if rs is None or rs == len(ANALYZER_FLOW):
+            continue
+        for dst in deps:
+            rd = _analyzer_rank(dst)
+            if rd is not None and rd > rs:
+                bad.append(f"{src} imports {dst}, later in the flow")
+    assert not bad, "\n".join(sorted(bad))
 
 
 @pytest.mark.parametrize("package", PUBLIC_PACKAGES)

@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
-from padiff_trace.analyzer._accumulate import Accumulator
-from padiff_trace.analyzer._sums import SUM_FIELDS, pair_kernel
-from padiff_trace.analyzer._tolerance import Tolerance, tolerance_for, verdict
+from padiff_trace.analyzer.judging._accumulate import Accumulator
+from padiff_trace.analyzer.judging._sums import SUM_FIELDS, pair_kernel
+from padiff_trace.analyzer.judging._tolerance import Tolerance, tolerance_for, verdict
 
 from padiff_trace.arrays._native import DISABLE_ENV, kernel
 from padiff_trace.arrays._stats import copy_with_stats, stats_numpy, stats_tuple

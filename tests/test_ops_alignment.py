@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from padiff_trace.analyzer._ops import canonical_op
+from padiff_trace.analyzer.alignment._ops import canonical_op
 
 from padiff_trace import analyzer
 
@@ -75,7 +75,7 @@ def test_mapping_file_extends_the_op_table(tmp_path: Path) -> None:
     """An op name unknown to the table pairs through the mapping file's ``ops`` section."""
     import numpy as np
     from padiff_trace.analyzer import load_mapping
-    from padiff_trace.analyzer._ops import collect_ops, pair_ops
+    from padiff_trace.analyzer.alignment._ops import collect_ops, pair_ops
 
     from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, open_trace
 

@@ -1,5 +1,5 @@
 """The analyzer's numpy replays of each framework's first optimizer update
-(``analyzer._optreplay.FIRST_UPDATE``) against the real optimizers, for the algorithms whose
+(``analyzer.judging._optreplay.FIRST_UPDATE``) against the real optimizers, for the algorithms whose
 definitions differ between paddle and torch."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from padiff_trace.analyzer._optreplay import FIRST_UPDATE
+from padiff_trace.analyzer.judging._optreplay import FIRST_UPDATE
 
 from padiff_trace.matching import OPTIMIZER_UPDATE_RULES
 

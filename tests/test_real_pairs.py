@@ -37,8 +37,8 @@ SAMPLE = ("albert", "bart", "bert", "bloom", "distilbert", "gpt", "llama", "mbar
 FAMILIES = ALL_FAMILIES if os.environ.get("PADIFF_CORPUS") == "all" else [f for f in ALL_FAMILIES if f in SAMPLE]
 
 # Open work (issue 13): cases listed here run and report XPASS once they pass. Empty since the
-# alignment brings weight anchors up to the level of their neighbours (analyzer/_carriers.py)
-# and the first divergence is named where the error is made (analyzer/_culprit.py).
+# alignment brings weight anchors up to the level of their neighbours (analyzer/alignment/_carriers.py)
+# and the first divergence is named where the error is made (analyzer/judging/_culprit.py).
 KNOWN_GAPS: dict[str, set[str]] = {
     "clean": set(),
     # the torch side lacks the scale the paddle side applies after its embedding: the B module

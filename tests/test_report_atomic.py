@@ -17,7 +17,7 @@ from typing import TextIO
 import pytest
 from fault_process import dead_pid, here, owner_file, staged_dir
 from fault_process import tree as snapshot
-from padiff_trace.analyzer import _atomic, _formats
+from padiff_trace.analyzer.reporting import _atomic, _formats
 from test_analyzer_helpers import toy_model
 
 from padiff_trace import TraceWriteError, analyzer

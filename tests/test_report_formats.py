@@ -15,9 +15,9 @@ from typing import TextIO
 
 import numpy as np
 import pytest
-from padiff_trace.analyzer import _formats
-from padiff_trace.analyzer._html import render_html
-from padiff_trace.analyzer._tolerance import MODES
+from padiff_trace.analyzer.judging._tolerance import MODES
+from padiff_trace.analyzer.reporting import _formats
+from padiff_trace.analyzer.reporting._html import render_html
 from test_analyzer_helpers import toy_model
 
 from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriteError, TraceWriter, UserError, analyzer, visible
@@ -184,8 +184,8 @@ def test_plots_are_inline_svg_without_plotly(buggy: analyzer.Report) -> None:
 def test_plot_size_is_bounded_for_big_models() -> None:
     from types import SimpleNamespace
 
-    from padiff_trace.analyzer._metric_table import Metrics
-    from padiff_trace.analyzer._svg import error_plot
+    from padiff_trace.analyzer.judging._metric_table import Metrics
+    from padiff_trace.analyzer.reporting._svg import error_plot
 
     rng = np.random.default_rng(0)
 
@@ -204,7 +204,7 @@ def test_plot_size_is_bounded_for_big_models() -> None:
 def test_a_step_series_of_one_value_is_drawn() -> None:
     """Two steps where only step 0 has a loss: a polyline of one point draws nothing, so each
     value of a short series is also a dot (the demo's loss plot was empty)."""
-    from padiff_trace.analyzer._svg import series_plot
+    from padiff_trace.analyzer.reporting._svg import series_plot
 
     svg = series_plot("loss", [0, 1], [("loss A", "#1f77b4", [0.5, None]), ("loss B", "#ff7f0e", [0.5, None])], log=False)
     assert svg.count('<circle class="pt"') == 2

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from padiff_trace.analyzer import _formats, _html
-from padiff_trace.analyzer._formats import _clean
+from padiff_trace.analyzer.reporting import _formats, _html
+from padiff_trace.analyzer.reporting._formats import _clean
 
 from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriter, analyzer
 

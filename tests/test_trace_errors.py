@@ -267,7 +267,7 @@ def test_copy_of_damaged_trace_still_names_the_copy(tmp_path: Path) -> None:
 def test_mapped_reads_of_a_shard_truncated_after_opening_fail_cleanly(tmp_path: Path) -> None:
     """The analyzer maps large tensor reads from the file; a shard cut short after the trace was
     opened gives the one-line error (a mapping past the end of a file would crash the process)."""
-    from padiff_trace.analyzer._metrics import _read
+    from padiff_trace.analyzer.judging._metrics import _read
 
     big = np.arange(3_000_000, dtype=np.float32)  # 12 MB: a dataset of its own
     with TraceWriter(tmp_path / "t") as w:

@@ -1,5 +1,5 @@
 """Distance in units of the format: ``ulp_max``, ``ulp_mean`` and ``identical`` of a pair
-(analyzer/_ulp.py, the C kernel's ``pair(..., ulp)``), on real traces and in every report format."""
+(analyzer/judging/_ulp.py, the C kernel's ``pair(..., ulp)``), on real traces and in every report format."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from padiff_trace.analyzer._accumulate import Accumulator
-from padiff_trace.analyzer._sums import INDEX
-from padiff_trace.analyzer._tolerance import Tolerance
-from padiff_trace.analyzer._ulp import ulp_format
+from padiff_trace.analyzer.judging._accumulate import Accumulator
+from padiff_trace.analyzer.judging._sums import INDEX
+from padiff_trace.analyzer.judging._tolerance import Tolerance
+from padiff_trace.analyzer.judging._ulp import ulp_format
 
 from padiff_trace import Frame, Kind, Phase, RecordHeader, TraceWriter, analyzer
 from padiff_trace.arrays._native import kernel

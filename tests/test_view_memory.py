@@ -11,8 +11,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from padiff_trace.analyzer._calls import build_view
-from padiff_trace.analyzer._noise import noise_floor
+from padiff_trace.analyzer.alignment._calls import build_view
+from padiff_trace.analyzer.judging._noise import noise_floor
 from test_report_stream import _chain
 
 from padiff_trace import Kind, Phase, Record, RecordHeader, TraceWriter, analyzer, open_trace
@@ -166,8 +166,8 @@ def test_seq_index_finds_every_row_and_nothing_else(seqs: list[int]) -> None:
 def test_pair_table_widens_to_int64_when_a_value_needs_it(traces: tuple[Path, Path]) -> None:
     import dataclasses
 
-    from padiff_trace.analyzer._pairtable import PairDraft, PairTable
-    from padiff_trace.analyzer._tolerance import Tolerance
+    from padiff_trace.analyzer.judging._pairtable import PairDraft, PairTable
+    from padiff_trace.analyzer.judging._tolerance import Tolerance
 
     va, vb = build_view(open_trace(traces[0])), build_view(open_trace(traces[1]))
     table = PairTable(va, vb)

@@ -241,7 +241,7 @@ class Convention:
     """A value two correct frameworks compute differently by definition.
 
     ``check`` names the numeric test the analyzer runs on the recorded values (its registry
-    of formulas, ``analyzer/_conventions.py``); ``sides`` says which framework does what;
+    of formulas, ``analyzer/judging/_conventions.py``); ``sides`` says which framework does what;
     ``text`` is the report's sentence (``{detail}`` is filled with what the check measured).
     """
 
@@ -278,7 +278,7 @@ OPTIMIZER_CONVENTIONS: dict[str, str] = {
     ),
 }
 
-# optimizer algorithm -> framework -> the update rule it uses (``analyzer/_optreplay.py``
+# optimizer algorithm -> framework -> the update rule it uses (``analyzer/judging/_optreplay.py``
 # replays each side's first update from its own recorded weights and gradients, so a named
 # convention is checked on the numbers before it excuses a difference)
 OPTIMIZER_UPDATE_RULES: dict[str, dict[str, str]] = {

@@ -4,7 +4,7 @@
 TF32, thread counts, oneDNN, determinism flags, the CPU, a curated list of environment
 variables), what a difference in each is known to do, the ops it affects and the switch that
 removes it. The recorder's adapters probe the keys (``numerics()``); the analyzer
-(``analyzer/_environment.py``) names the differences. The knowledge about layers, layouts and
+(``analyzer/judging/_environment.py``) names the differences. The knowledge about layers, layouts and
 conventions is in ``_knowledge.py``.
 """
 

@@ -1,0 +1,283 @@
+"""Pairing: module calls (mapping pins, weight anchors, hierarchical alignment), tensor leaves, weights.
+
+A wrong pair is worse than no pair: two calls may pair by order only with
+positive evidence - the same first output shape and either equivalent framework
+types, or both user-defined with compatible names or contents; or, as a type
+difference, alone in the same slot with the same shapes (``_align``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections import Counter, abc
+from dataclasses import dataclass, field
+
+from padiff_trace import Record
+from padiff_trace.matching import Mapping, MappingEntry, mapping_swapped, resolve, types_equivalent
+
+from ._align import Segmenter, features
+from ._calls import Call, CallTree, TraceView, first_step
+
+__all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(eq=False, slots=True)
+class CallPair:
+    a: Call
+    b: Call
+    how: str  # "root", "mapping", "anchor", "contents", "order" or "type" (see HOW)
+    entry: MappingEntry | None = None
+    slot: int = field(default=-1, repr=False)  # its index in the pair table that holds it (no dict by id)
+
+    @property
+    def blackbox(self) -> bool:
+        return self.entry is not None and self.entry.blackbox
+
+    @property
+    def perm(self) -> tuple[int, ...] | None:
+        return self.entry.transpose if self.entry is not None else None
+
+    @property
+    def type_differs(self) -> bool:
+        """Paired as a type difference: different module classes in the same slot."""
+        return self.how == "type"
+
+
+# what each ``CallPair.how`` means (reports print these)
+HOW: dict[str, str] = {
+    "root": "the models' top-level calls",
+    "mapping": "pinned by the mapping file",
+    "anchor": "their weights matched",
+    "contents": "the same weight-matched (or mapped) modules inside",
+    "order": "call order, nesting, equivalent types and shapes",
+    "type": "same slot and shapes, different module types",
+}
+
+
+@dataclass(eq=False)
+class Alignment:
+    """Pairing of step ``step_a``/``step_b`` forward calls, reusable for every step."""
+
+    a: TraceView
+    b: TraceView
+    swap: bool  # True when A is the torch trace (mapping keys then name B's modules)
+    pairs: list[CallPair]
+    unpaired_a: list[Call]
+    unpaired_b: list[Call]
+    hidden_a: list[Call] = field(default_factory=list)  # inside black boxes
+    hidden_b: list[Call] = field(default_factory=list)
+    module_pairs: dict[str, str] = field(default_factory=dict)
+    module_entries: dict[str, MappingEntry] = field(default_factory=dict)
+
+    def by_key(self) -> dict[tuple[str, int], CallPair]:
+        return {p.a.key: p for p in self.pairs}
+
+    @property
+    def type_differences(self) -> list[CallPair]:
+        return [p for p in self.pairs if p.type_differs]
+
+
+def _modules(v: TraceView) -> set[str]:
+    mods = set(v.module_types)
+    mods.update(c.module for cs in v.calls.values() for c in cs)
+    return mods
+
+
+@dataclass(frozen=True)
+class _Pin:
+    b: Call
+    how: str  # "mapping", "anchor" or "root"
+    entry: MappingEntry | None = None
+
+
+def align_views(
+    a: TraceView, b: TraceView, mapping: Mapping | None = None, anchors: dict[str, str] | None = None
+) -> Alignment:
+    """Pair the forward calls of the first step of both traces.
+
+    ``anchors``: module path in A -> module path in B for modules whose weights matched
+    each other; their calls pair n-th with n-th (as mapping pins do; the mapping wins).
+    Everything else is aligned hierarchically between the pins (``_align``).
+    """
+    swap = mapping_swapped(a.framework, b.framework)
+    step_a, step_b = first_step(a), first_step(b)
+    ca, cb = a.calls.get(step_a, []), b.calls.get(step_b, [])
+    ta, tb = a.tree(step_a), b.tree(step_b)
+    resolved = resolve(mapping, _modules(a), _modules(b), swap) if mapping is not None else []
+    pins = _pins(ca, cb, resolved, _anchor_pairs(anchors, resolved))
+    if ta.roots and tb.roots and ta.roots[0].id not in pins and tb.roots[0].id not in {p.b.id for p in pins.values()}:
+        pins[ta.roots[0].id] = _Pin(tb.roots[0], "root")
+    hidden_a, hidden_b = _hidden(pins, a.by_id, ta, tb)
+    pins = {i: p for i, p in pins.items() if i not in hidden_a and p.b.id not in hidden_b}
+    seg = Segmenter(
+        ta, tb, features(ca, cb),
+        pin_a={i: p.b for i, p in pins.items()},
+        pin_b={p.b.id: a.by_id[i] for i, p in pins.items()},
+        hidden_a=hidden_a, hidden_b=hidden_b,
+    )
+    opened = [(a.by_id[i], p.b) for i, p in pins.items() if p.entry is None or not p.entry.blackbox]
+    pairs = [CallPair(a.by_id[i], p.b, p.how, p.entry) for i, p in pins.items()]
+    pairs += [CallPair(f.a, f.b, f.how) for f in seg.run(opened)]
+    pairs.sort(key=lambda p: p.a.id)
+    used_a, used_b = {p.a.id for p in pairs}, {p.b.id for p in pairs}
+    al = Alignment(
+        a,
+        b,
+        swap,
+        pairs,
+        [c for c in ca if c.id not in used_a and c.id not in hidden_a],
+        [c for c in cb if c.id not in used_b and c.id not in hidden_b],
+        [c for c in ca if c.id in hidden_a],
+        [c for c in cb if c.id in hidden_b],
+        module_entries={mod_a: entry for mod_a, _, entry in resolved},
+    )
+    al.module_pairs = _module_pairs(al, resolved, anchors or {})
+    hows = Counter(p.how for p in pairs)
+    logger.info(
+        "aligned %d call pairs (%s); %d/%d unpaired",
+        len(pairs), ", ".join(f"{k} {v}" for k, v in sorted(hows.items())), len(al.unpaired_a), len(al.unpaired_b),
+    )
+    return al
+
+
+def _by_module(calls: list[Call]) -> dict[str, list[Call]]:
+    out: dict[str, list[Call]] = {}
+    for c in calls:
+        out.setdefault(c.module, []).append(c)
+    return out
+
+
+def _anchor_pairs(anchors: dict[str, str] | None, resolved: list[tuple[str, str, MappingEntry]]) -> list[tuple[str, str]]:
+    """Anchors whose modules the mapping does not already pair (the mapping wins)."""
+    mapped_a = {x for x, _, _ in resolved}
+    mapped_b = {y for _, y, _ in resolved}
+    return [(x, y) for x, y in (anchors or {}).items() if x not in mapped_a and y not in mapped_b]
+
+
+def _pins(
+    ca: list[Call], cb: list[Call], resolved: list[tuple[str, str, MappingEntry]], anchors: list[tuple[str, str]]
+) -> dict[int, _Pin]:
+    """A call id -> its fixed partner: the n-th call of a mapped (then anchored) module
+    with the n-th call of its counterpart."""
+    pins: dict[int, _Pin] = {}
+    taken: set[int] = set()
+    todo = [(x, y, "mapping", e) for x, y, e in resolved] + [(x, y, "anchor", None) for x, y in anchors]
+    if not todo:
+        return pins
+    by_a, by_b = _by_module(ca), _by_module(cb)
+    for mod_a, mod_b, how, entry in todo:
+        for x, y in zip(by_a.get(mod_a, []), by_b.get(mod_b, [])):
+            if x.id not in pins and y.id not in taken:
+                pins[x.id] = _Pin(y, how, entry)
+                taken.add(y.id)
+    return pins
+
+
+def _hidden(pins: dict[int, _Pin], by_id_a: abc.Mapping[int, Call], ta: CallTree, tb: CallTree) -> tuple[set[int], set[int]]:
+    """Ids of the calls inside black-box pins, on each side."""
+    hidden_a: set[int] = set()
+    hidden_b: set[int] = set()
+    for i, p in pins.items():
+        if p.entry is not None and p.entry.blackbox:
+            hidden_a.update(c.id for c in ta.descendants(by_id_a[i]))
+            hidden_b.update(c.id for c in tb.descendants(p.b))
+    return hidden_a, hidden_b
+
+
+def _module_pairs(
+    al: Alignment, resolved: list[tuple[str, str, MappingEntry]], anchors: dict[str, str]
+) -> dict[str, str]:
+    """Module path pairs from the mapping, the anchors, call pairs, then children of paired parents."""
+    pairs: dict[str, str] = {}
+    taken: set[str] = set()
+    known = itertools.chain(
+        ((a_mod, b_mod) for a_mod, b_mod, _ in resolved), anchors.items(), ((p.a.module, p.b.module) for p in al.pairs)
+    )
+    for a_mod, b_mod in known:
+        if a_mod not in pairs and b_mod not in taken:
+            pairs[a_mod] = b_mod
+            taken.add(b_mod)
+    mods_b = _modules(al.b)
+    for mod in sorted((m for m in _modules(al.a) if m and m not in pairs), key=lambda s: (s.count("."), s)):
+        parent, _, leaf = mod.rpartition(".")
+        target = f"{pairs[parent]}.{leaf}" if pairs.get(parent) else (leaf if parent in pairs else None)
+        if target is None and mod in mods_b:
+            target = mod
+        if target is None or target not in mods_b or target in taken:
+            continue
+        if types_equivalent(al.a.module_types.get(mod, ""), al.b.module_types.get(target, "")) is False:
+            continue
+        pairs[mod] = target
+        taken.add(target)
+    return pairs
+
+
+def _permuted(shape: tuple[int, ...], perm: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    if perm is None or len(perm) != len(shape):
+        return None
+    return tuple(shape[k] for k in perm)
+
+
+def pair_leaves(
+    ra: list[Record], rb: list[Record], perm: tuple[int, ...] | None = None
+) -> tuple[list[tuple[Record, Record, tuple[int, ...] | None]], list[Record], list[Record]]:
+    """Pair tensor leaves: by position if both sides have the same positions, else in order by
+    shape. A scalar (shape ``()``: a flag such as ``use_cache``, a count) carries no shape
+    evidence: it pairs only with the leaf of the same position on the other side. One tensor
+    left unpaired on each side, of broadcastable shapes, is the same argument named twice."""
+    ta = [r for r in ra if r.is_tensor]
+    tb = [r for r in rb if r.is_tensor]
+    if [r.position for r in ta] == [r.position for r in tb]:
+        out = []
+        for x, y in zip(ta, tb):
+            p = perm if _permuted(x.shape, perm) == y.shape and x.shape != y.shape else None
+            out.append((x, y, p))
+        return out, [], []
+    out, used, start = [], set(), 0
+    # a keyword argument named alike on both sides is the same argument, wherever it stands
+    kw_b = {y.position: k for k, y in enumerate(tb) if y.position.startswith("kwargs")}
+    named = {}
+    for x in ta:
+        k = kw_b.get(x.position)
+        if k is not None and x.position.startswith("kwargs") and _same_argument(x, tb[k]):
+            named[id(x)] = k
+            used.add(k)
+    for x in ta:
+        if id(x) in named:
+            k = named[id(x)]
+            out.append((x, tb[k], perm if _permuted(x.shape, perm) == tb[k].shape and x.shape != tb[k].shape else None))
+            continue
+        px = _permuted(x.shape, perm)
+        for k in range(start, len(tb)):
+            if k in used or ((not x.shape or not tb[k].shape) and x.position != tb[k].position):
+                continue
+            if tb[k].shape == x.shape or (px is not None and tb[k].shape == px):
+                out.append((x, tb[k], None if tb[k].shape == x.shape else perm))
+                used.add(k)
+                if x.shape:
+                    start = k + 1
+                break
+    paired_a = {id(x) for x, _, _ in out}
+    left_a = [x for x in ta if id(x) not in paired_a]
+    left_b = [y for k, y in enumerate(tb) if k not in used]
+    if len(left_a) == len(left_b) == 1 and _same_argument(left_a[0], left_b[0]):
+        # one tensor argument left on each side, under two names (paddle's ``src_mask``, HF's
+        # ``attention_mask``) and maybe two broadcastable shapes: the same argument, compared
+        out.append((left_a[0], left_b[0], None))
+        return out, [], []
+    return out, left_a, left_b
+
+
+def _same_argument(x: Record, y: Record) -> bool:
+    """Two leftover tensor arguments that can be the same one: both hold values (no Python
+    scalar) of shapes numpy can broadcast together. Their dtypes may differ (one library hands
+    over a 0/1 mask, the other the additive mask made of it): compared, such a pair differs,
+    and passes where its call's outputs show the difference is not used as a number."""
+    if not (x.shape and y.shape) or "python" in (x.device, y.device):
+        return False
+    n = max(len(x.shape), len(y.shape))
+    sx, sy = (1,) * (n - len(x.shape)) + tuple(x.shape), (1,) * (n - len(y.shape)) + tuple(y.shape)
+    return all(a == b or 1 in (a, b) for a, b in zip(sx, sy))

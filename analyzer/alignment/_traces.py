@@ -1,0 +1,40 @@
+"""``align()`` and ``weight_map()``: two traces opened and paired, nothing measured.
+
+``compare`` pairs the same way before it measures (``_compare``); the single-step plan
+(``_single_step``) pairs through ``align``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from padiff_trace import open_trace
+from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
+
+from ._calls import build_view
+from ._pairing import Alignment, align_views
+from ._weights import trace_weight_map
+
+__all__ = ["align", "as_mapping", "weight_map"]
+
+
+def as_mapping(m: str | os.PathLike[str] | Mapping | None) -> Mapping | None:
+    """A mapping given as a file path, loaded; one given as a ``Mapping`` (or none), as it is."""
+    if m is None or isinstance(m, Mapping):
+        return m
+    return load_mapping(m)
+
+
+def align(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> Alignment:
+    """Pair the module calls of two traces (first step) without measuring anything."""
+    va, vb = build_view(open_trace(a_path)), build_view(open_trace(b_path))
+    m = as_mapping(mapping)
+    wm = trace_weight_map(va, vb, m)
+    return align_views(va, vb, m, anchors=module_anchors(wm) if wm is not None else None)
+
+
+def weight_map(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> WeightMap | None:
+    """Which weight of trace A is which weight of trace B (the engine ``record --weights-from``
+    uses, on both traces' first recorded weights); None when either trace holds no weights."""
+    return trace_weight_map(build_view(open_trace(a_path)), build_view(open_trace(b_path)), as_mapping(mapping))

@@ -1,0 +1,70 @@
+"""Weights and parameter gradients paired through the weight map (never through call pairs).
+
+The map comes from the same engine the recorder's ``--weights-from`` uses
+(``padiff_trace.matching._weightmatch``), run on the step-0 weights of both traces with the same
+mapping pins, so a comparison pairs exactly the tensors a transfer copied.
+"""
+
+from __future__ import annotations
+
+from collections import abc
+
+from padiff_trace import Record
+from padiff_trace.matching import Mapping, WeightMap, WeightPair, inverse_perm, mapping_pins, match_weights, side_from_records
+
+from ._calls import TraceView
+from ._slices import RowSlice
+
+__all__ = ["WeightLike", "trace_weight_map", "pair_by_map"]
+
+WeightLike = Record | RowSlice
+_Pair = tuple[WeightLike, WeightLike, "tuple[int, ...] | None"]
+
+
+def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | None = None) -> WeightMap | None:
+    """The weight map between the first recorded weights of both traces (None if either has none)."""
+    if not va.weights or not vb.weights:
+        return None
+    ra = sorted(va.weights[min(va.weights)].values(), key=lambda r: r.seq)
+    rb = sorted(vb.weights[min(vb.weights)].values(), key=lambda r: r.seq)
+    side_a = side_from_records(ra, dict(va.trace.meta))
+    side_b = side_from_records(rb, dict(vb.trace.meta))
+    return match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
+
+
+def _name(r: Record) -> str:
+    return f"{r.module}.{r.position}" if r.module else r.position
+
+
+def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
+    if p.a_part is not None:  # A's share of a packed tensor against B's whole tensor
+        return RowSlice(ra, *p.a_part, perm=p.a_perm), rb, inverse_perm(p.b_perm) if p.b_perm is not None else None
+    if p.b_part is not None:
+        return ra, RowSlice(rb, *p.b_part, perm=p.b_perm), p.a_perm
+    return ra, rb, p.relative_perm
+
+
+def pair_by_map(
+    wm: WeightMap | None, wa: abc.Mapping[tuple[str, str], Record], wb: abc.Mapping[tuple[str, str], Record]
+) -> tuple[list[_Pair], list[Record], list[Record]]:
+    """(A, B, permutation of A into B's layout) for one step's weights or parameter gradients,
+    and the records of each side left unpaired."""
+    by_a = {_name(r): r for r in wa.values()}
+    by_b = {_name(r): r for r in wb.values()}
+    out: list[_Pair] = []
+    used_a: set[str] = set()
+    used_b: set[str] = set()
+    for p in wm.pairs if wm is not None else []:
+        ra, rb = by_a.get(p.a), by_b.get(p.b)
+        if ra is None or rb is None:
+            continue
+        out.append(_pair(p, ra, rb))
+        used_a.add(p.a)
+        used_b.add(p.b)
+    for na, nb in wm.mismatched if wm is not None else []:  # same slot, other shape: a failing pair
+        ra, rb = by_a.get(na), by_b.get(nb)
+        if ra is not None and rb is not None:
+            out.append((ra, rb, None))
+            used_a.add(na)
+            used_b.add(nb)
+    return out, [r for n, r in by_a.items() if n not in used_a], [r for n, r in by_b.items() if n not in used_b]

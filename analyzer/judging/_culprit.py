@@ -1,0 +1,271 @@
+"""Which module made the error: the first divergence located on each side.
+
+The earliest failing record is where a difference is first *seen*, not where it was *made*:
+a missing attention scale shows first as the input of ``out_proj``, a changed activation
+written inline in a layer's ``forward`` as the input of ``linear2``, and a flag that one
+library passes as ``True`` and the other as ``False`` at the very top. The rule here:
+
+1. **The pair.** Among the paired module calls of the step, the *candidates* are those
+   whose outputs diverge while all their compared inputs agree: their own code made the
+   error. The innermost candidate (no candidate inside it) that diverges first is named.
+   Its children that ran before the first differing value are listed as fine; when that
+   value is the input of a child, the error is in the parent's inline code between them.
+2. **Each side.** Inside that call, a module recorded on one side only (HF's
+   ``intermediate_act_fn``, ``mlp.act``) may have computed the differing value: a call
+   whose tensor inputs are all values that agree (the same tensors as records of passing
+   pairs) and one of whose outputs is a value that differs is named on that side instead;
+   the innermost such call. Values are identified across records of one trace by dtype,
+   size and statistics (a module's output and the next module's input are one tensor).
+
+The record reported with it is the first differing record inside the named call (its
+output, or the input of a child). Weights and buffers are compared before the forward pass
+and stay first when they differ (named at the first call of their module on each side);
+op-level records (``--ops``) and gradients keep the earliest failing record. When no pair
+qualifies (every diverging call also received a differing input), the earliest failing
+record is the answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+import numpy as np
+
+from padiff_trace import Record
+
+from ..alignment._calls import Call, TraceView
+from ..alignment._pairing import CallPair
+
+if TYPE_CHECKING:
+    from ._pairtable import PairTable
+    from ._pairview import PairResult as PairView
+
+__all__ = ["Located", "PairResult", "Side", "locate"]
+
+
+class PairResult(Protocol):
+    """What is read of a measured pair (``_pairview.PairResult``)."""
+
+    @property
+    def role(self) -> str: ...
+    @property
+    def step(self) -> int: ...
+    @property
+    def order(self) -> tuple[int, int, int]: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def a(self) -> Record: ...
+    @property
+    def b(self) -> Record: ...
+    @property
+    def call_pair(self) -> CallPair | None: ...
+
+
+R = TypeVar("R", bound=PairResult)
+
+_FWD = ("model_input", "input", "output")
+_STATE = ("param", "buffer")
+_Key = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Side:
+    """The module call named on one side, and why."""
+
+    call: Call
+    why: str  # "own code", "inline code", "one side only", "state" (a weight or buffer differs)
+    first: Record | None  # the first differing record inside ``call`` on this side
+    fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
+
+    def as_dict(self) -> dict[str, Any]:
+        site = _site(self.call)
+        return {
+            "module": self.call.module,
+            "call_index": self.call.call_index,
+            "module_type": self.call.module_type,
+            "why": self.why,
+            "stack": [list(f) for f in site],
+            "first": self.first.name if self.first is not None else None,
+            "first_stack": [list(f) for f in self.first.stack] if self.first is not None else [],
+            "fine": [c.label for c in self.fine],
+        }
+
+
+@dataclass(frozen=True)
+class Located(Generic[R]):
+    """The first divergence named on both sides (see the module docstring)."""
+
+    pair: R  # the first differing record inside the named pair (its output, or a child's input)
+    a: Side
+    b: Side
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"a": self.a.as_dict(), "b": self.b.as_dict()}
+
+    def sentences(self) -> list[tuple[str, str]]:
+        """(code, sentence) per side: the call named, why, and what agreed before it (the
+        report's diagnosis shows them as findings)."""
+        out: list[tuple[str, str]] = []
+        for tag, s in (("A", self.a), ("B", self.b)):
+            site = _site(s.call)
+            where = f" ({site[-1].file}:{site[-1].line})" if site else ""
+            text = f"{tag}: the error is made in {s.call.label} [{s.call.module_type}]{where}: {_WHY[s.why]}"
+            if s.why == "inline code" and s.first is not None and s.first.stack:
+                f = s.first.stack[-1]
+                text += f"; the first differing value is {s.first.name} ({f.file}:{f.line})"
+            if s.fine:
+                text += "; agreed before it: " + ", ".join(c.module.rsplit(".", 1)[-1] or "<root>" for c in s.fine)
+            out.append((f"made_in_{tag.lower()}", text))
+        return out
+
+
+_WHY = {
+    "own code": "its inputs agree and its output differs",
+    "inline code": "its inputs agree; its own code between its children made the difference",
+    "one side only": "a module recorded on this side only, whose inputs agree where they were compared and whose "
+                     "output is the differing value",
+    "state": "a weight or buffer of it differs (compared before the forward pass)",
+}
+
+
+def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Located[PairView] | None:
+    """The first divergence on both sides, or None where the earliest failing record stands.
+    Reads the table's columns (its rows are in execution order: the earliest is the lowest row)."""
+    if first.role in _STATE:
+        return _state(first, va, vb)
+    if first.role not in _FWD:
+        return None
+    cp = t.col("cp")
+    mask = (t.col("step") == first.step) & t.role_mask(*_FWD) & (cp >= 0)
+    rows = np.flatnonzero(mask)
+    if not len(rows):
+        return None
+    n = len(t.call_pairs)
+    call_a = np.fromiter((c.a.id for c in t.call_pairs), np.int64, n)[cp[rows]]
+    call_b = np.fromiter((c.b.id for c in t.call_pairs), np.int64, n)[cp[rows]]
+    failed = ~t.passed[rows]
+    is_out = t.role_mask("output")[rows]
+    # candidates: a failing output while every other forward record of the call passes
+    cands, at = np.unique(call_a[is_out & failed], return_index=True)
+    cand_rows = rows[is_out & failed][at]
+    keep = ~np.isin(cands, call_a[~is_out & failed])
+    cands, cand_rows = cands[keep], cand_rows[keep]
+    if not len(cands):
+        return None
+    outer = {x.id for c in cands.tolist() for x in va.ancestors(va.by_id[c])}  # a candidate inside them
+    best = t[int(cand_rows[~np.isin(cands, np.fromiter(outer, np.int64, len(outer)))].min())]
+    cp_best = best.call_pair
+    assert cp_best is not None
+    inside = np.fromiter({cp_best.a.id} | va.descendants(cp_best.a), np.int64)
+    seen = t[int(rows[failed & np.isin(call_a, inside)].min())]
+    fwd = t.subset(mask)
+    paired_a, paired_b = _Ids(np.unique(call_a)), _Ids(np.unique(call_b))
+    return Located(seen, _side(va, cp_best.a, fwd, "a", paired_a), _side(vb, cp_best.b, fwd, "b", paired_b))
+
+
+class _Ids:
+    """A sorted id array as a container (a set of a million ids holds ~60 MB)."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = ids
+
+    def __contains__(self, x: object) -> bool:
+        if not isinstance(x, (int, np.integer)):
+            return False
+        i = int(np.searchsorted(self.ids, x))
+        return i < len(self.ids) and int(self.ids[i]) == x
+
+
+def _state(first: PairView, va: TraceView, vb: TraceView) -> Located[PairView] | None:
+    """A weight or buffer that differs: named at the first call of its module on each side."""
+    ca = _first_call(va, getattr(first.a, "base", first.a).module)
+    cb = _first_call(vb, getattr(first.b, "base", first.b).module)
+    if ca is None or cb is None:
+        return None
+    return Located(first, Side(ca, "state", None, ()), Side(cb, "state", None, ()))
+
+
+def _first_call(v: TraceView, module: str) -> Call | None:
+    for step in sorted(v.calls):
+        for c in v.calls[step]:
+            if c.module == module:
+                return c
+    return None
+
+
+def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired: Container[int]) -> Side:
+    """Side of the named pair: its own code, or a call inside recorded on this side only.
+    ``fwd`` holds the step's forward pairs; ``side`` names this side's record of each ("a", "b")."""
+    inside = v.tree(call.step).descendants(call)
+    ids = {c.id for c in inside} | {call.id}
+    # values seen by the calls inside that only this side recorded: are they right or wrong?
+    wanted = {k for c in inside if c.id not in paired for r in (*c.inputs, *c.outputs) if (k := _key(r)) is not None}
+    good: set[_Key] = set()
+    bad: set[_Key] = set()
+    first: Record | None = None
+    for p in fwd:
+        r = getattr(p, side)
+        if wanted:
+            k = _key(getattr(r, "base", r))
+            if k is not None and k in wanted:
+                (good if p.passed else bad).add(k)
+        if not p.passed and r.call in ids and (first is None or r.seq < first.seq):
+            first = r
+    bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
+    # set it against another representation (an int 0/1 mask vs the additive mask of it)
+    made = _made_by(v, inside, good, bad, paired)
+    if made is not None:
+        return Side(made, "one side only", None, ())
+    fine = tuple(
+        c for c in inside
+        if c.id in paired and _paired_parent(v, c, paired) is call
+        and (first is None or max((r.seq for r in c.outputs), default=0) < first.seq)
+    )
+    why = "own code" if first is None or first.call == call.id else "inline code"
+    return Side(call, why, first, fine)
+
+
+def _made_by(v: TraceView, calls: list[Call], good: set[_Key], bad: set[_Key], paired: Container[int]) -> Call | None:
+    """The innermost, earliest call only this side recorded whose tensor inputs all agree and
+    one of whose outputs differs."""
+    hits = []
+    for c in calls:
+        if c.id in paired:
+            continue
+        # inputs whose statistics overflow (an additive mask of float32 minima) have no identity:
+        # they neither confirm nor refute; the others must all be values that agree
+        # an input no pair compared (a rotary table only this side passes) is unknown: it
+        # neither confirms nor refutes; at least one input must agree and none differ
+        ins = [k for r in c.tensor_inputs() if (k := _key(r)) is not None]
+        if not any(k in good for k in ins) or any(k in bad for k in ins):
+            continue
+        if any(_key(r) in bad for r in c.tensor_outputs()):
+            hits.append(c)
+    if not hits:
+        return None
+    hit_ids = {c.id for c in hits}
+    inner = [c for c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
+    return min(inner, key=lambda c: min((r.seq for r in c.outputs), default=c.id))
+
+
+def _key(r: Record) -> _Key | None:
+    """One value's identity within a trace: dtype, size and statistics (None: not a tensor)."""
+    if not r.is_tensor or r.numel == 0:
+        return None
+    stats = r.stats
+    if not all(math.isfinite(x) for x in stats.values() if isinstance(x, float)):
+        return None
+    return (r.dtype, r.numel, *sorted(stats.items()))
+
+
+def _paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:
+    return next((x for x in v.ancestors(c) if x.id in paired), None)
+
+
+def _site(c: Call) -> tuple[Any, ...]:
+    rec = next(iter(c.inputs or c.outputs), None)
+    return tuple(rec.stack[-2:]) if rec is not None else ()

@@ -1,0 +1,168 @@
+"""Rounding or bug: judge an A/B pair by its distance from a float64 referee run.
+
+R is a float64 recording (``record --dtype float64 --inputs-from A --weights-from A``)
+of A's model (or of B's: the side is read from R's framework); RB optionally one of
+the other model. Each side is aligned with its referee by the same machinery as
+A with B, and per record the RMS error against float64 is measured:
+eA = rms(A - R), eB = rms(B - R or RB), e64 = rms(R - RB) (with RB only).
+
+Decision table (k = ``RATIO``; floor = the noise estimate ``_noise`` of that side,
+``NOISE_FACTOR`` * sigma; "far" = eX > k * max(e_other, floor_X)):
+
+    e64 significant and explains A-B   -> model difference  (needs RB)
+    neither side far                   -> rounding          (both within k x of each
+                                                             other, or both under their floor)
+    A far                              -> A deviates
+    B far                              -> B deviates
+
+"e64 significant and explains A-B": e64 > NOISE_FACTOR * max(sigma64, 1e-10 * scale)
+- float64 runs of the same math agree to ~1e-13; the 1e-10 relative margin absorbs
+constants that a framework rounds to float32 even in a float64 run - and e64 beyond the
+fp32 noise floor of the pair, sqrt(floor_A**2 + floor_B**2) (a float32 constant in one
+model's loss moves its float64 run by one ulp of the constant: invisible at fp32), and
+e64 >= rms(A - B) / k (the float64 disagreement accounts for the fp32 difference) and
+rms(A - B) > k * max(eA, eB) (the fp32 difference is beyond what rounding gives here).
+A real but tiny model difference (e.g. a LayerNorm epsilon seen through the next
+LayerNorm) that stays below the fp32 rounding is classified rounding: at fp32 it is.
+
+With one referee of A's model, "B deviates" means: B is far from the float64 run of
+A's model while A is close. That is a model difference or B's fp32 numerics being far
+worse than A's (a lower-precision kernel, an unstable formula); only RB separates them:
+if RB agrees with R the class stays "B deviates" (numerics), else "model difference".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from padiff_trace import Record
+from padiff_trace.matching import mapping_swapped
+
+from ..alignment._calls import TraceView
+from ..alignment._pairing import align_views
+from ._metrics import Tolerance, measure
+from ._noise import NOISE_FACTOR, NoiseFloor
+
+__all__ = ["CLASSES", "RATIO", "F64_REL_MARGIN", "Referee", "side_errors", "classify"]
+
+RATIO = 8.0
+F64_REL_MARGIN = 1e-10
+CLASSES = ("rounding", "A deviates", "B deviates", "model difference")
+_TOL = Tolerance(0.0, 0.0, "rel-l2")
+
+
+@dataclass(frozen=True)
+class Referee:
+    """Errors against float64 for one side: X record seq -> (referee record, rms(X - R))."""
+
+    view: TraceView
+    errors: dict[int, tuple[Record, float]]
+
+
+def _rms_diff(x: Record, y: Record, perm: tuple[int, ...] | None) -> float | None:
+    """rms(x - y), ``perm`` permuting x's axes into y's layout; None when not comparable."""
+    if not (x.is_tensor and y.is_tensor):
+        return None
+    shape_x = tuple(x.shape[k] for k in perm) if perm is not None else x.shape
+    if shape_x != y.shape:
+        return None
+    if y.numel == 0:
+        return 0.0
+    m = measure(x, y, _TOL, perm)
+    if m.stats_only:
+        return None
+    return m.rel_l2 * m.norm_b / math.sqrt(m.n) if m.norm_b > 0 else m.max_abs
+
+
+def side_errors(vx: TraceView, vr: TraceView, mapping: Any = None) -> Referee:
+    """Align trace X with its float64 referee and measure every paired record. ``mapping``
+    (paddle paths -> torch paths) applies only when X and its referee are of different
+    frameworks; a run and the float64 run of the same model pair by their identical paths."""
+    from ..alignment._plan import plan as _plan  # the same pairing as A with B
+    from ..alignment._weights import trace_weight_map
+
+    if vx.framework == vr.framework:
+        mapping = None
+    # orient as compare() would pair paddle with torch (mapping keys name paddle paths)
+    x_first = not mapping_swapped(vx.framework, vr.framework)
+    first, second = (vx, vr) if x_first else (vr, vx)
+    al = align_views(first, second, mapping)
+    wm = trace_weight_map(first, second, mapping)
+    errors: dict[int, tuple[Record, float]] = {}
+    for _, r1, r2, perm, _ in _plan(al, first, second, wm):
+        d = _rms_diff(r1, r2, perm)
+        if d is None:
+            continue
+        x, r = (r1, r2) if x_first else (r2, r1)
+        errors[x.seq] = (r, d)
+    return Referee(vr, errors)
+
+
+def classify(
+    a: Record,
+    b: Record,
+    perm: tuple[int, ...] | None,
+    diff_ab: float,
+    ref_a: Referee,
+    ref_b: Referee,
+    floor_a: NoiseFloor,
+    floor_b: NoiseFloor,
+    floor_64: tuple[NoiseFloor, NoiseFloor] | None,
+    two_referees: bool,
+) -> dict[str, Any] | None:
+    """The class of one A/B pair and the numbers behind it; None when a referee lacks the record."""
+    ea, eb = ref_a.errors.get(a.seq), ref_b.errors.get(b.seq)
+    if ea is None or eb is None:
+        return None
+    (ra, err_a), (rb, err_b) = ea, eb
+    fa = NOISE_FACTOR * floor_a.sigma(a)
+    fb = NOISE_FACTOR * floor_b.sigma(b)
+    scale = max(_rms(ra), _rms(rb))
+    out: dict[str, Any] = {
+        "err_a": err_a,
+        "err_b": err_b,
+        "rel_err_a": err_a / scale if scale > 0 else 0.0,
+        "rel_err_b": err_b / scale if scale > 0 else 0.0,
+        "floor_a": fa,
+        "floor_b": fb,
+        "err_64": None,
+        "referee_a": ra.name,
+        "referee_b": rb.name,
+    }
+    if two_referees and floor_64 is not None:
+        e64 = _rms_diff(ra, rb, perm)
+        out["err_64"] = e64
+        if e64 is not None:
+            beyond_rounding = diff_ab > RATIO * max(err_a, err_b)
+            significant = e64 > _significance_64(ra, rb, scale, floor_64, fa, fb)
+            if significant and e64 * RATIO >= diff_ab and beyond_rounding:
+                out["class"] = "model difference"
+                return out
+    if err_a > RATIO * max(err_b, fa):
+        out["class"] = "A deviates"
+    elif err_b > RATIO * max(err_a, fb):
+        out["class"] = "B deviates"
+    else:
+        out["class"] = "rounding"
+    return out
+
+
+def _significance_64(
+    ra: Record, rb: Record, scale: float, floor_64: tuple[NoiseFloor, NoiseFloor], fa: float, fb: float
+) -> float:
+    """How far apart the two float64 runs must be for a model difference: beyond their own
+    rounding (and the ``F64_REL_MARGIN`` of float32 constants), and beyond the fp32 noise floor
+    of the pair (``fa``, ``fb``: NOISE_FACTOR x sigma of A and B) - a disagreement of the
+    float64 runs that fp32 rounding would hide (a float32 constant in one model's loss) is
+    rounding at the precision compared."""
+    s64 = max(floor_64[0].sigma(ra), floor_64[1].sigma(rb), F64_REL_MARGIN * scale)
+    return max(NOISE_FACTOR * s64, math.hypot(fa, fb))
+
+
+def _rms(r: Record) -> float:
+    if not r.is_tensor or r.numel == 0:
+        return 0.0
+    l2 = r.stats.get("l2", math.nan)
+    return l2 / math.sqrt(r.numel) if math.isfinite(l2) else 0.0

@@ -1,0 +1,103 @@
+"""Weights after an optimizer step: rounding carried through the update is not a divergence.
+
+After step k, a weight is ``w_{k+1} = w_k - update(g_k)``. When the gradients ``g_k`` of both
+sides agree to their own rounding (their pair passed), the updated weights differ by that
+rounding passed through the optimizer, which a weight's tolerance (relative to the weight,
+not to the update) may not admit: a bias whose update is a thousandth of its value fails
+by 1e-8. Such a pair passes when the *update* of A agrees with the update of B as closely as
+the gradients it came from agree (relative L2 within ``UPDATE_FACTOR`` times the gradients',
+or 1e-6) — the optimizer may amplify rounding a little (Adam's division by sqrt(v)), never
+turn a rounding difference into a bug. A gradient that is zero in exact arithmetic (a key
+projection's bias under softmax) is pure rounding on both sides; Adam turns it into a step of
+about +-lr, so the weights differ by lr while the updates still differ no more than the
+gradients did. Packed tensors (q|k|v in one) are checked share by share. A wrong learning rate, momentum or weight decay makes
+the updates differ by far more and the pair keeps failing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from padiff_trace import DamagedRecordError, Record
+
+from ..alignment._calls import TraceView
+from ..alignment._slices import RowSlice
+from ._pairtable import PairTable
+
+__all__ = ["UPDATE_FACTOR", "absorb_update_rounding"]
+
+UPDATE_FACTOR = 10.0
+_FLOOR = 1e-6
+_NOISE_GRAD = 0.1  # gradients that differ by this much yet pass are noise around zero
+
+
+def _previous(v: TraceView, table: Any, rec: Record) -> tuple[int, Record] | None:
+    steps = sorted(s for s in table if s < rec.step)
+    if not steps:
+        return None
+    r = table[steps[-1]].get((rec.module, rec.position))
+    return (steps[-1], r) if r is not None else None
+
+
+def _like(part: Any, base: Record) -> Any:
+    """``base`` cut the way ``part`` is (a packed tensor's share), or ``base`` itself."""
+    return RowSlice(base, part.lo, part.hi, part.perm) if isinstance(part, RowSlice) else base
+
+
+def _base(r: Any) -> Record:
+    return r.base if isinstance(r, RowSlice) else r
+
+
+def _arr(r: Any, perm: tuple[int, ...] | None) -> np.ndarray:
+    a = np.asarray(r.read(), np.float64)
+    return np.transpose(a, perm) if perm is not None else a
+
+
+def _rel(x: np.ndarray, y: np.ndarray) -> float:
+    ny = float(np.linalg.norm(y))
+    return float(np.linalg.norm(x - y)) / ny if ny > 0 else (0.0 if not np.any(x) else float("inf"))
+
+
+def absorb_update_rounding(t: PairTable, va: TraceView, vb: TraceView) -> int:
+    """Failing parameter pairs after an update whose updates agree as well as their gradients
+    do pass, with both numbers named. Returns how many passed."""
+    if not len(t):
+        return 0
+    rows = np.flatnonzero(t.role_mask("param") & ~t.passed & t.measured & (t.col("step") > 0))
+    if not len(rows):
+        return 0
+    grad_rows = np.flatnonzero(t.role_mask("param_grad"))
+    grad_ok = {(int(a), int(b)): bool(p) for a, b, p in
+               zip(t.col("seq_a")[grad_rows].tolist(), t.col("seq_b")[grad_rows].tolist(), t.passed[grad_rows].tolist())}
+    n = 0
+    for i in rows.tolist():
+        try:
+            ra, rb = t.record(i, 0), t.record(i, 1)  # a packed tensor's share is a RowSlice
+            if not (isinstance(_base(ra), Record) and isinstance(_base(rb), Record) and ra.has_data and rb.has_data):
+                continue
+            pa, pb = _previous(va, va.weights, _base(ra)), _previous(vb, vb.weights, _base(rb))
+            if pa is None or pb is None or pa[0] != pb[0]:
+                continue
+            step = pa[0]
+            ga = va.param_grads.get(step, {}).get((ra.module, _base(ra).position))
+            gb = vb.param_grads.get(step, {}).get((rb.module, _base(rb).position))
+            if ga is None or gb is None or not grad_ok.get((ga.seq, gb.seq), False) or not (ga.has_data and gb.has_data):
+                continue
+            perm = t.perms.get(i)
+            rel_g = _rel(_arr(_like(ra, ga), perm), _arr(_like(rb, gb), None))
+            ua = _arr(ra, perm) - _arr(_like(ra, pa[1]), perm)
+            ub = _arr(rb, None) - _arr(_like(rb, pb[1]), None)
+            if ua.shape != ub.shape:
+                continue
+            rel_u = _rel(ua, ub)
+        except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+            continue
+        if rel_u <= max(UPDATE_FACTOR * rel_g, _FLOOR):
+            noise = (" — the gradients are rounding noise (zero in exact arithmetic, likely), which an adaptive "
+                     "optimizer scales up to the learning rate") if rel_g > _NOISE_GRAD else ""
+            t.set_verdict(i, True, f"rounding through the update: the step-{step} updates differ by rel-L2 {rel_u:.2g}, "
+                                   f"their gradients by {rel_g:.2g}{noise} ({t.reasons.get(i, '')})")
+            n += 1
+    return n
