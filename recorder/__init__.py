@@ -15,6 +15,11 @@ the adapter for the model's framework is loaded when ``record`` is called.
 the job file ``padiff-trace run`` hands each child. Each option is declared once, as a
 field of ``RecordOptions`` (or ``RecordJob``) made with ``option(...)``; ``option_fields``
 is how the command line reads those declarations.
+
+Under a framework's launcher (``torchrun``, ``python -m paddle.distributed.launch``) every
+process records its own trace, ``PATH/rank-NNNNN``, with meta ``distributed`` (rank, world
+size, local rank, backend, launcher); ``LAUNCHERS`` says how each framework's launcher names
+them (docs/distributed.md).
 """
 
 from __future__ import annotations
@@ -23,6 +28,17 @@ import os
 from typing import Any, TypeVar
 
 from ._adapter import detect, get_adapter
+from ._distributed import (
+    LAUNCHERS,
+    RANKS_FILE,
+    RANKS_FORMAT,
+    Distributed,
+    Launcher,
+    detect_distributed,
+    is_multirank,
+    rank_dir,
+    rank_of_dir,
+)
 from ._options import OptionField, RecordOptions, option, option_fields
 from ._replay import replay_inputs, transfer_weights
 from ._session import Recorder, active_recorder
@@ -30,6 +46,15 @@ from ._single_step import SingleStep
 from ._spec import RecordJob, run_steps
 
 __all__ = [
+    "LAUNCHERS",
+    "RANKS_FILE",
+    "RANKS_FORMAT",
+    "Distributed",
+    "Launcher",
+    "detect_distributed",
+    "is_multirank",
+    "rank_dir",
+    "rank_of_dir",
     "OptionField",
     "RecordJob",
     "RecordOptions",

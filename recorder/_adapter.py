@@ -44,6 +44,11 @@ class Adapter(ABC):
         (TF32, threads, oneDNN, determinism flags; trace meta ``numerics``, see ``_numerics``)."""
         return {}
 
+    def process_group(self) -> tuple[int, int, str | None] | None:
+        """(rank, world size, backend) of the framework's initialised default process group, or
+        None when it has none (``_distributed``: a launcher's environment is read besides)."""
+        return None
+
     @abstractmethod
     def framework_modules(self) -> list[Any]:
         """The framework's top-level module(s), whose frames are hidden from stacks."""

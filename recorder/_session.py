@@ -16,6 +16,7 @@ from typing import Any
 from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError, exit_reason
 
 from ._adapter import Adapter
+from ._distributed import place_recording
 from ._nest import MAX_OP_SCALARS, flatten, flatten_call, op_scalar
 from ._numerics import numerics
 from ._options import RecordOptions
@@ -107,6 +108,7 @@ class Recorder:
         # the precision policy the steps run under (``autocast``): forward and loss inside, backward outside
         meta["autocast"] = self._autocast_policy() if opts.autocast else None
         meta.update(self._extra_meta)
+        self.path = place_recording(self.path, ad, meta)  # under a launcher: PATH/rank-NNNNN (``_distributed``)
         self._sink.open(self.path, meta, self._overwrite)
         self._base_limit = sys.getrecursionlimit()
         try:

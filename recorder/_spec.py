@@ -39,6 +39,7 @@ from padiff_trace import Kind, SpecError, TraceWriteError, UserError, open_trace
 from padiff_trace.matching import WEIGHT_MAP_FILE, WeightMap, load_mapping
 
 from ._adapter import Adapter, detect, get_adapter
+from ._distributed import detect_distributed, rank_source
 from ._nest import flatten, flatten_call, rebuild
 from ._optim import describe_optimizer, intercept_clipping, step_values
 from ._options import RecordOptions, build_options, option, option_fields
@@ -200,7 +201,8 @@ def run_spec(
     progress: bool | None = None,
     command: str | None = None,
 ) -> Path:
-    """Record ``steps`` training steps of the spec's model into ``out``.
+    """Record ``steps`` training steps of the spec's model into ``out`` (under a launcher: ``out/rank-NNNNN``,
+    the directory returned).
 
     ``wait_source``: seconds to wait for the ``inputs_from``/``weights_from`` trace while another
     process is still writing it (``run --concurrent``): it is ready once a shard holds its model
@@ -220,6 +222,8 @@ def run_spec(
     adapter = get_adapter(detect(model))
     if options.seed is not None:
         adapter.seed(options.seed)
+    dist = detect_distributed(adapter)  # under a launcher a rank replays the same rank of a multi-rank source
+    inputs_from, weights_from, random_from = (rank_source(s, dist) for s in (inputs_from, weights_from, random_from))
     if dtype:
         adapter.cast_model(model, dtype)
     args, kwargs = split_inputs(spec.inputs_at(0), adapter.is_tensor, spec.path)
@@ -262,7 +266,7 @@ def run_spec(
             cleanup.callback(single.close)
         rec = cleanup.enter_context(Recorder(model, out, adapter, options, meta=meta, overwrite=overwrite, single_step=single,
                                              random_from=random_from, random_wait=wait_source))
-        _write_weight_map(Path(out), weight_map, weights_from)
+        _write_weight_map(rec.path, weight_map, weights_from)
         if steps == 0:  # export only: weights (recorded on entry) and the inputs, for replay elsewhere
             rec.model_inputs(args, kwargs)
         loss_of = spec.loss or (lambda output: _default_loss(adapter, output, spec.path))
@@ -275,7 +279,7 @@ def run_spec(
 
         run_steps(rec, adapter, model, (args, kwargs), steps, loss_of, optimizer, desc=f"record {spec.path.name}",
                   scheduler=scheduler, clip=clip, inputs_at=inputs_at if spec.per_step_inputs else None, progress=progress)
-    return Path(out)
+    return rec.path  # OUT, or OUT/rank-NNNNN under a launcher
 
 
 def run_steps(

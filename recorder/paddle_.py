@@ -54,6 +54,12 @@ class PaddleAdapter(Adapter):
                 out[key] = value if isinstance(value, (bool, int, float)) else str(value)
         return out
 
+    def process_group(self) -> tuple[int, int, str | None] | None:
+        dist = paddle.distributed
+        if not dist.is_initialized():
+            return None
+        return dist.get_rank(), dist.get_world_size(), str(dist.get_backend())
+
     def framework_modules(self) -> list[Any]:
         return [paddle]
 

@@ -48,7 +48,9 @@ def table_row(cells: Sequence[str], widths: Sequence[int], right: Container[int]
     return " ".join(out)
 
 
-def print_catalog(entries: list[CatalogEntry], root: Path) -> None:
+def print_catalog(entries: list[CatalogEntry], root: Path, missing: Sequence[tuple[Path, str]] = ()) -> None:
+    """One line per trace; a rank of a multi-process run says so in its state, and ``missing``
+    (path, what) adds a line for each rank that left no trace."""
     rows = [["trace", "model", "version", "framework", "device", "created", "steps", "size", "state"]]
     for e in entries:
         rel = str(e.path.relative_to(root)) if e.path != root else "."
@@ -58,12 +60,16 @@ def print_catalog(entries: list[CatalogEntry], root: Path) -> None:
             state = ("UNREADABLE: " if _DENIED in e.error else "DAMAGED: ") + e.error
         elif e.damaged:
             state = f"{state}, {e.health}"
+        if e.distributed:  # one rank of a multi-process recording
+            state = f"{state}, rank {e.distributed.get('rank')} of {e.distributed.get('world_size')}"
         cells = [rel, e.model, e.version, fw, e.device, e.created[:19], str(e.steps), f"{e.size_bytes / 2**20:.1f}MB", state]
         rows.append([visible(c) for c in cells])  # names from a trace or a path may hold control characters
+    for path, what in missing:
+        rows.append([visible(str(path.relative_to(root)) if path != root else "."), *[""] * 7, visible(what)])
     widths = column_widths(rows)  # whole names: a cut path could not be told from its neighbours
     for r in rows:
         print(table_row(r, widths, right={6, 7}))
-    if not entries:
+    if not entries and not missing:
         print("(no traces)")
 
 

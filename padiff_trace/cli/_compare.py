@@ -64,7 +64,13 @@ def register(sub: Any) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from padiff_trace import analyzer, release_freed_memory
+    from padiff_trace import analyzer, pipeline, release_freed_memory
+
+    if pipeline.check_rank_sides(args.a, args.b):  # two multi-rank traces: rank k with rank k
+        from ._distributed import compare_ranks_command
+
+        release_freed_memory()
+        return compare_ranks_command(args)
 
     release_freed_memory()  # a long analysis: large temporary arrays go back to the system when freed
 

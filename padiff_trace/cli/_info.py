@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from padiff_trace import STAT_FIELDS, catalog, is_trace, open_trace, visible
+from padiff_trace.recorder import is_multirank
 
 from ._archive import print_catalog, tag_pair
+from ._distributed import info_ranks, ls_ranks, missing_ranks, rank_line
 
 __all__ = ["register"]
 
@@ -51,6 +53,8 @@ def register(sub: Any) -> None:
 
 
 def _info(args: argparse.Namespace) -> int:
+    if is_multirank(args.trace):  # one trace per rank (docs/distributed.md)
+        return info_ranks(args.trace, args.json)
     with open_trace(args.trace) as tr:
         counts = tr.counts()
         info: dict[str, Any] = {
@@ -97,6 +101,7 @@ def _info(args: argparse.Namespace) -> int:
         f"created    {meta.get('created')} on {meta.get('host')} (python {meta.get('python')})",
         f"command    {meta.get('command')}",
         f"seed       {meta.get('seed')}",
+        *([f"process    {rank_line(meta['distributed'])}"] if isinstance(meta.get("distributed"), dict) else []),
         f"tags       {_fmt_tags(meta.get('tags') or {})}",
         f"format     v{meta.get('format_version')}.{info['format_minor']}, {info['shards']} shard(s), "
         f"{_size(info['size_bytes'])}, recording {(info['recording'] or '-')[:12]}",
@@ -120,8 +125,11 @@ def _ls(args: argparse.Namespace) -> int:
         archive = root.is_dir() and not is_trace(root)
     except PermissionError:  # not listable: open_trace says so, with what to do
         archive = False
+    if archive and is_multirank(root):
+        return ls_ranks(root, dict(args.tag))
     if archive:
-        print_catalog(catalog(root, dict(args.tag)), root)
+        entries = catalog(root, dict(args.tag))
+        print_catalog(entries, root, missing_ranks(entries))
         return 0
     with open_trace(args.trace) as tr:
         recs = tr.select(module=args.module, kind=args.kind, phase=args.phase, step=args.step)

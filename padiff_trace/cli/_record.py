@@ -19,6 +19,8 @@ from typing import Any
 from padiff_trace import PadiffTraceError, UserError, open_trace, visible
 from padiff_trace.recorder import OptionField, RecordJob, RecordOptions, option_fields
 
+from ._distributed import add_launch_flags, record_with_launcher, run_with_launcher
+
 __all__ = ["add_option_flags", "option_values", "register"]
 
 _RECORD_ARGS = ("spec", "out", "inputs_from", "weights_from", "random_from", "single_step_from", "mapping")  # what a --job file replaces
@@ -113,6 +115,7 @@ def register(sub: Any, *, options: type[RecordOptions] = RecordOptions) -> None:
     p.add_argument("--mapping", help="mapping file (JSON/YAML): pins weights for --weights-from (its 'weights' and "
                    "'modules' entries) and modules for --single-step-from; OUT/weightmap.json has this form")
     _add_recording_flags(p, options)
+    add_launch_flags(p)
     p.set_defaults(handler=_record, record_options=options)
 
     p = sub.add_parser(
@@ -152,6 +155,9 @@ def register(sub: Any, *, options: type[RecordOptions] = RecordOptions) -> None:
         help="also record B single-step against A and report each module's local error next to its accumulated error",
     )
     _add_recording_flags(p, options)
+    p.add_argument("--nproc", type=int, metavar="N", help="record each model with N processes, started by its framework's "
+                   "launcher (torchrun, python -m paddle.distributed.launch); B's rank k replays A's rank k, and rank k is "
+                   "compared with rank k (report/rank-NNNNN; docs/distributed.md)")
     p.set_defaults(handler=_run, record_options=options)
 
 
@@ -186,9 +192,13 @@ def _job(args: argparse.Namespace) -> RecordJob:
 def _record(args: argparse.Namespace) -> int:
     from padiff_trace import pipeline
 
-    if args.watch_parent:
-        pipeline.watch_parent(args.watch_parent)
+    if args.watch_parent is not None:  # 0: the process that started this one (a launcher, for its ranks)
+        pipeline.watch_parent(args.watch_parent or os.getppid())
+    if args.launcher and args.nproc is None:
+        raise UserError(f"--launcher {args.launcher}: only with --nproc N (how many processes the launcher starts)")
     job = _job(args)
+    if args.nproc is not None:  # the framework's launcher records it, one process per rank
+        return record_with_launcher(args, job)
     before = _files(Path(job.out))
     start = time.perf_counter()
     try:
@@ -266,6 +276,8 @@ def _run(args: argparse.Namespace) -> int:
     release_freed_memory()  # this process compares; the recorders are child processes with their own allocator
 
     cls: type[RecordOptions] = args.record_options
+    if args.nproc is not None:  # models that need more than one process
+        return run_with_launcher(args, cls.from_dict(option_values(cls, args)), option_values(RecordJob, args))
     result = pipeline.run(
         args.spec_a,
         args.spec_b,

@@ -10,7 +10,9 @@
 
 Each recording runs in a child process of its own (``padiff-trace record --job``), which
 receives a JSON job file (``recorder.RecordJob``); children run in process groups of their
-own and exit when the pipeline's process dies. The layer order is record -> trace ->
+own and exit when the pipeline's process dies. ``record_launched`` records one spec with N
+processes under the framework's own launcher; ``compare_ranks`` compares two such multi-rank
+traces rank by rank. The layer order is record -> trace ->
 analyze: this package imports the recorder and the analyzer, the CLI imports this one.
 """
 
@@ -20,7 +22,15 @@ from padiff_trace import RecordingFailedError
 
 from ._autodiff import AutoDiffResult, LayerMap, auto_diff, divergence_arrays
 from ._children import Children, read_job, watch_parent, write_job
+from ._launch import LaunchResult, record_launched, spec_framework
+from ._rankcompare import DivergenceSite, RankComparison, RankDivergence, RankResult, check_rank_sides, compare_ranks
+from ._ranks import RankedTrace, RankState, is_multirank, open_ranks
 from ._record import record
 from ._run import RunResult, RunTraces, run
+from ._runranks import RankRunResult, run_ranks
 
-__all__ = ["AutoDiffResult", "LayerMap", "auto_diff", "divergence_arrays", "Children", "RecordingFailedError", "RunResult", "RunTraces", "read_job", "record", "run", "watch_parent", "write_job"]
+__all__ = ["AutoDiffResult", "LayerMap", "auto_diff", "divergence_arrays", "Children", "RecordingFailedError", "RunResult", "RunTraces", "read_job", "record", "run", "watch_parent", "write_job",
+           # models that need more than one process (docs/distributed.md)
+           "LaunchResult", "record_launched", "spec_framework", "RankedTrace", "RankState", "is_multirank", "open_ranks",
+           "DivergenceSite", "RankComparison", "RankDivergence", "RankResult", "check_rank_sides", "compare_ranks",
+           "RankRunResult", "run_ranks"]

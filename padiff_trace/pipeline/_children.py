@@ -188,10 +188,12 @@ class Children:
         for proc in list(self._running):
             self.stop(proc)
 
-    def start(self, name: str, job: RecordJob, *, quiet: bool = False) -> subprocess.Popen[bytes]:
-        """Write ``job`` to ``job_dir/name.json`` and start a recorder child on it."""
+    def start(self, name: str, job: RecordJob, *, quiet: bool = False, nproc: int | None = None) -> subprocess.Popen[bytes]:
+        """Write ``job`` to ``job_dir/name.json`` and start a recorder child on it (``nproc``: the
+        child records it with that many processes, under the framework's launcher)."""
         path = write_job(self.job_dir / f"{name}.json", job)
         argv = [sys.executable, "-m", "padiff_trace", "record", "--job", str(path), "--watch-parent", str(os.getpid())]
+        argv += ["--nproc", str(nproc)] if nproc is not None else []
         logger.info("starting %s", " ".join(argv))
         proc = subprocess.Popen(argv, env=self._env, start_new_session=True, stdout=subprocess.DEVNULL if quiet else None,
                                 stderr=subprocess.PIPE if self._hold else None)

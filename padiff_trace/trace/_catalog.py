@@ -32,6 +32,7 @@ class CatalogEntry:
     tags: dict[str, str] = field(default_factory=dict)
     error: str = ""  # the trace could not be opened at all
     health: str = ""  # ``Trace.health.brief()``: "ok" or "DAMAGED (...)"
+    distributed: dict[str, Any] = field(default_factory=dict)  # meta ``distributed``: one rank of a multi-process run
 
     @property
     def damaged(self) -> bool:
@@ -82,6 +83,7 @@ def _entry(path: Path) -> CatalogEntry:
                 tr.complete,
                 {str(k): str(v) for k, v in (meta.get("tags") or {}).items()} if isinstance(meta.get("tags"), dict) else {},
                 health=tr.health.brief(),
+                distributed=dict(meta["distributed"]) if isinstance(meta.get("distributed"), dict) else {},
             )
     except UserError as exc:  # list damaged and unreadable traces too, with the reason
         return CatalogEntry(path, "?", "", "", "", 0, 0, 0, False, error=str(exc))
