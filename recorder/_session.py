@@ -170,12 +170,11 @@ class Recorder:
     def _autocast_policy(self) -> dict[str, Any]:
         """The ``autocast`` meta: dtype, level, and whether the framework's autocast acted on this
         device (asked once, inside it: a framework may turn it off where its AMP does not run)."""
-        dtype = str(self.options.autocast)
-        with self._adapter.autocast(dtype, self._device):
-            effective = self._adapter.autocast_active(self._device)
+        dtype, ad = str(self.options.autocast), self._adapter
+        with ad.autocast(dtype, self._device):
+            effective = ad.autocast_active(self._device)
         if effective is False:
-            logger.warning("autocast %s: %s's autocast has no effect on %s; this model computes as without autocast",
-                           dtype, self._adapter.name, self._device)
+            logger.warning("autocast %s: %s's autocast has no effect on %s; this model computes as without autocast", dtype, ad.name, self._device)
         return {"dtype": dtype, "level": "O1", "backward": "outside", "effective": effective}
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
@@ -183,9 +182,7 @@ class Recorder:
         ``with rec.autocast(): loss = rec.loss(loss_fn(model(x)))``, then ``loss.backward()``
         outside it. ``run_steps`` (spec files) runs every step's forward and loss inside it."""
         dtype = self.options.autocast
-        if not dtype:
-            return contextlib.nullcontext()
-        return self._adapter.autocast(dtype, self._device)
+        return self._adapter.autocast(dtype, self._device) if dtype else contextlib.nullcontext()
 
     def loss(self, loss: Any) -> Any:
         """Record the loss of the current step; returns it unchanged."""

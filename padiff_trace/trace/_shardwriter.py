@@ -12,6 +12,7 @@ attributes; HDF5's Fletcher-32 filter guards the chunked datasets as well.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -341,10 +342,8 @@ class ShardWriter:
                                self.part_path, str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
                 _leak(f, self._ids)
         self._file = self._blob = self._tensors = None
-        try:
+        with contextlib.suppress(OSError):
             self.part_path.unlink()
-        except OSError:
-            pass
 
 
 def _spare_writes(f: h5py.File, part: Path) -> None:
@@ -375,12 +374,8 @@ def _spare_writes(f: h5py.File, part: Path) -> None:
 def _scratch_fd() -> int:
     """A descriptor of an anonymous file for HDF5's last writes: in memory (Linux), else an
     unlinked temporary file in the system's temporary directory."""
-    memfd = getattr(os, "memfd_create", None)
-    if memfd is not None:
-        try:
-            return int(memfd("padiff-trace-abort", getattr(os, "MFD_CLOEXEC", 0)))
-        except OSError:
-            pass
+    with contextlib.suppress(AttributeError, OSError):
+        return os.memfd_create("padiff-trace-abort", os.MFD_CLOEXEC)
     with tempfile.TemporaryFile(prefix="padiff-trace-abort-") as tmp:
         return os.dup(tmp.fileno())
 
