@@ -6,13 +6,17 @@ before it; ``_compare`` runs them. This module is the public face.
     report = analyzer.compare("runs/paddle", "runs/torch", mode="mean")
     report.write("runs/report")          # report.txt, report.json, pairs.csv, report.html
     text, code = report.summary_text(), report.exit_code   # 0 aligned, 1 diverged
+
+``CompareOptions`` declares every compare option once (``padiff_trace.options``): the keywords
+``compare`` accepts and the flags of ``padiff-trace compare`` and ``run`` are its fields.
 """
 
 from __future__ import annotations
 
 from padiff_trace.matching import Mapping, MappingEntry, WeightMap, WeightPair, load_mapping
 
-from ._compare import CompareOptions, compare
+from ._compare import compare
+from ._options import CompareOptions
 from .alignment._pairing import Alignment, CallPair
 from .alignment._single_step import local_vs_accumulated, single_step_plan
 from .alignment._traces import align, weight_map

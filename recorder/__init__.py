@@ -38,6 +38,7 @@ from ._distributed import (
     is_multirank,
     rank_dir,
     rank_of_dir,
+    split_info,
 )
 from ._options import OptionField, RecordOptions, option, option_fields
 from ._replay import replay_inputs, transfer_weights
@@ -55,6 +56,7 @@ __all__ = [
     "is_multirank",
     "rank_dir",
     "rank_of_dir",
+    "split_info",
     "OptionField",
     "RecordJob",
     "RecordOptions",

@@ -41,8 +41,10 @@ __all__ = [
     "rank_of_dir",
     "rank_source",
     "is_multirank",
+    "local_shard",
     "prepare_rank_dir",
     "place_recording",
+    "split_info",
 ]
 
 RANKS_FILE = "ranks.json"  # T/ranks.json: what a multi-rank trace directory holds
@@ -215,10 +217,64 @@ def prepare_rank_dir(root: str | os.PathLike[str], dist: Distributed | None, fra
     return rank_dir(r, dist.rank)
 
 
-def place_recording(root: str | os.PathLike[str], adapter: Adapter, meta: dict[str, Any]) -> Path:
+def place_recording(root: str | os.PathLike[str], adapter: Adapter, meta: dict[str, Any], model: Any = None) -> Path:
     """Where a recording of ``adapter``'s model writes: under a launcher, ``root/rank-NNNNN``
-    with meta ``distributed`` added to ``meta``; for a single process ``root``, unchanged."""
+    with meta ``distributed`` added to ``meta`` (with ``splits``, ``split_info``, when ``model``
+    has sharded tensors); for a single process ``root``, unchanged."""
     dist = detect_distributed(adapter)
     if dist is not None:
         meta["distributed"] = dist.meta()
+        splits = split_info(adapter, model, dist.world_size) if model is not None else {}
+        if splits:
+            meta["distributed"]["splits"] = splits
     return prepare_rank_dir(root, dist, adapter.name)
+
+
+def local_shard(value: Any) -> Any:
+    """What a rank holds of a distributed tensor (torch DTensor: its local shard, detached; the
+    recorder records that); any other value as it is."""
+    if getattr(type(value), "to_local", None) is None or getattr(value, "placements", None) is None:
+        return value
+    try:
+        return value.detach().to_local()
+    except Exception:  # a tensor subclass that only looks like one: recorded as it is
+        return value
+
+
+def split_info(adapter: Adapter, model: Any, world_size: int) -> dict[str, dict[str, Any]]:
+    """How each of ``model``'s sharded parameters and buffers is split across the ranks, by name
+    (``fc1.weight``): ``{"axis": k}`` (rank r holds the r-th slice along axis k), ``{"partial":
+    True}`` (each rank holds a part of a sum), ``{"replicated": True}``, each with ``from`` saying
+    where it was read: torch DTensor placements on a one-dimensional mesh of every rank, paddle's
+    ``is_distributed`` and ``split_axis``. Tensors that say nothing are left out (their shapes
+    tell ``padiff-trace join``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, tensor, _ in adapter.named_state(model):
+        info = _split_of(tensor, world_size)
+        if info is not None:
+            out[name] = info
+    return out
+
+
+def _split_of(t: Any, world_size: int) -> dict[str, Any] | None:
+    placements = getattr(t, "placements", None)
+    if placements is not None and getattr(type(t), "to_local", None) is not None:
+        places = tuple(placements)
+        text = f"DTensor {', '.join(map(repr, places))}"
+        mesh = getattr(t, "device_mesh", None)
+        size = mesh.size() if mesh is not None else None
+        if len(places) != 1 or size != world_size:
+            return {"from": f"{text} on a mesh of shape {tuple(mesh.shape) if mesh is not None else '?'} in a world of "
+                    f"{world_size}: not read (one mesh axis over every rank only)"}
+        p = places[0]
+        if p.is_shard():
+            return {"axis": int(p.dim), "from": text}
+        if p.is_partial():
+            return {"partial": True, "from": text}
+        if p.is_replicate():
+            return {"replicated": True, "from": text}
+        return {"from": f"{text}: not read"}
+    axis = getattr(t, "split_axis", None)
+    if getattr(t, "is_distributed", False) is True and isinstance(axis, int) and not isinstance(axis, bool):
+        return {"axis": axis, "from": "is_distributed, split_axis"}
+    return None

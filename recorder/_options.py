@@ -4,9 +4,10 @@ A field of ``RecordOptions`` declared with ``option(...)`` carries its command-l
 in its metadata (flag, help, metavar, choices, parser). From that one declaration come
 the flags of ``padiff-trace record`` and ``run`` (``option_fields`` is what the CLI
 reads), the conversion of parsed flags back to options, and the JSON options of the job
-file a ``run`` child receives (``to_dict``/``from_dict``). The value shape follows the
-annotation: ``bool`` is a switch, ``tuple[X, ...]`` a repeatable flag, ``dict`` a
-repeatable ``KEY=VALUE`` flag, anything else one value (``X | None``: optional).
+file a ``run`` child receives (``to_dict``/``from_dict``). The machinery (``option``,
+``option_fields``, ``build_options``, ``check_options``) is the core's
+``padiff_trace.options``, shared with the analyzer's ``CompareOptions``; its names are
+re-exported here for the recorder's callers.
 
 No argparse and no framework here: this module only describes the options.
 """
@@ -14,130 +15,27 @@ No argparse and no framework here: this module only describes the options.
 from __future__ import annotations
 
 import fnmatch
-import re
-import typing
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 from padiff_trace import Kind, Phase, UserError, WriterOptions
+from padiff_trace.options import (
+    OptionField,
+    OptionValueError,
+    build_options,
+    check_options,
+    option,
+    option_fields,
+    parse_size,
+    parse_tag,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["OptionField", "RecordOptions", "build_options", "option", "option_fields", "parse_size", "parse_tag"]
-
-_META_KEY = "padiff_trace.option"
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.I)
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-OptionsT = TypeVar("OptionsT")
-
-
-def parse_size(text: str) -> int:
-    """``4096``, ``64MB``, ``1GiB`` -> bytes; ``ValueError`` on anything else."""
-    m = _SIZE.match(text)
-    if not m:
-        raise ValueError(f"not a size: {text!r} (e.g. 4096, 64MB, 1GiB)")
-    unit = (m.group(2) or "").lower()[:1]
-    return int(float(m.group(1)) * _UNITS[unit])
-
-
-def parse_tag(text: str) -> tuple[str, str]:
-    """``KEY=VALUE`` -> ``(KEY, VALUE)``; ``ValueError`` without a key or an ``=``."""
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise ValueError(f"tag {text!r}: expected KEY=VALUE")
-    return key, value
-
-
-def option(
-    default: Any = MISSING,
-    *,
-    help: str,
-    flag: str | None = None,
-    metavar: str | None = None,
-    choices: tuple[str, ...] | None = None,
-    parse: Callable[[str], Any] | None = None,
-    default_factory: Callable[[], Any] | Any = MISSING,
-) -> Any:
-    """A dataclass field that is also a command-line option (flag default: ``--field-name``).
-    ``parse`` turns one flag value (a string) into the field's value, or one item of it."""
-    meta = {_META_KEY: {"help": help, "flag": flag, "metavar": metavar, "choices": choices, "parse": parse}}
-    if default_factory is not MISSING:
-        return field(default_factory=default_factory, metadata=meta)
-    return field(default=default, metadata=meta)
-
-
-@dataclass(frozen=True)
-class OptionField:
-    """One option as the command line and job files see it (read from a dataclass field)."""
-
-    name: str
-    flag: str
-    help: str
-    default: Any
-    shape: str  # "switch" (bool), "value", "list" (repeatable -> tuple), "pairs" (repeatable KEY=VALUE -> dict)
-    parse: Callable[[str], Any]  # one flag value (a string) -> the value, or one item of it
-    choices: tuple[str, ...] | None
-    metavar: str | None
-
-    def coerce(self, value: Any) -> Any:
-        """A parsed or JSON-decoded value as the field holds it (lists -> tuple, pairs -> dict)."""
-        if self.shape == "list" and value is not None:
-            return tuple(value)
-        if self.shape == "pairs" and value is not None:
-            return {str(k): str(v) for k, v in (value.items() if isinstance(value, Mapping) else value)}
-        return value
-
-
-def _shape(hint: Any) -> tuple[str, Callable[[str], Any]]:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is bool:
-        return "switch", str
-    if origin is tuple:
-        return "list", args[0]
-    if origin is dict:
-        return "pairs", parse_tag
-    if args and type(None) in args:  # X | None
-        (inner,) = [a for a in args if a is not type(None)]
-        return "value", inner
-    return "value", hint
-
-
-def option_fields(cls: type) -> tuple[OptionField, ...]:
-    """The options declared with ``option(...)`` on the dataclass ``cls``, in field order."""
-    hints = typing.get_type_hints(cls)
-    out = []
-    for f in fields(cls):
-        meta = f.metadata.get(_META_KEY)
-        if meta is None:
-            continue
-        shape, scalar = _shape(hints[f.name])
-        default = f.default_factory() if f.default_factory is not MISSING else f.default
-        out.append(
-            OptionField(
-                name=f.name,
-                flag=meta["flag"] or "--" + f.name.replace("_", "-"),
-                help=meta["help"],
-                default=default,
-                shape=shape,
-                parse=meta["parse"] or scalar,
-                choices=meta["choices"],
-                metavar=meta["metavar"],
-            )
-        )
-    return tuple(out)
-
-
-def build_options(cls: type[OptionsT], values: Mapping[str, Any], *, error: type[Exception] = UserError) -> OptionsT:
-    """``cls(**values)`` with list/pair values coerced; unknown names raise ``error``."""
-    known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise error(f"unknown recording option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    by_name = {o.name: o for o in option_fields(cls)}
-    return cls(**{k: by_name[k].coerce(v) if k in by_name else v for k, v in values.items()})
+__all__ = ["OptionField", "OptionValueError", "RecordOptions", "build_options", "check_options", "option", "option_fields",
+           "parse_size", "parse_tag"]
 
 
 @dataclass(frozen=True)
@@ -168,12 +66,7 @@ class RecordOptions:
                                   help="run each step's forward and loss under the framework's autocast (AMP O1) in this dtype")
 
     def __post_init__(self) -> None:
-        for o in option_fields(type(self)):
-            value = getattr(self, o.name)
-            values = value if o.shape == "list" else () if value is None else (value,)
-            bad = [v for v in values if o.choices is not None and v not in o.choices]
-            if bad:
-                raise UserError(f"{o.name}={bad[0]!r}: expected one of {', '.join(o.choices or ())}")
+        check_options(self)  # the declared choices (phases, weights, compression, autocast)
         for k in self.kinds:
             if k.upper() not in Kind.__members__:
                 raise UserError(f"unknown record kind {k!r}; one of: {', '.join(m.label for m in Kind)}")
@@ -183,12 +76,12 @@ class RecordOptions:
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> Self:
         """Keyword arguments of ``recorder.record``; an unknown one is a ``TypeError``."""
-        return build_options(cls, kwargs, error=TypeError)
+        return build_options(cls, kwargs, error=TypeError, what="recording")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The inverse of ``to_dict`` (a job file's options); an unknown one is a ``UserError``."""
-        return build_options(cls, data)
+        return build_options(cls, data, what="recording")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able: every field by name (tuples become lists in JSON)."""

@@ -108,7 +108,7 @@ class Recorder:
         # the precision policy the steps run under (``autocast``): forward and loss inside, backward outside
         meta["autocast"] = self._autocast_policy() if opts.autocast else None
         meta.update(self._extra_meta)
-        self.path = place_recording(self.path, ad, meta)  # under a launcher: PATH/rank-NNNNN (``_distributed``)
+        self.path = place_recording(self.path, ad, meta, model)  # under a launcher: PATH/rank-NNNNN (``_distributed``)
         self._sink.open(self.path, meta, self._overwrite)
         self._base_limit = sys.getrecursionlimit()
         try:

@@ -22,6 +22,7 @@ from padiff_trace import RecordHeader, TraceWriteError, TraceWriter
 from padiff_trace.arrays import UNCAPTURED
 
 from ._adapter import Adapter
+from ._distributed import local_shard
 from ._hostcopy import HostCopies
 from ._nest import PY_SCALARS
 from ._options import RecordOptions
@@ -103,6 +104,7 @@ class RecordSink:
             raise
 
     def _append(self, writer: TraceWriter, header: RecordHeader, value: Any) -> None:
+        value = local_shard(value)  # a DTensor: this rank's shard (``_distributed``)
         if self._adapter.is_tensor(value):
             keep = self._options.keep_data(header.kind, header.step)
             try:

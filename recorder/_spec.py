@@ -370,7 +370,7 @@ class RecordJob:
         for name in ("spec", "out"):
             if not isinstance(values.get(name), str):
                 raise UserError(f"recording job: {name!r} must be a path, got {values.get(name)!r}")
-        job = build_options(cls, values)
+        job = build_options(cls, values, what="recording")
         for o in option_fields(cls):
             value = getattr(job, o.name)
             if o.choices is not None and value is not None and value not in o.choices:

@@ -114,6 +114,62 @@ def test_yaml_mapping(tmp_path: Path) -> None:
     assert any(p.how == "mapping" for p in analyzer.align(a, b, mapping=m).pairs)
 
 
+def test_mapping_is_oriented_to_sides_once() -> None:
+    """A mapping file keyed paddle/torch (or source/target), applied to traces A and B, names
+    sides: the paddle column is A's unless A is torch and B paddle; two traces of one framework
+    read the file's order as A, B; paddle/torch weight names apply only across frameworks."""
+    from padiff_trace.matching import parse_mapping
+
+    m = parse_mapping({"modules": [{"paddle": "layers.*.proj", "torch": "blocks.*.dense", "transpose": [1, 0]}],
+                       "weights": [{"paddle": "w.p", "torch": "w.t", "torch_part": [0, 4]},
+                                   {"source": "s.x", "target": "t.x"}]})
+    pt, tp, pp = m.oriented("paddle", "torch"), m.oriented("torch", "paddle"), m.oriented("paddle", "paddle")
+    assert [(e.a, e.b, e.captures_from_a) for e in pt.modules] == [("layers.*.proj", "blocks.*.dense", True)]
+    assert [(e.a, e.b, e.captures_from_a) for e in tp.modules] == [("blocks.*.dense", "layers.*.proj", False)]
+    assert [(e.a, e.b) for e in pp.modules] == [("layers.*.proj", "blocks.*.dense")]
+    assert all(e.transpose == (1, 0) for e in (*pt.modules, *tp.modules))  # permutes A's tensors, whichever A is
+    assert [(w.a, w.b, w.a_part, w.b_part) for w in pt.weights] == [("w.p", "w.t", None, (0, 4)), ("s.x", "t.x", None, None)]
+    assert [(w.a, w.b, w.a_part, w.b_part) for w in tp.weights] == [("w.t", "w.p", (0, 4), None), ("s.x", "t.x", None, None)]
+    assert [(w.a, w.b) for w in pp.weights] == [("s.x", "t.x")]
+    assert (pt.reversed, tp.reversed, pp.reversed) == (False, True, False)
+    assert (pt.modules_pin_weights, pp.modules_pin_weights) == (True, False)
+
+
+def test_one_mapping_pairs_alike_whichever_trace_is_a(tmp_path: Path) -> None:
+    """The same mapping file, the paddle trace as A or as B: the same calls, modules and weights
+    pair (mirrored), and a failing entry names the trace it looked in."""
+    p = toy_model(tmp_path / "p", "paddle", noise=1e-7, names={"fc1": "layers.0.proj", "block": "head"})
+    t = toy_model(tmp_path / "t", "torch", noise=1e-7, names={"fc1": "blocks.0.dense", "block": "classifier"})
+    m = tmp_path / "map.json"
+    m.write_text(json.dumps({"version": 1, "modules": [
+        {"paddle": "layers.*.proj", "torch": "blocks.*.dense"},
+        {"paddle": "head", "torch": "classifier", "blackbox": True},
+    ], "weights": [{"paddle": "head.fc2.weight", "torch": "classifier.fc2.weight"}]}))
+    fwd, rev = analyzer.align(p, t, mapping=m), analyzer.align(t, p, mapping=m)
+    calls = {(x.a.module, x.a.call_index, x.b.module, x.b.call_index, x.how) for x in fwd.pairs}
+    assert calls == {(x.b.module, x.b.call_index, x.a.module, x.a.call_index, x.how) for x in rev.pairs}
+    assert ("layers.0.proj", 0, "blocks.0.dense", 0, "mapping") in calls and ("head", 0, "classifier", 0, "mapping") in calls
+    assert [c.module for c in fwd.hidden_a] == [c.module for c in rev.hidden_b] == ["head.fc2"]
+    assert fwd.module_pairs == {y: x for x, y in rev.module_pairs.items()}
+    assert {e.describe() for e in fwd.module_entries.values()} == {e.describe() for e in rev.module_entries.values()}
+    wf, wr = analyzer.weight_map(p, t, mapping=m), analyzer.weight_map(t, p, mapping=m)
+    assert wf is not None and wr is not None
+    assert {(x.a, x.b, x.how) for x in wf.pairs} == {(x.b, x.a, x.how) for x in wr.pairs}
+    assert ("head.fc2.weight", "classifier.fc2.weight", "mapping") in {(x.a, x.b, x.how) for x in wf.pairs}
+    rf, rr = analyzer.compare(p, t, mapping=m), analyzer.compare(t, p, mapping=m)
+    assert rf.exit_code == rr.exit_code == 0
+    assert ({(x.role, x.step, x.a.name, x.b.name) for x in rf.pairs}
+            == {(x.role, x.step, x.b.name, x.a.name) for x in rr.pairs})
+    m.write_text(json.dumps({"head": "nothing"}))
+    with pytest.raises(MappingError, match=r"its trace B path\(s\) \['nothing'\] are not modules of trace B"):
+        analyzer.align(p, t, mapping=m)
+    with pytest.raises(MappingError, match=r"its trace A path\(s\) \['nothing'\] are not modules of trace A"):
+        analyzer.align(t, p, mapping=m)
+    m.write_text(json.dumps({"missing": "classifier"}))
+    with pytest.raises(MappingError, match="no module of trace B matches 'missing'"):
+        analyzer.align(t, p, mapping=m)
+
+
 def test_shape_mismatch_is_a_failing_pair_not_a_crash(tmp_path: Path) -> None:
     def one(path: Path, fw: str, shape: tuple[int, ...]) -> Path:
         s = Synth(path, fw)
@@ -256,3 +312,35 @@ def test_analyzer_imports_no_framework() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
+
+
+def _open_under(root: Path) -> list[str]:
+    """Files under ``root`` this process holds open (Linux: /proc/self/fd)."""
+    out = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = fd.readlink()
+        except OSError:
+            continue
+        if str(target).startswith(str(root)):
+            out.append(str(target))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="open files are listed through /proc")
+def test_the_analyzer_closes_what_it_opens(tmp_path: Path) -> None:
+    a = toy_model(tmp_path / "a", "paddle", ln_eps=1e-1)
+    b = toy_model(tmp_path / "b", "torch")
+    al = analyzer.align(a, b)
+    assert al.pairs and _open_under(tmp_path) == []
+    assert analyzer.weight_map(a, b) is not None and _open_under(tmp_path) == []
+    with analyzer.compare(a, b) as report:
+        assert report.verdict == "DIVERGED"
+        assert _open_under(tmp_path)  # the report reads its traces on demand while it is used
+        report.write(tmp_path / "rep")
+    assert _open_under(tmp_path) == []
+    # the report still answers afterwards (a later read opens the file again, and closes it with the report)
+    assert report.first_divergence is not None and (tmp_path / "rep" / "report.json").is_file()
+    with pytest.raises(UserError):  # a failing compare closes what it had opened before failing
+        analyzer.compare(a, b, reference=b)
+    assert _open_under(tmp_path) == []

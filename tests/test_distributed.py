@@ -172,8 +172,8 @@ def test_compare_names_a_missing_rank_and_fails(two_runs: tuple[Path, Path], cap
     assert "rank 0: ALIGNED" in out and "rank 1: MISSING" in out and "B rank 1 of 2: missing" in out
 
 
-def test_compare_refuses_mixed_sides_in_one_line(two_runs: tuple[Path, Path], tmp_path: Path, as_rank: object,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_joins_one_multi_rank_side_and_refuses_two_world_sizes(two_runs: tuple[Path, Path], tmp_path: Path,
+                                                                       as_rank: object, capsys: pytest.CaptureFixture[str]) -> None:
     a = two_runs[0]
     as_rank(0, 3)  # type: ignore[operator]
     record(tmp_path / "three")
@@ -181,12 +181,15 @@ def test_compare_refuses_mixed_sides_in_one_line(two_runs: tuple[Path, Path], tm
         os.environ.pop(name)
     record(tmp_path / "single")
     capsys.readouterr()
-    assert main(["compare", str(a), str(tmp_path / "single")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "multi-rank trace (2 ranks)" in err and "rank-00000" in err and "issue 29" in err
+    # data-parallel ranks (other inputs on rank 1) against one process: joined, rank 0's values where they differ
+    assert main(["compare", str(tmp_path / "single"), str(a)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"B {a} is a multi-rank trace (2 ranks): joined like the single-process trace into a temporary trace")
+    assert "ALIGNED" in out and " differing;" in out and "0 differing" not in out
     assert main(["compare", str(a), str(tmp_path / "three")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "2 ranks" in err and "3" in err and "same world size" in err
+    assert "issue 29" in err and "padiff-trace join" in err
 
 
 SPEC = """

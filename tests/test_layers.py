@@ -6,7 +6,7 @@ Layers, bottom to top:
   matching knowledge) — imports neither side;
 * ``padiff_trace.recorder`` and ``padiff_trace.analyzer`` — never import each other, and
   use the core only through its public modules (``padiff_trace``, ``padiff_trace.matching``,
-  ``padiff_trace.arrays``);
+  ``padiff_trace.arrays``, ``padiff_trace.options``);
 * ``padiff_trace.pipeline`` (record A, record B, compare) and ``padiff_trace.cli`` on top.
 
 Every ``import`` statement counts, including those inside functions (a cycle broken by a
@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"padiff_trace": ROOT / "padiff_trace", "padiff_trace.recorder": ROOT / "recorder", "padiff_trace.analyzer": ROOT / "analyzer"}
 SIDES = ("padiff_trace.recorder", "padiff_trace.analyzer")
 TOP = ("padiff_trace.pipeline", "padiff_trace.cli", "padiff_trace.__main__")
-PUBLIC_PACKAGES = ("padiff_trace", "padiff_trace.matching", "padiff_trace.arrays", "padiff_trace.recorder", "padiff_trace.analyzer")
+PUBLIC_PACKAGES = ("padiff_trace", "padiff_trace.matching", "padiff_trace.arrays", "padiff_trace.options", "padiff_trace.recorder",
+                   "padiff_trace.analyzer")
 
 
 def _modules() -> dict[str, Path]:

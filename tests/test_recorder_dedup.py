@@ -64,7 +64,7 @@ def test_large_tensor_shared_dataset_reads_back(tmp_path):
 def test_analyzer_measures_shared_bytes_once(tmp_path):
     """The output of module k and the input of module k+1 share bytes on both sides: the
     analyzer measures that pair once and reports the same metrics for both."""
-    from padiff_trace.analyzer._compare import _data_key
+    from padiff_trace.analyzer.judging._judge import data_key as _data_key
 
     from padiff_trace import analyzer
 

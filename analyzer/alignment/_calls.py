@@ -12,6 +12,7 @@ import numpy as np
 from padiff_trace import Kind, Phase, Record, Trace
 
 from ._lazy import CallColumns, CallIndex, RecordMap
+from ._records import RecordLike
 
 __all__ = ["Call", "CallTree", "IdTable", "RowMap", "TraceView", "as_int_ids", "build_tree", "build_view", "first_step", "phase_rank", "shape_sig"]
 
@@ -346,7 +347,7 @@ def first_step(view: TraceView) -> int:
     return with_calls[0] if with_calls else 0
 
 
-def phase_rank(rec: Record) -> int:
+def phase_rank(rec: RecordLike) -> int:
     """Order inside a step: weights used by the step, forward, backward."""
     if rec.phase == Phase.OTHER:
         return 0

@@ -31,8 +31,9 @@ import numpy as np
 from padiff_trace import Kind, Record, Trace
 from padiff_trace.matching import align
 
+from ._item import PlanItem
 from ._opsig import OP_EQUIVALENTS, Perm, compose, inverse, layout_op_perm, layout_perm, normal, signature
-from ._pairing import pair_leaves
+from ._pairing import CallPair, pair_leaves
 
 __all__ = [
     "OP_EQUIVALENTS",
@@ -44,7 +45,6 @@ __all__ = [
     "collect_ops",
     "op_todo",
     "operands",
-    "Item",
     "pair_ops",
     "PRODUCER_ROLES",
     "index_records",
@@ -366,34 +366,31 @@ def output_pairs(oa: OpCall, ob: OpCall) -> list[tuple[Record, Record, Perm | No
     return out
 
 
-Item = tuple[str, Record, Record, "Perm | None", object]
-
-
 def op_todo(
     ops_a: list[OpCall],
     ops_b: list[OpCall],
-    call_pair: object,
+    call_pair: CallPair | None,
     extra: Mapping[str, str] | None = None,
     links: Links | None = None,
-) -> list[Item]:
+) -> list[PlanItem]:
     """Comparison items (role, A record, B record, permutation, enclosing call pair) for paired ops;
     ``extra`` (a mapping file's ``ops`` section) adds op-name equivalences. Operands are compared
     where they mean the same tensor (``Links.same_tensor``; without ``links``: by role and shape)."""
     links = links if links is not None else Links({}, ops_a, ops_b, (None, None))
-    out: list[Item] = []
+    out: list[PlanItem] = []
     for oa, ob in pair_ops(ops_a, ops_b, extra, links):
         ins_b = links.operands_b[ob.call]
         for role, x in links.operands_a[oa.call].items():
             y = ins_b.get(role)
             same, perm = links.same_tensor(x, y) if y is not None else (False, None)
             if same and y is not None:
-                out.append(("op_input", x.record, y.record, perm, call_pair))
+                out.append(PlanItem("op_input", x.record, y.record, perm, call_pair))
             elif y is not None:
                 logger.debug("%s / %s: operand %s not compared (other tensors)", x.record.name, y.record.name, role)
         for xo, yo, p in output_pairs(oa, ob):
-            out.append(("op_output", xo, yo, p, call_pair))
+            out.append(PlanItem("op_output", xo, yo, p, call_pair))
             gx, gy = oa.grads.get(xo.position), ob.grads.get(yo.position)
             if gx is not None and gy is not None:
-                out.append(("op_grad_output", gx, gy, p, call_pair))
+                out.append(PlanItem("op_grad_output", gx, gy, p, call_pair))
     return out
 

@@ -14,7 +14,7 @@ from collections import Counter, abc
 from dataclasses import dataclass, field
 
 from padiff_trace import Record
-from padiff_trace.matching import Mapping, MappingEntry, mapping_swapped, resolve, types_equivalent
+from padiff_trace.matching import Mapping, SidedEntry, SidedMapping, orient, resolve, types_equivalent
 
 from ._align import Segmenter, features
 from ._calls import Call, CallTree, TraceView, first_step
@@ -29,7 +29,7 @@ class CallPair:
     a: Call
     b: Call
     how: str  # "root", "mapping", "anchor", "contents", "order" or "type" (see HOW)
-    entry: MappingEntry | None = None
+    entry: SidedEntry | None = None  # the mapping entry that pinned it
     slot: int = field(default=-1, repr=False)  # its index in the pair table that holds it (no dict by id)
 
     @property
@@ -63,14 +63,13 @@ class Alignment:
 
     a: TraceView
     b: TraceView
-    swap: bool  # True when A is the torch trace (mapping keys then name B's modules)
     pairs: list[CallPair]
     unpaired_a: list[Call]
     unpaired_b: list[Call]
     hidden_a: list[Call] = field(default_factory=list)  # inside black boxes
     hidden_b: list[Call] = field(default_factory=list)
     module_pairs: dict[str, str] = field(default_factory=dict)
-    module_entries: dict[str, MappingEntry] = field(default_factory=dict)
+    module_entries: dict[str, SidedEntry] = field(default_factory=dict)  # A's module -> the entry mapping it
 
     def by_key(self) -> dict[tuple[str, int], CallPair]:
         return {p.a.key: p for p in self.pairs}
@@ -90,23 +89,24 @@ def _modules(v: TraceView) -> set[str]:
 class _Pin:
     b: Call
     how: str  # "mapping", "anchor" or "root"
-    entry: MappingEntry | None = None
+    entry: SidedEntry | None = None
 
 
 def align_views(
-    a: TraceView, b: TraceView, mapping: Mapping | None = None, anchors: dict[str, str] | None = None
+    a: TraceView, b: TraceView, mapping: Mapping | SidedMapping | None = None, anchors: dict[str, str] | None = None
 ) -> Alignment:
     """Pair the forward calls of the first step of both traces.
 
-    ``anchors``: module path in A -> module path in B for modules whose weights matched
-    each other; their calls pair n-th with n-th (as mapping pins do; the mapping wins).
-    Everything else is aligned hierarchically between the pins (``_align``).
+    ``mapping``: applied to A and B (a ``Mapping`` is oriented here, by the traces' frameworks);
+    its ``modules`` entries pin calls. ``anchors``: module path in A -> module path in B for
+    modules whose weights matched each other; their calls pair n-th with n-th (as mapping pins
+    do; the mapping wins). Everything else is aligned hierarchically between the pins (``_align``).
     """
-    swap = mapping_swapped(a.framework, b.framework)
+    sided = orient(mapping, a.framework, b.framework) if mapping is not None else None
     step_a, step_b = first_step(a), first_step(b)
     ca, cb = a.calls.get(step_a, []), b.calls.get(step_b, [])
     ta, tb = a.tree(step_a), b.tree(step_b)
-    resolved = resolve(mapping, _modules(a), _modules(b), swap) if mapping is not None else []
+    resolved = resolve(sided, _modules(a), _modules(b)) if sided is not None else []
     pins = _pins(ca, cb, resolved, _anchor_pairs(anchors, resolved))
     if ta.roots and tb.roots and ta.roots[0].id not in pins and tb.roots[0].id not in {p.b.id for p in pins.values()}:
         pins[ta.roots[0].id] = _Pin(tb.roots[0], "root")
@@ -126,7 +126,6 @@ def align_views(
     al = Alignment(
         a,
         b,
-        swap,
         pairs,
         [c for c in ca if c.id not in used_a and c.id not in hidden_a],
         [c for c in cb if c.id not in used_b and c.id not in hidden_b],
@@ -150,7 +149,7 @@ def _by_module(calls: list[Call]) -> dict[str, list[Call]]:
     return out
 
 
-def _anchor_pairs(anchors: dict[str, str] | None, resolved: list[tuple[str, str, MappingEntry]]) -> list[tuple[str, str]]:
+def _anchor_pairs(anchors: dict[str, str] | None, resolved: list[tuple[str, str, SidedEntry]]) -> list[tuple[str, str]]:
     """Anchors whose modules the mapping does not already pair (the mapping wins)."""
     mapped_a = {x for x, _, _ in resolved}
     mapped_b = {y for _, y, _ in resolved}
@@ -158,7 +157,7 @@ def _anchor_pairs(anchors: dict[str, str] | None, resolved: list[tuple[str, str,
 
 
 def _pins(
-    ca: list[Call], cb: list[Call], resolved: list[tuple[str, str, MappingEntry]], anchors: list[tuple[str, str]]
+    ca: list[Call], cb: list[Call], resolved: list[tuple[str, str, SidedEntry]], anchors: list[tuple[str, str]]
 ) -> dict[int, _Pin]:
     """A call id -> its fixed partner: the n-th call of a mapped (then anchored) module
     with the n-th call of its counterpart."""
@@ -188,7 +187,7 @@ def _hidden(pins: dict[int, _Pin], by_id_a: abc.Mapping[int, Call], ta: CallTree
 
 
 def _module_pairs(
-    al: Alignment, resolved: list[tuple[str, str, MappingEntry]], anchors: dict[str, str]
+    al: Alignment, resolved: list[tuple[str, str, SidedEntry]], anchors: dict[str, str]
 ) -> dict[str, str]:
     """Module path pairs from the mapping, the anchors, call pairs, then children of paired parents."""
     pairs: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""What a comparison measures: every (role, A record, B record, permutation, call pair).
+"""What a comparison measures: every ``PlanItem`` (role, A record, B record, permutation, call pair).
 
 Module inputs and outputs (and their gradients) through the call pairs, weights and
 parameter gradients through the weight map, probes by name and occurrence, losses by step,
@@ -10,32 +10,31 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 from padiff_trace import Kind, Record
 from padiff_trace.matching import WeightMap
 
 from ._calls import Call, TraceView, first_step
-from ._ops import PRODUCER_ROLES, Item, Links, OpCall, Producers, collect_ops, index_records, op_todo
+from ._item import PlanItem
+from ._ops import PRODUCER_ROLES, Links, OpCall, Producers, collect_ops, index_records, op_todo
 from ._pairing import Alignment, CallPair, pair_leaves
 from ._weights import pair_by_map
 
-__all__ = ["Todo", "plan"]
+__all__ = ["PlanItem", "plan"]
 
-# (role, a, b, perm, call pair); a and b are Records or RowSlices (views of packed weights)
-Todo = tuple[str, Any, Any, "tuple[int, ...] | None", Any]
+_Base = dict[int, tuple[int, "tuple[int, ...] | None"]]  # producer pairs: A seq -> (B seq, perm)
 
 
 def plan(
     al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None, op_names: dict[str, str] | None = None
-) -> Iterator[Todo]:
+) -> Iterator[PlanItem]:
     """Every (role, A record, B record, permutation, call pair) to compare, all steps, made
     as they are consumed (records are built from the index on the way: a list of them all
     would hold ~500 bytes a pair)."""
     hidden_a = {c.key for c in al.hidden_a}
     ops_a, ops_b = collect_ops(va.trace), collect_ops(vb.trace)
-    op_calls: list[tuple[Any, Any, CallPair]] = []  # planned last: their operands come from the module pairs
-    base: dict[int, tuple[int, Any]] = {}  # producer pairs the op items link to (A seq -> B seq, perm)
+    op_calls: list[tuple[Call, Call, CallPair]] = []  # planned last: their operands come from the module pairs
+    base: _Base = {}  # producer pairs the op items link to (A seq -> B seq, perm)
     with_ops = bool(ops_a and ops_b)
     in_order = all(x.a.id < y.a.id for x, y in itertools.pairwise(al.pairs))
     aligned = first_step(va) if first_step(va) == first_step(vb) and in_order else None
@@ -53,28 +52,28 @@ def plan(
             role_in = "model_input" if ca.parent == -1 and any(r.kind == Kind.MODEL_INPUT for r in ca.inputs) else "input"
             ins, _, _ = pair_leaves(ca.inputs, cb.inputs, cp.perm)
             outs, _, _ = pair_leaves(ca.outputs, cb.outputs, cp.perm)
-            items: list[Todo] = []
+            items: list[PlanItem] = []
             for x, y, p in ins:
-                items.append((role_in, x, y, p, pair))
+                items.append(PlanItem(role_in, x, y, p, pair))
                 gx, gy = va.grads_in.get((ca.id, x.position)), vb.grads_in.get((cb.id, y.position))
                 if gx is not None and gy is not None:
-                    items.append(("grad_input", gx, gy, p, pair))
+                    items.append(PlanItem("grad_input", gx, gy, p, pair))
             for x, y, p in outs:
-                items.append(("output", x, y, p, pair))
+                items.append(PlanItem("output", x, y, p, pair))
                 gx, gy = va.grads_out.get((ca.id, x.position)), vb.grads_out.get((cb.id, y.position))
                 if gx is not None and gy is not None:
-                    items.append(("grad_output", gx, gy, p, pair))
+                    items.append(PlanItem("grad_output", gx, gy, p, pair))
             if with_ops:
                 op_calls.append((ca, cb, pair))
                 _link(base, items)
             yield from items
-    weighted: list[Todo] = []
+    weighted: list[PlanItem] = []
     for step in sorted(set(va.weights) & set(vb.weights)):
         for wa, wb, p in pair_by_map(wm, va.weights[step], vb.weights[step])[0]:
-            weighted.append(("param" if wa.kind == Kind.PARAM else "buffer", wa, wb, p, None))
+            weighted.append(PlanItem("param" if wa.kind == Kind.PARAM else "buffer", wa, wb, p, None))
     for step in sorted(set(va.param_grads) & set(vb.param_grads)):
         for ga, gb, p in pair_by_map(wm, va.param_grads[step], vb.param_grads[step])[0]:
-            weighted.append(("param_grad", ga, gb, p, None))
+            weighted.append(PlanItem("param_grad", ga, gb, p, None))
     if with_ops:
         _link(base, weighted)
     yield from weighted
@@ -82,32 +81,32 @@ def plan(
         pb = vb.probes[step]
         for key, x in va.probes[step].items():
             if key in pb:
-                yield ("probe", x, pb[key], None, None)
+                yield PlanItem("probe", x, pb[key], None, None)
     for step in sorted(set(va.losses) & set(vb.losses)):
         for x, y in zip(va.losses[step], vb.losses[step]):
-            yield ("loss", x, y, None, None)
+            yield PlanItem("loss", x, y, None, None)
     if with_ops:
         yield from plan_ops(op_calls, (va, vb), (ops_a, ops_b), base, op_names)
 
 
-def _link(base: dict[int, tuple[int, Any]], items: list[Todo]) -> None:
-    for role, x, y, p, _ in items:
-        if role in PRODUCER_ROLES and isinstance(x, Record) and isinstance(y, Record):
-            base[x.seq] = (y.seq, p)
+def _link(base: _Base, items: list[PlanItem]) -> None:
+    for it in items:
+        if it.role in PRODUCER_ROLES and isinstance(it.a, Record) and isinstance(it.b, Record):
+            base[it.a.seq] = (it.b.seq, it.perm)
 
 
 def plan_ops(
-    calls: Sequence[tuple[Any, Any, object]],
-    views: tuple[Any, Any],
+    calls: Sequence[tuple[Call, Call, CallPair]],
+    views: tuple[TraceView, TraceView],
     ops: tuple[dict[int, list[OpCall]], dict[int, list[OpCall]]],
-    base: Mapping[int, tuple[int, Any]],
+    base: Mapping[int, tuple[int, tuple[int, ...] | None]],
     extra: Mapping[str, str] | None = None,
-) -> list[Item]:
+) -> list[PlanItem]:
     """Op comparison items of every paired module call ``(call A, call B, call pair)``;
     ``base`` (A seq -> B seq, perm of the module-level producer pairs) says which producers pair."""
     children = tuple(_children(v) for v in views)
     weights = tuple(index_records(r for step in v.weights.values() for r in step.values()) for v in views)
-    out: list[Item] = []
+    out: list[PlanItem] = []
     for ca, cb, cp in calls:
         oa, ob = ops[0].get(ca.id, []), ops[1].get(cb.id, [])
         if not oa or not ob:
@@ -118,15 +117,15 @@ def plan_ops(
     return out
 
 
-def _children(view: Any) -> dict[int, list[Any]]:
-    kids: dict[int, list[Any]] = defaultdict(list)
+def _children(view: TraceView) -> dict[int, list[Call]]:
+    kids: dict[int, list[Call]] = defaultdict(list)
     for calls in view.calls.values():
         for c in calls:
             kids[c.parent].append(c)
     return kids
 
 
-def _visible(call: Any, children: dict[int, list[Any]]) -> list[Record]:
+def _visible(call: Call, children: dict[int, list[Call]]) -> list[Record]:
     """What the ops of ``call`` can read besides weights: its inputs, the outputs of the calls inside it."""
     return [*call.inputs, *(o for c in children.get(call.id, []) for o in c.outputs)]
 

@@ -1,46 +1,25 @@
-"""A packed tensor's share, usable wherever a Record is: what weight pairing hands a pair when
-one side keeps several tensors in one (torch MHA's ``in_proj_weight``, a fused q|k|v).
-
-Reading a share, like reading any record of a pair, first asks whether its dtype can be
-decoded at all (``decodable``: float8 and unknown names cannot); ``_metrics`` asks the same.
+"""A packed tensor's share, usable wherever a record is (a ``RecordView``): what weight pairing
+hands a pair when one side keeps several tensors in one (torch MHA's ``in_proj_weight``, a
+fused q|k|v).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
-from padiff_trace import STAT_FIELDS, Record, UserError
-from padiff_trace.arrays import decode, stats_tuple, storage_dtype, to_float64
+from padiff_trace import STAT_FIELDS, Record
+from padiff_trace.arrays import decode, stats_tuple
 
-__all__ = ["READ", "RowSlice", "check_decodable", "decodable"]
+from ._records import RecordView
 
-READ = 1 << 20  # elements per read (4 MB of float32 per side)
-
-
-@functools.cache
-def decodable(dtype: str) -> bool:
-    """Whether values of this logical dtype can be read as numbers (float8 and unknown names: no)."""
-    try:
-        stored = np.empty(0, storage_dtype(dtype))
-    except TypeError:
-        return False
-    return to_float64(stored, dtype) is not None
+__all__ = ["RowSlice"]
 
 
-def check_decodable(rec: Any) -> None:
-    """Refuse to read a record whose values cannot be decoded (``measure`` reports such pairs
-    without reading them)."""
-    if not decodable(rec.dtype):
-        raise UserError(f"{rec.trace.path}: record {rec.seq} ({rec.name}) has dtype {rec.dtype}, which cannot be compared")
-
-
-class RowSlice:
+class RowSlice(RecordView):
     """Rows ``[lo, hi)`` of a record (a packed tensor's share: torch MHA's ``in_proj_*``, a fused
-    q|k|v), usable wherever a Record is.
+    q|k|v), usable wherever a record is.
 
     Without ``perm`` the rows are those of the stored tensor and only they are read. With
     ``perm`` (stored -> canonical layout, e.g. transformers' ``Conv1D`` stores ``[in, out]``)
@@ -50,22 +29,13 @@ class RowSlice:
     """
 
     def __init__(self, base: Record, lo: int, hi: int, perm: tuple[int, ...] | None = None) -> None:
-        self.base, self.lo, self.hi, self.perm = base, lo, hi, perm
         canon = tuple(base.shape[k] for k in perm) if perm is not None else tuple(base.shape)
-        self.shape: tuple[int, ...] = (hi - lo,) + canon[1:]
-        self.numel = int(np.prod(self.shape, dtype=np.int64))
+        position = f"{base.position}[{lo}:{hi}]" if perm is None else f"{base.position}.T[{lo}:{hi}]"
+        super().__init__(base, (hi - lo,) + canon[1:], position)
+        self.lo, self.hi, self.perm = lo, hi, perm
         self.row_elems = int(np.prod(canon[1:], dtype=np.int64))
-        self.position = f"{base.position}[{lo}:{hi}]" if perm is None else f"{base.position}.T[{lo}:{hi}]"
         self._stats: dict[str, float] | None = None
         self._rows: np.ndarray | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.base, name)
-
-    @property
-    def name(self) -> str:
-        mod = self.base.module or "<root>"
-        return f"{mod}#{self.base.call_index}:{self.position}"
 
     def canonical_rows(self) -> np.ndarray:
         """The share, flat, decoded (``perm`` slices only: materialised once)."""
@@ -80,16 +50,7 @@ class RowSlice:
         if self.perm is not None:
             return self.canonical_rows()[start:stop]
         off = self.lo * self.row_elems
-        return decode(self.trace.read_stored(self.base, off + start, off + stop, view=view, checks=checks), self.dtype)
-
-    def read(self) -> np.ndarray:
-        check_decodable(self)
-        return self.elements(0, self.numel, view=False).reshape(self.shape)
-
-    def iter_chunks(self, chunk_elems: int = READ) -> Iterator[np.ndarray]:
-        for s in range(0, self.numel, chunk_elems):
-            check_decodable(self)
-            yield self.elements(s, min(self.numel, s + chunk_elems)).astype(np.float64)
+        return decode(self.base.trace.read_stored(self.base, off + start, off + stop, view=view, checks=checks), self.dtype)
 
     @property
     def stats(self) -> dict[str, float]:

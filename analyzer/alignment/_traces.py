@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from padiff_trace import open_trace
-from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors
+from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors, orient
 
 from ._calls import build_view
 from ._pairing import Alignment, align_views
@@ -28,13 +28,16 @@ def as_mapping(m: str | os.PathLike[str] | Mapping | None) -> Mapping | None:
 
 def align(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> Alignment:
     """Pair the module calls of two traces (first step) without measuring anything."""
-    va, vb = build_view(open_trace(a_path)), build_view(open_trace(b_path))
-    m = as_mapping(mapping)
-    wm = trace_weight_map(va, vb, m)
-    return align_views(va, vb, m, anchors=module_anchors(wm) if wm is not None else None)
+    with open_trace(a_path) as ta, open_trace(b_path) as tb:
+        va, vb = build_view(ta), build_view(tb)
+        m = as_mapping(mapping)
+        sided = orient(m, va.framework, vb.framework) if m is not None else None  # applied to A and B once
+        wm = trace_weight_map(va, vb, sided)
+        return align_views(va, vb, sided, anchors=module_anchors(wm) if wm is not None else None)
 
 
 def weight_map(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> WeightMap | None:
     """Which weight of trace A is which weight of trace B (the engine ``record --weights-from``
     uses, on both traces' first recorded weights); None when either trace holds no weights."""
-    return trace_weight_map(build_view(open_trace(a_path)), build_view(open_trace(b_path)), as_mapping(mapping))
+    with open_trace(a_path) as ta, open_trace(b_path) as tb:
+        return trace_weight_map(build_view(ta), build_view(tb), as_mapping(mapping))

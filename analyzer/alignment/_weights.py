@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections import abc
 
 from padiff_trace import Record
-from padiff_trace.matching import Mapping, WeightMap, WeightPair, inverse_perm, mapping_pins, match_weights, side_from_records
+from padiff_trace.matching import (
+    Mapping,
+    SidedMapping,
+    WeightMap,
+    WeightPair,
+    inverse_perm,
+    mapping_pins,
+    match_weights,
+    side_from_records,
+)
 
 from ._calls import TraceView
 from ._slices import RowSlice
@@ -21,8 +30,9 @@ WeightLike = Record | RowSlice
 _Pair = tuple[WeightLike, WeightLike, "tuple[int, ...] | None"]
 
 
-def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | None = None) -> WeightMap | None:
-    """The weight map between the first recorded weights of both traces (None if either has none)."""
+def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMapping | None = None) -> WeightMap | None:
+    """The weight map between the first recorded weights of both traces (None if either has none);
+    ``mapping`` pins what it names (a ``Mapping`` is oriented by the traces' frameworks)."""
     if not va.weights or not vb.weights:
         return None
     ra = sorted(va.weights[min(va.weights)].values(), key=lambda r: r.seq)

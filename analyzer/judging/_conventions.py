@@ -18,6 +18,7 @@ from padiff_trace import DamagedRecordError, Record
 from padiff_trace.matching import CONVENTIONS, LOCAL_ALIASES, Convention, canonical_type, group_key
 
 from ..alignment._calls import TraceView
+from ..alignment._records import RecordLike
 from ._pairtable import PairTable
 
 __all__ = ["CHECKS", "apply_conventions"]
@@ -38,7 +39,7 @@ def _values_per_channel(v: TraceView, module: str, step: int) -> int | None:
     return None
 
 
-def _previous(v: TraceView, rec: Record) -> Record | None:
+def _previous(v: TraceView, rec: RecordLike) -> Record | None:
     steps = sorted(s for s in v.weights if s < rec.step)
     if not steps:
         return None
@@ -89,7 +90,7 @@ CHECKS: dict[str, Callable[[Convention, PairTable, int, TraceView, TraceView], s
 }
 
 
-def _convention(r: Record) -> Convention | None:
+def _convention(r: RecordLike) -> Convention | None:
     ctype = group_key(canonical_type(r.module_type))
     local = r.position
     for group, aliases in LOCAL_ALIASES.items():

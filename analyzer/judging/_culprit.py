@@ -38,6 +38,7 @@ from padiff_trace import Record
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
+from ..alignment._records import RecordLike
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -58,9 +59,9 @@ class PairResult(Protocol):
     @property
     def passed(self) -> bool: ...
     @property
-    def a(self) -> Record: ...
+    def a(self) -> RecordLike: ...
     @property
-    def b(self) -> Record: ...
+    def b(self) -> RecordLike: ...
     @property
     def call_pair(self) -> CallPair | None: ...
 
@@ -182,8 +183,8 @@ class _Ids:
 
 def _state(first: PairView, va: TraceView, vb: TraceView) -> Located[PairView] | None:
     """A weight or buffer that differs: named at the first call of its module on each side."""
-    ca = _first_call(va, getattr(first.a, "base", first.a).module)
-    cb = _first_call(vb, getattr(first.b, "base", first.b).module)
+    ca = _first_call(va, first.a.module)  # a packed tensor's rows: the module of the packed tensor
+    cb = _first_call(vb, first.b.module)
     if ca is None or cb is None:
         return None
     return Located(first, Side(ca, "state", None, ()), Side(cb, "state", None, ()))

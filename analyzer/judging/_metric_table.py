@@ -160,7 +160,7 @@ class Metrics:
         sums = sums_dict(rec)
         return cls(derive(sums), _unravel(int(sums["arg"]), shape) if sums["n"] and shape else ())
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> float:
         values = self.__dict__.get("values")
         if values is not None and name in values:
             return values[name]

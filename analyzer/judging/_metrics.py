@@ -1,6 +1,6 @@
 """Measuring one pair: its records read in pieces (threads for large tensors), the pieces'
 sums accumulated (``_accumulate``), the metrics derived (``_metric_table``); the verdict
-comes from ``_tolerance``. Also a record adapter a pair may hold: ``BroadcastView`` (the other
+comes from ``_tolerance``. Also a view a reconciled pair may hold: ``BroadcastView`` (another
 one, ``RowSlice``, a packed tensor's rows, comes from weight pairing: ``_slices``).
 
 Side B is the reference: relative quantities divide by |b|. A pair whose dtype cannot be
@@ -13,14 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 
 from padiff_trace import STAT_FIELDS, Record
 from padiff_trace.arrays import decode, stats_tuple, transposed_rows
 
-from ..alignment._slices import READ, RowSlice, check_decodable, decodable
+from ..alignment._records import READ, RecordLike, RecordView, check_decodable, decodable
 from ._accumulate import BLOCK, Accumulator
 from ._metric_table import Metrics, empty_values
 from ._tolerance import DEFAULT_TOLERANCES, MODES, Tolerance, tolerance_for, verdict
@@ -46,7 +45,8 @@ def worker_pool() -> ThreadPoolExecutor:
 
 
 def measure(
-    a: Record, b: Record, tol: Tolerance, perm: tuple[int, ...] | None = None, pool: ThreadPoolExecutor | None = None
+    a: RecordLike, b: RecordLike, tol: Tolerance, perm: tuple[int, ...] | None = None,
+    pool: ThreadPoolExecutor | None = None,
 ) -> Metrics:
     """Metrics of A vs B; ``perm`` permutes A's axes into B's layout (reads A whole, in its stored dtype).
     Large pairs are measured on ``pool`` (from ``worker_pool()``), or on threads started for this call."""
@@ -105,21 +105,21 @@ def measure(
     return acc.result(b.shape)
 
 
-class BroadcastView:
+class BroadcastView(RecordView):
     """A record broadcast to a larger shape (an attention mask ``[2, 1, 1, S]`` against
     ``[2, 1, S, S]``, position ids ``[1, S]`` against ``[2, S]``), materialised once; usable
-    wherever a Record is."""
+    wherever a record is."""
 
     LIMIT = 1 << 26  # elements: larger broadcasts stay a shape mismatch
 
     def __init__(self, base: Record, shape: tuple[int, ...]) -> None:
-        self.base, self.shape = base, tuple(shape)
-        self.numel = int(np.prod(self.shape, dtype=np.int64))
+        super().__init__(base, shape)
         self._flat: np.ndarray | None = None
         self._stats: dict[str, float] | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.base, name)
+    def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
+        """Elements [start, stop) of the broadcast values, flat (materialised once)."""
+        return self.flat()[start:stop]
 
     def flat(self) -> np.ndarray:
         if self._flat is None:
@@ -144,7 +144,7 @@ def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] |
     return shape if int(np.prod(shape, dtype=np.int64)) <= BroadcastView.LIMIT else None
 
 
-def uncomparable(a: Record, b: Record) -> str:
+def uncomparable(a: RecordLike, b: RecordLike) -> str:
     """Why a pair cannot be compared (a dtype whose values cannot be decoded), or ''."""
     for side, r in (("A", a), ("B", b)):
         if not decodable(r.dtype):
@@ -153,24 +153,24 @@ def uncomparable(a: Record, b: Record) -> str:
 
 
 def _read(
-    rec: Record | RowSlice | BroadcastView, start: int, stop: int, view: bool = True,
-    checks: list[Callable[[], None]] | None = None,
+    rec: RecordLike, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None,
 ) -> np.ndarray:
     """Elements [start, stop) of a record, flat, decoded but not upcast (bfloat16 -> float32);
     with ``view``, possibly a read-only view of the file. ``checks``: the bytes' verification may
-    be left there, to be run before anything computed from them is used (``Trace.read_stored``)."""
+    be left there, to be run before anything computed from them is used (``Trace.read_stored``).
+    A view reads its own elements; a record-like of another kind, its values whole."""
     check_decodable(rec)
-    if isinstance(rec, BroadcastView):
-        return rec.flat()[start:stop]
-    if isinstance(rec, RowSlice):
+    if isinstance(rec, RecordView):
         return rec.elements(start, stop, view=view, checks=checks)
-    return decode(rec.trace.read_stored(rec, start, stop, view=view, checks=checks), rec.dtype)
+    if isinstance(rec, Record):
+        return decode(rec.trace.read_stored(rec, start, stop, view=view, checks=checks), rec.dtype)
+    return np.asarray(rec.read()).reshape(-1)[start:stop]
 
 
 _Reader = Callable[[int, int, list[Callable[[], None]]], np.ndarray]
 
 
-def _measure_stats(a: Record, b: Record) -> Metrics:
+def _measure_stats(a: RecordLike, b: RecordLike) -> Metrics:
     sa, sb = a.stats, b.stats
     extra = {k: abs(sa[k] - sb[k]) for k in ("min", "max", "mean", "std", "mean_abs", "l2")}
     dl2 = extra["l2"]

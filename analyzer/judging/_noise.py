@@ -43,6 +43,7 @@ from padiff_trace import Kind, Record, Trace
 from padiff_trace.matching import canonical_type
 
 from ..alignment._calls import Call, TraceView
+from ..alignment._records import RecordLike
 
 __all__ = ["NOISE_FACTOR", "UNIT_ROUNDOFF", "NoiseFloor", "noise_floor", "noise_ratio", "pair_noise"]
 
@@ -68,7 +69,7 @@ def unit_roundoff(dtype: str) -> float:
     return UNIT_ROUNDOFF.get(dtype, 0.0)
 
 
-def _rms(r: Record) -> float:
+def _rms(r: RecordLike) -> float:
     if not r.is_tensor or r.numel == 0:
         return 0.0
     l2 = r.stats.get("l2", math.nan)
@@ -93,7 +94,7 @@ class NoiseFloor:
         v = float(self._rel[i]) if i is not None else math.nan
         return None if math.isnan(v) else v
 
-    def sigma(self, r: Record) -> float:
+    def sigma(self, r: RecordLike) -> float:
         i = self._row(r.seq)
         rel = float(self._rel[i]) if i is not None else math.nan
         scale = float(self._scale[i]) if i is not None else math.nan
@@ -208,7 +209,7 @@ def noise_ratio(diff_rms: float, expected: float) -> float:
     return diff_rms / expected if expected > 0 else (0.0 if diff_rms == 0 else math.inf)
 
 
-def pair_noise(a: Record, b: Record, fa: NoiseFloor, fb: NoiseFloor, diff_rms: float) -> dict[str, float | bool]:
+def pair_noise(a: RecordLike, b: RecordLike, fa: NoiseFloor, fb: NoiseFloor, diff_rms: float) -> dict[str, float | bool]:
     """The noise verdict of one A/B pair: expected RMS difference and whether ``diff_rms`` is within it."""
     if a.kind in (Kind.PARAM, Kind.BUFFER, Kind.MODEL_INPUT) and diff_rms == 0.0:
         expected = 0.0

@@ -24,6 +24,7 @@ import numpy as np
 
 from padiff_trace import Record
 
+from ..alignment._records import RecordLike
 from ._metric_table import METRICS, Metrics
 from ._noise import noise_ratio
 from ._pairview import (
@@ -59,12 +60,13 @@ _NOISE_KEYS = ("expected_rms", "diff_rms")  # stored; "ratio" is their quotient 
 
 @dataclass(eq=False)
 class PairDraft:
-    """One pair while it is being judged (``_compare._judge`` fills it)."""
+    """One pair while it is being judged (``_judge.judge`` fills it): the plan item's records,
+    the permutation A's axes were compared under, the tolerance, metrics and verdict."""
 
     role: str
     step: int
-    a: Record
-    b: Record
+    a: RecordLike
+    b: RecordLike
     perm: tuple[int, ...] | None
     call_pair: CallPair | None
     tol: Tolerance
@@ -72,8 +74,8 @@ class PairDraft:
     passed: bool
     reason: str
     order: tuple[int, int, int]
-    noise: dict[str, Any] | None = None
-    referee: dict[str, Any] | None = None
+    noise: dict[str, float | bool] | None = None
+    referee: dict[str, float | str | None] | None = None  # the float64 referee's class and numbers
     damaged: bool = False  # its stored bytes failed their checksum: not compared
 
 
@@ -102,7 +104,7 @@ class PairTable(Sequence["PairResult"]):
         # rare or variable-size data, keyed by row
         self.reasons: dict[int, str] = {}
         self.referees: dict[int, dict[str, Any]] = {}
-        self.records: dict[int, tuple[Any, Any]] = {}  # a record that is not the trace's own (a slice, a view)
+        self.records: dict[int, tuple[RecordLike, RecordLike]] = {}  # a record that is not the trace's own (a slice, a view)
         self.perms: dict[int, tuple[int, ...]] = {}
         self.extras: dict[int, dict[str, float]] = {}
         self.uncomparable: dict[int, str] = {}
@@ -329,7 +331,7 @@ class PairTable(Sequence["PairResult"]):
         return (PairResult(self, i) for i in range(self._n))
 
     # ------------------------------------------------------------ one row
-    def record(self, i: int, side: int) -> Any:
+    def record(self, i: int, side: int) -> RecordLike:
         own = self.records.get(i)
         if own is not None:
             return own[side]
@@ -363,6 +365,6 @@ class PairTable(Sequence["PairResult"]):
         return out
 
 
-def _own(r: Any, view: TraceView) -> bool:
+def _own(r: RecordLike, view: TraceView) -> bool:
     """A record of the view's trace, read back the same by its sequence number."""
     return type(r) is Record and r.trace is view.trace

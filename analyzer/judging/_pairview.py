@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import numpy as np
 
+from ..alignment._records import RecordLike
 from ._metric_table import Metrics
 from ._tolerance import Tolerance
 
@@ -38,7 +39,7 @@ class PairRows(Protocol):
 
     def col(self, name: str) -> np.ndarray: ...
 
-    def record(self, i: int, side: int) -> Any: ...
+    def record(self, i: int, side: int) -> RecordLike: ...
 
     def metrics_of(self, i: int) -> Metrics | None: ...
 
@@ -93,11 +94,11 @@ class PairResult:
         return int(self._t.col("step")[self.index])
 
     @property
-    def a(self) -> Any:
+    def a(self) -> RecordLike:
         return self._t.record(self.index, 0)
 
     @property
-    def b(self) -> Any:
+    def b(self) -> RecordLike:
         return self._t.record(self.index, 1)
 
     @property
@@ -171,7 +172,7 @@ def pair_section(role: str) -> str:
     return "weights" if role in ("param", "buffer") else "param_grads" if role == "param_grad" else "pairs"
 
 
-def record_dict(r: Any) -> dict[str, Any]:
+def record_dict(r: RecordLike) -> dict[str, Any]:
     return {
         "seq": r.seq,
         "module": r.module,

@@ -14,6 +14,7 @@ import numpy as np
 from padiff_trace import Record
 from padiff_trace.arrays import decode
 
+from ..alignment._records import RecordLike
 from ._metrics import BroadcastView
 
 __all__ = ["GRAD_ROLES", "SummedView", "summed_pair"]
@@ -23,7 +24,7 @@ GRAD_ROLES = ("grad_output", "grad_input")
 
 class SummedView(BroadcastView):
     """A record summed (in float64, stored back in its dtype) over the axes that broadcast
-    ``shape`` to the record's shape; usable wherever a Record is."""
+    ``shape`` to the record's shape; usable wherever a record is."""
 
     def flat(self) -> np.ndarray:
         if self._flat is None:
@@ -38,11 +39,11 @@ class SummedView(BroadcastView):
         return self._flat
 
 
-def summed_pair(ra: Record, rb: Record, common: tuple[int, ...]) -> tuple[Record, Record] | None:
+def summed_pair(ra: Record, rb: Record, common: tuple[int, ...]) -> tuple[RecordLike, RecordLike] | None:
     """Gradients ``ra``/``rb`` (same layout) whose shapes broadcast to ``common``: the larger one
     summed down to the smaller one's shape; None when neither shape is ``common`` itself."""
     if rb.shape == common and ra.shape != common:
-        return ra, SummedView(rb, ra.shape)  # type: ignore[return-value]
+        return ra, SummedView(rb, ra.shape)
     if ra.shape == common and rb.shape != common:
-        return SummedView(ra, rb.shape), rb  # type: ignore[return-value]
+        return SummedView(ra, rb.shape), rb
     return None

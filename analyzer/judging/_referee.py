@@ -35,22 +35,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from padiff_trace import Record
-from padiff_trace.matching import mapping_swapped
+from padiff_trace.matching import Mapping, orient
 
 from ..alignment._calls import TraceView
 from ..alignment._pairing import align_views
+from ..alignment._records import RecordLike
 from ._metrics import Tolerance, measure
 from ._noise import NOISE_FACTOR, NoiseFloor
 
-__all__ = ["CLASSES", "RATIO", "F64_REL_MARGIN", "Referee", "side_errors", "classify"]
+__all__ = ["CLASSES", "RATIO", "F64_REL_MARGIN", "Referee", "RefereeResult", "side_errors", "classify"]
 
 RATIO = 8.0
 F64_REL_MARGIN = 1e-10
 CLASSES = ("rounding", "A deviates", "B deviates", "model difference")
 _TOL = Tolerance(0.0, 0.0, "rel-l2")
+# the class of one pair ("class") and the numbers behind it (errors against float64, floors,
+# the referee records' names)
+RefereeResult = dict[str, float | str | None]
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,10 @@ class Referee:
     """Errors against float64 for one side: X record seq -> (referee record, rms(X - R))."""
 
     view: TraceView
-    errors: dict[int, tuple[Record, float]]
+    errors: dict[int, tuple[RecordLike, float]]
 
 
-def _rms_diff(x: Record, y: Record, perm: tuple[int, ...] | None) -> float | None:
+def _rms_diff(x: RecordLike, y: RecordLike, perm: tuple[int, ...] | None) -> float | None:
     """rms(x - y), ``perm`` permuting x's axes into y's layout; None when not comparable."""
     if not (x.is_tensor and y.is_tensor):
         return None
@@ -76,33 +78,34 @@ def _rms_diff(x: Record, y: Record, perm: tuple[int, ...] | None) -> float | Non
     return m.rel_l2 * m.norm_b / math.sqrt(m.n) if m.norm_b > 0 else m.max_abs
 
 
-def side_errors(vx: TraceView, vr: TraceView, mapping: Any = None) -> Referee:
+def side_errors(vx: TraceView, vr: TraceView, mapping: Mapping | None = None) -> Referee:
     """Align trace X with its float64 referee and measure every paired record. ``mapping``
-    (paddle paths -> torch paths) applies only when X and its referee are of different
-    frameworks; a run and the float64 run of the same model pair by their identical paths."""
+    applies only when X and its referee are of different frameworks; a run and the float64 run
+    of the same model pair by their identical paths."""
     from ..alignment._plan import plan as _plan  # the same pairing as A with B
     from ..alignment._weights import trace_weight_map
 
-    if vx.framework == vr.framework:
-        mapping = None
-    # orient as compare() would pair paddle with torch (mapping keys name paddle paths)
-    x_first = not mapping_swapped(vx.framework, vr.framework)
+    given = mapping if vx.framework != vr.framework else None
+    sided = orient(given, vx.framework, vr.framework)
+    x_first = not sided.reversed
     first, second = (vx, vr) if x_first else (vr, vx)
-    al = align_views(first, second, mapping)
-    wm = trace_weight_map(first, second, mapping)
-    errors: dict[int, tuple[Record, float]] = {}
-    for _, r1, r2, perm, _ in _plan(al, first, second, wm):
-        d = _rms_diff(r1, r2, perm)
+    if not x_first:  # pair in the order the mapping file names the two traces (as compare() pairs them)
+        sided = orient(given, vr.framework, vx.framework)
+    al = align_views(first, second, sided)
+    wm = trace_weight_map(first, second, sided)
+    errors: dict[int, tuple[RecordLike, float]] = {}
+    for item in _plan(al, first, second, wm):
+        d = _rms_diff(item.a, item.b, item.perm)
         if d is None:
             continue
-        x, r = (r1, r2) if x_first else (r2, r1)
+        x, r = (item.a, item.b) if x_first else (item.b, item.a)
         errors[x.seq] = (r, d)
     return Referee(vr, errors)
 
 
 def classify(
-    a: Record,
-    b: Record,
+    a: RecordLike,
+    b: RecordLike,
     perm: tuple[int, ...] | None,
     diff_ab: float,
     ref_a: Referee,
@@ -111,7 +114,7 @@ def classify(
     floor_b: NoiseFloor,
     floor_64: tuple[NoiseFloor, NoiseFloor] | None,
     two_referees: bool,
-) -> dict[str, Any] | None:
+) -> RefereeResult | None:
     """The class of one A/B pair and the numbers behind it; None when a referee lacks the record."""
     ea, eb = ref_a.errors.get(a.seq), ref_b.errors.get(b.seq)
     if ea is None or eb is None:
@@ -120,7 +123,7 @@ def classify(
     fa = NOISE_FACTOR * floor_a.sigma(a)
     fb = NOISE_FACTOR * floor_b.sigma(b)
     scale = max(_rms(ra), _rms(rb))
-    out: dict[str, Any] = {
+    out: RefereeResult = {
         "err_a": err_a,
         "err_b": err_b,
         "rel_err_a": err_a / scale if scale > 0 else 0.0,
@@ -150,7 +153,7 @@ def classify(
 
 
 def _significance_64(
-    ra: Record, rb: Record, scale: float, floor_64: tuple[NoiseFloor, NoiseFloor], fa: float, fb: float
+    ra: RecordLike, rb: RecordLike, scale: float, floor_64: tuple[NoiseFloor, NoiseFloor], fa: float, fb: float
 ) -> float:
     """How far apart the two float64 runs must be for a model difference: beyond their own
     rounding (and the ``F64_REL_MARGIN`` of float32 constants), and beyond the fp32 noise floor
@@ -161,7 +164,7 @@ def _significance_64(
     return max(NOISE_FACTOR * s64, math.hypot(fa, fb))
 
 
-def _rms(r: Record) -> float:
+def _rms(r: RecordLike) -> float:
     if not r.is_tensor or r.numel == 0:
         return 0.0
     l2 = r.stats.get("l2", math.nan)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from padiff_trace import Record
+from padiff_trace import Record, Trace
 from padiff_trace.matching import WeightMap
 
 from ..judging._amplifiers import amplifiers
@@ -68,8 +68,10 @@ class Report:
         conventions: list[dict[str, Any]] | None = None,
         randomness: tuple[RandomDraws, RandomDraws] | None = None,
         optimizer: OptimizerDiff | None = None,
+        opened: Sequence[Trace] = (),
     ) -> None:
         self.a, self.b, self.alignment, self.pairs = a, b, alignment, pairs
+        self._opened = tuple(opened)  # the traces compare() opened for this report: ``close`` closes them
         self.weight_map = weight_map  # how weights and parameter gradients were paired
         self.mode, self.atol, self.rtol = mode, atol, rtol
         self.unpaired = unpaired
@@ -112,6 +114,19 @@ class Report:
     @property
     def passed(self) -> bool:
         return self.verdict == "ALIGNED"
+
+    # ------------------------------------------------------------ the traces it reads
+    def close(self) -> None:
+        """Close the traces ``compare`` opened for this report (their files; a later read of a
+        pair's values opens them again). ``with analyzer.compare(a, b) as report:`` does it."""
+        for t in self._opened:
+            t.close()
+
+    def __enter__(self) -> Report:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------ text
     def summary_text(self, width: int = 80) -> str:

@@ -2,8 +2,9 @@
 
 Each subcommand lives in its own module exposing ``register(subparsers)``; ``run`` is
 ``padiff_trace.pipeline.run``, ``record`` a ``recorder.RecordJob``. The modules import
-frameworks, the analyzer or the pipeline only inside their handlers, so
-``padiff-trace --help`` is fast and works without paddle or torch.
+frameworks and the pipeline only inside their handlers, so ``padiff-trace --help`` is fast
+and works without paddle or torch; the flags are made from the option declarations
+(``RecordOptions``, ``RecordJob``, ``analyzer.CompareOptions``) when the parser is built.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: Ctrl-C during start-
 
 __all__ = ["main", "console", "build_parser", "colour_wanted"]
 
-_COMMAND_MODULES = ("_info", "_record", "_compare", "_archive", "_check")
+_COMMAND_MODULES = ("_info", "_record", "_compare", "_archive", "_check", "_join")
 
 
 def build_parser(*, record_options: type[RecordOptions] | None = None) -> argparse.ArgumentParser:

@@ -118,8 +118,8 @@ def _history(args: argparse.Namespace) -> int:
         if e.path.resolve() == baseline.resolve():
             print(table_row([*cells[:3], "baseline"], widths, right))
             continue
-        report = analyzer.compare(e.path, baseline, mapping=args.mapping, quiet=True)
-        mx, rl = _output_error(report)
+        with analyzer.compare(e.path, baseline, mapping=args.mapping, quiet=True) as report:  # one trace pair open at a time
+            mx, rl = _output_error(report)
         d = report.first_divergence
         where = "-" if d is None else visible(f"{d.pair.a.name} [{d.pair.a.module_type}]")
         worst = max(worst, report.exit_code)

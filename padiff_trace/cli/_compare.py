@@ -11,16 +11,15 @@ from padiff_trace import visible
 
 from . import colour_wanted
 from ._failures import writing
+from ._record import add_option_flags, option_values
 
 __all__ = ["register"]
 
-_MAPPING_HELP = (
-    "JSON (or .yaml with pyyaml) file pinning paddle module paths to torch paths ('modules': '*' matches one "
-    "path component and must capture the same text on both sides) and tensors ('weights'; a weightmap.json)"
-)
-
 
 def register(sub: Any) -> None:
+    from padiff_trace.analyzer import CompareOptions  # its fields are the flags (the analyzer's import: ~30 ms)
+    from padiff_trace.options import option_fields
+
     p = sub.add_parser(
         "compare",
         help="compare two traces and find the first divergence",
@@ -30,22 +29,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("a", help="trace A (e.g. the paddle run)")
     p.add_argument("b", help="trace B, the reference (e.g. the torch run)")
-    p.add_argument("--mapping", metavar="FILE", help=_MAPPING_HELP)
-    p.add_argument("--mode", choices=["mean", "strict", "rel-l2"], default="mean",
-                   help="mean: mean|a-b| <= atol + rtol*mean|b| (default); strict: every element "
-                   "|a-b| <= atol + rtol*|b|; rel-l2: ||a-b|| <= atol*sqrt(n) + rtol*||b||")
-    p.add_argument("--atol", type=float, help="absolute tolerance for every float pair (default: per dtype)")
-    p.add_argument("--rtol", type=float, help="relative tolerance for every float pair (default: per dtype)")
+    add_option_flags(p, CompareOptions)  # --mapping, --mode, --atol, --rtol, --quiet, ...: one per field
     p.add_argument("--report", metavar="DIR", help="write report.txt, report.json, pairs.csv and report.html into DIR")
     p.add_argument("--html", metavar="FILE", help="also write the self-contained HTML report to FILE")
-    p.add_argument("--quiet", action="store_true", help="no progress bar; print only the verdict line")
-    p.add_argument("--allow-partial", action="store_true", help="an unfinished or damaged trace may pass (exit 0); "
-                   "without it such a comparison is INCOMPLETE (exit 3)")
-    p.add_argument("--reference", metavar="R", help="float64 referee trace (record A's spec with --dtype float64 "
-                   "--inputs-from A --weights-from A): classifies every pair as rounding, A deviates, B deviates "
-                   "or model difference; without --atol/--rtol only rounding passes")
-    p.add_argument("--reference-b", metavar="RB", help="float64 referee of the other model (same recipe with B's "
-                   "spec): separates a model difference from one framework's fp32 numerics")
     p.set_defaults(handler=_compare)
 
     p = sub.add_parser(
@@ -57,7 +43,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("a", help="trace A")
     p.add_argument("b", help="trace B")
-    p.add_argument("--mapping", metavar="FILE", help=_MAPPING_HELP)
+    mapping = next(o for o in option_fields(CompareOptions) if o.name == "mapping")
+    p.add_argument(mapping.flag, metavar=mapping.metavar, help=mapping.help)
     p.add_argument("--weight-map-json", metavar="FILE", help="also write the weight map as a mapping file (editable, "
                    "usable as --mapping)")
     p.set_defaults(handler=_align)
@@ -66,25 +53,24 @@ def register(sub: Any) -> None:
 def _compare(args: argparse.Namespace) -> int:
     from padiff_trace import analyzer, pipeline, release_freed_memory
 
+    options = analyzer.CompareOptions(**option_values(analyzer.CompareOptions, args))  # checked before any trace is read
+
     if pipeline.check_rank_sides(args.a, args.b):  # two multi-rank traces: rank k with rank k
         from ._distributed import compare_ranks_command
 
         release_freed_memory()
-        return compare_ranks_command(args)
+        return compare_ranks_command(args, options)
 
     release_freed_memory()  # a long analysis: large temporary arrays go back to the system when freed
 
-    report = analyzer.compare(
-        args.a, args.b, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol, quiet=args.quiet,
-        reference=args.reference, reference_b=args.reference_b, allow_partial=args.allow_partial,
-    )
-    if args.report:
-        with writing(args.report, "the report", "--report"):
-            report.write(args.report)
-    if args.html:
-        with writing(args.html, "the HTML report", "--html"):
-            analyzer.write_html(report, args.html)
-    text = report.summary_text()
+    with analyzer.compare(args.a, args.b, options) as report:
+        if args.report:
+            with writing(args.report, "the report", "--report"):
+                report.write(args.report)
+        if args.html:
+            with writing(args.html, "the HTML report", "--html"):
+                analyzer.write_html(report, args.html)
+        text = report.summary_text()
     text = text.splitlines()[0] if args.quiet else text
     print(_colour(text) if colour_wanted(sys.stdout) else text)
     if args.report and not args.quiet:

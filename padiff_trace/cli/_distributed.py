@@ -50,9 +50,10 @@ def record_with_launcher(args: argparse.Namespace, job: Any) -> int:
     return 0
 
 
-def run_with_launcher(args: argparse.Namespace, record: Any, job_values: dict[str, Any]) -> int:
+def run_with_launcher(args: argparse.Namespace, record: Any, compare: Any, job_values: dict[str, Any]) -> int:
     """``run A B --out DIR --nproc N``: both models with N processes each, compared rank by rank;
-    ``record``, ``job_values``: the recording options and ``--steps``/``--dtype`` as parsed."""
+    ``record``, ``compare``, ``job_values``: the recording and compare options and
+    ``--steps``/``--dtype`` as parsed (and checked)."""
     from padiff_trace import pipeline
 
     unsupported = [flag for flag, on in (("--referee", args.referee), ("--single-step", args.single_step),
@@ -61,8 +62,8 @@ def run_with_launcher(args: argparse.Namespace, record: Any, job_values: dict[st
         raise UserError(f"run --nproc: {', '.join(unsupported)} not supported yet with several processes; drop it, or record "
                         "one rank at a time")
     result = pipeline.run_ranks(
-        args.spec_a, args.spec_b, args.out, args.nproc, record=record, **job_values, replay=not args.no_replay, mapping=args.mapping, atol=args.atol, rtol=args.rtol,
-        mode=args.mode, force=args.force, progress=lambda line: print(visible(line), flush=True),
+        args.spec_a, args.spec_b, args.out, args.nproc, record=record, **job_values, replay=not args.no_replay, mapping=args.mapping,
+        compare=compare, force=args.force, progress=lambda line: print(visible(line), flush=True),
     )
     print(result.comparison.summary_text())
     print(visible(f"reports written to {result.report_dir}/rank-NNNNN (summary: {result.report_dir}/summary.txt)"))
@@ -137,16 +138,16 @@ def ls_ranks(root: Path, tags: dict[str, str]) -> int:
     return 0
 
 
-def compare_ranks_command(args: argparse.Namespace) -> int:
-    """``compare A B`` for two multi-rank traces: rank k with rank k, a report per rank."""
+def compare_ranks_command(args: argparse.Namespace, options: Any) -> int:
+    """``compare A B`` for two multi-rank traces: rank k with rank k, a report per rank; for one
+    multi-rank and one single-process trace: the ranks joined like the other, then compared."""
     from padiff_trace import pipeline
 
+    if pipeline.is_multirank(args.a) != pipeline.is_multirank(args.b):
+        return _compare_joined(args, options)
     if args.html:
         raise UserError("--html with multi-rank traces: use --report DIR (DIR/rank-NNNNN/report.html, one per rank)")
-    result = pipeline.compare_ranks(
-        args.a, args.b, report_dir=args.report, mapping=args.mapping, mode=args.mode, atol=args.atol, rtol=args.rtol,
-        quiet=args.quiet, reference=args.reference, reference_b=args.reference_b, allow_partial=args.allow_partial,
-    )
+    result = pipeline.compare_ranks(args.a, args.b, report_dir=args.report, **pipeline.option_items(options))
     text = result.summary_text()
     text = text.splitlines()[0] if args.quiet else text
     if colour_wanted(sys.stdout):
@@ -155,4 +156,27 @@ def compare_ranks_command(args: argparse.Namespace) -> int:
     print(text)
     if args.report and not args.quiet:
         print(visible(f"reports written to {args.report}/rank-NNNNN (summary: {args.report}/summary.txt, ranks.json)"))
+    return result.exit_code
+
+
+def _compare_joined(args: argparse.Namespace, options: Any) -> int:
+    """``compare`` of a sharded run with a single-process one: one line says what was joined
+    (into ``REPORT/joined.trace`` with ``--report``, else a temporary trace), then the report."""
+    from padiff_trace import analyzer, pipeline
+
+    result = pipeline.compare_joined(args.a, args.b, report_dir=args.report, **pipeline.option_items(options))
+    if args.html:
+        from ._failures import writing
+
+        with writing(args.html, "the HTML report", "--html"):
+            analyzer.write_html(result.report, args.html)
+    text = result.report.summary_text()
+    text = text.splitlines()[0] if args.quiet else "\n".join([text, *result.rank_lines()])
+    if colour_wanted(sys.stdout):
+        for word, code in (("DIVERGED", "\033[1;31m"), ("INCOMPLETE", "\033[1;33m"), ("ALIGNED", "\033[1;32m")):
+            text = text.replace(word, f"{code}{word}\033[0m")
+    print(visible(result.note()))
+    print(text)
+    if args.report and not args.quiet:
+        print(visible(f"report written to {args.report}"))
     return result.exit_code

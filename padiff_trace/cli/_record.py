@@ -1,8 +1,10 @@
 """``padiff-trace record`` (one model, this process) and ``run`` (``pipeline.run``: two recorders + compare).
 
 The recording flags are generated from the option declarations (``recorder.option_fields``
-of ``RecordOptions`` and ``RecordJob``), and parsed flags become options the same way:
-a new option is one field, not an edit here.
+of ``RecordOptions`` and ``RecordJob``), ``run``'s compare flags from ``analyzer.CompareOptions``
+(but ``RUN_SETS``), and parsed flags become options the same way (``add_option_flags``,
+``option_values``; ``compare`` uses them too): a new option is one field, not an edit here.
+``run`` builds both options before anything starts, so a bad value is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from padiff_trace import PadiffTraceError, UserError, open_trace, visible
 from padiff_trace.recorder import OptionField, RecordJob, RecordOptions, option_fields
 
 from ._distributed import add_launch_flags, record_with_launcher, run_with_launcher
 
-__all__ = ["add_option_flags", "option_values", "register"]
+if TYPE_CHECKING:
+    from padiff_trace.analyzer import CompareOptions
+
+__all__ = ["RUN_SETS", "add_option_flags", "option_values", "register"]
 
 _RECORD_ARGS = ("spec", "out", "inputs_from", "weights_from", "random_from", "single_step_from", "mapping")  # what a --job file replaces
 
@@ -43,10 +48,15 @@ def _argtype(o: OptionField) -> Any:
     return parse
 
 
-def add_option_flags(group: Any, cls: type) -> None:
-    """One flag per option declared on the dataclass ``cls`` (see ``recorder.option``)."""
-    for o in option_fields(cls):
-        kw: dict[str, Any] = {"dest": _dest(o), "help": o.help}
+def _declared(cls: type, exclude: tuple[str, ...]) -> tuple[OptionField, ...]:
+    return tuple(o for o in option_fields(cls) if o.name not in exclude)
+
+
+def add_option_flags(group: Any, cls: type, *, exclude: tuple[str, ...] = ()) -> None:
+    """One flag per option declared on the dataclass ``cls`` (``padiff_trace.options.option``),
+    with its help, metavar and choices; ``exclude``: option names the command sets itself."""
+    for o in _declared(cls, exclude):
+        kw: dict[str, Any] = {"dest": _dest(o), "help": o.help.replace("%", "%%")}
         if o.shape == "switch":
             kw["action"] = argparse.BooleanOptionalAction if o.default else "store_true"
             kw["default"] = o.default
@@ -59,13 +69,25 @@ def add_option_flags(group: Any, cls: type) -> None:
         group.add_argument(o.flag, **kw)
 
 
-def option_values(cls: type, args: argparse.Namespace) -> dict[str, Any]:
-    """The values of ``cls``'s options in parsed ``args`` (a flag not given: the declared default)."""
+def option_values(cls: type, args: argparse.Namespace, *, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The values of ``cls``'s options in parsed ``args`` (a flag not given: the declared default),
+    those ``add_option_flags`` made with the same ``exclude``."""
     out = {}
-    for o in option_fields(cls):
+    for o in _declared(cls, exclude):
         value = getattr(args, _dest(o))
         out[o.name] = o.default if value is None and o.shape in ("list", "pairs") else o.coerce(value)
     return out
+
+
+# CompareOptions fields that run sets itself: --mapping (also the weight transfer's), the
+# referees (--referee records them), quiet (run prints its own progress lines)
+RUN_SETS = ("mapping", "reference", "reference_b", "quiet")
+
+
+def _compare_options() -> type[CompareOptions]:
+    from padiff_trace.analyzer import CompareOptions  # the analyzer, when the parser is built (~30 ms)
+
+    return CompareOptions
 
 
 def _changed_options(cls: type, args: argparse.Namespace) -> list[str]:
@@ -140,9 +162,8 @@ def register(sub: Any, *, options: type[RecordOptions] = RecordOptions) -> None:
     )
     p.add_argument("--mapping", help="mapping file (JSON or YAML) for the weight transfer and the comparison; "
                    "B's trace holds the weight map used (weightmap.json), in this form")
-    p.add_argument("--atol", type=float)
-    p.add_argument("--rtol", type=float)
-    p.add_argument("--mode", help="verdict mode (see 'compare --help')")
+    # the compare flags: one per CompareOptions field, but those run sets itself (RUN_SETS)
+    add_option_flags(p.add_argument_group("how to compare (as 'compare')"), _compare_options(), exclude=RUN_SETS)
     p.add_argument(
         "--referee",
         action="store_true",
@@ -276,22 +297,24 @@ def _run(args: argparse.Namespace) -> int:
     release_freed_memory()  # this process compares; the recorders are child processes with their own allocator
 
     cls: type[RecordOptions] = args.record_options
+    # every option checked before anything is recorded: a bad value is one line, exit 2
+    record = cls.from_dict(option_values(cls, args))
+    compare_cls = _compare_options()
+    compare = compare_cls(**option_values(compare_cls, args, exclude=RUN_SETS))
     if args.nproc is not None:  # models that need more than one process
-        return run_with_launcher(args, cls.from_dict(option_values(cls, args)), option_values(RecordJob, args))
+        return run_with_launcher(args, record, compare, option_values(RecordJob, args))
     result = pipeline.run(
         args.spec_a,
         args.spec_b,
         args.out,
-        record=cls.from_dict(option_values(cls, args)),
+        record=record,
+        compare=compare,
         **option_values(RecordJob, args),
         replay=not args.no_replay,
         concurrent=args.concurrent,
         referee=args.referee,
         single_step=args.single_step,
         mapping=args.mapping,
-        atol=args.atol,
-        rtol=args.rtol,
-        mode=args.mode,
         force=args.force,
         progress=_say,
     )

@@ -13,12 +13,15 @@ from ._mapping import (
     MAPPING_COLUMNS,
     Mapping,
     MappingEntry,
+    SidedEntry,
+    SidedMapping,
+    SidedWeight,
     WeightEntry,
     load_mapping,
     mapping_swapped,
+    orient,
     parse_mapping,
     resolve,
-    weight_pins,
 )
 from ._match import TypeResolver, align, canonical_type, group_key, is_known_type, types_equivalent
 from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
@@ -32,8 +35,12 @@ __all__ = [
     "WeightEntry",
     "load_mapping",
     "parse_mapping",
+    # a mapping applied to two traces: sides A and B, no framework names
+    "SidedMapping",
+    "SidedEntry",
+    "SidedWeight",
+    "orient",
     "resolve",
-    "weight_pins",
     "MAPPING_COLUMNS",
     "mapping_swapped",
     # module types

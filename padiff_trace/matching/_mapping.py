@@ -20,6 +20,10 @@ name the sides ``source`` and ``target`` instead of ``paddle`` and ``torch``.
 or the shorthand ``{"paddle.path": "torch.path", ...}``. ``*`` matches one path
 component, ``**`` any number (also none); the n-th wildcard of the paddle side
 captures the text substituted for the n-th wildcard of the torch side.
+
+Applied to two traces (or models) A and B, a mapping is oriented once
+(``Mapping.oriented``, ``orient``): the ``SidedMapping`` names patterns and tensors of A and
+of B, and what follows (``resolve``, weight pins, call pairing) works on sides only.
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ from typing import Any
 
 from padiff_trace import MappingError
 
-__all__ = ["MAPPING_COLUMNS", "mapping_swapped", "MappingEntry", "Mapping", "WeightEntry", "load_mapping", "parse_mapping", "resolve", "weight_pins"]
+__all__ = [
+    "MAPPING_COLUMNS", "mapping_swapped", "MappingEntry", "Mapping", "WeightEntry", "SidedEntry", "SidedMapping",
+    "SidedWeight", "load_mapping", "orient", "parse_mapping", "resolve",
+]
 
 MAPPING_COLUMNS = ("paddle", "torch")  # the two sides of a mapping entry, in the order files name them
 _KEYS = {*MAPPING_COLUMNS, "blackbox", "transpose"}
@@ -69,10 +76,107 @@ class WeightEntry:
 
 @dataclass(frozen=True)
 class Mapping:
+    """A mapping file as written: entries keyed by framework (``paddle``/``torch``) or by
+    ``source``/``target``. Applied to two traces it is ``oriented`` once (``SidedMapping``)."""
+
     source: str
     entries: tuple[MappingEntry, ...]
     ops: dict[str, str] = field(default_factory=dict)  # op name -> canonical op (extends the table)
     weights: tuple[WeightEntry, ...] = ()
+
+    def oriented(self, a_framework: str, b_framework: str) -> SidedMapping:
+        """This mapping applied to trace (or model) A of ``a_framework`` and B of ``b_framework``.
+
+        ``modules`` entries: the paddle column names A's modules, unless A is torch and B paddle
+        (then B's); between two traces of one framework the file's order is A, B. ``weights``
+        entries: ``source`` names A's tensor and ``target`` B's; ``paddle``/``torch`` names
+        apply by framework, and only between two frameworks (they say nothing about two traces
+        of one framework). The only place a mapping's framework names are read."""
+        reverse = mapping_swapped(a_framework, b_framework)
+        cross = a_framework != b_framework
+        modules = tuple(
+            SidedEntry(e, e.torch, e.paddle, captures_from_a=False) if reverse else SidedEntry(e, e.paddle, e.torch)
+            for e in self.entries
+        )
+        weights = []
+        for w in self.weights:
+            if "source" in w.names or "target" in w.names:
+                ka, kb = "source", "target"
+            elif cross:
+                ka, kb = a_framework, b_framework
+            else:
+                continue
+            weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb)))
+        return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
+
+
+@dataclass(frozen=True)
+class SidedEntry:
+    """A ``modules`` entry applied to two traces: ``a`` is a pattern of trace A's module paths,
+    ``b`` of trace B's. Wildcards are captured on the side the file keys the entry by (A's when
+    ``captures_from_a``) and filled in on the other. ``transpose`` permutes A's tensors."""
+
+    entry: MappingEntry  # as the file writes it (named in messages)
+    a: str
+    b: str
+    captures_from_a: bool = True
+
+    @property
+    def blackbox(self) -> bool:
+        return self.entry.blackbox
+
+    @property
+    def transpose(self) -> tuple[int, ...] | None:
+        return self.entry.transpose
+
+    def describe(self) -> str:
+        return self.entry.describe()
+
+
+@dataclass(frozen=True)
+class SidedWeight:
+    """A ``weights`` entry applied to two traces: trace A's tensor name and share (``[start,
+    stop)`` along axis 0 of its canonical layout), B's; a name is None where the entry names
+    only one side (``skip``)."""
+
+    entry: WeightEntry  # as the file writes it (named in messages)
+    a: str | None
+    b: str | None
+    a_part: tuple[int, int] | None = None
+    b_part: tuple[int, int] | None = None
+
+    @property
+    def skip(self) -> bool:
+        return self.entry.skip
+
+    def describe(self, source: str) -> str:
+        return self.entry.describe(source)
+
+
+@dataclass(frozen=True)
+class SidedMapping:
+    """A mapping applied to two traces, A and B (``Mapping.oriented``): everything in it names
+    sides, never frameworks. ``modules_pin_weights``: the ``modules`` entries also pin the weights
+    of the modules they map, by local name (the traces are of two frameworks). ``reversed``: A is
+    the file's second column (its keys name B's modules)."""
+
+    source: str
+    modules: tuple[SidedEntry, ...] = ()
+    weights: tuple[SidedWeight, ...] = ()
+    ops: dict[str, str] = field(default_factory=dict)
+    modules_pin_weights: bool = False
+    reversed: bool = False
+
+
+_NONE = Mapping("<no mapping>", ())
+
+
+def orient(mapping: Mapping | SidedMapping | None, a_framework: str, b_framework: str) -> SidedMapping:
+    """``mapping`` applied to traces A and B (of these frameworks); one already applied
+    (a ``SidedMapping``) as it is; none, as a mapping without entries."""
+    if isinstance(mapping, SidedMapping):
+        return mapping
+    return (mapping if mapping is not None else _NONE).oriented(a_framework, b_framework)
 
 
 def mapping_swapped(framework_a: str, framework_b: str) -> bool:
@@ -186,25 +290,6 @@ def _parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
     return tuple(out)
 
 
-def weight_pins(mapping: Mapping, a_framework: str, b_framework: str) -> list[tuple[WeightEntry, str | None, str | None]]:
-    """(entry, A's tensor name, B's tensor name) for every weights entry that applies to A -> B.
-
-    Entries name tensors by framework (``paddle``/``torch``) between two frameworks, and by
-    ``source`` (A) / ``target`` (B) between two traces of one framework.
-    """
-    cross = a_framework != b_framework
-    out = []
-    for e in mapping.weights:
-        if "source" in e.names or "target" in e.names:
-            ka, kb = "source", "target"
-        elif cross:
-            ka, kb = a_framework, b_framework
-        else:
-            continue  # paddle/torch names say nothing about two traces of one framework
-        out.append((e, e.names.get(ka), e.names.get(kb)))
-    return out
-
-
 def _wildcards(pattern: str) -> list[str]:
     return [c for c in pattern.split(".") if c in ("*", "**")]
 
@@ -240,36 +325,38 @@ def _substitute(pattern: str, captures: tuple[str, ...]) -> str:
 
 
 def resolve(
-    mapping: Mapping, a_modules: set[str], b_modules: set[str], swap: bool, strict: bool = True
-) -> list[tuple[str, str, MappingEntry]]:
+    mapping: SidedMapping, a_modules: set[str], b_modules: set[str], strict: bool = True
+) -> list[tuple[str, str, SidedEntry]]:
     """(module in A, module in B, entry) for every module an entry maps.
 
-    ``swap`` is True when trace A is the torch trace (keys then apply to B).
     An entry that maps nothing raises MappingError naming it (unless not ``strict``).
     """
-    src_mods, dst_mods = (b_modules, a_modules) if swap else (a_modules, b_modules)
-    out: list[tuple[str, str, MappingEntry]] = []
-    for e in mapping.entries:
-        rx = _compile(e.paddle)
+    out: list[tuple[str, str, SidedEntry]] = []
+    for e in mapping.modules:
+        # wildcards are captured on the side the file keys the entry by, and filled in on the other
+        if e.captures_from_a:
+            key, other, key_mods, other_mods, key_side, other_side = e.a, e.b, a_modules, b_modules, "A", "B"
+        else:
+            key, other, key_mods, other_mods, key_side, other_side = e.b, e.a, b_modules, a_modules, "B", "A"
+        rx = _compile(key)
         hits = 0
         tried: list[str] = []
-        for mod in sorted(src_mods):
+        for mod in sorted(key_mods):
             m = rx.match(mod)
             if m is None:
                 continue
             caps = tuple(g.rstrip(".") for g in m.groups())
-            target = _substitute(e.torch, caps)
-            if target in dst_mods:
-                out.append((target, mod, e) if swap else (mod, target, e))
+            target = _substitute(other, caps)
+            if target in other_mods:
+                out.append((mod, target, e) if e.captures_from_a else (target, mod, e))
                 hits += 1
             else:
                 tried.append(target)
         if not hits and strict:
-            side_src, side_dst = ("B", "A") if swap else ("A", "B")
             why = (
-                f"its torch path(s) {tried[:3]} are not modules of trace {side_dst}"
+                f"its trace {other_side} path(s) {tried[:3]} are not modules of trace {other_side}"
                 if tried
-                else f"no module of trace {side_src} matches {e.paddle!r}"
+                else f"no module of trace {key_side} matches {key!r}"
             )
             raise MappingError(f"{mapping.source}: {e.describe()} matches nothing: {why}")
     return out

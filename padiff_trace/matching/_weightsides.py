@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..trace._schema import Kind
-from ._mapping import Mapping, mapping_swapped, resolve, weight_pins
+from ._mapping import Mapping, SidedMapping, orient, resolve
 from ._weightmap import TensorInfo
 
 __all__ = ["WeightSide", "WeightPin", "mapping_pins", "side_from_records"]
@@ -59,20 +59,20 @@ class WeightPin:
     source: str = "mapping"
 
 
-def mapping_pins(mapping: Mapping | None, a: WeightSide, b: WeightSide) -> tuple[list[WeightPin], list[tuple[str, str]]]:
+def mapping_pins(
+    mapping: Mapping | SidedMapping | None, a: WeightSide, b: WeightSide
+) -> tuple[list[WeightPin], list[tuple[str, str]]]:
     """The pins a mapping file gives the matcher: its ``weights`` entries, and the module pairs
-    of its ``modules`` entries (between two frameworks only) whose tensors pair by local name."""
+    of its ``modules`` entries (between two frameworks only) whose tensors pair by local name.
+    A ``Mapping`` is oriented to the two sides here (by their frameworks); a ``SidedMapping``
+    already is."""
     if mapping is None:
         return [], []
-    pins = []
-    for e, na, nb in weight_pins(mapping, a.framework, b.framework):
-        generic = "source" in e.names or "target" in e.names
-        ka, kb = ("source", "target") if generic else (a.framework, b.framework)
-        pins.append(WeightPin(na, nb, e.parts.get(ka), e.parts.get(kb), e.skip, e.describe(mapping.source)))
+    sided = orient(mapping, a.framework, b.framework)
+    pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source)) for w in sided.weights]
     mods: list[tuple[str, str]] = []
-    if a.framework != b.framework:
+    if sided.modules_pin_weights:
         mods_a = {t.module for t in a.tensors}
         mods_b = {t.module for t in b.tensors}
-        swap = mapping_swapped(a.framework, b.framework)
-        mods = [(x, y) for x, y, _ in resolve(mapping, mods_a, mods_b, swap, strict=False)]
+        mods = [(x, y) for x, y, _ in resolve(sided, mods_a, mods_b, strict=False)]
     return pins, mods

@@ -22,8 +22,20 @@ from padiff_trace import RecordingFailedError
 
 from ._autodiff import AutoDiffResult, LayerMap, auto_diff, divergence_arrays
 from ._children import Children, read_job, watch_parent, write_job
+from ._join import JOIN_FILE, JoinedRecord, JoinResult, join_ranks
+from ._joincompare import JoinedComparison, SliceError, compare_joined
 from ._launch import LaunchResult, record_launched, spec_framework
-from ._rankcompare import DivergenceSite, RankComparison, RankDivergence, RankResult, check_rank_sides, compare_ranks
+from ._rankcompare import (
+    DivergenceSite,
+    NonFinite,
+    RankComparison,
+    RankDivergence,
+    RankResult,
+    check_rank_sides,
+    compare_ranks,
+    first_nonfinite,
+    option_items,
+)
 from ._ranks import RankedTrace, RankState, is_multirank, open_ranks
 from ._record import record
 from ._run import RunResult, RunTraces, run
@@ -32,5 +44,5 @@ from ._runranks import RankRunResult, run_ranks
 __all__ = ["AutoDiffResult", "LayerMap", "auto_diff", "divergence_arrays", "Children", "RecordingFailedError", "RunResult", "RunTraces", "read_job", "record", "run", "watch_parent", "write_job",
            # models that need more than one process (docs/distributed.md)
            "LaunchResult", "record_launched", "spec_framework", "RankedTrace", "RankState", "is_multirank", "open_ranks",
-           "DivergenceSite", "RankComparison", "RankDivergence", "RankResult", "check_rank_sides", "compare_ranks",
-           "RankRunResult", "run_ranks"]
+           "DivergenceSite", "RankComparison", "RankDivergence", "RankResult", "check_rank_sides", "compare_ranks", "option_items",
+           "RankRunResult", "run_ranks", "JOIN_FILE", "NonFinite", "first_nonfinite", "JoinedRecord", "JoinResult", "join_ranks", "JoinedComparison", "SliceError", "compare_joined"]

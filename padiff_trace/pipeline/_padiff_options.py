@@ -5,22 +5,25 @@
 ``docs/migrating-from-padiff.md`` prints the same table. A name not in the table is an
 error naming the accepted ones; a row without a converter is a PaDiff option this tool
 does not support, and its error says what to use instead.
+
+Where a PaDiff option is one of our compare options under another name (``atol``, ``rtol``,
+``compare_mode`` -> ``mode``), its row is made from our declaration (``analyzer.CompareOptions``):
+the flag, the allowed values and their check come from there, and a new verdict mode is
+accepted here at once.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from padiff_trace import UserError
+from padiff_trace.analyzer import CompareOptions
+from padiff_trace.options import OptionField, OptionValueError, option_fields
 
 __all__ = ["OPTIONS", "AutoDiffSettings", "PadiffOption", "accepted", "migration_table", "parse_options"]
 
-# PaDiff compare_mode -> padiff-trace --mode. PaDiff's "mean" compared the means of the two
-# tensors; ours compares the mean absolute difference (docs/analyzer.md "Verdict").
-_COMPARE_MODES = {"mean": "mean", "strict": "strict", "rel-l2": "rel-l2"}
 _DIFF_PHASES = ("both", "forward", "backward")
 
 
@@ -40,12 +43,6 @@ class AutoDiffSettings:
     def backward(self) -> bool:
         """Whether the models run a backward pass (PaDiff's diff_phase "forward" skips it)."""
         return self.diff_phase != "forward"
-
-
-def _float(name: str, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-        raise UserError(f"option {name}={v!r}: expected a finite number >= 0")
-    return float(v)
 
 
 def _flag(name: str, v: Any) -> bool:
@@ -69,6 +66,19 @@ def _choice(table: Mapping[str, str] | tuple[str, ...]) -> Callable[[str, Any], 
     return convert
 
 
+def _declared(o: OptionField) -> Callable[[str, Any], Any]:
+    """PaDiff's value checked by our declaration of the same option (its choices, its check)."""
+
+    def convert(name: str, v: Any) -> Any:
+        try:
+            o.validate(v)
+        except OptionValueError as exc:
+            raise UserError(f"option {name}={v!r}: {exc.problem}") from None
+        return float(v) if o.parse is float else v
+
+    return convert
+
+
 @dataclass(frozen=True)
 class PadiffOption:
     """One PaDiff option name. ``field`` is the ``AutoDiffSettings`` field it sets; a row
@@ -83,16 +93,27 @@ class PadiffOption:
     instead: str = ""
 
 
+_COMPARE = {o.name: o for o in option_fields(CompareOptions)}
+
+
+def _same_as(padiff_name: str, ours: str, padiff: str, meaning: str, note: str) -> PadiffOption:
+    """The row of a PaDiff option that is our compare option ``ours`` under another name."""
+    o = _COMPARE[ours]
+    values = f" {'/'.join(o.choices)}" if o.choices else ""
+    return PadiffOption(padiff_name, padiff, meaning, f"`{o.flag}{values}`; {note}", ours, _declared(o))
+
+
 OPTIONS: dict[str, PadiffOption] = {
     o.name: o
     for o in (
-        PadiffOption("atol", "0.1-0.3", "absolute tolerance (PaDiff default 0)",
-                     "`--atol`; not given: padiff-trace's per-dtype, noise-aware default", "atol", _float),
-        PadiffOption("rtol", "0.1-0.3", "relative tolerance (PaDiff default 1e-7)",
-                     "`--rtol`; not given: padiff-trace's per-dtype, noise-aware default", "rtol", _float),
-        PadiffOption("compare_mode", "0.1-0.3", '"mean" (means of the tensors) or "strict" (elementwise)',
-                     '`--mode mean` (mean absolute difference) / `--mode strict` (elementwise); also "rel-l2"',
-                     "mode", _choice(_COMPARE_MODES)),
+        _same_as("atol", "atol", "0.1-0.3", "absolute tolerance (PaDiff default 0)",
+                 "not given: padiff-trace's per-dtype, noise-aware default"),
+        _same_as("rtol", "rtol", "0.1-0.3", "relative tolerance (PaDiff default 1e-7)",
+                 "not given: padiff-trace's per-dtype, noise-aware default"),
+        # PaDiff's "mean" compared the means of the two tensors; ours compares the mean absolute
+        # difference (docs/analyzer.md "Verdict")
+        _same_as("compare_mode", "mode", "0.1-0.3", '"mean" (means of the tensors) or "strict" (elementwise)',
+                 '"mean" is the mean absolute difference, "strict" elementwise'),
         PadiffOption("diff_phase", "0.1-0.3", '"both", "forward" (no backward), "backward" (single_step only)',
                      '"forward": no backward pass, no optimizer, one step; "backward": as "both" (PaDiff outside '
                      "single_step did the same; the single-step run replays forward and backward at once)",

@@ -2,14 +2,15 @@
 ``analyzer.compare``, one report per rank (``REPORT/rank-NNNNN/``) and a summary naming each
 rank's verdict and the first divergence of every rank that diverged.
 
-Both traces must have the same world size. Reassembling the shards of a tensor-parallel run
-into one model (to compare it with a single-process run, or with another sharding) is not
-done yet (docs/distributed.md).
+Both traces must have the same world size. A multi-rank trace beside a single-process one is
+joined first (``_join``, ``_joincompare``); two different shardings are not compared with each
+other yet (docs/distributed.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -18,6 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from padiff_trace import (
     CorruptTraceError,
@@ -29,20 +32,23 @@ from padiff_trace import (
     TraceWriteError,
     UserError,
     analyzer,
+    open_trace,
     visible,
 )
 from padiff_trace.recorder import rank_dir
 
 from ._ranks import RankedTrace, RankState, is_multirank, open_ranks
 
-__all__ = ["DivergenceSite", "RankComparison", "RankDivergence", "RankResult", "compare_ranks", "check_rank_sides"]
+__all__ = ["DivergenceSite", "NonFinite", "RankComparison", "RankDivergence", "RankResult", "compare_ranks", "check_rank_sides",
+           "first_nonfinite"]
 
 logger = logging.getLogger(__name__)
 
 SUMMARY_JSON, SUMMARY_TXT = "ranks.json", "summary.txt"  # in the report directory, beside rank-NNNNN/
 _EXIT = {"ALIGNED": 0, "DIVERGED": 1, "INCOMPLETE": 3, "MISSING": 3}
 _UNREADABLE = (CorruptTraceError, NotATraceError, TraceNotFoundError, TraceReadError, TraceChangedError)
-_FUTURE = "reassembling the ranks of a sharded run into one model is not done yet (issue 29)"
+_FUTURE = ("comparing two shardings with each other is not done yet (issue 29): join each like one single-process trace "
+           "(padiff-trace join T --like SINGLE --out J) and compare the joined traces")
 
 
 @dataclass(frozen=True)
@@ -63,10 +69,68 @@ class RankDivergence:
     reason: str
     a: DivergenceSite
     b: DivergenceSite
+    seq: int = -1  # A's record: its place in the rank's recording (ranks run one program)
 
     def as_dict(self) -> dict[str, Any]:
         side = lambda s: {"name": s.name, "module_type": s.module_type, "stack": [list(f) for f in s.stack]}  # noqa: E731
-        return {"step": self.step, "role": self.role, "reason": self.reason, "a": side(self.a), "b": side(self.b)}
+        return {"step": self.step, "role": self.role, "reason": self.reason, "a": side(self.a), "b": side(self.b), "seq": self.seq}
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    """A rank's first record (in its recording order) holding NaN or Inf values."""
+
+    rank: int
+    step: int
+    seq: int
+    name: str
+    kind: str
+    module_type: str
+    count: int  # NaN and Inf elements in it
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "step": self.step, "seq": self.seq, "name": self.name, "kind": self.kind,
+                "module_type": self.module_type, "count": self.count}
+
+
+def first_nonfinite(ranked: RankedTrace) -> tuple[NonFinite, ...]:
+    """For each readable rank with a NaN or Inf anywhere: its first such record, read from the
+    stored statistics (no tensor is read). Sorted by step, then by position in the recording
+    (the ranks run one program, so the same position is the same point of it), then rank: the
+    first is the rank that produced one first, before a collective could spread it."""
+    out = []
+    for r in ranked.ranks:
+        if not r.readable:
+            continue
+        try:
+            with open_trace(r.path) as tr:
+                if not len(tr):
+                    continue
+                counts = np.nan_to_num(tr.stat_columns("nan", "inf")).sum(axis=1)
+                rows = np.flatnonzero(counts > 0)
+                if not rows.size:
+                    continue
+                seqs = tr.table["seq"][rows]
+                row = int(rows[int(np.argmin(seqs))])
+                rec = tr.record_at(row)
+                out.append(NonFinite(r.rank, rec.step, rec.seq, rec.name, rec.kind.label, rec.module_type, int(counts[row])))
+        except _UNREADABLE:
+            continue
+    return tuple(sorted(out, key=lambda n: (n.step, n.seq, n.rank)))
+
+
+def _nonfinite_lines(label: str, found: tuple[NonFinite, ...]) -> list[str]:
+    if not found:
+        return []
+    f = found[0]
+    first = [n for n in found if (n.step, n.seq) == (f.step, f.seq)]
+    who = "rank " + ", ".join(str(n.rank) for n in first)
+    line = (f"  first NaN/Inf in {label}: {who}, step {f.step}, {f.name} ({f.kind}{', ' + f.module_type if f.module_type else ''}; "
+            f"{f.count} values, record {f.seq})")
+    later = [n for n in found if n not in first]
+    if later:
+        line += "; later: " + ", ".join(f"rank {n.rank} (step {n.step}, {n.name})" for n in later)
+    return [line]
 
 
 @dataclass(frozen=True)
@@ -92,6 +156,8 @@ class RankComparison:
     b: RankedTrace
     ranks: tuple[RankResult, ...]
     report_dir: Path | None = None
+    nonfinite_a: tuple[NonFinite, ...] = ()  # each rank's first NaN/Inf, the earliest first (``first_nonfinite``)
+    nonfinite_b: tuple[NonFinite, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -119,6 +185,7 @@ class RankComparison:
             "ranks": [{"rank": r.rank, "verdict": r.verdict.lower(), "exit_code": r.exit_code, "problem": r.problem or None,
                        "report": r.report_dir.name if r.report_dir else None,
                        "first_divergence": r.first.as_dict() if r.first else None} for r in self.ranks],
+            "first_nonfinite": {"a": [n.as_dict() for n in self.nonfinite_a], "b": [n.as_dict() for n in self.nonfinite_b]},
         }
 
     def summary_text(self, width: int = 80) -> str:
@@ -137,11 +204,26 @@ class RankComparison:
                 for label, s in (("A", d.a), ("B", d.b)):
                     L.append(f"      {label} {s.name}  [{s.module_type or '-'}]")
                     L += [line for f in s.stack[-2:] for line in _frame(f, width)]
+        L += self._earliest_lines()
+        L += _nonfinite_lines("A", self.nonfinite_a) + _nonfinite_lines("B", self.nonfinite_b)
         for t in (self.a, self.b):
             if t.strays:
                 L.append(f"  note: {t.path}: {', '.join(p.name for p in t.strays)} past world size {t.world_size} (an earlier "
                          "recording), not compared")
         return "\n".join(visible(line) for line in L)
+
+
+    def _earliest_lines(self) -> list[str]:
+        """Which rank diverged first, when several did: the earliest step, then the earliest place
+        in the recording (a collective carries one rank's error to the others after it)."""
+        diverged = [r for r in self.ranks if r.first is not None]
+        if len(diverged) < 2:
+            return []
+        first = min(diverged, key=lambda r: (r.first.step, r.first.seq) if r.first else (0, 0))
+        assert first.first is not None
+        others = ", ".join(f"rank {r.rank} ({r.first.a.name}, record {r.first.seq})" for r in diverged if r is not first and r.first)
+        return [f"  earliest divergence: rank {first.rank}, step {first.first.step}, {first.first.a.name} (record "
+                f"{first.first.seq}); later: {others}"]
 
 
 def _frame(f: Frame, width: int) -> list[str]:
@@ -151,17 +233,14 @@ def _frame(f: Frame, width: int) -> list[str]:
 
 
 def check_rank_sides(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """True when ``a`` and ``b`` are both multi-rank traces of one world size (compare them with
-    ``compare_ranks``), False when neither is; a one-line ``UserError`` for anything else."""
+    """True when a multi-rank trace is among ``a`` and ``b``: both, of one world size (compare them
+    with ``compare_ranks``), or one of them beside a single-process trace (``compare_joined`` joins
+    its ranks first); False when neither is; a one-line ``UserError`` for two world sizes."""
     ma, mb = is_multirank(a), is_multirank(b)
     if not ma and not mb:
         return False
     if ma != mb:
-        multi, single = (a, b) if ma else (b, a)
-        n = open_ranks(multi).world_size
-        raise UserError(f"{multi} is a multi-rank trace ({n} ranks), {single} a single-process trace: compare one rank "
-                        f"with it (padiff-trace compare {rank_dir(multi, 0)} {single}), or record the other model with "
-                        f"--nproc {n}; {_FUTURE}")
+        return True
     wa, wb = open_ranks(a).world_size, open_ranks(b).world_size
     if wa != wb:
         raise UserError(f"{a} has {wa} ranks, {b} has {wb}: rank-by-rank comparison needs the same world size; record "
@@ -179,11 +258,18 @@ def _first(report: analyzer.Report) -> RankDivergence | None:
     if d is None:
         return None
     p = d.pair
-    return RankDivergence(p.step, p.role, p.reason, _site(p.a), _site(p.b))
+    return RankDivergence(p.step, p.role, p.reason, _site(p.a), _site(p.b), int(p.a.seq))
 
 
 def _side_problem(label: str, s: RankState) -> str:
     return f"{label} {s.line()}: {s.path}" if s.state != "complete" else ""
+
+
+def option_items(options: Any) -> dict[str, Any]:
+    """A ``CompareOptions`` as the keywords ``compare_ranks``/``compare_joined`` pass on to
+    ``analyzer.compare`` (every declared field, so a new option reaches every rank), but its
+    progress bar: these report progress a rank at a time (their own ``progress``)."""
+    return {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name != "progress"}
 
 
 def _rank_options(options: dict[str, Any], rank: int) -> dict[str, Any]:
@@ -217,6 +303,8 @@ def compare_ranks(
     multi-rank traces of one world size (``check_rank_sides``)."""
     if not check_rank_sides(a, b):
         raise UserError(f"{a}, {b}: not multi-rank traces; compare them with analyzer.compare")
+    if is_multirank(a) != is_multirank(b):
+        raise UserError(f"{a}, {b}: one multi-rank and one single-process trace; compare them with compare_joined")
     ra, rb = open_ranks(a), open_ranks(b)
     out = Path(report_dir) if report_dir is not None else None
     results = []
@@ -239,8 +327,9 @@ def compare_ranks(
             with _writing(where, "write the report"):
                 report.write(where)
         results.append(RankResult(sa.rank, report.verdict, problem, _first(report), where))
-        del report  # one rank's tables at a time
-    result = RankComparison(ra, rb, tuple(results), out)
+        report.close()
+        del report  # one rank's tables and files at a time
+    result = RankComparison(ra, rb, tuple(results), out, first_nonfinite(ra), first_nonfinite(rb))
     if out is not None:
         with _writing(out, "write the rank summary"):
             _replace(out / SUMMARY_JSON, json.dumps(result.as_dict(), indent=1) + "\n")

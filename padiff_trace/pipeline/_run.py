@@ -14,8 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from padiff_trace import RecordingFailedError, TraceExistsError, TraceWriteError, UserError, analyzer, command_line, is_trace
-from padiff_trace.analyzer import Report
+from padiff_trace import (
+    RecordingFailedError,
+    SpecError,
+    TraceExistsError,
+    TraceWriteError,
+    UserError,
+    analyzer,
+    command_line,
+    is_trace,
+)
+from padiff_trace.analyzer import CompareOptions, Report
+from padiff_trace.matching import load_mapping
+from padiff_trace.options import check_options
 from padiff_trace.recorder import RecordJob, RecordOptions
 
 from ._children import Children
@@ -85,6 +96,28 @@ def _failed(what: str, rc: int, error: str | None) -> RecordingFailedError:
     return RecordingFailedError(f"{what} failed{why}", 2)  # exit 1 means a divergence, only
 
 
+def _compare_options(given: CompareOptions | None, mapping: str | None, referee: bool) -> CompareOptions:
+    """The comparison's options: ``given`` (default: the declared defaults) with run's mapping,
+    unless it names one of its own; run's referees are its own (recorded with ``referee``)."""
+    opts = CompareOptions() if given is None else given
+    if not isinstance(opts, CompareOptions):
+        raise TypeError(f"run(compare=...): expected an analyzer.CompareOptions, got {type(opts).__name__}")
+    if referee and (opts.reference is not None or opts.reference_b is not None):
+        raise UserError("referee=True records the float64 references itself: leave compare's reference and reference_b unset")
+    return dataclasses.replace(opts, mapping=mapping) if opts.mapping is None and mapping is not None else opts
+
+
+def _check_inputs(base: RecordJob, specs: tuple[str, str], mapping: str | None) -> None:
+    """What would otherwise fail only in a child, after other recordings: the job's declared
+    options (``--steps``, ``--dtype``), the spec files, the mapping file."""
+    check_options(base)
+    for spec in specs:
+        if not Path(spec).is_file():
+            raise SpecError(f"{spec}: no such spec file")
+    if mapping is not None:
+        load_mapping(mapping)  # MappingError: unreadable or invalid
+
+
 def _record_child(kids: Children, what: str, j: RecordJob) -> None:
     """Record ``j`` in a child of its own and wait for it; ``RecordingFailedError`` if it failed."""
     proc = kids.start(Path(j.out).stem, j)
@@ -99,6 +132,7 @@ def run(
     out: str | os.PathLike[str],
     *,
     record: RecordOptions | None = None,
+    compare: CompareOptions | None = None,
     steps: int = 1,
     dtype: str | None = None,
     replay: bool = True,
@@ -106,9 +140,6 @@ def run(
     referee: bool = False,
     single_step: bool = False,
     mapping: str | os.PathLike[str] | None = None,
-    atol: float | None = None,
-    rtol: float | None = None,
-    mode: str | None = None,
     force: bool = False,
     progress: Progress | None = None,
     env: Mapping[str, str] | None = None,
@@ -116,21 +147,32 @@ def run(
     """Record ``spec_a``, then ``spec_b`` replaying A's inputs and weights (``replay``), each in
     a child process of its own, then compare; traces and the report go to ``out``.
 
-    ``record``, ``steps``, ``dtype``: how every child records. ``concurrent``: record A and B
+    ``record``, ``steps``, ``dtype``: how every child records. ``compare``: how the traces are
+    compared (``analyzer.CompareOptions``: mode, atol, rtol, ...). ``concurrent``: record A and B
     at the same time (B replays A's weights and inputs as soon as A has flushed them).
-    ``referee``: also record both specs in float64 and classify every difference.
+    ``referee``: also record both specs in float64 and classify every difference (the
+    comparison's ``reference`` and ``reference_b``).
     ``single_step``: also record B single-step against A (local vs accumulated error).
-    ``mapping``: mapping file for the weight transfer and the comparison. ``atol``, ``rtol``,
-    ``mode``: compare options. ``force``: replace existing traces and report. ``progress``
+    ``mapping``: mapping file for the weight transfer and the comparison (a ``compare.mapping``
+    replaces it for the comparison). ``force``: replace existing traces and report. ``progress``
     receives one line per recording started (default: the log). ``env``: the children's
     environment (default: this process's, unchanged).
 
+    Every option is checked before anything is recorded or created: a value its declaration
+    does not allow, a spec file or a mapping file that is not there is a ``UserError``.
     Raises ``TraceExistsError`` (an output exists, no ``force``) and ``RecordingFailedError``
     (a child failed: "recording SPEC failed: " and the child's own one-line error, which is
     then not printed by the child, or "(exit N)" when it printed none; ``exit_code`` 2: nothing
     was compared)."""
     say = progress or logger.info
     spec_a, spec_b, out_dir = os.fspath(spec_a), os.fspath(spec_b), Path(out)
+    mapping_s = os.fspath(mapping) if mapping is not None else None
+    run_id = uuid.uuid4().hex  # in every trace's metadata; B waits for A's trace of this run
+    # the recorders' progress bars reach our stderr through a pipe: shown when ours is a terminal
+    base = RecordJob("", "", record or RecordOptions(), steps=steps, dtype=dtype, overwrite=force, run_id=run_id,
+                     progress=sys.stderr.isatty(), command=command_line())
+    compare_opts = _compare_options(compare, mapping_s, referee)
+    _check_inputs(base, (spec_a, spec_b), mapping_s)  # before anything is created or recorded
     trace_a, trace_b = _trace_names(spec_a, spec_b, out_dir)
     traces = RunTraces(
         trace_a,
@@ -146,11 +188,6 @@ def run(
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise TraceWriteError.from_os(out_dir, "create the output directory", exc) from exc
-    mapping_s = os.fspath(mapping) if mapping is not None else None
-    run_id = uuid.uuid4().hex  # in every trace's metadata; B waits for A's trace of this run
-    # the recorders' progress bars reach our stderr through a pipe: shown when ours is a terminal
-    base = RecordJob("", "", record or RecordOptions(), steps=steps, dtype=dtype, overwrite=force, run_id=run_id,
-                     progress=sys.stderr.isatty(), command=command_line())
     source = str(trace_a) if replay else None
 
     def job(spec: str, trace: Path, *, cross_framework: bool = True, **changes: Any) -> RecordJob:
@@ -160,7 +197,6 @@ def run(
         return dataclasses.replace(base, spec=spec, out=str(trace), inputs_from=source, weights_from=source, mapping=m,
                                    random_from=source, **changes)
 
-    compare_opts: dict[str, Any] = {k: v for k, v in (("atol", atol), ("rtol", rtol), ("mode", mode), ("mapping", mapping_s)) if v is not None}
     with Children(out_dir / JOB_DIR, env, hold_errors=True) as kids:
         job_a = dataclasses.replace(base, spec=spec_a, out=str(trace_a))
         if concurrent:
@@ -176,8 +212,8 @@ def run(
                 # the exact reference: float64 without the runs' autocast (--autocast), never rounded to bf16
                 exact = dataclasses.replace(base.options, autocast=None)
                 _record_child(kids, f"float64 recording of {spec}", job(spec, ref, cross_framework=cross, dtype="float64", options=exact))
-            compare_opts.update(reference=str(traces.reference_a), reference_b=str(traces.reference_b))
-        report = analyzer.compare(trace_a, trace_b, **compare_opts)
+            compare_opts = dataclasses.replace(compare_opts, reference=str(traces.reference_a), reference_b=str(traces.reference_b))
+        report = analyzer.compare(trace_a, trace_b, compare_opts)
         with _writing(report_dir, "write the report"):
             report.write(report_dir)  # every default format (the analyzer's choice: txt, json, csv, html)
         text = None
@@ -208,7 +244,7 @@ def _single_step(
     traces: RunTraces,
     report: Report,
     report_dir: Path,
-    compare_opts: dict[str, Any],
+    compare_opts: CompareOptions,
     mapping: str | None,
 ) -> str:
     """Record B single-step against A, compare, write ``report/single_step.{json,txt}``."""
@@ -218,7 +254,7 @@ def _single_step(
         plan_path.write_text(plan)
     say(f"recording {job_ss.spec} single-step against {traces.a} -> {job_ss.out}")
     _record_child(kids, f"single-step recording of {job_ss.spec}", dataclasses.replace(job_ss, single_step_plan=str(plan_path)))
-    local = analyzer.compare(traces.a, job_ss.out, **compare_opts)
+    local = analyzer.compare(traces.a, job_ss.out, compare_opts)
     rows, text = analyzer.local_vs_accumulated(report, local)
     with _writing(report_dir, "write the single-step report"):
         (report_dir / "single_step.json").write_text(json.dumps({"schema_version": 1, "rows": rows}, indent=1))

@@ -14,13 +14,13 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from padiff_trace import TraceExistsError, TraceWriteError, command_line, is_trace
+from padiff_trace.analyzer import CompareOptions
 from padiff_trace.recorder import RecordJob, RecordOptions, rank_dir
 
 from ._children import Children
-from ._rankcompare import RankComparison, compare_ranks
+from ._rankcompare import RankComparison, compare_ranks, option_items
 from ._run import JOB_DIR, REPORT_DIR, RunTraces, _failed, _trace_names
 
 __all__ = ["RankRunResult", "run_ranks"]
@@ -62,9 +62,7 @@ def run_ranks(
     dtype: str | None = None,
     replay: bool = True,
     mapping: str | os.PathLike[str] | None = None,
-    atol: float | None = None,
-    rtol: float | None = None,
-    mode: str | None = None,
+    compare: CompareOptions | None = None,
     force: bool = False,
     progress: Callable[[str], None] | None = None,
     env: Mapping[str, str] | None = None,
@@ -97,6 +95,6 @@ def run_ranks(
             rc = kids.wait(proc)
             if rc != 0:
                 raise _failed(f"recording {spec}", rc, kids.error(proc))
-    opts: dict[str, Any] = {k: v for k, v in (("atol", atol), ("rtol", rtol), ("mode", mode), ("mapping", mapping_s)) if v is not None}
+    opts = option_items(compare or CompareOptions()) | {"mapping": mapping_s}
     comparison = compare_ranks(trace_a, trace_b, report_dir=report_dir, progress=say, **opts)
     return RankRunResult(comparison, report_dir, RunTraces(trace_a, trace_b))

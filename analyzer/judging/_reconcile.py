@@ -1,0 +1,162 @@
+"""Shapes reconciled before a pair is measured: an ordered list of *reconcilers*.
+
+A plan item pairs two records whose shapes may differ for reasons that are not errors: one
+library merged leading axes, split a head, kept a broadcastable shape, or orders the axes
+of an activation differently. Each reconciler looks at an item and either returns the pair
+to measure (``Reconciled``: what is read on each side, A's axis permutation, and a note of
+what was done) or declines (None); ``reconcile`` tries them in order, the first that fits
+wins - in the spirit of the ``Pair`` classes of ``torch.testing``. When none fits, the pair
+is a shape mismatch (or, for op records, two different decompositions: not compared).
+
+Order (each is tried only when those before it declined):
+
+1. ``same_shape``       A (axes permuted as the plan says) has B's shape
+2. ``permuted_axes``    an activation ``[b, s, h, d]`` against ``[b, h, s, d]``: the one
+                        permutation the shapes allow, never flattened across layouts
+3. ``flattened``        one side merged leading axes (``[2, 12, 64]`` vs ``[24, 64]``)
+4. ``head_split``       a head split or merge (``[d, d]`` vs ``[d, heads, head_dim]``)
+5. ``summed_gradient``  the gradient of a broadcast tensor: the larger side summed over the
+                        broadcast axes (``_reduce``)
+6. ``broadcast``        a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``):
+                        both read broadcast to the common shape (``BroadcastView``)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from padiff_trace import Record
+from padiff_trace.arrays import same_order_reshape
+
+from ..alignment._item import PlanItem
+from ..alignment._records import RecordLike
+from ._metrics import BroadcastView, broadcast_shape
+from ._reduce import GRAD_ROLES, summed_pair
+
+__all__ = ["RECONCILERS", "WEIGHT_ROLES", "Reconciled", "Reconciler", "axis_permutation", "reconcile"]
+
+WEIGHT_ROLES = ("param", "buffer", "param_grad")  # weights pair through the weight map, in their canonical layouts
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """A pair ready to measure: ``a`` read with its axes permuted by ``perm`` holds, element by
+    element in C order, what ``b`` holds; both are compared in B's shape (``shape``). ``note``
+    says what was done to get there ("" when nothing was). ``stored``: ``a`` and ``b`` are read
+    as stored (no view, no reshaping), so two pairs of the same stored bytes measure alike."""
+
+    a: RecordLike
+    b: RecordLike
+    perm: tuple[int, ...] | None
+    note: str = ""
+    stored: bool = False
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The logical shape both sides are compared in (the metrics' argmax is in it)."""
+        return self.b.shape
+
+
+Reconciler = Callable[[PlanItem], Reconciled | None]  # a reconciled pair, or None: declined
+
+
+def _permuted(shape: tuple[int, ...], perm: tuple[int, ...] | None) -> tuple[int, ...]:
+    return tuple(shape[k] for k in perm) if perm is not None else shape
+
+
+def _activation(item: PlanItem) -> bool:
+    """Values of a run (not weights in their canonical layout), in their recorded layout, with
+    data on both sides: the shapes a library chose may be reconciled with the other's."""
+    return item.perm is None and item.role not in WEIGHT_ROLES and item.a.has_data and item.b.has_data
+
+
+def _shapes(item: PlanItem) -> str:
+    return f"(A {list(item.a.shape)}, B {list(item.b.shape)})"
+
+
+def axis_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The permutation taking shape ``a`` to shape ``b`` when the shapes are the same sizes in
+    another order and exactly one permutation fits (axes of equal size make it ambiguous: None)."""
+    if len(a) != len(b) or a == b or sorted(a) != sorted(b) or len(set(a)) != len(a):
+        return None
+    return tuple(a.index(n) for n in b)
+
+
+def same_shape(item: PlanItem) -> Reconciled | None:
+    """A, its axes permuted as the plan says, has B's shape: nothing to reconcile."""
+    if _permuted(item.a.shape, item.perm) != item.b.shape:
+        return None
+    return Reconciled(item.a, item.b, item.perm, stored=True)
+
+
+def permuted_axes(item: PlanItem) -> Reconciled | None:
+    """One library's ``[b, s, h, d]`` is the other's ``[b, h, s, d]``: compared under the one
+    permutation the shapes allow (weights keep the layout their pairing gave)."""
+    if item.perm is not None or item.role in WEIGHT_ROLES:
+        return None
+    p = axis_permutation(item.a.shape, item.b.shape)
+    if p is None:
+        return None
+    note = f"compared with A's axes permuted {list(p)} {_shapes(item)}"
+    return Reconciled(item.a, item.b, p, note, stored=True)
+
+
+def flattened(item: PlanItem) -> Reconciled | None:
+    """One side merged leading axes (``[2, 12, 64]`` vs ``[24, 64]``): the same values in the
+    same order, compared flat."""
+    a, b = item.a, item.b
+    if not (_activation(item) and a.numel == b.numel and a.shape[-1:] == b.shape[-1:]):
+        return None
+    return Reconciled(a, b, None, f"compared flattened {_shapes(item)}")
+
+
+def head_split(item: PlanItem) -> Reconciled | None:
+    """A head split or merge (``[d, d]`` vs ``[d, heads, head_dim]``): the same values in the
+    same order, A's axes permuted as the plan says first."""
+    a, b = item.a, item.b
+    if a.numel != b.numel or not same_order_reshape(_permuted(a.shape, item.perm), tuple(b.shape)):
+        return None
+    return Reconciled(a, b, item.perm, f"compared reshaped, a head split or merge {_shapes(item)}")
+
+
+def _common(item: PlanItem) -> tuple[int, ...] | None:
+    """The shape both sides of an activation pair broadcast to (None: they do not, or it is too large)."""
+    return broadcast_shape(item.a.shape, item.b.shape) if _activation(item) else None
+
+
+def summed_gradient(item: PlanItem) -> Reconciled | None:
+    """The gradient of a broadcast tensor is the gradient summed over the broadcast axes: the
+    larger side is summed down to the smaller one's shape."""
+    a, b = item.a, item.b
+    if item.role not in GRAD_ROLES or not (isinstance(a, Record) and isinstance(b, Record)):
+        return None
+    common = _common(item)
+    summed = summed_pair(a, b, common) if common is not None else None
+    if summed is None:
+        return None
+    return Reconciled(*summed, None, f"larger side summed over the broadcast axes {_shapes(item)}")
+
+
+def broadcast(item: PlanItem) -> Reconciled | None:
+    """One side keeps a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``): both
+    are compared broadcast to the common shape."""
+    a, b = item.a, item.b
+    common = _common(item)
+    if common is None or not (isinstance(a, Record) and isinstance(b, Record)):
+        return None
+    va: RecordLike = BroadcastView(a, common) if a.shape != common else a
+    vb: RecordLike = BroadcastView(b, common) if b.shape != common else b
+    return Reconciled(va, vb, None, f"compared broadcast to {list(common)} {_shapes(item)}")
+
+
+RECONCILERS: tuple[Reconciler, ...] = (same_shape, permuted_axes, flattened, head_split, summed_gradient, broadcast)
+
+
+def reconcile(item: PlanItem) -> Reconciled | None:
+    """The pair to measure for ``item``: the first reconciler that fits; None when none does."""
+    for r in RECONCILERS:
+        found = r(item)
+        if found is not None:
+            return found
+    return None
