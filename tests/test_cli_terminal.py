@@ -124,3 +124,29 @@ def test_paths_with_control_characters_are_shown_as_escapes(pair: tuple[Path, Pa
         assert b"v\\x1b[31m1\\udcff" in text, (name, text)
     assert runs["info"].returncode == 2 and runs["info"].stderr.count(b"\n") == 1
     assert runs["history"].returncode in (0, 1) and runs["ls"].returncode == 0 and runs["check"].returncode == 0
+
+
+def test_an_interrupt_during_class_creation_is_an_interrupt() -> None:
+    """Ctrl-C while an import creates a dataclass reaches us as RuntimeError("Error calling
+    __set_name__ ...") caused by the KeyboardInterrupt (a SIGINT 0.1 s into ``compare`` once
+    printed that traceback): it is an interrupt, other errors are not."""
+    from padiff_trace.cli import _interrupt
+
+    class Interrupting:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise KeyboardInterrupt
+
+    caught: BaseException | None = None
+    try:
+        type("Made", (), {"field": Interrupting()})
+    except BaseException as exc:  # RuntimeError on 3.11, the KeyboardInterrupt itself on later Pythons
+        caught = exc
+    assert caught is not None and _interrupt(caught)
+    assert not _interrupt(RuntimeError("a bug"))
+    try:
+        try:
+            raise ValueError("first")
+        except ValueError:
+            raise RuntimeError("second") from None
+    except RuntimeError as exc:
+        assert not _interrupt(exc)

@@ -76,12 +76,28 @@ def console() -> NoReturn:
     sys.unraisablehook = _interrupts_not_ignored(sys.unraisablehook)
     try:
         code = _run(None)
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        if not _interrupt(exc):
+            raise
         _say_interrupted()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
     raise SystemExit(code)
+
+
+def _interrupt(exc: BaseException) -> bool:
+    """An interrupt, or an error Python raised because of one: an interrupt that lands while a
+    class is being created (a dataclass field's ``__set_name__``, during an import) comes out
+    as ``RuntimeError`` caused by the ``KeyboardInterrupt``."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def colour_wanted(stream: TextIO) -> bool:
