@@ -224,13 +224,11 @@ class Recorder:
         return (self._calls[-1].path, self._step) if self._calls and self._sink.writing else None
 
     def emit_random(self, step: int, module: str, op: str, index: int, what: str, value: Any) -> None:
-        """One random draw: its mask or values always keep their data (another recorder
-        replays them), whatever the filters say."""
+        """One random draw: its data always kept (another recorder replays it), whatever the filters say."""
         self._sink.emit_kept(RecordHeader(step, Phase.FORWARD, Kind.RANDOM, module, op, call_index=index, position=what), value)
 
     def optimizer_values(self, values: dict[str, float]) -> None:
-        """Record what the optimizer uses in this step (learning rate per group, clipping),
-        one number each (``recorder._optim``); step filters apply."""
+        """Record what the optimizer uses in this step, one number each (``recorder._optim``); step filters apply."""
         if not values or not self.options.step_wanted(self._step):
             return
         header = RecordHeader(self._step, Phase.OTHER, Kind.OPTIMIZER, "", self._types.get("", ""))
@@ -255,6 +253,8 @@ class Recorder:
 
     def step(self) -> None:
         """End the current step (after ``optimizer.step()``, before zeroing grads)."""
+        if (passes := self._call_counts.get("", 0)) > 1:  # the model ran more than once: gradient accumulation (or a re-run)
+            self.optimizer_values({"passes/forward": passes})
         self.backward_done()
         self._step += 1
         self._call_counts.clear()

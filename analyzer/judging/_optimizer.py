@@ -3,7 +3,7 @@ learning rate and clipping per step, and the algorithms' own conventions.
 
 A recorder stores the optimizer in the trace metadata (``meta["optimizer"]``: type, and per
 parameter group its hyperparameters in one vocabulary, its parameters and those it decays)
-and, per step, ``Kind.OPTIMIZER`` records (``lr/<group>``, ``clip:<how>/<setting>``). This
+and, per step, ``Kind.OPTIMIZER`` records (``lr/<group>``, ``clip:<how>/<setting>``, ``passes/forward``). This
 module turns the two into differences a person can act on: "AdamW eps 1e-08 vs 1e-06 (8
 tensors)", "weight decay on 3 tensors in A and 8 in B (B also: biases, norm scales)",
 "learning rate at step 1: 0.01 vs 0.005".
@@ -203,6 +203,19 @@ def _per_step(a: dict[str, Any], b: dict[str, Any], sa: dict[int, dict[str, floa
     return out
 
 
+def _passes(sa: dict[int, dict[str, float]], sb: dict[int, dict[str, float]]) -> list[dict[str, Any]]:
+    """Steps whose model ran another number of times before the optimizer step (``passes/forward``,
+    recorded where it is more than one): gradients summed over other micro-batches."""
+    out: list[dict[str, Any]] = []
+    for step in sorted(set(sa) | set(sb)):
+        x, y = sa.get(step, {}).get("passes/forward", 1.0), sb.get(step, {}).get("passes/forward", 1.0)
+        if not _same(x, y):
+            out.append({"step": step, "what": "passes", "a": x, "b": y,
+                        "text": f"forward passes before the optimizer step {step}: A {x:g} vs B {y:g} (gradient accumulation "
+                                "over another number of micro-batches, or the model run another number of times)"})
+    return out
+
+
 def _clip_text(values: dict[str, float]) -> str:
     parts = [f"{k.removeprefix('clip:')}={_fmt(v)}" for k, v in sorted(values.items()) if k.startswith("clip:")]
     return "by " + ", ".join(parts) if parts else "none"
@@ -211,16 +224,18 @@ def _clip_text(values: dict[str, float]) -> str:
 def optimizer_diff(va: TraceView, vb: TraceView, wm: WeightMap | None) -> OptimizerDiff | None:
     """The two traces' optimizers compared; None when neither trace holds one."""
     a, b = va.trace.meta.get("optimizer"), vb.trace.meta.get("optimizer")
+    sa, sb = step_values(va), step_values(vb)
+    passes = _passes(sa, sb)  # recorded by any recorder, with or without the optimizer's settings
     if not isinstance(a, dict) and not isinstance(b, dict):
-        return None
-    d = OptimizerDiff(a if isinstance(a, dict) else None, b if isinstance(b, dict) else None)
+        return OptimizerDiff(None, None, per_step=passes) if passes else None
+    d = OptimizerDiff(a if isinstance(a, dict) else None, b if isinstance(b, dict) else None, per_step=passes)
     if d.a is None or d.b is None:
         side = "A" if d.a is None else "B"
         d.settings.append({"what": "presence", "a": None, "b": None, "tensors": None,
                            "text": f"only one trace records an optimizer ({side} has none: its weights stay put)"})
         return d
     d.settings = _settings(d.a, d.b, wm)
-    d.per_step = _per_step(d.a, d.b, step_values(va), step_values(vb), _pairs(d.a, d.b, wm))
+    d.per_step = sorted(passes + _per_step(d.a, d.b, sa, sb, _pairs(d.a, d.b, wm)), key=lambda x: x["step"])
     conv = OPTIMIZER_CONVENTIONS.get(str(d.a.get("type")))
     if conv is not None and va.framework != vb.framework:
         d.convention = conv
