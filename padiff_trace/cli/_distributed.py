@@ -27,7 +27,9 @@ def add_launch_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--nproc", type=int, metavar="N", help="record with N processes started by the framework's own launcher "
                    "(torchrun for a torch spec, python -m paddle.distributed.launch for paddle): one trace per rank, "
                    "OUT/rank-NNNNN (docs/distributed.md)")
-    g.add_argument("--launcher", choices=["torch", "paddle"], help="whose launcher --nproc starts (default: the framework "
+    from padiff_trace.recorder import LAUNCHERS  # data: one row per framework (imports no framework)
+
+    g.add_argument("--launcher", choices=sorted(LAUNCHERS), help="whose launcher --nproc starts (default: the framework "
                    "the spec imports)")
 
 
