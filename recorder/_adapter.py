@@ -49,6 +49,11 @@ class Adapter(ABC):
         None when it has none (``_distributed``: a launcher's environment is read besides)."""
         return None
 
+    def end_process_group(self) -> None:
+        """Close the default process group a spec opened, once its recording is written (a spec
+        process exits next; a group left to the interpreter's exit can abort it). None to close: nothing."""
+        return None
+
     @abstractmethod
     def framework_modules(self) -> list[Any]:
         """The framework's top-level module(s), whose frames are hidden from stacks."""

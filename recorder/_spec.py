@@ -279,6 +279,7 @@ def run_spec(
 
         run_steps(rec, adapter, model, (args, kwargs), steps, loss_of, optimizer, desc=f"record {spec.path.name}",
                   scheduler=scheduler, clip=clip, inputs_at=inputs_at if spec.per_step_inputs else None, progress=progress)
+    adapter.end_process_group()  # the trace is written; under a launcher the spec's group is closed before exit
     return rec.path  # OUT, or OUT/rank-NNNNN under a launcher
 
 

@@ -90,6 +90,11 @@ class TorchAdapter(Adapter):
             return None
         return dist.get_rank(), dist.get_world_size(), str(dist.get_backend())
 
+    def end_process_group(self) -> None:
+        dist = torch.distributed  # gloo's threads torn down at exit: "terminate called without an active exception"
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+
     def framework_modules(self) -> list[Any]:
         return [torch]
 

@@ -141,6 +141,7 @@ for step in range(s.STEPS):
     opt.zero_grad()
     outs.append(y.detach().numpy())
 np.save(f"{sys.argv[2]}/out-{dist.get_rank()}.npy", np.stack(outs))
+dist.destroy_process_group()  # left to the interpreter's exit, gloo can abort the process (SIGABRT)
 """
 
 
