@@ -14,12 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from launch_env import LAUNCH_VARS
 
 from padiff_trace import UserError, open_trace, pipeline, recorder
 from padiff_trace.cli import main
-
-LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_RUN_ID", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM",
-               "PADDLE_LOCAL_RANK", "PADDLE_MASTER", "PADDLE_DISTRI_BACKEND")
 
 
 @pytest.fixture(autouse=True)

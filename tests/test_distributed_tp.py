@@ -17,22 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from launch_env import LAUNCH_VARS, MODELS, ROOT, TIMEOUT, env
 
 from padiff_trace import Kind, open_trace, recorder
 from padiff_trace.cli import main
 
 pytestmark = pytest.mark.slow  # each recording starts torchrun and 2 Python processes with torch (~6 s)
 
-ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT / "tests" / "distributed_models"
 TP_SPEC, DTENSOR_SPEC = MODELS / "torch_tp.py", MODELS / "torch_dtensor.py"
-LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_RUN_ID", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")
-TIMEOUT = 300
-
-
-def env(**extra: str) -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS and not k.startswith("PADIFF_TEST_")}
-    return e | extra
 
 
 def record_nproc(spec: Path, out: Path) -> Path:
