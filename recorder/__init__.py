@@ -28,6 +28,7 @@ import os
 from typing import Any, TypeVar
 
 from ._adapter import detect, get_adapter
+from ._collectives import COLLECTIVE_OPS, COLLECTIVES
 from ._distributed import (
     LAUNCHERS,
     RANKS_FILE,
@@ -47,6 +48,8 @@ from ._single_step import SingleStep
 from ._spec import RecordJob, run_steps
 
 __all__ = [
+    "COLLECTIVES",
+    "COLLECTIVE_OPS",
     "LAUNCHERS",
     "RANKS_FILE",
     "RANKS_FORMAT",
@@ -89,7 +92,7 @@ def record(
 
     Keyword options are the fields of ``RecordOptions`` (each also a ``padiff-trace record``
     flag): include, exclude, phases, kinds, steps, every, input_grads, weights, stats_only,
-    max_tensor_bytes, full_stack, ops, ops_include, ops_internal, compression,
+    max_tensor_bytes, full_stack, ops, ops_include, ops_internal, collectives, compression,
     flush_records, flush_seconds, queue_bytes, seed, autocast (forward and loss then run inside
     ``rec.autocast()``). Unknown options are a ``TypeError``.
     """

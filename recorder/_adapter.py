@@ -34,6 +34,9 @@ class Adapter(ABC):
     # Python frames the framework adds to every module call once it has hooks (compensated in
     # the recursion limit while recording, so a deep model recurses as deep as it does bare)
     hook_frames: int = 0
+    # in-place changes the framework's counter does not count (a collective writing into its tensor,
+    # ``_collectives``): part of ``tensor_version``, so no host copy taken before one stands for after it
+    untracked_changes: int = 0
 
     @abstractmethod
     def version(self) -> str: ...
@@ -77,7 +80,7 @@ class Adapter(ABC):
 
     @abstractmethod
     def tensor_version(self, t: Any) -> int:
-        """The tensor's in-place modification counter."""
+        """The tensor's in-place modification counter (plus ``untracked_changes``)."""
 
     def storage_key(self, t: Any) -> Hashable | None:
         """What identifies the bytes ``t`` shows (address, shape, strides, dtype, device), for a

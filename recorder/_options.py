@@ -56,6 +56,7 @@ class RecordOptions:
     ops: bool = option(False, help="op-level records: framework calls inside forward")
     ops_include: tuple[str, ...] = option((), metavar="GLOB", help="ops only inside these modules")
     ops_internal: bool = option(False, help="also ops made by the framework's own layers")
+    collectives: bool = option(False, help="op records of collective calls (all_reduce and friends) inside forward: inputs before, outputs after")
     compression: str | None = option(None, choices=("gzip", "lzf"), help="lossless compression of tensor data")
     flush_records: int = option(10_000, metavar="N", help="flush (crash-safe point) at least every N records")
     flush_seconds: float = option(2.0, metavar="SECONDS", help="flush (crash-safe point) at least this often")

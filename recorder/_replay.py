@@ -32,6 +32,7 @@ from padiff_trace.matching import (
 
 from ._adapter import Adapter
 from ._nest import flatten_call, rebuild
+from ._shardreplay import match_sliced, rank_value, replay_rank
 
 __all__ = ["model_side", "module_classes", "replay_inputs", "transfer_weights"]
 
@@ -83,9 +84,14 @@ def transfer_weights(
     with an optional part the other lacks) are a structural difference: the rest is copied
     and the map lists them. Raises WeightTransferError, before any weight is written, only
     when unmatched tensors have candidates it cannot tell apart (naming them, and the
-    mapping entry that would pin one).
+    mapping entry that would pin one). In one rank of a sharded run given a single-process trace,
+    each tensor receives this rank's slice (``_shardreplay``).
     """
-    wm, tensors = match_onto_model(trace_path, adapter, model, mapping)
+    rank = replay_rank(adapter, trace_path)  # None: one process, or a rank trace replayed into its rank
+    if rank is None:
+        wm, tensors = match_onto_model(trace_path, adapter, model, mapping)
+    else:
+        wm, tensors = match_sliced(trace_path, adapter, model, rank, model_side(adapter, model), mapping)
     if wm.ambiguous:
         raise WeightTransferError(f"{trace_path} -> model: {wm.problem_text('trace', 'model')}")
     if not wm.ok:  # one-sided tensors only: a structural difference, reported; the rest is copied
@@ -104,6 +110,8 @@ def transfer_weights(
             arr = _to_target(_canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis), p.b_perm)
             if p.reshape:  # a head split or merge: the same elements in the same order
                 arr = arr.reshape(tuple(tensors[p.b].shape))
+            if rank is not None:
+                arr = rank_value(p, arr)  # a partial sum: zeros on ranks other than 0
             adapter.assign(tensors[p.b], arr)
         for name, parts in packed.items():  # B's tensor is several of A's: assemble, then copy once
             target = tensors[name]

@@ -16,6 +16,7 @@ from typing import Any
 from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError, exit_reason
 
 from ._adapter import Adapter
+from ._collectives import intercept_collectives
 from ._distributed import place_recording
 from ._nest import MAX_OP_SCALARS, flatten, flatten_call, op_scalar
 from ._numerics import numerics
@@ -113,17 +114,17 @@ class Recorder:
         self._base_limit = sys.getrecursionlimit()
         try:
             for path, module in ad.named_modules(model):
-                mtype = type(module).__name__
-                self._types[path] = mtype
+                self._types[path] = mtype = type(module).__name__
                 self._handles += ad.register_forward_hooks(module, self._make_pre(path, mtype), self._make_post(path))
             if opts.weights != "none":
                 self._record_weights()
             self._ops = contextlib.ExitStack()
             # random draws first: an op-level wrapper then sees the replayed value
             self._ops.enter_context(intercept_random(ad, self, self._random_from, self._random_wait))
+            internal = (lambda f: False) if opts.ops_internal else self._stack.is_internal
             if opts.ops:
-                internal = (lambda f: False) if opts.ops_internal else self._stack.is_internal
                 self._ops.enter_context(ad.intercept_ops(self._on_op, internal))
+            self._ops.enter_context(intercept_collectives(ad, internal, self if opts.collectives else None, self._sink.emit))
         except BaseException:
             self._teardown(failed=True, reason="recorder set-up failed")
             raise
@@ -335,28 +336,27 @@ class Recorder:
 
         return with_headroom(post, self._depth_limit)
 
-    def _on_op(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
+    def op_header(self, name: str, skip: int) -> RecordHeader | None:
+        """The ``op_input`` header of an op called now inside a module's forward (``skip``: frames to its call site), or None."""
         if not self._calls or not self._sink.writing:
+            return None
+        top, key, call = self._calls[-1], f"{self._calls[-1].path}\0op:{name}", self._next_call
+        idx, self._next_call = self._call_counts[key], call + 1
+        self._call_counts[key] += 1
+        if not self._recording(Kind.OP_OUTPUT, Phase.FORWARD, top.path):
+            return None
+        return RecordHeader(self._step, Phase.FORWARD, Kind.OP_INPUT, top.path, name, call, top.call, idx, stack=self._stack.capture(skip + 1))
+
+    def _on_op(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
+        if not self._calls or not self._sink.writing or not self.options.ops_wanted(self._calls[-1].path):
             return  # only ops made inside a module's forward
-        top = self._calls[-1]
-        path = top.path
-        if not self.options.ops_wanted(path):
-            return
         is_tensor = self._adapter.is_tensor
         outs = [(pos, leaf) for pos, leaf in flatten(out, "out", is_tensor) if is_tensor(leaf)]
         if not outs:
             return  # shape queries and the like
         self._ops_seen += 1
-        key = f"{path}\0op:{name}"
-        idx = self._call_counts[key]
-        self._call_counts[key] += 1
-        call = self._next_call
-        self._next_call += 1
-        if not self._recording(Kind.OP_OUTPUT, Phase.FORWARD, path):
+        if (header := self.op_header(name, 3)) is None:
             return
-        header = RecordHeader(
-            self._step, Phase.FORWARD, Kind.OP_INPUT, path, name, call, top.call, idx, stack=self._stack.capture(3)
-        )
         if self.options.kind_wanted(Kind.OP_INPUT):
             scalars = 0  # python scalars say what the operands mean (transpose_y=True, the dims of a transpose)
             for pos, leaf in flatten_call(args, kwargs, is_tensor):

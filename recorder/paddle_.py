@@ -88,7 +88,7 @@ class PaddleAdapter(Adapter):
         return arr, logical, shape, device
 
     def tensor_version(self, t: Any) -> int:
-        return int(t._inplace_version())  # shared by all wrappers of one tensor
+        return int(t._inplace_version()) + (self.untracked_changes << 32)  # shared by all wrappers of one tensor
 
     def storage_key(self, t: Any) -> Hashable | None:
         try:

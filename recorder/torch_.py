@@ -144,7 +144,7 @@ class TorchAdapter(Adapter):
         return arr, bits[2] if bits else self.dtype_name(t), tuple(t.shape), "cpu"
 
     def tensor_version(self, t: Any) -> int:
-        return int(t._version)
+        return int(t._version) + (self.untracked_changes << 32)
 
     def requires_grad(self, t: Any) -> bool:
         return bool(t.requires_grad)
@@ -200,6 +200,8 @@ class TorchAdapter(Adapter):
 
     def assign(self, target: Any, arr: np.ndarray, index: slice | None = None) -> None:
         with torch.no_grad():
+            if getattr(target, "placements", None) is not None and hasattr(target, "to_local"):
+                target = target.to_local()  # a DTensor: this rank's shard (no grad: the very local tensor)
             src = torch.from_numpy(np.require(arr, requirements="C")).to(dtype=target.dtype, device=target.device)
             dst = target if index is None else target[index]
             if tuple(dst.shape) != tuple(src.shape):

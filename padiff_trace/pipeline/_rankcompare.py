@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from padiff_trace import (
     CorruptTraceError,
     Frame,
@@ -32,11 +30,11 @@ from padiff_trace import (
     TraceWriteError,
     UserError,
     analyzer,
-    open_trace,
     visible,
 )
 from padiff_trace.recorder import rank_dir
 
+from ._collectives import NonFinite, entered_at, first_nonfinite, nonfinite_lines
 from ._ranks import RankedTrace, RankState, is_multirank, open_ranks
 
 __all__ = ["DivergenceSite", "NonFinite", "RankComparison", "RankDivergence", "RankResult", "compare_ranks", "check_rank_sides",
@@ -70,67 +68,12 @@ class RankDivergence:
     a: DivergenceSite
     b: DivergenceSite
     seq: int = -1  # A's record: its place in the rank's recording (ranks run one program)
+    entered: str = ""  # at a collective's output: the call, and its attributes on each side (``entered_at``)
 
     def as_dict(self) -> dict[str, Any]:
         side = lambda s: {"name": s.name, "module_type": s.module_type, "stack": [list(f) for f in s.stack]}  # noqa: E731
-        return {"step": self.step, "role": self.role, "reason": self.reason, "a": side(self.a), "b": side(self.b), "seq": self.seq}
-
-
-@dataclass(frozen=True)
-class NonFinite:
-    """A rank's first record (in its recording order) holding NaN or Inf values."""
-
-    rank: int
-    step: int
-    seq: int
-    name: str
-    kind: str
-    module_type: str
-    count: int  # NaN and Inf elements in it
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "step": self.step, "seq": self.seq, "name": self.name, "kind": self.kind,
-                "module_type": self.module_type, "count": self.count}
-
-
-def first_nonfinite(ranked: RankedTrace) -> tuple[NonFinite, ...]:
-    """For each readable rank with a NaN or Inf anywhere: its first such record, read from the
-    stored statistics (no tensor is read). Sorted by step, then by position in the recording
-    (the ranks run one program, so the same position is the same point of it), then rank: the
-    first is the rank that produced one first, before a collective could spread it."""
-    out = []
-    for r in ranked.ranks:
-        if not r.readable:
-            continue
-        try:
-            with open_trace(r.path) as tr:
-                if not len(tr):
-                    continue
-                counts = np.nan_to_num(tr.stat_columns("nan", "inf")).sum(axis=1)
-                rows = np.flatnonzero(counts > 0)
-                if not rows.size:
-                    continue
-                seqs = tr.table["seq"][rows]
-                row = int(rows[int(np.argmin(seqs))])
-                rec = tr.record_at(row)
-                out.append(NonFinite(r.rank, rec.step, rec.seq, rec.name, rec.kind.label, rec.module_type, int(counts[row])))
-        except _UNREADABLE:
-            continue
-    return tuple(sorted(out, key=lambda n: (n.step, n.seq, n.rank)))
-
-
-def _nonfinite_lines(label: str, found: tuple[NonFinite, ...]) -> list[str]:
-    if not found:
-        return []
-    f = found[0]
-    first = [n for n in found if (n.step, n.seq) == (f.step, f.seq)]
-    who = "rank " + ", ".join(str(n.rank) for n in first)
-    line = (f"  first NaN/Inf in {label}: {who}, step {f.step}, {f.name} ({f.kind}{', ' + f.module_type if f.module_type else ''}; "
-            f"{f.count} values, record {f.seq})")
-    later = [n for n in found if n not in first]
-    if later:
-        line += "; later: " + ", ".join(f"rank {n.rank} (step {n.step}, {n.name})" for n in later)
-    return [line]
+        return {"step": self.step, "role": self.role, "reason": self.reason, "a": side(self.a), "b": side(self.b), "seq": self.seq,
+                "entered": self.entered or None}
 
 
 @dataclass(frozen=True)
@@ -201,11 +144,13 @@ class RankComparison:
             if r.first is not None:
                 d = r.first
                 L.append(f"    first divergence: step {d.step}, {d.role}" + (f" ({d.reason})" if d.reason else ""))
+                if d.entered:
+                    L.append(f"      entered at {d.entered}")
                 for label, s in (("A", d.a), ("B", d.b)):
                     L.append(f"      {label} {s.name}  [{s.module_type or '-'}]")
                     L += [line for f in s.stack[-2:] for line in _frame(f, width)]
         L += self._earliest_lines()
-        L += _nonfinite_lines("A", self.nonfinite_a) + _nonfinite_lines("B", self.nonfinite_b)
+        L += nonfinite_lines("A", self.nonfinite_a) + nonfinite_lines("B", self.nonfinite_b)
         for t in (self.a, self.b):
             if t.strays:
                 L.append(f"  note: {t.path}: {', '.join(p.name for p in t.strays)} past world size {t.world_size} (an earlier "
@@ -258,7 +203,7 @@ def _first(report: analyzer.Report) -> RankDivergence | None:
     if d is None:
         return None
     p = d.pair
-    return RankDivergence(p.step, p.role, p.reason, _site(p.a), _site(p.b), int(p.a.seq))
+    return RankDivergence(p.step, p.role, p.reason, _site(p.a), _site(p.b), int(p.a.seq), entered_at(p.a, p.b))
 
 
 def _side_problem(label: str, s: RankState) -> str:
