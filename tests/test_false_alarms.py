@@ -205,10 +205,16 @@ def test_gradients_rounded_across_a_relu_kink_are_rounding(tmp_path: Path) -> No
 
 def test_a_wrong_relu_backward_is_still_found(tmp_path: Path) -> None:
     """Block 5's activation leaks 1% of the gradient where its input is negative, forward
-    bit-identical: the first divergence is the gradient that activation passes back, in block 5."""
+    bit-identical: the first divergence is the gradient that activation passes back, in block 5,
+    named at the activation (whose type differs on the two sides: a custom autograd function)."""
     rc, doc, text = _run(tmp_path / "run", RELU_A, RELU_B, env={"FA_RELU_GRAD": "5"})
     assert rc == 1, text
     first = _first(doc)
     assert first["role"] == "grad_output", text
-    assert first["a"]["module"] == first["b"]["module"] == "blocks.5.bn1", text
+    assert first["a"]["module"] == first["b"]["module"] == "blocks.5.bn1", text  # the gradient that differs ...
     assert all(p["passed"] for p in doc["pairs"] if p["role"] in ("input", "output"))
+    # ... is named at the call whose backward made it: the activation that used bn1's output
+    located = doc["first_divergence"]["located"]
+    assert (located["a"]["module"], located["b"]["module"]) == ("blocks.5.relu", "blocks.5.act"), located
+    assert located["a"]["why"] == located["b"]["why"] == "backward"
+    assert "its backward made the difference" in text

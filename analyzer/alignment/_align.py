@@ -8,7 +8,9 @@ of the next segments. Where a gap between two pairs holds unpaired calls on both
 the calls with children are replaced by their children and the gap is aligned again, so a
 call wrapped in an extra container on one side still pairs (``fc1`` vs ``ffn_in.0``).
 When nothing is left to expand, the calls still facing each other in the gap may pair as a
-*type difference* (``GELU`` vs ``ReLU`` in the same slot, same shapes).
+*type difference* (``GELU`` vs ``ReLU`` in the same slot, same shapes), or, the only call of its
+type in the gap on each side with inputs of the same shapes, as a *shape difference* (a pooling
+whose ``ceil_mode`` differs: its output shape does).
 
 Every call takes part in O(depth) small alignments; a segment larger than ``DENSE_CELLS``
 (an ``nn.Sequential`` of 10k ops) is aligned in overlapping windows, so no step ever
@@ -51,7 +53,7 @@ _BONUS = np.array([0.5, 0.25, 0.25, 0.25, 0.1], dtype=np.float32)
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A call pair found by alignment: ``how`` is "order", "type" or "contents" (the same pins inside)."""
+    """A call pair found by alignment: ``how`` is "order", "type", "shape" or "contents" (the same pins inside)."""
 
     a: Call
     b: Call
@@ -234,7 +236,7 @@ class Segmenter:
             if ex is not None or ey is not None:  # aligned again as a segment of its own
                 gaps.append((gx if ex is None else ex, gy if ey is None else ey))
             else:
-                pairs.extend(self.type_pairs(gx, gy))
+                pairs.extend(self.type_pairs(gx, gy) or self.shape_pairs(gx, gy))
 
     # ------------------------------------------------------------ evidence
     def _rows(self, xs: list[Call], ys: list[Call]) -> tuple[np.ndarray, np.ndarray]:
@@ -300,6 +302,24 @@ class Segmenter:
             for x, y, ok, u, v in zip(cx, cy, same.tolist(), fa[:, TNAME], fb[:, TNAME])
             if ok and shape_sig(x.outputs) and self._equivalent(int(u), int(v)) in allowed
         ]
+
+    def shape_pairs(self, gx: list[Call], gy: list[Call]) -> list[Found]:
+        """Shape differences in a gap where nothing else pairs: a call of one framework type that
+        is the only one of its type in the gap on both sides, receiving inputs of the same shapes
+        on both, is the same module even though its output shape differs (a stride, padding or
+        ``ceil_mode`` that differs): it pairs, and its output is where the difference shows."""
+        if not gx or not gy:
+            return []
+        ra, rb = self._rows(gx, gy)
+        fa, fb = self.feat.cols[ra], self.feat.cols[rb]
+        eq = self._type_codes(fa[:, TNAME], fb[:, TNAME]) == _TYPE_EQUAL
+        fits = eq & (fa[:, None, INS] == fb[None, :, INS]) & (fa[:, None, FULL] != fb[None, :, FULL])
+        out = []
+        for i, j in np.argwhere(fits).tolist():
+            # the only one of its type in the gap on each side: nothing else it could be
+            if eq[i].sum() == 1 and eq[:, j].sum() == 1 and gx[i].has_outputs and gy[j].has_outputs:
+                out.append(Found(gx[i], gy[j], "shape"))
+        return out
 
     def _contents_of(self, side: str, c: Call) -> Counter[str]:
         key = (side, c.id)

@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 class CallPair:
     a: Call
     b: Call
-    how: str  # "root", "mapping", "anchor", "contents", "order" or "type" (see HOW)
+    how: str  # "root", "mapping", "anchor", "contents", "order", "type" or "shape" (see HOW)
     entry: SidedEntry | None = None  # the mapping entry that pinned it
     slot: int = field(default=-1, repr=False)  # its index in the pair table that holds it (no dict by id)
 
@@ -54,6 +54,7 @@ HOW: dict[str, str] = {
     "contents": "the same weight-matched (or mapped) modules inside",
     "order": "call order, nesting, equivalent types and shapes",
     "type": "same slot and shapes, different module types",
+    "shape": "the only module of its type in its slot, same input shapes, different output shapes",
 }
 
 

@@ -20,9 +20,14 @@ library passes as ``True`` and the other as ``False`` at the very top. The rule 
 The record reported with it is the first differing record inside the named call (its
 output, or the input of a child). Weights and buffers are compared before the forward pass
 and stay first when they differ (named at the first call of their module on each side);
-op-level records (``--ops``) and gradients keep the earliest failing record. When no pair
-qualifies (every diverging call also received a differing input), the earliest failing
-record is the answer.
+op-level records (``--ops``) keep the earliest failing record. When no pair qualifies (every
+diverging call also received a differing input), the earliest failing record is the answer.
+
+3. **Backward.** A gradient that differs first while every forward record of its step agrees
+   was made by a backward, not by the module it belongs to: the gradient of a call's output is
+   what the calls that used that output pass back. It is named, on each side, at the innermost
+   call that next received that output as an input (the same value: ``_key``); where no
+   recorded call did (a functional consumer), the earliest failing record stands.
 """
 
 from __future__ import annotations
@@ -78,7 +83,7 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "state" (a weight or buffer differs)
+    why: str  # "own code", "inline code", "one side only", "state" (a weight or buffer differs), "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
 
@@ -130,6 +135,8 @@ _WHY = {
     "one side only": "a module recorded on this side only, whose inputs agree where they were compared and whose "
                      "output is the differing value",
     "state": "a weight or buffer of it differs (compared before the forward pass)",
+    "backward": "every forward value agrees, and the first gradient that differs is the one it passes back for "
+                "an input (the output of the call before it): its backward made the difference",
 }
 
 
@@ -138,6 +145,8 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     Reads the table's columns (its rows are in execution order: the earliest is the lowest row)."""
     if first.role in _STATE:
         return _state(first, va, vb)
+    if first.role == "grad_output":
+        return _backward(t, first, va, vb)
     if first.role not in _FWD:
         return None
     cp = t.col("cp")
@@ -188,6 +197,41 @@ def _state(first: PairView, va: TraceView, vb: TraceView) -> Located[PairView] |
     if ca is None or cb is None:
         return None
     return Located(first, Side(ca, "state", None, ()), Side(cb, "state", None, ()))
+
+
+def _backward(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Located[PairView] | None:
+    """A differing output gradient, the step's forward all agreeing: named at the call that used
+    that output on each side (module docstring, 3)."""
+    fwd = (t.col("step") == first.step) & t.role_mask(*_FWD)
+    cp = first.call_pair
+    if cp is None or not t.passed[fwd].all():
+        return None
+    a, b = _consumer(va, cp.a, first.a.position), _consumer(vb, cp.b, first.b.position)
+    if a is None or b is None:
+        return None
+    return Located(first, Side(a, "backward", None, ()), Side(b, "backward", None, ()))
+
+
+def _consumer(v: TraceView, call: Call, position: str) -> Call | None:
+    """The innermost call that, after ``call`` in forward order, first received the output of
+    ``call`` at ``position`` as one of its inputs; None when no recorded call did."""
+    out = next((r for r in call.outputs if r.position == position), None)
+    key = _key(out) if out is not None else None
+    if key is None:
+        return None
+    tree = v.tree(call.step)
+    skip = {call.id} | {c.id for c in v.ancestors(call)} | {c.id for c in tree.descendants(call)}
+    found: Call | None = None
+    after = False
+    for c in v.calls[call.step]:  # entry order: a call before the calls inside it
+        if c.id == call.id:
+            after = True
+        if not after or c.id in skip or not any(_key(r) == key for r in c.tensor_inputs()):
+            continue
+        if found is not None and found.id not in {x.id for x in v.ancestors(c)}:
+            break  # past the first consumer's subtree
+        found = c
+    return found
 
 
 def _first_call(v: TraceView, module: str) -> Call | None:

@@ -161,7 +161,11 @@ def _divergence(report: ReportData, d: Divergence) -> list[Finding]:
             f"inside {inside}, the first divergent op is {p.a.module_type}{where}: inputs differed by rel-L2 {before}, {after}",
             hint=True,
         ))
-    if d.input_rel_l2 is not None and p.role != "op_input":
+    if d.input_rel_l2 is not None and p.role == "grad_output":
+        out.append(Finding("call_inputs", f"forward inputs of this call: rel-L2 {d.input_rel_l2:.3g} "
+                                          f"({'already wrong' if d.inputs_failed else 'still matching'}); this is the "
+                                          "gradient of its output: the backward of the calls that used it made it"))
+    elif d.input_rel_l2 is not None and p.role != "op_input":
         state = "already wrong" if d.inputs_failed else "still matching"
         out.append(Finding("call_inputs", f"inputs of this call: rel-L2 {d.input_rel_l2:.3g} ({state})"))
         if not d.inputs_failed and d.type_difference is not None:

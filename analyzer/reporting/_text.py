@@ -21,7 +21,7 @@ __all__ = ["alignment_text", "blocks_text", "finding_lines", "summary_text", "wr
 
 # how a call pair was made (``CallPair.how``) -> its note in ``padiff-trace align``
 _HOW_TEXT = {"order": "", "root": " (root)", "mapping": " (mapping)", "anchor": " (anchor: weights matched)",
-             "type": " (TYPE DIFFERENCE)"}
+             "type": " (TYPE DIFFERENCE)", "shape": " (SHAPE DIFFERENCE: same type and inputs)"}
 
 
 def summary_text(report: ReportData, width: int = 80) -> str:
