@@ -25,6 +25,7 @@ from .alignment._weights import pair_by_map, trace_weight_map
 from .judging._boundary import absorb_boundaries, absorb_inner_ops, absorb_unused_inputs
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
 from .judging._conventions import apply_conventions
+from .judging._gradflow import absorb_unpropagated_gradients
 from .judging._judge import JudgeContext, judge
 from .judging._masks import absorb_saturated
 from .judging._metrics import worker_pool
@@ -34,7 +35,7 @@ from .judging._optreplay import verify_update_convention
 from .judging._pairtable import PairDraft, PairTable
 from .judging._randomness import random_draws
 from .judging._referee import side_errors
-from .judging._updates import absorb_update_rounding
+from .judging._updates import absorb_buffer_rounding, absorb_update_rounding
 from .reporting._report import Report
 
 __all__ = ["compare", "CompareOptions"]
@@ -108,12 +109,14 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
     conventions = apply_conventions(table, va, vb)
     optimizer = optimizer_diff(va, vb, wm)
     if not _explicit(opts):
+        absorb_carried_rounding(table)  # before the updates: a parameter gradient carried is rounding
         absorb_update_rounding(table, va, vb)
+        absorb_buffer_rounding(table, va, vb)
         conventions += [c for c in [verify_update_convention(table, va, vb, optimizer)] if c is not None]
-        absorb_carried_rounding(table)
         absorb_training_drift(table)
         absorb_saturated(table)
         conventions += absorb_boundaries(table, va)
+        absorb_unpropagated_gradients(table)
         absorb_inner_ops(table)
     return Report(
         va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,

@@ -58,3 +58,28 @@ def test_mobilenet_v3_planted_bug_is_located(tmp_path: Path, bug: str) -> None:
     assert rc == 1, text[-4000:]
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == (spec["paddle_module"], spec["torch_module"]), text[-4000:]
+
+
+@pytest.mark.parametrize("family", ["densenet121", "resnext50_32x4d"])
+def test_deep_clean_twins_are_aligned(tmp_path: Path, family: str) -> None:
+    """DenseNet fuses ReLU into BatchNorm and concatenates inside its dense layer on the paddle
+    side (boundary differences); ResNeXt-50's gradients cross ReLU kinks that fp32 rounding
+    flips (measured flips). Both clean twins align."""
+    rc, doc, text = run(tmp_path, family)
+    assert rc == 0, text[-4000:]
+    if family == "resnext50_32x4d":  # gradients beyond the 1e-3 that rounding reached before kinks were measured
+        grads = [p["metrics"]["rel_l2"] for p in doc["pairs"] + doc["param_grads"]
+                 if p["role"] in ("grad_output", "param_grad") and p["metrics"]]
+        assert max(grads) > 1e-3, max(grads)
+
+
+def test_a_pooling_whose_output_shape_differs_is_named(tmp_path: Path) -> None:
+    """torchvision's stem pool with ceil_mode: 17x17 against 16x16. The two pools pair as a
+    shape difference (the only pooling in their slot, same input shapes) and are named; the
+    BatchNorm before them, which fuses the ReLU on the paddle side, is a boundary difference."""
+    spec = truth("densenet121")["bugs"]["stem_ceil"]
+    rc, doc, text = run(tmp_path, "densenet121", "stem_ceil")
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (spec["paddle_module"], spec["torch_module"]), text[-4000:]
+    assert any(c["how"] == "shape" for c in doc["alignment"]), doc["alignment"][:5]

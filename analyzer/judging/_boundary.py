@@ -278,6 +278,10 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
         cands = sorted((min(v), c) for c, v in fail_out.items() if c not in fail_in)
         if not cands:
             continue
+        if not any(t.call_pairs[c].a.parent < 0 for c in fail_out):
+            # the model's outputs agree: a loss that differs was made by the loss function, an
+            # independent error that ends every window (label smoothing on one side)
+            rows = rows[~loss_mask[rows]]
         starts = sorted((first_row[c], c) for _, c in cands)
         for out_row, c in cands:
             call = t.call_pairs[c].a

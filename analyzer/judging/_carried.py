@@ -50,11 +50,14 @@ CARRY_FACTOR = 1.5
 DRIFT_FACTOR = 30.0
 _DERIVED = ("output", "grad_output", "grad_input", "param_grad", "loss", "input")
 _GRADIENTS = ("grad_output", "grad_input", "param_grad")
-# where each module type's derivative jumps (canonical_type names, default arguments): an input
-# the two runs round to opposite sides of such a point takes another slope of the gradient
-KINK_POINTS: dict[str, tuple[float, ...]] = {
-    "relu": (0.0,), "relu6": (0.0, 6.0), "leakyrelu": (0.0,), "prelu": (0.0,), "rrelu": (0.0,),
-    "hardtanh": (-1.0, 1.0), "hardswish": (-3.0, 3.0), "hardsigmoid": (-3.0, 3.0),
+# where each module type's derivative jumps (canonical_type names, default arguments), and the
+# interval where it passes the gradient back whole: an input the two runs round to opposite sides
+# of a kink point takes another slope of the gradient
+_INF = float("inf")
+KINK_POINTS: dict[str, tuple[tuple[float, ...], tuple[float, float]]] = {
+    "relu": ((0.0,), (0.0, _INF)), "relu6": ((0.0, 6.0), (0.0, 6.0)), "hardtanh": ((-1.0, 1.0), (-1.0, 1.0)),
+    "hardswish": ((-3.0, 3.0), (-3.0, _INF)), "hardsigmoid": ((-3.0, 3.0), (-3.0, 3.0)),
+    "leakyrelu": ((0.0,), (-_INF, _INF)), "prelu": ((0.0,), (-_INF, _INF)), "rrelu": ((0.0,), (-_INF, _INF)),
 }
 ROUNDING_MAX = 1e-3  # relative errors above this are not fp32 rounding, carried or not
 _ROUNDING_EPS = 8.0  # ... nor, in a pair where a side is bfloat16/float16 (autocast), above 8 eps of that dtype
@@ -87,13 +90,13 @@ def kink_flips(t: PairTable) -> dict[int, tuple[float, str]]:
         if x_row is None or g_row is None or not (t.passed[x_row] and t.measured[x_row]):
             continue
         call = t.call_pairs[c].a
-        flip = _flip(t, x_row, g_row, KINK_POINTS[canonical_type(call.module_type)])
+        flip = _flip(t, x_row, g_row, *KINK_POINTS[canonical_type(call.module_type)])
         if flip > 0:
             out[call.id] = (flip, call.module)
     return out
 
 
-def _flip(t: PairTable, i: int, j: int, points: tuple[float, ...]) -> float:
+def _flip(t: PairTable, i: int, j: int, points: tuple[float, ...], live: tuple[float, float]) -> float:
     try:
         xa, xb = (np.asarray(t.record(i, s).read(), dtype=np.float64) for s in (0, 1))
         ga, gb = (np.asarray(t.record(j, s).read(), dtype=np.float64) for s in (0, 1))
@@ -107,8 +110,8 @@ def _flip(t: PairTable, i: int, j: int, points: tuple[float, ...]) -> float:
     if not crossed.any():
         return 0.0
     g = np.maximum(np.abs(ga), np.abs(gb))
-    live = (xb > min(points)) if len(points) == 1 else np.ones(xb.shape, dtype=bool)
-    passed_back = float(np.linalg.norm(gb[live])) or float(np.linalg.norm(gb))
+    whole = (xb > live[0]) & (xb < live[1])  # where the call passes the gradient back whole
+    passed_back = float(np.linalg.norm(gb[whole])) or float(np.linalg.norm(gb))
     return float(np.linalg.norm(g[crossed])) / passed_back if passed_back > 0 else 0.0
 
 

@@ -12,6 +12,13 @@ projection's bias under softmax) is pure rounding on both sides; Adam turns it i
 about +-lr, so the weights differ by lr while the updates still differ no more than the
 gradients did. Packed tensors (q|k|v in one) are checked share by share. A wrong learning rate, momentum or weight decay makes
 the updates differ by far more and the pair keeps failing.
+
+Buffers a module updates in its forward (BatchNorm's running statistics) are the same story one
+step earlier: the change of a running mean is a mean of the module's input, which agrees to its
+relative error ``d`` on a scale of the input's RMS, so the two changes may differ by
+``UPDATE_FACTOR`` x ``d`` x that scale (a mean of centred values is ~0 and its relative error
+unbounded: the scale is the input's, not the buffer's). A momentum or an epsilon that differs
+moves the running values by far more.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from ..alignment._calls import TraceView
 from ..alignment._slices import RowSlice
 from ._pairtable import PairTable
 
-__all__ = ["UPDATE_FACTOR", "absorb_update_rounding"]
+__all__ = ["UPDATE_FACTOR", "absorb_buffer_rounding", "absorb_update_rounding"]
 
 UPDATE_FACTOR = 10.0
 _FLOOR = 1e-6
@@ -99,5 +106,49 @@ def absorb_update_rounding(t: PairTable, va: TraceView, vb: TraceView) -> int:
                      "optimizer scales up to the learning rate") if rel_g > _NOISE_GRAD else ""
             t.set_verdict(i, True, f"rounding through the update: the step-{step} updates differ by rel-L2 {rel_u:.2g}, "
                                    f"their gradients by {rel_g:.2g}{noise} ({t.reasons.get(i, '')})")
+            n += 1
+    return n
+
+
+def absorb_buffer_rounding(t: PairTable, va: TraceView, vb: TraceView) -> int:
+    """Failing buffer pairs at step k >= 1 whose change since step k-1 agrees on both sides to
+    the rounding of the module's inputs at step k-1 pass (module docstring). Returns how many."""
+    if not len(t):
+        return 0
+    step_col, cp_col, rel = t.col("step"), t.col("cp"), t.metric("rel_l2")
+    rows = np.flatnonzero(t.role_mask("buffer") & ~t.passed & t.measured & (step_col > 0))
+    if not len(rows):
+        return 0
+    inputs: dict[tuple[int, str], tuple[float, bool, Record]] = {}  # (step, A module) -> (worst rel, all passed, an input)
+    for j in np.flatnonzero(t.role_mask("input") & (cp_col >= 0)).tolist():
+        key = (int(step_col[j]), t.call_pairs[int(cp_col[j])].a.module)
+        worst, ok, rec = inputs.get(key, (0.0, True, t.record(j, 0)))
+        r = float(rel[j]) if t.measured[j] and np.isfinite(rel[j]) else 0.0
+        inputs[key] = (max(worst, r), ok and bool(t.passed[j]), rec)  # type: ignore[assignment]
+    n = 0
+    for i in rows.tolist():
+        try:
+            ra, rb = t.record(i, 0), t.record(i, 1)
+            if not (isinstance(ra, Record) and isinstance(rb, Record) and ra.has_data and rb.has_data):
+                continue
+            pa, pb = _previous(va, va.weights, ra), _previous(vb, vb.weights, rb)
+            if pa is None or pb is None or pa[0] != pb[0] or (pa[0], ra.module) not in inputs:
+                continue
+            d, ok, x = inputs[(pa[0], ra.module)]
+            if not ok or not x.has_data:
+                continue
+            perm = t.perms.get(i)
+            ua = _arr(ra, perm) - _arr(pa[1], perm)
+            ub = _arr(rb, None) - _arr(pb[1], None)
+            if ua.shape != ub.shape:
+                continue
+            scale = max(float(np.linalg.norm(ub)), float(np.sqrt(np.mean(np.square(_arr(x, None))))) * np.sqrt(ub.size))
+            diff = float(np.linalg.norm(ua - ub))
+        except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+            continue
+        if diff <= UPDATE_FACTOR * max(d, _FLOOR) * scale:
+            t.set_verdict(i, True, f"rounding through the running update: the step-{pa[0]} changes differ by {diff:.2g}, "
+                                   f"within the rounding of {ra.module}'s inputs then (rel-L2 {d:.2g} on their scale) "
+                                   f"({t.reasons.get(i, '')})")
             n += 1
     return n
