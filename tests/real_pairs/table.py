@@ -219,6 +219,10 @@ resnet18), clean twins only, `table.py FAMILY... --clean-only --flags=...`:
 | `--ops` | 3 of 8 (embeddings summed in another order, a scale before vs after a matmul) | 8 of 8: op pairs inside a module whose outputs agree pass |
 | `--single-step` | 4 of 8 (exit 2: position ids `[2, S]` vs `[1, S]`) | 8 of 8: a module keeps its own value where the shapes differ |
 
+Measured again in session 15 with the kink, gradient-flow and running-statistics rules, the
+eight families and bert_train (3 training steps): `--ops` 9 of 9, `--referee` 9 of 9,
+`--single-step` 9 of 9 aligned.
+
 ## Known failures (open)
 
 - **MobileNetV2 in training, clean, 3 steps**: fp32 training of this small-batch BatchNorm
