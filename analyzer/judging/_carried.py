@@ -143,7 +143,7 @@ def absorb_carried_rounding(t: PairTable) -> int:
     if not len(t):
         return 0
     n = _walk(t, ("model_input", "input"), "output", rounding_max(t), {}, backward=False)
-    if t.role_mask("grad_output", "grad_input").any():
+    if (t.role_mask("grad_output", "grad_input", "param_grad") & ~t.passed).any():  # flips read tensors: only when needed
         flips = kink_flips(t)
         ceiling = kink_ceiling(t, flips)
         n += _walk(t, ("grad_output",), "grad_input", ceiling, flips, backward=True)

@@ -30,6 +30,7 @@ import numpy as np
 from padiff_trace import DamagedRecordError, Record
 
 from ..alignment._calls import TraceView
+from ..alignment._records import RecordLike
 from ..alignment._slices import RowSlice
 from ._pairtable import PairTable
 
@@ -119,12 +120,12 @@ def absorb_buffer_rounding(t: PairTable, va: TraceView, vb: TraceView) -> int:
     rows = np.flatnonzero(t.role_mask("buffer") & ~t.passed & t.measured & (step_col > 0))
     if not len(rows):
         return 0
-    inputs: dict[tuple[int, str], tuple[float, bool, Record]] = {}  # (step, A module) -> (worst rel, all passed, an input)
+    inputs: dict[tuple[int, str], tuple[float, bool, RecordLike]] = {}  # (step, A module) -> (worst rel, all passed, an input)
     for j in np.flatnonzero(t.role_mask("input") & (cp_col >= 0)).tolist():
         key = (int(step_col[j]), t.call_pairs[int(cp_col[j])].a.module)
         worst, ok, rec = inputs.get(key, (0.0, True, t.record(j, 0)))
         r = float(rel[j]) if t.measured[j] and np.isfinite(rel[j]) else 0.0
-        inputs[key] = (max(worst, r), ok and bool(t.passed[j]), rec)  # type: ignore[assignment]
+        inputs[key] = (max(worst, r), ok and bool(t.passed[j]), rec)
     n = 0
     for i in rows.tolist():
         try:
