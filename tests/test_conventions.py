@@ -79,6 +79,12 @@ def test_text_clean_names_the_moved_scale_and_passes(tmp_path: Path) -> None:
     ("act", ("layers.0", "layers.0.act")),  # one-sided activation module on B
     ("paddle_act", ("layers.1", "layers.1.act")),  # inline F.relu on A
     ("ln_eps", ("layers.1.norm1", "layers.1.norm1")),  # the mask reaches layers.1 too: absorbed there
+    # a position table built by a module in each attention on A only (its output no pair compares)
+    # and once, inline, on B, which hands it to every layer: a wrong table is named at A's module
+    ("paddle_table", ("layers.1.attn.table", "layers.1.attn")),
+    # ... and a right one is found among B's values (the table B's layers receive), so a bug in
+    # the attention's own code is named there, not at the table
+    ("attn_scale", ("layers.1.attn", "layers.1.attn")),
 ])
 def test_text_bug_is_located_past_the_scale_the_mask_and_the_flag(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
     rc, doc, text = run(tmp_path, "text", bug=bug)
@@ -110,6 +116,18 @@ def test_conv_bug_is_located_past_the_fused_activation(tmp_path: Path, bug: str,
     rc, doc, text = run(tmp_path, "conv", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text
+
+
+def test_a_slot_of_another_type_is_compared_as_a_type_difference(tmp_path: Path) -> None:
+    """A ReLU replaced by ``Identity`` at the same path (features.5 on both sides), same shapes:
+    the one call left on each side of the gap pairs as a type difference and is named, not
+    the Sequential around it."""
+    rc, doc, text = run(tmp_path, "seq")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path, "seq", bug="no_relu")
+    assert rc == 1, text
+    assert located(doc) == ("5", "5"), text
+    assert [(d["a_type"], d["b_type"]) for d in doc["type_differences"]] == [("ReLU", "Identity")]
 
 
 def test_conv_train_running_variance_is_a_convention(tmp_path: Path) -> None:

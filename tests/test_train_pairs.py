@@ -54,10 +54,16 @@ def test_clean_training_twin_is_aligned_over_three_steps(tmp_path: Path) -> None
     assert "randomness replayed" in text  # dropout on: B drew A's masks
 
 
-@pytest.mark.parametrize(("family", "bug"), [("t5_train", "enc_eval"), ("gpt_train", "label_smoothing")])
+@pytest.mark.parametrize(("family", "bug"), [("t5_train", "enc_eval"), ("gpt_train", "label_smoothing"),
+                                           ("gpt_train", "attn_dropout"), ("llama_train", "attn_dropout")])
 def test_training_bug_is_named_at_its_module(tmp_path: Path, family: str, bug: str) -> None:
     """A submodule left in eval mode (its dropout off) is named at that dropout; a loss that
-    smooths its labels on one side is named at the loss: the model's outputs agree."""
+    smooths its labels on one side is named at the loss: the model's outputs agree; a dropout
+    probability that differs in a dropout module only one side has (HF's ``attn_dropout``,
+    paddle drops inline) is named at that module: nothing on the other side compares its
+    output, and everything compared before it agrees; a dropout written inline on one side only
+    (llama's ``attention_dropout``) is named at the attention, not at the rotary table only the
+    other side builds there, which the first side's trace holds as an input."""
     spec = truth(family)["bugs"][bug]
     rc, doc, text = run(tmp_path, family, bug)
     assert rc == 1, text[-4000:]

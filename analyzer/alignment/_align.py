@@ -236,7 +236,7 @@ class Segmenter:
             if ex is not None or ey is not None:  # aligned again as a segment of its own
                 gaps.append((gx if ex is None else ex, gy if ey is None else ey))
             else:
-                pairs.extend(self.type_pairs(gx, gy) or self.shape_pairs(gx, gy))
+                pairs.extend(self.type_pairs(gx, gy) or self.shape_pairs(gx, gy) or self.slot_pairs(gx, gy))
 
     # ------------------------------------------------------------ evidence
     def _rows(self, xs: list[Call], ys: list[Call]) -> tuple[np.ndarray, np.ndarray]:
@@ -320,6 +320,19 @@ class Segmenter:
             if eq[i].sum() == 1 and eq[:, j].sum() == 1 and gx[i].has_outputs and gy[j].has_outputs:
                 out.append(Found(gx[i], gy[j], "shape"))
         return out
+
+    def slot_pairs(self, gx: list[Call], gy: list[Call]) -> list[Found]:
+        """The one call left on each side of a gap, at the same module path and with the same
+        input and output shapes, is the same slot whatever the two types (an activation one
+        side replaced by ``Identity``, a type ``type_pairs`` sets aside): a type difference,
+        compared like any pair."""
+        if len(gx) != 1 or len(gy) != 1 or not gx[0].has_outputs or not gy[0].has_outputs:
+            return []
+        ra, rb = self._rows(gx, gy)
+        fa, fb = self.feat.cols[ra][0], self.feat.cols[rb][0]
+        if fa[PATH] == fb[PATH] and fa[FULL] == fb[FULL] and fa[INS] == fb[INS] and shape_sig(gx[0].outputs):
+            return [Found(gx[0], gy[0], "type")]
+        return []
 
     def _contents_of(self, side: str, c: Call) -> Counter[str]:
         key = (side, c.id)

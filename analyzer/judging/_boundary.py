@@ -41,7 +41,7 @@ from ..alignment._calls import TraceView
 from ._masks import saturated as _saturated
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_inner_ops", "absorb_unused_inputs", "value_key"]
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "agrees", "absorb_inner_ops", "absorb_unused_inputs", "value_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def _scale(a: np.ndarray, b: np.ndarray) -> str | None:
     return f"A = {c:.6g} x B: a constant scale applied inside the module on one side, after it on the other"
 
 
-def _agrees(x: np.ndarray, y: np.ndarray) -> bool:
+def agrees(x: np.ndarray, y: np.ndarray) -> bool:
     """``x`` is ``y`` to within ``RELATION_REL`` in relative L2: fp32 rounding (~1e-5 in deep
     models) passes, and so do a few elements near a kink that rounding put on the other side,
     which an element-wise test refuses."""
@@ -78,7 +78,7 @@ def _agrees(x: np.ndarray, y: np.ndarray) -> bool:
 def _activation(name: str, f: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray, np.ndarray], str | None]:
     def test(a: np.ndarray, b: np.ndarray) -> str | None:
         for x, y, side in ((a, b, "A"), (b, a, "B")):
-            if _agrees(x, f(y)) and not _agrees(x, y):
+            if agrees(x, f(y)) and not agrees(x, y):
                 return f"{side} = {name}(the other side): the activation is fused into this module on side {side}, a module of its own on the other"
         return None
 
@@ -119,7 +119,7 @@ def _concat(t: PairTable, i: int) -> str | None:
         return None
     big, small, side = (a, b, "A") if a.shape[k] > b.shape[k] else (b, a, "B")
     tail = np.take(big, range(big.shape[k] - small.shape[k], big.shape[k]), axis=k)
-    if not _agrees(np.asarray(tail, np.float64), np.asarray(small, np.float64)):
+    if not agrees(np.asarray(tail, np.float64), np.asarray(small, np.float64)):
         return None
     return (f"{side}'s output is the other's concatenated after the module's input along axis {k}: the "
             "concatenation is inside this module on one side, after it on the other")

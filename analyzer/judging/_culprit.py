@@ -16,6 +16,11 @@ library passes as ``True`` and the other as ``False`` at the very top. The rule 
    pairs) and one of whose outputs is a value that differs is named on that side instead;
    the innermost such call. Values are identified across records of one trace by dtype,
    size and statistics (a module's output and the next module's input are one tensor).
+   Failing that, a call recorded on one side only whose output no record of the other side
+   compares (a dropout written as a module on one side and inline on the other, a position
+   table built by a module on one side only), run before the first differing value and fed
+   only values that agree, is named: nothing checked it, and everything checked before it
+   agrees. Only where no such call ran is the named pair's own (inline) code blamed.
 
 The record reported with it is the first differing record inside the named call (its
 output, or the input of a child). Weights and buffers are compared before the forward pass
@@ -44,6 +49,7 @@ from padiff_trace import Record
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
 from ..alignment._records import RecordLike
+from ._boundary import agrees
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -83,7 +89,7 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "state" (a weight or buffer differs), "backward"
+    why: str  # "own code", "inline code", "one side only", "unverified", "state" (a weight or buffer differs), "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
 
@@ -120,7 +126,7 @@ class Located(Generic[R]):
             site = _site(s.call)
             where = f" ({site[-1].file}:{site[-1].line})" if site else ""
             text = f"{tag}: the error is made in {s.call.label} [{s.call.module_type}]{where}: {_WHY[s.why]}"
-            if s.why == "inline code" and s.first is not None and s.first.stack:
+            if s.why in ("inline code", "unverified") and s.first is not None and s.first.stack:
                 f = s.first.stack[-1]
                 text += f"; the first differing value is {s.first.name} ({f.file}:{f.line})"
             if s.fine:
@@ -134,6 +140,9 @@ _WHY = {
     "inline code": "its inputs agree; its own code between its children made the difference",
     "one side only": "a module recorded on this side only, whose inputs agree where they were compared and whose "
                      "output is the differing value",
+    "unverified": "a module recorded on this side only, which ran before the first differing value and returned "
+                  "a value that no record of the other side compares (everything compared before it agrees): "
+                  "the difference is made by it or by the code between it and that value",
     "state": "a weight or buffer of it differs (compared before the forward pass)",
     "backward": "every forward value agrees, and the first gradient that differs is the one it passes back for "
                 "an input (the output of the call before it): its backward made the difference",
@@ -174,7 +183,25 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     seen = t[int(rows[failed & np.isin(call_a, inside)].min())]
     fwd = t.subset(mask)
     paired_a, paired_b = _Ids(np.unique(call_a)), _Ids(np.unique(call_b))
-    return Located(seen, _side(va, cp_best.a, fwd, "a", paired_a), _side(vb, cp_best.b, fwd, "b", paired_b))
+    params = t.subset(t.role_mask("param"))
+    weighted_a, weighted_b = {p.a.module for p in params}, {p.b.module for p in params}
+    twin_a, twin_b = _Twin(vb, cp_best.b, paired_b), _Twin(va, cp_best.a, paired_a)
+    return Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
+                   _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
+
+
+@dataclass(frozen=True)
+class _Twin:
+    """The other side of the named pair: its trace, its call, and its paired calls."""
+
+    view: TraceView
+    call: Call
+    paired: Container[int]
+
+    def unpaired_types(self) -> set[str]:
+        """Module types of the calls inside the other side's call that no pair holds."""
+        inside = self.view.tree(self.call.step).descendants(self.call)
+        return {c.module_type for c in inside if c.id not in self.paired}
 
 
 class _Ids:
@@ -242,9 +269,12 @@ def _first_call(v: TraceView, module: str) -> Call | None:
     return None
 
 
-def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired: Container[int]) -> Side:
+def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired: Container[int],
+          weighted: Container[str], twin: _Twin) -> Side:
     """Side of the named pair: its own code, or a call inside recorded on this side only.
-    ``fwd`` holds the step's forward pairs; ``side`` names this side's record of each ("a", "b")."""
+    ``fwd`` holds the step's forward pairs; ``side`` names this side's record of each ("a", "b");
+    ``weighted``: this side's modules whose weights were compared with the other side's;
+    ``twin``: the other side of the pair."""
     inside = v.tree(call.step).descendants(call)
     ids = {c.id for c in inside} | {call.id}
     # values seen by the calls inside that only this side recorded: are they right or wrong?
@@ -262,9 +292,16 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             first = r
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
+    twins = twin.unpaired_types()  # a module of such a type is unpaired there too: moved, not one-sided
+    alone = [c for c in inside if c.module not in weighted and c.module_type not in twins]
     made = _made_by(v, inside, good, bad, paired)
-    if made is not None:
-        return Side(made, "one side only", None, ())
+    if made is not None:  # inside it, a call nothing checked may have made the value it returns
+        within = v.descendants(made)
+        deeper = _unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)
+        return Side(made, "one side only", None, ()) if deeper is None else Side(deeper, "unverified", None, ())
+    unseen = _unverified(v, call, alone, good, bad, paired, first, twin.view)
+    if unseen is not None:
+        return Side(unseen, "unverified", first, ())
     fine = tuple(
         c for c in inside
         if c.id in paired and _paired_parent(v, c, paired) is call
@@ -295,6 +332,77 @@ def _made_by(v: TraceView, calls: list[Call], good: set[_Key], bad: set[_Key], p
     hit_ids = {c.id for c in hits}
     inner = [c for c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     return min(inner, key=lambda c: min((r.seq for r in c.outputs), default=c.id))
+
+
+def _unverified(v: TraceView, call: Call, calls: list[Call], good: set[_Key], bad: set[_Key],
+                paired: Container[int], first: Record | None, other: TraceView) -> Call | None:
+    """The innermost call only this side recorded, directly in ``call`` (inside no paired child:
+    a child whose output agrees checked it), that ran before ``first`` (the first differing
+    value inside ``call``), received no value that differs, and returned a new value that no
+    record of the other side compares: nothing tells whether it is right, and everything
+    compared before it agrees. The latest such call is named (the last computation nobody
+    checked before the difference showed); a call that returns its input (dropout in eval) is
+    not one, nor (left out by the caller) a call whose weights were compared: a q projection
+    split from the other side's packed q|k|v computes on compared weights, nor a call whose
+    type the other side also calls there unpaired (the same activation, called in another
+    order: not one-sided, so the enclosing code is what differs). A value no pair
+    compares may still be in the other trace: a rotary cos/sin table one library builds in
+    each attention and the other once, passing it in; every output found there (``_found``)
+    verifies the call."""
+    hits = []
+    for c in calls:
+        parent = _paired_parent(v, c, paired)
+        if c.id in paired or parent is None or parent.id != call.id:
+            continue
+        ins = {k for r in c.tensor_inputs() if (k := _key(r)) is not None}
+        outs = {k for r in c.tensor_outputs() if (k := _key(r)) is not None}
+        if not outs or outs <= ins or ins & bad or outs & (good | bad):
+            continue
+        end = max((r.seq for r in c.outputs), default=-1)
+        if first is not None and end > first.seq:
+            continue
+        if all(_found(other, r) for r in c.tensor_outputs() if _key(r) is not None):
+            continue
+        hits.append((end, c))
+    if not hits:
+        return None
+    hit_ids = {c.id for _, c in hits}
+    inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
+    return max(inner, key=lambda h: h[0])[1]
+
+
+_STAT_REL = 1e-3  # statistics this close mark a candidate; the values decide
+
+
+def _found(other: TraceView, r: Record) -> bool:
+    """The value of ``r`` is a forward value of the same step in the other trace, to within
+    ``RELATION_REL`` in relative L2: the same shape once axes of size 1 are dropped, or one that
+    broadcasts to it (a table built once per batch row). Statistics select the candidates."""
+    if not r.has_data:
+        return False
+    want = r.stats
+    scale = max(abs(want["min"]), abs(want["max"]), 1e-30)
+    shape = tuple(n for n in r.shape if n != 1)
+    x: np.ndarray | None = None
+    for c in other.calls.get(r.step, ()):
+        for y in (*c.inputs, *c.outputs):
+            if not y.is_tensor or not y.has_data or y.numel == 0:
+                continue
+            got = y.stats
+            if any(abs(got.get(k, math.nan) - want[k]) > _STAT_REL * scale for k in ("min", "max", "mean")):
+                continue
+            if x is None:
+                x = np.asarray(r.read(), dtype=np.float64).reshape(shape)
+            z = np.asarray(y.read(), dtype=np.float64)
+            z = z.reshape(tuple(n for n in z.shape if n != 1))
+            try:
+                xb = np.broadcast_to(x, z.shape) if x.size <= z.size else x
+                zb = z if x.size <= z.size else np.broadcast_to(z, x.shape)
+            except ValueError:
+                continue
+            if agrees(xb, zb):
+                return True
+    return False
 
 
 def _key(r: Record) -> _Key | None:

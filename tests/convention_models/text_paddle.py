@@ -1,6 +1,9 @@
 """A small text model, paddle side, written the way paddlenlp writes it: the embedding
-is scaled after the lookup (outside the embedding module), the additive attention mask
-holds -1e4, and the layers take a ``use_cache`` flag. PADIFF_BUG=paddle_act: relu in layer 1."""
+is scaled after the lookup (outside the embedding module), the attention adds a sinusoidal
+position table to its queries that a module of its own builds (torch builds it inline), the
+additive attention mask holds -1e4, and the layers take a ``use_cache`` flag.
+PADIFF_BUG=paddle_act: relu in layer 1; PADIFF_BUG=paddle_table: layer 1's position table
+with frequencies of base 100 instead of 10000."""
 import math
 
 import paddle
@@ -9,13 +12,27 @@ from _common import D, V, bug, ids, mask
 from paddle import nn
 
 
+class PositionTable(nn.Layer):
+    """sin(position * base^(-i/D)), [S, D]: a module without weights, on this side only."""
+
+    def __init__(self, base=10000.0):
+        super().__init__()
+        self.base = base
+
+    def forward(self, x):
+        positions = paddle.arange(x.shape[1], dtype="float32").unsqueeze(-1)
+        return paddle.sin(positions * self.base ** (-paddle.arange(D, dtype="float32") / D))
+
+
 class Attention(nn.Layer):
     def __init__(self):
         super().__init__()
         self.q, self.k, self.v, self.o = (nn.Linear(D, D) for _ in range(4))
+        self.table = PositionTable()
 
     def forward(self, x, bias, use_cache=False):
-        s = paddle.matmul(self.q(x), self.k(x), transpose_y=True) / math.sqrt(D) + bias
+        q = self.q(x) + 0.5 * self.table(x)
+        s = paddle.matmul(q, self.k(x), transpose_y=True) / math.sqrt(D) + bias
         return self.o(paddle.matmul(F.softmax(s, axis=-1), self.v(x)))
 
 
@@ -54,6 +71,8 @@ def model():
     m.eval()
     if bug() == "paddle_act":
         m.layers[1].act = F.relu
+    elif bug() == "paddle_table":
+        m.layers[1].attn.table.base = 100.0
     return m
 
 

@@ -4,6 +4,8 @@ PADIFF_BUG (this side only):
   concat_order -> layer 1's mixed attention joins [conv_out, context] per head instead of
                   [context, conv_out] (torch.cat in the wrong order)
   gen_act      -> generator head activation SiLU (x*sigmoid(x)) instead of erf GELU
+  mask_sign    -> layer 1's self-attention adds the extended attention mask with the wrong
+                  sign (padded keys get +large instead of -large)
 """
 import os
 
@@ -40,6 +42,16 @@ def model():
         att.forward = forward
     elif bug == "gen_act":
         m.generator_predictions.activation = ACT2FN["silu"]
+    elif bug == "mask_sign":
+        att = m.convbert.encoder.layer[1].attention.self
+        orig_att = att.forward
+
+        def att_forward(hidden_states, attention_mask=None, *args, **kwargs):
+            if attention_mask is not None:
+                attention_mask = -attention_mask  # sign flipped: padded keys now win the softmax
+            return orig_att(hidden_states, attention_mask, *args, **kwargs)
+
+        att.forward = att_forward
     return m
 
 

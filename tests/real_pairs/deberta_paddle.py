@@ -4,6 +4,7 @@ PADIFF_BUG (this side only):
   paddle_rel_span -> layer 0 self-attention slices the relative-position embedding table as if
                      max_relative_positions were 32 instead of 64 (rows 20..43 instead of 52..75)
   paddle_ln_eps   -> embeddings LayerNorm eps 1e-3 instead of 1e-7
+  paddle_act_twice -> layer 1's intermediate activation is applied twice (gelu(gelu(x)))
 """
 import os
 
@@ -38,6 +39,14 @@ def model():
         m.encoder.layer[0].attention.self.max_relative_positions = 32
     elif bug == "paddle_ln_eps":
         m.embeddings.LayerNorm.variance_epsilon = 1e-3
+    elif bug == "paddle_act_twice":
+        act = m.encoder.layer[1].intermediate.intermediate_act_fn
+        act_once = act.forward
+
+        def act_forward(x):
+            return act_once(act_once(x))  # activation applied a second time
+
+        act.forward = act_forward
     return m
 
 

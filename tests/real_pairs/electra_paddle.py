@@ -7,6 +7,7 @@ PADIFF_BUG (this side only):
   paddle_mask_axis -> ElectraModel expands the 2-D attention_mask on the wrong axes: [B, 1, S, 1]
                       (masks query rows) instead of [B, 1, 1, S] (key columns). A constant added
                       to a whole score row does not change its softmax, so padding is not masked
+  paddle_emb_ln    -> the embeddings LayerNorm is skipped (embeddings.layer_norm returns its input)
 Other electra bugs are planted on the torch side.
 """
 import os
@@ -27,7 +28,15 @@ def model():
     paddle.seed(0)
     m = ElectraDiscriminator(ElectraConfig(**CONFIG))
     m.eval()
-    if os.environ.get("PADIFF_BUG", "") == "paddle_mask_axis":
+    bug = os.environ.get("PADIFF_BUG", "")
+    if bug == "paddle_emb_ln":
+        ln = m.electra.embeddings.layer_norm
+
+        def ln_forward(x):
+            return x  # normalization forgotten: word + position + token_type sum passed on as is
+
+        ln.forward = ln_forward
+    elif bug == "paddle_mask_axis":
         electra = m.electra
         orig = electra.forward
 

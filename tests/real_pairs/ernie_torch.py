@@ -3,7 +3,10 @@
 PADIFF_BUG (this side only):
   task_emb -> the task-type embeddings are not added (embeddings.use_task_id = False)
   head_act -> the MLM head transform activation is ReLU instead of GELU
+  kv_swap  -> layer 1's self-attention uses the value projection as keys and the key
+              projection as values
 """
+import math
 import os
 
 import numpy as np
@@ -28,7 +31,34 @@ def model():
         m.ernie.embeddings.use_task_id = False
     elif bug == "head_act":
         m.cls.predictions.transform.transform_act_fn = torch.nn.ReLU()
+    elif bug == "kv_swap":
+        _swap_key_value(m.ernie.encoder.layer[1].attention.self)
     return m
+
+
+def _swap_key_value(att):
+    """ErnieSelfAttention.forward (absolute positions, no cache) with key and value swapped."""
+
+    def forward(hidden_states, attention_mask=None, head_mask=None, *args, **kwargs):
+        b, s, _ = hidden_states.shape
+        h, d = att.num_attention_heads, att.attention_head_size
+
+        def split(x):
+            return x.view(b, s, h, d).transpose(1, 2)
+
+        q = split(att.query(hidden_states))
+        k_out, v_out = att.key(hidden_states), att.value(hidden_states)
+        key_layer, value_layer = split(v_out), split(k_out)  # swapped
+        scores = torch.matmul(q, key_layer.transpose(-1, -2)) / math.sqrt(d)
+        if attention_mask is not None:
+            scores = scores + attention_mask
+        probs = att.dropout(torch.nn.functional.softmax(scores, dim=-1))
+        if head_mask is not None:
+            probs = probs * head_mask
+        ctx = torch.matmul(probs, value_layer).permute(0, 2, 1, 3).reshape(b, s, h * d)
+        return ctx, probs
+
+    att.forward = forward
 
 
 def _arrays():

@@ -9,8 +9,11 @@ paddlenlp never runs its Funnel `_init_weights` at construction (and `init_weigh
 FunnelEmbeddings has no `_padding_idx`): r_w_bias/r_r_bias/r_kernel/r_s_bias/seg_embed stay
 all zero, which would hide every relative-position bug. `_init()` applies HF's init scheme here.
 
-PADIFF_BUG=paddle_scale plants a bug on this side: encoder block 1's attention
-(`encoder.blocks.1.0.attention`) uses scale 1.0 instead of 1/sqrt(d_head).
+PADIFF_BUG (this side only):
+  paddle_scale    -> encoder block 1's attention (`encoder.blocks.1.0.attention`) uses scale 1.0
+                     instead of 1/sqrt(d_head)
+  paddle_residual -> encoder block 1's feed-forward (`encoder.blocks.1.0.ffn`) drops its residual
+                     connection: layer_norm(h) instead of layer_norm(hidden + h)
 """
 import os
 
@@ -47,8 +50,21 @@ def model():
     m = FunnelModel(FunnelConfig(return_dict=True, **CONFIG))
     _init(m)
     m.eval()
-    if os.environ.get("PADIFF_BUG", "") == "paddle_scale":
+    bug = os.environ.get("PADIFF_BUG", "")
+    if bug == "paddle_scale":
         m.encoder.blocks[1][0].attention.scale = 1.0
+    elif bug == "paddle_residual":
+        ffn = m.encoder.blocks[1][0].ffn
+
+        def ffn_forward(hidden):
+            h = ffn.linear_1(hidden)
+            h = ffn.activation_function(h)
+            h = ffn.activation_dropout(h)
+            h = ffn.linear_2(h)
+            h = ffn.dropout(h)
+            return ffn.layer_norm(h)  # residual `hidden + h` forgotten
+
+        ffn.forward = ffn_forward
     return m
 
 

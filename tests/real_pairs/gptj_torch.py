@@ -4,6 +4,7 @@ Twin of gptj_paddle.py (paddlenlp GPTJForCausalLM). Ground truth: gptj_truth.jso
 PADIFF_BUG (torch side):
   rope_base -> layer 1 attention's sinusoidal table (embed_positions) built with base 500000 instead of 10000
   act       -> layer 0 MLP activation is ReLU instead of tanh GELU (gelu_new)
+  scale     -> layer 1 attention divides the scores by head_dim (8) instead of sqrt(head_dim)
 """
 import os
 
@@ -34,6 +35,9 @@ def model():
         m.transformer.h[1].attn.embed_positions = _table(CONFIG["n_positions"], CONFIG["rotary_dim"], 500000.0)
     elif bug == "act":
         m.transformer.h[0].mlp.act = torch.nn.ReLU()
+    elif bug == "scale":
+        attn = m.transformer.h[1].attn
+        attn.scale_attn = torch.tensor(float(attn.head_dim))  # should be sqrt(head_dim)
     return m
 
 

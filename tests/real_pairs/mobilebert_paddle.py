@@ -5,9 +5,13 @@ shared key/query bottleneck), 2 stacked feed-forward networks per layer, NoNorm 
 instead of LayerNorm, relu. Defaults that differ from HF and are pinned here:
 classifier_activation (paddlenlp False, HF True: the pooler's dense+tanh).
 
-PADIFF_BUG=paddle_act plants a bug on this side: gelu instead of relu in the first stacked
-feed-forward network of layer 1 (`encoder.layers.1.ffn.0.intermediate.intermediate_act_fn`).
+PADIFF_BUG (this side only):
+  paddle_act        -> gelu instead of relu in the first stacked feed-forward network of layer 1
+                       (`encoder.layers.1.ffn.0.intermediate.intermediate_act_fn`)
+  paddle_head_merge -> layer 1's attention merges its heads without the transpose: context
+                       [B, heads, S, d] reshaped straight to [B, S, heads*d]
 """
+import math
 import os
 
 import numpy as np
@@ -30,9 +34,38 @@ def model():
     paddle.seed(0)
     m = MobileBertModel(MobileBertConfig(**CONFIG))
     m.eval()
-    if os.environ.get("PADIFF_BUG", "") == "paddle_act":
+    bug = os.environ.get("PADIFF_BUG", "")
+    if bug == "paddle_act":
         m.encoder.layers[1].ffn[0].intermediate.intermediate_act_fn = ACT2FN["gelu"]
+    elif bug == "paddle_head_merge":
+        _merge_heads_untransposed(m.encoder.layers[1].attention)
     return m
+
+
+def _merge_heads_untransposed(att):
+    """MobileBertAttention.forward with the heads merged by a bare reshape (no transpose)."""
+
+    def forward(query_tensor, key_tensor, value_tensor, hidden_states, attention_mask=None,
+                head_mask=None, output_attentions=None):
+        q = att.transpose_for_scores(att.query(query_tensor))
+        k = att.transpose_for_scores(att.key(key_tensor))
+        v = att.transpose_for_scores(att.value(value_tensor))
+        scores = paddle.matmul(q, k, transpose_y=True) / math.sqrt(att.attention_head_size)
+        if attention_mask is not None:
+            scores = scores + attention_mask
+        probs = att.attention_dropout(paddle.nn.functional.softmax(scores, axis=-1))
+        if head_mask is not None:
+            probs = probs * head_mask
+        context = paddle.matmul(probs, v)  # [B, heads, S, d]
+        b, _, s, _ = context.shape
+        context = context.reshape([b, s, att.all_head_size])  # transpose(0, 2, 1, 3) forgotten
+        projected = att.dense(context)
+        if not att.use_bottleneck:
+            projected = att.output_dropout(projected)
+        out = att.layer_norm(hidden_states + projected)
+        return (out, probs) if output_attentions else (out,)
+
+    att.forward = forward
 
 
 def _arrays():

@@ -5,6 +5,8 @@ PADIFF_BUG (this side only):
   paddle_bucket -> relative positions bucketed with the opposite sign (T5's convention,
                    bucket(k - q), instead of MPNet's bucket(-(k - q))): the left/right halves
                    of the relative-attention table are swapped, in every layer
+  paddle_softmax_axis -> layer 0 attention normalizes its scores over the query axis (-2)
+                         instead of the key axis (-1)
 """
 import os
 
@@ -44,7 +46,31 @@ def model():
         m.encoder.layer[1].attention.scale = 1.0
     elif bug == "paddle_bucket":
         m.encoder.relative_position_bucket = _flipped_bucket
+    elif bug == "paddle_softmax_axis":
+        _softmax_over_queries(m.encoder.layer[0].attention)
     return m
+
+
+def _softmax_over_queries(att):
+    """MPNetAttention.forward with the softmax taken over axis -2 (queries) instead of -1 (keys)."""
+
+    def forward(hidden_states, attention_mask=None, position_bias=None):
+        q = att.transpose_for_scores(att.q(hidden_states))
+        k = att.transpose_for_scores(att.k(hidden_states))
+        v = att.transpose_for_scores(att.v(hidden_states))
+        scores = paddle.matmul(q, k, transpose_y=True) * att.scale
+        if position_bias is not None:
+            scores += position_bias
+        if attention_mask is not None:
+            scores = scores + attention_mask
+        probs = paddle.nn.functional.softmax(scores, axis=-2)  # should be axis=-1
+        probs = att.attention_dropout(probs)
+        context = paddle.matmul(probs, v).transpose(perm=(0, 2, 1, 3))
+        context = context.reshape(context.shape[:-2] + [att.all_head_size])
+        projected = att.output_dropout(att.o(context))
+        return att.layer_norm(hidden_states + projected), scores
+
+    att.forward = forward
 
 
 def _arrays():

@@ -4,6 +4,7 @@ Twin: pegasus_paddle.py.
 PADIFF_BUG (this side only):
   cross_scale -> decoder layer 0 cross-attention without the head_dim**-0.5 scaling
   act         -> encoder layer 1 feed-forward activation gelu instead of relu
+  pos_offset  -> decoder sinusoidal positions start at 1 instead of 0 (positions 1..10 looked up)
 """
 import os
 
@@ -29,6 +30,17 @@ def model():
         m.decoder.layers[0].encoder_attn.scaling = 1.0
     elif bug == "act":
         m.encoder.layers[1].activation_fn = torch.nn.GELU()
+    elif bug == "pos_offset":
+        pos = m.decoder.embed_positions
+
+        def pos_forward(input_ids_shape, past_key_values_length=0, position_ids=None):
+            if position_ids is None:
+                seq_len = input_ids_shape[1]
+                position_ids = torch.arange(past_key_values_length, past_key_values_length + seq_len)
+            # off by one: positions counted from 1
+            return torch.nn.Embedding.forward(pos, position_ids + 1)
+
+        pos.forward = pos_forward
     return m
 
 

@@ -4,6 +4,8 @@ PADIFF_BUG (this side only):
   rel_shift -> layer 0 relative attention skips the relative shift of the position scores
                (keeps the first klen columns of bd instead of rel_shift_bnij)
   act       -> layer 1 feed-forward activation relu instead of gelu
+  ln_before -> layer 1 feed-forward normalizes its branch before the residual add:
+               inp + layer_norm(ffn(inp)) instead of layer_norm(ffn(inp) + inp)
 """
 import os
 
@@ -31,6 +33,18 @@ def model():
         m.layer[0].rel_attn.rel_shift_bnij = _no_rel_shift
     elif bug == "act":
         m.layer[1].ff.activation_function = torch.nn.ReLU()
+    elif bug == "ln_before":
+        ff = m.layer[1].ff
+
+        def ff_forward(inp):
+            output = ff.layer_1(inp)
+            output = ff.activation_function(output)
+            output = ff.dropout(output)
+            output = ff.layer_2(output)
+            output = ff.dropout(output)
+            return inp + ff.layer_norm(output)  # norm before the residual instead of after
+
+        ff.forward = ff_forward
     return m
 
 
