@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from padiff_trace import Record
+from padiff_trace.matching import canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
@@ -201,7 +202,7 @@ class _Twin:
     def unpaired_types(self) -> set[str]:
         """Module types of the calls inside the other side's call that no pair holds."""
         inside = self.view.tree(self.call.step).descendants(self.call)
-        return {c.module_type for c in inside if c.id not in self.paired}
+        return {canonical_type(c.module_type) for c in inside if c.id not in self.paired}
 
 
 class _Ids:
@@ -293,7 +294,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
     twins = twin.unpaired_types()  # a module of such a type is unpaired there too: moved, not one-sided
-    alone = [c for c in inside if c.module not in weighted and c.module_type not in twins]
+    alone = [c for c in inside if c.module not in weighted and canonical_type(c.module_type) not in twins]
     made = _made_by(v, inside, good, bad, paired)
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
@@ -389,8 +390,8 @@ def _found(other: TraceView, r: Record) -> bool:
             if not y.is_tensor or not y.has_data or y.numel == 0:
                 continue
             got = y.stats
-            if any(abs(got.get(k, math.nan) - want[k]) > _STAT_REL * scale for k in ("min", "max", "mean")):
-                continue
+            if not all(abs(got.get(k, math.nan) - want[k]) <= _STAT_REL * scale for k in ("min", "max", "mean")):
+                continue  # (a statistic not stored is nan: no candidate)
             if x is None:
                 x = np.asarray(r.read(), dtype=np.float64).reshape(shape)
             z = np.asarray(y.read(), dtype=np.float64)

@@ -247,7 +247,8 @@ resnet18), clean twins only, `table.py FAMILY... --clean-only --flags=...`:
 
 Measured again in session 15 with the kink, gradient-flow and running-statistics rules, the
 eight families and bert_train (3 training steps): `--ops` 9 of 9, `--referee` 9 of 9,
-`--single-step` 9 of 9 aligned.
+`--single-step` 9 of 9 aligned. Again in session 16, with the unverified rule and slot pairs:
+9 of 9 in each mode.
 
 ## Known failures (open)
 
