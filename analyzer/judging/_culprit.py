@@ -31,13 +31,12 @@ diverging call also received a differing input), the earliest failing record is 
 3. **Backward.** A gradient that differs first while every forward record of its step agrees
    was made by a backward, not by the module it belongs to: the gradient of a call's output is
    what the calls that used that output pass back. It is named, on each side, at the innermost
-   call that next received that output as an input (the same value: ``_key``); where no
+   call that next received that output as an input (the same value: ``value_id``); where no
    recorded call did (a functional consumer), the earliest failing record stands.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -45,12 +44,11 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from padiff_trace import Record
-from padiff_trace.matching import canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
 from ..alignment._records import RecordLike
-from ._boundary import agrees
+from ._onesided import Key, Twin, made_by, paired_parent, unverified, value_id
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -82,7 +80,6 @@ R = TypeVar("R", bound=PairResult)
 
 _FWD = ("model_input", "input", "output")
 _STATE = ("param", "buffer")
-_Key = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -186,23 +183,9 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     paired_a, paired_b = _Ids(np.unique(call_a)), _Ids(np.unique(call_b))
     params = t.subset(t.role_mask("param"))
     weighted_a, weighted_b = {p.a.module for p in params}, {p.b.module for p in params}
-    twin_a, twin_b = _Twin(vb, cp_best.b, paired_b), _Twin(va, cp_best.a, paired_a)
+    twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
     return Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
                    _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
-
-
-@dataclass(frozen=True)
-class _Twin:
-    """The other side of the named pair: its trace, its call, and its paired calls."""
-
-    view: TraceView
-    call: Call
-    paired: Container[int]
-
-    def unpaired_types(self) -> set[str]:
-        """Module types of the calls inside the other side's call that no pair holds."""
-        inside = self.view.tree(self.call.step).descendants(self.call)
-        return {canonical_type(c.module_type) for c in inside if c.id not in self.paired}
 
 
 class _Ids:
@@ -244,7 +227,7 @@ def _consumer(v: TraceView, call: Call, position: str) -> Call | None:
     """The innermost call that, after ``call`` in forward order, first received the output of
     ``call`` at ``position`` as one of its inputs; None when no recorded call did."""
     out = next((r for r in call.outputs if r.position == position), None)
-    key = _key(out) if out is not None else None
+    key = value_id(out) if out is not None else None
     if key is None:
         return None
     tree = v.tree(call.step)
@@ -254,7 +237,7 @@ def _consumer(v: TraceView, call: Call, position: str) -> Call | None:
     for c in v.calls[call.step]:  # entry order: a call before the calls inside it
         if c.id == call.id:
             after = True
-        if not after or c.id in skip or not any(_key(r) == key for r in c.tensor_inputs()):
+        if not after or c.id in skip or not any(value_id(r) == key for r in c.tensor_inputs()):
             continue
         if found is not None and found.id not in {x.id for x in v.ancestors(c)}:
             break  # past the first consumer's subtree
@@ -271,7 +254,7 @@ def _first_call(v: TraceView, module: str) -> Call | None:
 
 
 def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired: Container[int],
-          weighted: Container[str], twin: _Twin) -> Side:
+          weighted: Container[str], twin: Twin) -> Side:
     """Side of the named pair: its own code, or a call inside recorded on this side only.
     ``fwd`` holds the step's forward pairs; ``side`` names this side's record of each ("a", "b");
     ``weighted``: this side's modules whose weights were compared with the other side's;
@@ -279,145 +262,36 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     inside = v.tree(call.step).descendants(call)
     ids = {c.id for c in inside} | {call.id}
     # values seen by the calls inside that only this side recorded: are they right or wrong?
-    wanted = {k for c in inside if c.id not in paired for r in (*c.inputs, *c.outputs) if (k := _key(r)) is not None}
-    good: set[_Key] = set()
-    bad: set[_Key] = set()
+    wanted = {k for c in inside if c.id not in paired for r in (*c.inputs, *c.outputs) if (k := value_id(r)) is not None}
+    good: set[Key] = set()
+    bad: set[Key] = set()
     first: Record | None = None
     for p in fwd:
         r = getattr(p, side)
         if wanted:
-            k = _key(getattr(r, "base", r))
+            k = value_id(getattr(r, "base", r))
             if k is not None and k in wanted:
                 (good if p.passed else bad).add(k)
         if not p.passed and r.call in ids and (first is None or r.seq < first.seq):
             first = r
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
-    twins = twin.unpaired_types()  # a module of such a type is unpaired there too: moved, not one-sided
-    alone = [c for c in inside if c.module not in weighted and canonical_type(c.module_type) not in twins]
-    made = _made_by(v, inside, good, bad, paired)
+    alone = twin.one_sided(inside, weighted)
+    made = made_by(v, inside, good, bad, paired)
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
-        deeper = _unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)
+        deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)
         return Side(made, "one side only", None, ()) if deeper is None else Side(deeper, "unverified", None, ())
-    unseen = _unverified(v, call, alone, good, bad, paired, first, twin.view)
+    unseen = unverified(v, call, alone, good, bad, paired, first, twin.view)
     if unseen is not None:
         return Side(unseen, "unverified", first, ())
     fine = tuple(
         c for c in inside
-        if c.id in paired and _paired_parent(v, c, paired) is call
+        if c.id in paired and paired_parent(v, c, paired) is call
         and (first is None or max((r.seq for r in c.outputs), default=0) < first.seq)
     )
     why = "own code" if first is None or first.call == call.id else "inline code"
     return Side(call, why, first, fine)
-
-
-def _made_by(v: TraceView, calls: list[Call], good: set[_Key], bad: set[_Key], paired: Container[int]) -> Call | None:
-    """The innermost, earliest call only this side recorded whose tensor inputs all agree and
-    one of whose outputs differs."""
-    hits = []
-    for c in calls:
-        if c.id in paired:
-            continue
-        # inputs whose statistics overflow (an additive mask of float32 minima) have no identity:
-        # they neither confirm nor refute; the others must all be values that agree
-        # an input no pair compared (a rotary table only this side passes) is unknown: it
-        # neither confirms nor refutes; at least one input must agree and none differ
-        ins = [k for r in c.tensor_inputs() if (k := _key(r)) is not None]
-        if not any(k in good for k in ins) or any(k in bad for k in ins):
-            continue
-        if any(_key(r) in bad for r in c.tensor_outputs()):
-            hits.append(c)
-    if not hits:
-        return None
-    hit_ids = {c.id for c in hits}
-    inner = [c for c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
-    return min(inner, key=lambda c: min((r.seq for r in c.outputs), default=c.id))
-
-
-def _unverified(v: TraceView, call: Call, calls: list[Call], good: set[_Key], bad: set[_Key],
-                paired: Container[int], first: Record | None, other: TraceView) -> Call | None:
-    """The innermost call only this side recorded, directly in ``call`` (inside no paired child:
-    a child whose output agrees checked it), that ran before ``first`` (the first differing
-    value inside ``call``), received no value that differs, and returned a new value that no
-    record of the other side compares: nothing tells whether it is right, and everything
-    compared before it agrees. The latest such call is named (the last computation nobody
-    checked before the difference showed); a call that returns its input (dropout in eval) is
-    not one, nor (left out by the caller) a call whose weights were compared: a q projection
-    split from the other side's packed q|k|v computes on compared weights, nor a call whose
-    type the other side also calls there unpaired (the same activation, called in another
-    order: not one-sided, so the enclosing code is what differs). A value no pair
-    compares may still be in the other trace: a rotary cos/sin table one library builds in
-    each attention and the other once, passing it in; every output found there (``_found``)
-    verifies the call."""
-    hits = []
-    for c in calls:
-        parent = _paired_parent(v, c, paired)
-        if c.id in paired or parent is None or parent.id != call.id:
-            continue
-        ins = {k for r in c.tensor_inputs() if (k := _key(r)) is not None}
-        outs = {k for r in c.tensor_outputs() if (k := _key(r)) is not None}
-        if not outs or outs <= ins or ins & bad or outs & (good | bad):
-            continue
-        end = max((r.seq for r in c.outputs), default=-1)
-        if first is not None and end > first.seq:
-            continue
-        if all(_found(other, r) for r in c.tensor_outputs() if _key(r) is not None):
-            continue
-        hits.append((end, c))
-    if not hits:
-        return None
-    hit_ids = {c.id for _, c in hits}
-    inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
-    return max(inner, key=lambda h: h[0])[1]
-
-
-_STAT_REL = 1e-3  # statistics this close mark a candidate; the values decide
-
-
-def _found(other: TraceView, r: Record) -> bool:
-    """The value of ``r`` is a forward value of the same step in the other trace, to within
-    ``RELATION_REL`` in relative L2: the same shape once axes of size 1 are dropped, or one that
-    broadcasts to it (a table built once per batch row). Statistics select the candidates."""
-    if not r.has_data:
-        return False
-    want = r.stats
-    scale = max(abs(want["min"]), abs(want["max"]), 1e-30)
-    shape = tuple(n for n in r.shape if n != 1)
-    x: np.ndarray | None = None
-    for c in other.calls.get(r.step, ()):
-        for y in (*c.inputs, *c.outputs):
-            if not y.is_tensor or not y.has_data or y.numel == 0:
-                continue
-            got = y.stats
-            if not all(abs(got.get(k, math.nan) - want[k]) <= _STAT_REL * scale for k in ("min", "max", "mean")):
-                continue  # (a statistic not stored is nan: no candidate)
-            if x is None:
-                x = np.asarray(r.read(), dtype=np.float64).reshape(shape)
-            z = np.asarray(y.read(), dtype=np.float64)
-            z = z.reshape(tuple(n for n in z.shape if n != 1))
-            try:
-                xb = np.broadcast_to(x, z.shape) if x.size <= z.size else x
-                zb = z if x.size <= z.size else np.broadcast_to(z, x.shape)
-            except ValueError:
-                continue
-            if agrees(xb, zb):
-                return True
-    return False
-
-
-def _key(r: Record) -> _Key | None:
-    """One value's identity within a trace: dtype, size and statistics (None: not a tensor)."""
-    if not r.is_tensor or r.numel == 0:
-        return None
-    stats = r.stats
-    if not all(math.isfinite(x) for x in stats.values() if isinstance(x, float)):
-        return None
-    return (r.dtype, r.numel, *sorted(stats.items()))
-
-
-def _paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:
-    return next((x for x in v.ancestors(c) if x.id in paired), None)
 
 
 def _site(c: Call) -> tuple[Any, ...]:

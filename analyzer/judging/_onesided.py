@@ -1,0 +1,158 @@
+"""Calls recorded on one side only, inside the pair named as the first divergence: which one
+made the difference (``_culprit`` rule 2).
+
+Two correct libraries draw module boundaries differently: an activation is a module on one
+side and inline code on the other, a position table is built by a module of its own on one
+side only. Such a call has no partner, so its values are judged by the values around it:
+
+* ``made_by``: its inputs are values that agree and one of its outputs is a value that
+  differs (values are identified within a trace by ``value_id``: dtype, size and statistics);
+* ``unverified``: nothing on the other side compares what it returned, it ran before the
+  first differing value, and everything compared before it agrees; unless the other trace
+  holds that value (``found``), its weights were compared, or the other side calls a module
+  of its type there too (``Twin``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Container
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from padiff_trace import Record
+from padiff_trace.matching import canonical_type
+
+from ..alignment._calls import Call, TraceView
+from ._boundary import agrees
+
+__all__ = ["Key", "Twin", "found", "made_by", "paired_parent", "unverified", "value_id"]
+
+Key = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Twin:
+    """The other side of the named pair: its trace, its call, and its paired calls."""
+
+    view: TraceView
+    call: Call
+    paired: Container[int]
+
+    def one_sided(self, calls: list[Call], weighted: Container[str]) -> list[Call]:
+        """Those of ``calls`` (this side's) that may be one-sided: not a module whose weights
+        were compared (``weighted``), nor of a type that the other side's call also holds
+        unpaired (moved, not one-sided: the enclosing code is what differs)."""
+        inside = self.view.tree(self.call.step).descendants(self.call)
+        twins = {canonical_type(c.module_type) for c in inside if c.id not in self.paired}
+        return [c for c in calls if c.module not in weighted and canonical_type(c.module_type) not in twins]
+
+
+def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], paired: Container[int]) -> Call | None:
+    """The innermost, earliest call only this side recorded whose tensor inputs all agree and
+    one of whose outputs differs."""
+    hits = []
+    for c in calls:
+        if c.id in paired:
+            continue
+        # inputs whose statistics overflow (an additive mask of float32 minima) have no identity:
+        # they neither confirm nor refute; the others must all be values that agree
+        # an input no pair compared (a rotary table only this side passes) is unknown: it
+        # neither confirms nor refutes; at least one input must agree and none differ
+        ins = [k for r in c.tensor_inputs() if (k := value_id(r)) is not None]
+        if not any(k in good for k in ins) or any(k in bad for k in ins):
+            continue
+        if any(value_id(r) in bad for r in c.tensor_outputs()):
+            hits.append(c)
+    if not hits:
+        return None
+    hit_ids = {c.id for c in hits}
+    inner = [c for c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
+    return min(inner, key=lambda c: min((r.seq for r in c.outputs), default=c.id))
+
+
+def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad: set[Key],
+                paired: Container[int], first: Record | None, other: TraceView) -> Call | None:
+    """The innermost call only this side recorded, directly in ``call`` (inside no paired child:
+    a child whose output agrees checked it), that ran before ``first`` (the first differing
+    value inside ``call``), received no value that differs, and returned a new value that no
+    record of the other side compares: nothing tells whether it is right, and everything
+    compared before it agrees. The latest such call is named (the last computation nobody
+    checked before the difference showed); a call that returns its input (dropout in eval) is
+    not one, nor (left out by the caller) a call whose weights were compared: a q projection
+    split from the other side's packed q|k|v computes on compared weights, nor a call whose
+    type the other side also calls there unpaired (the same activation, called in another
+    order: not one-sided, so the enclosing code is what differs). A value no pair
+    compares may still be in the other trace: a rotary cos/sin table one library builds in
+    each attention and the other once, passing it in; every output found there (``found``)
+    verifies the call."""
+    hits = []
+    for c in calls:
+        parent = paired_parent(v, c, paired)
+        if c.id in paired or parent is None or parent.id != call.id:
+            continue
+        ins = {k for r in c.tensor_inputs() if (k := value_id(r)) is not None}
+        outs = {k for r in c.tensor_outputs() if (k := value_id(r)) is not None}
+        if not outs or outs <= ins or ins & bad or outs & (good | bad):
+            continue
+        end = max((r.seq for r in c.outputs), default=-1)
+        if first is not None and end > first.seq:
+            continue
+        if all(found(other, r) for r in c.tensor_outputs() if value_id(r) is not None):
+            continue
+        hits.append((end, c))
+    if not hits:
+        return None
+    hit_ids = {c.id for _, c in hits}
+    inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
+    return max(inner, key=lambda h: h[0])[1]
+
+
+_STAT_REL = 1e-3  # statistics this close mark a candidate; the values decide
+
+
+def found(other: TraceView, r: Record) -> bool:
+    """The value of ``r`` is a forward value of the same step in the other trace, to within
+    ``RELATION_REL`` in relative L2: the same shape once axes of size 1 are dropped, or one that
+    broadcasts to it (a table built once per batch row). Statistics select the candidates."""
+    if not r.has_data:
+        return False
+    want = r.stats
+    scale = max(abs(want["min"]), abs(want["max"]), 1e-30)
+    shape = tuple(n for n in r.shape if n != 1)
+    x: np.ndarray | None = None
+    for c in other.calls.get(r.step, ()):
+        for y in (*c.inputs, *c.outputs):
+            if not y.is_tensor or not y.has_data or y.numel == 0:
+                continue
+            got = y.stats
+            if not all(abs(got.get(k, math.nan) - want[k]) <= _STAT_REL * scale for k in ("min", "max", "mean")):
+                continue  # (a statistic not stored is nan: no candidate)
+            if x is None:
+                x = np.asarray(r.read(), dtype=np.float64).reshape(shape)
+            z = np.asarray(y.read(), dtype=np.float64)
+            z = z.reshape(tuple(n for n in z.shape if n != 1))
+            try:
+                xb = np.broadcast_to(x, z.shape) if x.size <= z.size else x
+                zb = z if x.size <= z.size else np.broadcast_to(z, x.shape)
+            except ValueError:
+                continue
+            if agrees(xb, zb):
+                return True
+    return False
+
+
+def value_id(r: Record) -> Key | None:
+    """One value's identity within a trace: dtype, size and statistics (None: not a tensor)."""
+    if not r.is_tensor or r.numel == 0:
+        return None
+    stats = r.stats
+    if not all(math.isfinite(x) for x in stats.values() if isinstance(x, float)):
+        return None
+    return (r.dtype, r.numel, *sorted(stats.items()))
+
+
+def paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:
+    return next((x for x in v.ancestors(c) if x.id in paired), None)
