@@ -99,6 +99,10 @@ class Adapter(ABC):
     def named_modules(self, model: Any) -> Iterator[tuple[str, Any]]: ...
 
     @abstractmethod
+    def module_aliases(self, model: Any) -> Iterator[tuple[str, Any]]:
+        """Every path a module is registered under: one instance held by two parents appears twice."""
+
+    @abstractmethod
     def register_forward_hooks(self, module: Any, pre: PreHook, post: PostHook) -> list[Any]:
         """Hooks around every call; ``post`` must also run when forward raises."""
 

@@ -39,7 +39,8 @@ def active_recorder() -> Recorder | None:
 @dataclasses.dataclass(slots=True)
 class _Call:
     call: int
-    path: str
+    path: str  # the path it is recorded under: for a shared instance, where its caller holds it
+    hooked: str  # the path its hooks were registered with (``named_modules``)
     mtype: str
     call_index: int
     stack: tuple[Any, ...]
@@ -113,9 +114,17 @@ class Recorder:
         self._sink.open(self.path, meta, self._overwrite)
         self._base_limit = sys.getrecursionlimit()
         try:
+            aliases: dict[int, list[str]] = {}  # an instance registered under several paths: all of them
+            for alias, module in ad.module_aliases(model):
+                aliases.setdefault(id(module), []).append(alias)
             for path, module in ad.named_modules(model):
-                self._types[path] = mtype = type(module).__name__
-                self._handles += ad.register_forward_hooks(module, self._make_pre(path, mtype), self._make_post(path))
+                paths = aliases.get(id(module), [path])
+                names = tuple(paths) if len(paths) > 1 else ()
+                mtype = type(module).__name__
+                for name in (path, *names):
+                    self._types[name] = mtype
+                pre = self._make_pre(path, mtype, names)
+                self._handles += ad.register_forward_hooks(module, pre, self._make_post(path))
             if opts.weights != "none":
                 self._record_weights()
             self._ops = contextlib.ExitStack()
@@ -271,12 +280,23 @@ class Recorder:
         base = self._base_limit if self._base_limit is not None else sys.getrecursionlimit()
         return base + len(self._calls) * self._adapter.hook_frames
 
-    def _make_pre(self, path: str, mtype: str) -> Callable[..., Any]:
+    def _under_caller(self, hooked: str, aliases: tuple[str, ...]) -> str:
+        """The path of a shared instance's call: the alias held by the module calling it, else ``hooked``."""
+        if aliases and self._calls:
+            top = self._calls[-1].path
+            prefix = f"{top}." if top else ""
+            for alias in aliases:
+                if alias.startswith(prefix) and "." not in alias[len(prefix):]:
+                    return alias
+        return hooked
+
+    def _make_pre(self, hooked: str, mtype: str, aliases: tuple[str, ...] = ()) -> Callable[..., Any]:
         def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             parent = self._calls[-1].call if self._calls else -1
+            path = self._under_caller(hooked, aliases)
             idx = self._call_counts[path]
             self._call_counts[path] += 1
-            call = _Call(self._next_call, path, mtype, idx, self._stack.capture(2))
+            call = _Call(self._next_call, path, hooked, mtype, idx, self._stack.capture(2))
             self._next_call += 1
             self._calls.append(call)
             replaced = None
@@ -313,11 +333,12 @@ class Recorder:
 
         return with_headroom(pre, self._depth_limit)
 
-    def _make_post(self, path: str) -> Callable[..., None]:
+    def _make_post(self, hooked: str) -> Callable[..., None]:
         def post(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
-            if not self._calls or self._calls[-1].path != path:
+            if not self._calls or self._calls[-1].hooked != hooked:
                 return  # forward raised below us and the stack was already unwound
             call = self._calls.pop()
+            path = call.path
             parent = self._calls[-1].call if self._calls else -1
             want_out = self._recording(Kind.MODULE_OUTPUT, Phase.FORWARD, path)
             # grad records do not depend on the output being recorded (e.g. --phase backward)

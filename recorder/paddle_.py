@@ -105,6 +105,16 @@ class PaddleAdapter(Adapter):
     def named_modules(self, model: Any) -> Iterator[tuple[str, Any]]:
         return iter(model.named_sublayers(include_self=True))
 
+    def module_aliases(self, model: Any) -> Iterator[tuple[str, Any]]:
+        # named_sublayers lists a shared layer once; walk the children for every path
+        todo: list[tuple[str, Any, tuple[int, ...]]] = [("", model, ())]
+        while todo:
+            path, layer, seen = todo.pop()
+            yield path, layer
+            above = (*seen, id(layer))  # a layer holding one of its ancestors is not walked into
+            kids = [(f"{path}.{n}" if path else n, c) for n, c in layer.named_children()]
+            todo.extend((p, c, above) for p, c in reversed(kids) if id(c) not in above)
+
     def register_forward_hooks(self, module: Any, pre: PreHook, post: PostHook) -> list[Any]:
         return [
             module.register_forward_pre_hook(pre, with_kwargs=True),

@@ -163,6 +163,9 @@ class TorchAdapter(Adapter):
     def named_modules(self, model: Any) -> Iterator[tuple[str, Any]]:
         return iter(model.named_modules())
 
+    def module_aliases(self, model: Any) -> Iterator[tuple[str, Any]]:
+        return iter(model.named_modules(remove_duplicate=False))
+
     def register_forward_hooks(self, module: Any, pre: PreHook, post: PostHook) -> list[Any]:
         return [
             module.register_forward_pre_hook(pre, with_kwargs=True),

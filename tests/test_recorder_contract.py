@@ -37,6 +37,7 @@ SHAPES = {
     "mha": (2, 3, 8),
     "encoder": (2, 5, 8),
     "shared": (3, 6),
+    "held": (3, 6),
     "nested": (2, 4),
     "probing": (2, 4),
     "raising": (2, 4),
@@ -278,6 +279,24 @@ def test_shared_module_called_twice_and_functional_call(fw: Any, tmp_path: Path)
         np.testing.assert_array_equal(lin_in[0].read(), INPUTS["shared"])
         np.testing.assert_array_equal(tr.select(kind=Kind.MODULE_OUTPUT, module="")[0].read(), fw.numpy(out))
         assert {r.module for r in tr.select(kind=Kind.MODULE_OUTPUT)} == {"", "lin", "head"}
+
+
+def test_shared_instance_is_named_where_its_caller_holds_it(fw: Any, tmp_path: Path) -> None:
+    model = fw.build("held")
+    with recorder.record(model, tmp_path / "t"):
+        model(fw.tensor(INPUTS["held"]))
+    with open_trace(tmp_path / "t") as tr:
+        outs = tr.select(kind=Kind.MODULE_OUTPUT)
+        acts = sorted((r.module, r.call_index) for r in outs if r.module.endswith("act"))
+        # each block's call under the block's own path; the root's call under the first registered path
+        assert acts == [("blocks.0.act", 0), ("blocks.0.act", 1), ("blocks.1.act", 0)]
+        by_call = {r.call: r for r in outs}
+        for r in outs:
+            if r.module.startswith("blocks.") and r.module.endswith(".act") and r.parent in by_call:
+                assert by_call[r.parent].module in ("", r.module.removesuffix(".act"))
+        inner = next(r for r in outs if r.module == "blocks.1.act")
+        lin = next(r for r in outs if r.module == "blocks.1.lin")
+        np.testing.assert_allclose(inner.read(), np.tanh(lin.read()), rtol=1e-6, atol=1e-6)
 
 
 def test_nested_outputs_with_non_tensors(fw: Any, tmp_path: Path) -> None:

@@ -34,6 +34,33 @@ class Shared(nn.Layer):
         return self.head(h)
 
 
+class _Block(nn.Layer):
+    def __init__(self, act) -> None:
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        self.act = act
+
+    def forward(self, x):
+        return self.act(self.lin(x))
+
+
+class Held(nn.Layer):
+    """One Tanh instance held by two blocks (like HF XLM's module-level ``gelu``): called inside each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        act = nn.Tanh()
+        self.blocks = nn.LayerList([_Block(act), _Block(act)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.act_outside(x)
+
+    def act_outside(self, x):
+        return self.blocks[0].act(x)  # called by the root itself: no block holds it there
+
+
 class Nested(nn.Layer):
     def __init__(self) -> None:
         super().__init__()
@@ -116,7 +143,7 @@ class Framework:
         if what == "encoder":
             layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
             return nn.TransformerEncoder(layer, 2)
-        return {"shared": Shared, "nested": Nested, "probing": Probing, "raising": Raising}[what]()
+        return {"shared": Shared, "held": Held, "nested": Nested, "probing": Probing, "raising": Raising}[what]()
 
     def tensor(self, arr: np.ndarray, requires_grad: bool = False) -> Any:
         t = paddle.to_tensor(arr)

@@ -36,6 +36,33 @@ class Shared(nn.Module):
         return self.head(h)
 
 
+class _Block(nn.Module):
+    def __init__(self, act) -> None:
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        self.act = act
+
+    def forward(self, x):
+        return self.act(self.lin(x))
+
+
+class Held(nn.Module):
+    """One Tanh instance held by two blocks (like HF XLM's module-level ``gelu``): called inside each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        act = nn.Tanh()
+        self.blocks = nn.ModuleList([_Block(act), _Block(act)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.act_outside(x)
+
+    def act_outside(self, x):
+        return self.blocks[0].act(x)  # called by the root itself: no block holds it there
+
+
 class Nested(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -120,7 +147,7 @@ class Framework:
         if what == "encoder":
             layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
             return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
-        return {"shared": Shared, "nested": Nested, "probing": Probing, "raising": Raising}[what]()
+        return {"shared": Shared, "held": Held, "nested": Nested, "probing": Probing, "raising": Raising}[what]()
 
     # -- tensors
     def tensor(self, arr: np.ndarray, requires_grad: bool = False) -> Any:
