@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ..judging._carried import DRIFT_REASON
 from ..judging._dataorder import data_sentences
 from ..judging._environment import explaining
 from ..judging._optimizer import update_sentences
@@ -132,6 +135,14 @@ def _comparison(report: ReportData) -> list[Finding]:
         low = {"bfloat16": "bf16", "float16": "fp16", "float64": "fp64"}.get(prec.lowest or "", "fp32") if prec else "fp32"
         out.append(Finding("noise_floor", f"within the estimated {low} noise floor: {noisy} of {len(t)} pairs",
                            "comparison"))
+    drift = [i for i, why in t.reasons.items() if t.passed[i] and why.startswith(DRIFT_REASON)] if len(t) else []
+    if drift:
+        rel, steps = t.metric("rel_l2")[drift], t.col("step")[drift]
+        out.append(Finding(
+            "training_drift",
+            f"{DRIFT_REASON}: {len(drift)} pair(s) from step {int(steps.min())} on differ by up to rel-L2 "
+            f"{float(np.nanmax(rel)):.2g}, computed from weights that the earlier updates' rounding moved apart "
+            "(fp32 training amplifies rounding; --referee, a float64 run of both, tells it from a bug)", "comparison"))
     return out
 
 

@@ -2,7 +2,12 @@
 
 One layer group with one layer: the same weights run num_hidden_layers=2 times.
 embedding_size (16) != hidden_size (32): encoder.embedding_hidden_mapping_in projects.
+PADIFF_BUG (this side only; torch-side names are ignored here):
+  paddle_token_type -> the embeddings forward leaves out the token-type embedding term
+                       (word + position only), although token_type_ids are passed
 """
+import os
+
 import numpy as np
 import paddle
 from paddlenlp.transformers import AlbertConfig, AlbertModel
@@ -20,7 +25,24 @@ def model():
     paddle.seed(0)
     m = AlbertModel(AlbertConfig(**CONFIG))
     m.eval()
+    if os.environ.get("PADIFF_BUG", "") == "paddle_token_type":
+        emb = m.embeddings
+        emb.forward = _embeddings_without_token_type(emb)
     return m
+
+
+def _embeddings_without_token_type(emb):
+    """AlbertEmbeddings.forward as a porter wrote it: the token-type embedding is never added."""
+    def forward(input_ids, token_type_ids=None, position_ids=None, inputs_embeds=None,
+                past_key_values_length=0):
+        seq_length = input_ids.shape[1]
+        if position_ids is None:
+            position_ids = emb.position_ids[:, past_key_values_length:seq_length + past_key_values_length]
+        embeddings = emb.word_embeddings(input_ids)
+        embeddings += emb.position_embeddings(position_ids)
+        embeddings = emb.layer_norm(embeddings)
+        return emb.dropout(embeddings)
+    return forward
 
 
 def _arrays():

@@ -4,6 +4,9 @@ Twin: bart_paddle.py. PADIFF_BUG:
   scale       -> decoder layer 1 self-attention without the head_dim**-0.5 scaling
   embed_scale -> encoder token embeddings multiplied by sqrt(d_model) (scale_embedding
                  applied on one side only)
+  dec_pos_table -> the decoder's learned positions are looked up in the ENCODER's position
+                 table (encoder.embed_positions.weight) instead of the decoder's own, as if the
+                 two tables were shared like the token embeddings
 """
 import os
 
@@ -29,6 +32,10 @@ def model():
         m.decoder.layers[1].self_attn.scaling = 1.0
     elif bug == "embed_scale":
         m.encoder.embed_tokens.embed_scale = CONFIG["d_model"] ** 0.5
+    elif bug == "dec_pos_table":
+        enc_pos, dec_pos = m.encoder.embed_positions, m.decoder.embed_positions
+        # same offset-2 lookup, but with the encoder's weight (enc_pos itself is not called)
+        dec_pos.forward = lambda *a, **k: type(enc_pos).forward(enc_pos, *a, **k)
     return m
 
 

@@ -1,7 +1,10 @@
 """BERT, HF transformers side: tiny random config, no download.
 
-Planted bugs (PADIFF_BUG): ln_eps, act -- see bert_truth.json.
+Planted bugs (PADIFF_BUG): ln_eps, act, softmax_half -- see bert_truth.json.
+  softmax_half -> every layer's self-attention (attention.self) takes the softmax of its scores
+                  in bfloat16 and casts the probabilities back to float32 (no float32 upcast)
 """
+import math
 import os
 
 import numpy as np
@@ -24,7 +27,32 @@ def model():
         m.embeddings.LayerNorm.eps = 1e-3
     elif bug == "act":  # relu instead of gelu in layer 0's intermediate
         m.encoder.layer[0].intermediate.intermediate_act_fn = torch.nn.ReLU()
+    elif bug == "softmax_half":
+        for layer in m.encoder.layer:
+            layer.attention.self.forward = _self_attention_half_softmax(layer.attention.self)
     return m
+
+
+def _self_attention_half_softmax(sa):
+    """BertSelfAttention (eager, no cache) with the softmax computed in bfloat16."""
+    def forward(hidden_states, attention_mask=None, head_mask=None, encoder_hidden_states=None,
+                past_key_values=None, output_attentions=False, cache_position=None, **kwargs):
+        b, n, _ = hidden_states.shape
+
+        def heads(x):
+            return x.view(b, n, sa.num_attention_heads, sa.attention_head_size).transpose(1, 2)
+
+        q, k, v = heads(sa.query(hidden_states)), heads(sa.key(hidden_states)), heads(sa.value(hidden_states))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(sa.attention_head_size)
+        if attention_mask is not None:
+            if attention_mask.dtype == torch.bool:
+                scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
+            else:
+                scores = scores + attention_mask
+        probs = torch.softmax(scores.to(torch.bfloat16), dim=-1).to(scores.dtype)  # the bug: no fp32 upcast
+        ctx = (probs @ v).transpose(1, 2).reshape(b, n, sa.all_head_size)
+        return ctx, None
+    return forward
 
 
 def _arrays():

@@ -3,6 +3,8 @@
 Twin of bloom_paddle.py (paddlenlp BloomForCausalLM). Ground truth: bloom_truth.json.
 PADIFF_BUG: alibi -> layer 1 attention ignores the ALiBi position bias (baddbmm beta=0)
             scale -> layer 1 attention drops the 1/sqrt(head_dim) score scale
+            residual_post_ln -> layer 1 has apply_residual_connection_post_layernorm=True (the
+                        residuals are the LayerNorm outputs instead of the un-normalised inputs)
 """
 import os
 
@@ -27,6 +29,8 @@ def model():
         attn.beta = 0.0  # scores = beta * alibi + inv_norm_factor * q @ k^T
     elif bug == "scale":
         attn.inv_norm_factor = 1.0
+    elif bug == "residual_post_ln":  # read inline by BloomBlock.forward
+        m.transformer.h[1].apply_residual_connection_post_layernorm = True
     elif bug:
         raise ValueError(f"unknown PADIFF_BUG={bug!r} for bloom")
     return m.eval()

@@ -1,13 +1,15 @@
 """GPT pair, paddle side: paddlenlp GPTForCausalLM (tiny random config, fp32, no downloads).
 
 Twin of gpt_torch.py (HF GPT2LMHeadModel). Ground truth: gpt_truth.json.
+PADIFF_BUG (this side): paddle_gelu_erf -> layer 1 MLP uses the exact erf GELU instead of the
+            tanh approximation that GPT-2 (HF "gelu_new") uses
 """
 import os
 
 import paddle
 from _decoders_common import randomize_paddle, token_ids
 
-_BUG = os.environ.get("PADIFF_BUG", "")  # gpt bugs (act, scale) are planted on the torch side only
+_BUG = os.environ.get("PADIFF_BUG", "")  # gpt bugs act, scale are planted on the torch side
 VOCAB, HIDDEN, LAYERS, HEADS, FFN, MAX_POS = 1000, 64, 2, 4, 128, 64
 
 
@@ -24,6 +26,11 @@ def model():
     m = GPTForCausalLM(cfg)
     randomize_paddle(m)
     m.eval()
+    if os.environ.get("PADIFF_BUG", "") == "paddle_gelu_erf":
+        # the layer calls self.activation(x, approximate=True); the port ignores the flag
+        import paddle.nn.functional as F
+
+        m.gpt.decoder.layers[1].activation = lambda x, approximate=False: F.gelu(x)
     return m
 
 

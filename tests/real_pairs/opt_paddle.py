@@ -1,13 +1,15 @@
 """OPT pair, paddle side: paddlenlp OPTForCausalLM (tiny random config, fp32, no downloads).
 
 Twin of opt_torch.py (HF OPTForCausalLM). Ground truth: opt_truth.json.
+PADIFF_BUG (this side): paddle_fc1_bias -> layer 1's first feed-forward projection (linear1, HF fc1)
+            is applied without its bias (ported as a bias-free matmul)
 """
 import os
 
 import paddle
 from _decoders_common import randomize_paddle, token_ids
 
-_BUG = os.environ.get("PADIFF_BUG", "")  # opt bugs (norm_order, scale) are planted on the torch side only
+_BUG = os.environ.get("PADIFF_BUG", "")  # opt bugs norm_order, scale are planted on the torch side
 VOCAB, HIDDEN, LAYERS, HEADS, FFN, MAX_POS = 1000, 64, 2, 4, 128, 64
 
 
@@ -24,6 +26,11 @@ def model():
     m = OPTForCausalLM(cfg)  # lm_head.decoder_weight is its own parameter (not tied)
     randomize_paddle(m)
     m.eval()
+    if os.environ.get("PADIFF_BUG", "") == "paddle_fc1_bias":
+        import paddle.nn.functional as F
+
+        fc1 = m.opt.decoder.layers[1].linear1
+        fc1.forward = lambda x: F.linear(x, fc1.weight)  # bias left out
     return m
 
 

@@ -3,6 +3,7 @@
 Twin of opt_paddle.py (paddlenlp OPTForCausalLM). Ground truth: opt_truth.json.
 PADIFF_BUG: norm_order -> layer 1 is post-LN (do_layer_norm_before=False, like OPT-350m) instead of pre-LN
             scale      -> layer 1 attention drops the 1/sqrt(head_dim) query scale
+paddle_fc1_bias is planted on the paddle side (this side stays clean for it).
 """
 import os
 
@@ -29,7 +30,7 @@ def model():
         m.model.decoder.layers[1].do_layer_norm_before = False
     elif bug == "scale":
         m.model.decoder.layers[1].self_attn.scaling = 1.0
-    elif bug:
+    elif bug and bug != "paddle_fc1_bias":  # paddle_fc1_bias: paddle side
         raise ValueError(f"unknown PADIFF_BUG={bug!r} for opt")
     return m.eval()
 

@@ -2,7 +2,13 @@
 
 paddlenlp's RobertaConfig defaults differ from HF's (pad_token_id 0 vs 1, type_vocab_size
 16 vs 2, vocab 21128 vs 50265): everything is pinned explicitly on both sides.
+PADIFF_BUG (this side only; torch-side names are ignored here):
+  paddle_ln_unbiased -> the embeddings LayerNorm is a hand-written one whose variance comes from
+                        paddle.var, which defaults to the unbiased (N-1) estimator; LayerNorm
+                        uses the biased (N) one
 """
+import os
+
 import numpy as np
 import paddle
 from paddlenlp.transformers import RobertaConfig, RobertaModel
@@ -19,7 +25,19 @@ def model():
     paddle.seed(0)
     m = RobertaModel(RobertaConfig(**CONFIG))
     m.eval()
+    if os.environ.get("PADIFF_BUG", "") == "paddle_ln_unbiased":
+        ln = m.embeddings.layer_norm
+        ln.forward = _ln_unbiased_var(ln)
     return m
+
+
+def _ln_unbiased_var(layer):
+    """LayerNorm as a porter wrote it: paddle.var(x) is the unbiased estimator (divides by N-1)."""
+    def forward(x):
+        mean = x.mean(axis=-1, keepdim=True)
+        var = paddle.var(x, axis=-1, keepdim=True)  # unbiased=True by default
+        return (x - mean) / paddle.sqrt(var + layer._epsilon) * layer.weight + layer.bias
+    return forward
 
 
 def _arrays():

@@ -6,6 +6,8 @@ Twin: bert_train_torch.py. Ground truth: bert_train_truth.json (run with --steps
 PADIFF_BUG (this side only):
   emb_eval -> bert.embeddings left in eval mode after model.train() (a porter "freezing" the
               embeddings): its dropout is off, the rest of the model trains with dropout
+  paddle_head_not_optimized -> the optimizer is built over m.bert.parameters() (the backbone)
+              instead of m.parameters(): the classifier gets its gradient but is never updated
 """
 import numpy as np
 import paddle
@@ -13,7 +15,7 @@ import paddle.nn.functional as F
 from _train_common import BATCH, SEQ, bug, paddle_adamw, randomize_paddle, token_ids
 from paddlenlp.transformers import BertConfig, BertForSequenceClassification
 
-BUGS = {"emb_eval"} | {"cls_dropout", "decay_all"}  # the torch side's, ignored here
+BUGS = {"emb_eval", "paddle_head_not_optimized"} | {"cls_dropout", "decay_all"}  # the torch side's, ignored here
 CONFIG = dict(
     vocab_size=1000, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
     intermediate_size=64, max_position_embeddings=64, type_vocab_size=2,
@@ -55,4 +57,6 @@ def loss(output):
 
 
 def optimizer(model):
+    if bug(BUGS) == "paddle_head_not_optimized":  # the backbone's parameters only
+        return paddle_adamw(model.bert)
     return paddle_adamw(model)

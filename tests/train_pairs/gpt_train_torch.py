@@ -7,13 +7,17 @@ GPTForCausalLM). Ground truth: gpt_train_truth.json.
 PADIFF_BUG (this side only):
   attn_dropout    -> layer 1's attention-probability dropout has p 0.2 instead of 0.1
   label_smoothing -> the loss uses label_smoothing=0.1 (the paddle side none)
+  shift_twice     -> the labels are shifted twice: the paddle-style labels (ids shifted left,
+                     -100 at the end) go through HF's own causal-LM shift (logits[:, :-1] vs
+                     labels[:, 1:]), so position t is trained to predict token t + 2
 """
+import numpy as np
 import torch
 import torch.nn.functional as F
 from _train_common import CLIP_NORM, bug, token_ids, torch_adamw
 from transformers import GPT2Config, GPT2LMHeadModel
 
-BUGS = {"attn_dropout", "label_smoothing"} | {"eps"}  # the paddle side's, ignored here
+BUGS = {"attn_dropout", "label_smoothing", "shift_twice"} | {"eps"}  # the paddle side's, ignored here
 VOCAB, HIDDEN, LAYERS, HEADS, FFN, MAX_POS = 1000, 64, 2, 4, 128, 64
 
 
@@ -39,6 +43,12 @@ def inputs():
 def loss(output):
     logits = output.logits if hasattr(output, "logits") else output[0]
     labels = torch.from_numpy(token_ids(VOCAB)[:, 1:])  # next token
+    if bug(BUGS) == "shift_twice":  # paddle-style labels (already shifted), shifted again the HF way
+        ids = token_ids(VOCAB)
+        labels = np.full(ids.shape, -100, "int64")
+        labels[:, :-1] = ids[:, 1:]
+        labels = torch.from_numpy(labels)[:, 1:]
+        return F.cross_entropy(logits[:, :-1].reshape(-1, VOCAB), labels.reshape(-1), ignore_index=-100)
     smoothing = 0.1 if bug(BUGS) == "label_smoothing" else 0.0
     return F.cross_entropy(logits[:, :-1].reshape(-1, VOCAB), labels.reshape(-1), label_smoothing=smoothing)
 

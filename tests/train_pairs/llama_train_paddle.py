@@ -7,13 +7,15 @@ Twin: llama_train_torch.py (HF LlamaForCausalLM). Ground truth: llama_train_trut
 PADIFF_BUG (this side only):
   beta2 -> AdamW beta2 0.99 instead of 0.999 (Adam's first update does not depend on the
            betas: visible from the second update on)
+  paddle_wd -> AdamW weight_decay 0.1 (the LLaMA paper's pre-training value) instead of the
+           pair's 0.01, on the same tensors (ndim >= 2)
 """
 import paddle
 import paddle.nn.functional as F
-from _train_common import bug, paddle_adamw, randomize_paddle, token_ids
+from _train_common import BETA1, BETA2, CLIP_NORM, EPS, LR, bug, paddle_adamw, randomize_paddle, token_ids
 from paddlenlp.transformers import LlamaConfig, LlamaForCausalLM
 
-BUGS = {"beta2"} | {"attn_dropout", "no_clip"}  # the torch side's, ignored here
+BUGS = {"beta2", "paddle_wd"} | {"attn_dropout", "no_clip"}  # the torch side's, ignored here
 VOCAB, HIDDEN, LAYERS, HEADS, FFN, MAX_POS = 1000, 64, 2, 4, 128, 64
 
 
@@ -42,4 +44,11 @@ def loss(output):
 
 
 def optimizer(model):
+    if bug(BUGS) == "paddle_wd":  # paddle_adamw with weight_decay 0.1
+        params = [p for p in model.parameters() if not p.stop_gradient]
+        decay = {p.name for p in params if p.ndim >= 2}
+        return paddle.optimizer.AdamW(
+            learning_rate=LR, beta1=BETA1, beta2=BETA2, epsilon=EPS, parameters=params, weight_decay=0.1,
+            apply_decay_param_fun=lambda name: name in decay, grad_clip=paddle.nn.ClipGradByGlobalNorm(CLIP_NORM),
+        )
     return paddle_adamw(model, clip=True, beta2=0.99 if bug(BUGS) == "beta2" else 0.999)

@@ -20,7 +20,7 @@ import paddle
 import paddle.nn.functional as F
 from paddle.vision.models import mobilenet_v2
 
-BUGS = {"dropout_p"} | {"bn_momentum", "nesterov"}  # the torch side's, ignored here
+BUGS = {"dropout_p"} | {"bn_momentum", "nesterov", "softmax_ce"}  # the torch side's, ignored here
 BATCH, SIZE, LR = 4, 64, 1e-3  # batch 4: at batch 2 even float64 training diverges from 1e-16 noise
 LABELS = (np.arange(BATCH) * 3 % 10).astype("int64")
 

@@ -8,6 +8,8 @@ PADIFF_BUG (this side only):
   bn_momentum -> every BatchNorm built with momentum 0.9: paddle's value copied without
                  converting the convention (torch: running = (1 - m) * running + m * batch)
   nesterov    -> SGD(..., nesterov=True): the paddle side uses plain momentum
+  softmax_ce  -> the loss applies softmax to the logits before F.cross_entropy (which applies
+                 log-softmax itself): cross-entropy of the probabilities, not of the logits
 """
 import os
 
@@ -16,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from _tv import torchvision  # torchvision from <repo>/.vision-site, see tests/vision_pairs/_tv.py
 
-BUGS = {"bn_momentum", "nesterov"} | {"dropout_p"}  # the paddle side's, ignored here
+BUGS = {"bn_momentum", "nesterov", "softmax_ce"} | {"dropout_p"}  # the paddle side's, ignored here
 BATCH, SIZE, LR = 4, 64, 1e-3  # batch 4: at batch 2 even float64 training diverges from 1e-16 noise
 LABELS = (np.arange(BATCH) * 3 % 10).astype("int64")
 
@@ -46,6 +48,8 @@ def inputs():
 
 
 def loss(output):
+    if _bug() == "softmax_ce":
+        return F.cross_entropy(F.softmax(output, dim=1), torch.from_numpy(LABELS))
     return F.cross_entropy(output, torch.from_numpy(LABELS))
 
 

@@ -15,7 +15,7 @@ import paddle.nn.functional as F
 from _train_common import BATCH, SEQ, bug, paddle_adamw, token_ids
 from paddlenlp.transformers import T5Config, T5ForConditionalGeneration
 
-BUGS = {"enc_eval"} | {"ff_dropout", "adam_l2"}  # the torch side's, ignored here
+BUGS = {"enc_eval"} | {"ff_dropout", "adam_l2", "lr_default"}  # the torch side's, ignored here
 VOCAB = 1000
 CONFIG = dict(
     vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,

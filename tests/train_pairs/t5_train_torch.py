@@ -8,6 +8,8 @@ PADIFF_BUG (this side only):
   ff_dropout -> decoder block 1's feed-forward dropout has p 0.2 instead of 0.1
   adam_l2    -> torch.optim.Adam(weight_decay=...) instead of AdamW: the decay is added to the
                 gradient (L2, then normalised by Adam) instead of decoupled from it
+  lr_default -> AdamW learning rate 5e-5 (HF TrainingArguments' default, the value one gets
+                when the recipe's learning rate is not carried over) instead of 1e-3
 """
 import numpy as np
 import torch
@@ -15,7 +17,7 @@ import torch.nn.functional as F
 from _train_common import BATCH, BETA1, BETA2, EPS, LR, SEQ, bug, token_ids, torch_adamw, torch_param_groups
 from transformers import T5Config, T5ForConditionalGeneration
 
-BUGS = {"ff_dropout", "adam_l2"} | {"enc_eval"}  # the paddle side's, ignored here
+BUGS = {"ff_dropout", "adam_l2", "lr_default"} | {"enc_eval"}  # the paddle side's, ignored here
 VOCAB = 1000
 CONFIG = dict(
     vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
@@ -60,4 +62,6 @@ def loss(output):
 def optimizer(model):
     if bug(BUGS) == "adam_l2":
         return torch.optim.Adam(torch_param_groups(model), lr=LR, betas=(BETA1, BETA2), eps=EPS)
+    if bug(BUGS) == "lr_default":
+        return torch.optim.AdamW(torch_param_groups(model), lr=5e-5, betas=(BETA1, BETA2), eps=EPS)
     return torch_adamw(model)

@@ -1,6 +1,6 @@
 """MobileNetV2, torchvision side: weights=None, BN-calibrated (see _calib.py), eval, 10 classes.
 
-Planted bugs (PADIFF_BUG): dw_stride, no_residual -- see mobilenet_v2_truth.json.
+Planted bugs (PADIFF_BUG): dw_stride, no_residual, relu6_clamp -- see mobilenet_v2_truth.json.
 """
 import os
 
@@ -19,6 +19,8 @@ def model():
         m.features[4].conv[1][0].stride = (1, 1)
     elif bug == "no_residual":  # features.12 (96 -> 96, stride 1) without its skip connection
         m.features[12].use_res_connect = False
+    elif bug == "relu6_clamp":  # last 1x1 conv (320 -> 1280) + BN followed by ReLU, not ReLU6: no clamp at 6
+        m.features[18][2] = torch.nn.ReLU(inplace=True)
     return m
 
 

@@ -1,6 +1,6 @@
 """ResNet-18, torchvision side: weights=None, BN-calibrated (see _calib.py), eval, 10 classes.
 
-Planted bugs (PADIFF_BUG): no_residual, maxpool_pad -- see resnet18_truth.json.
+Planted bugs (PADIFF_BUG): no_residual, maxpool_pad, relu_before_add -- see resnet18_truth.json.
 """
 import os
 import types
@@ -18,6 +18,13 @@ def _forward_no_residual(self, x):
     return self.relu(out)
 
 
+def _forward_relu_before_add(self, x):
+    # torchvision's BasicBlock.forward with the second ReLU applied before `+ identity`, not after
+    out = self.relu(self.bn1(self.conv1(x)))
+    out = self.relu(self.bn2(self.conv2(out)))
+    return out + x
+
+
 def model():
     torch.manual_seed(0)
     m = torchvision.models.resnet18(num_classes=10, weights=None)
@@ -28,6 +35,9 @@ def model():
         blk.forward = types.MethodType(_forward_no_residual, blk)
     elif bug == "maxpool_pad":  # stem MaxPool2d(3, 2) with padding 0 instead of 1: 32x32 -> 15x15
         m.maxpool.padding = 0
+    elif bug == "relu_before_add":  # layer2.1 (no downsample): relu(bn2(conv2(.))) + x instead of relu(bn2(..) + x)
+        blk = m.layer2[1]
+        blk.forward = types.MethodType(_forward_relu_before_add, blk)
     return m
 
 

@@ -3,6 +3,8 @@ BatchNorm normalises with batch statistics and updates its running stats; SGD lr
 
 PADIFF_BUG=global_stats plants this side's bug: layer3.0.bn2 has use_global_stats=True, so it
 normalises with its running stats even in training (a frozen BatchNorm).
+PADIFF_BUG=paddle_loss_sum: the loss sums the squares ((output**2).sum()) instead of taking their
+mean: 20 times the loss and every gradient (batch 2 x 10 logits).
 """
 import os
 
@@ -26,6 +28,8 @@ def inputs():
 
 
 def loss(output):
+    if os.environ.get("PADIFF_BUG", "") == "paddle_loss_sum":
+        return (output**2).sum()
     return (output**2).mean()
 
 

@@ -3,6 +3,8 @@ BN-calibrated (see _calib.py), eval, 10 classes.
 
 PADIFF_BUG=pool_kind plants this side's bug: the second pooling (features.7) averages instead of
 taking the max.
+PADIFF_BUG=paddle_dropout_infer: the classifier's second Dropout (classifier.5) uses
+mode="downscale_in_infer" (fluid's old default), so in eval it multiplies by 1 - p = 0.5.
 """
 import os
 
@@ -18,6 +20,8 @@ def model():
     calibrate_paddle(m)  # BN running stats := calibration-batch stats; leaves eval mode
     if os.environ.get("PADIFF_BUG", "") == "pool_kind":
         m.features[7] = paddle.nn.AvgPool2D(kernel_size=2, stride=2)
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_dropout_infer":  # Dropout(0.5, mode="downscale_in_infer")
+        m.classifier[5].mode = "downscale_in_infer"
     return m
 
 
