@@ -130,6 +130,17 @@ def test_a_slot_of_another_type_is_compared_as_a_type_difference(tmp_path: Path)
     assert [(d["a_type"], d["b_type"]) for d in doc["type_differences"]] == [("ReLU", "Identity")]
 
 
+def test_an_instance_shared_by_blocks_is_named_in_the_block_that_called_it(tmp_path: Path) -> None:
+    """torch holds one GELU in every block (HF XLM's module-level ``gelu``), paddle one per
+    block: each call is recorded where its block holds it, so block 1's activation, a ReLU on
+    the paddle side, is named at ``blocks.1.act`` on both sides (not ``blocks.0.act#1``)."""
+    rc, doc, text = run(tmp_path, "held")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path, "held", bug="paddle_act")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.1.act", "blocks.1.act"), text
+
+
 def test_conv_train_running_variance_is_a_convention(tmp_path: Path) -> None:
     rc, doc, text = run(tmp_path, "conv", "--steps", "3", env={"PADIFF_TRAIN": "1"})
     assert rc == 0, text
