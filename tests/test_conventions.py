@@ -141,6 +141,20 @@ def test_an_instance_shared_by_blocks_is_named_in_the_block_that_called_it(tmp_p
     assert located(doc) == ("blocks.1.act", "blocks.1.act"), text
 
 
+def test_a_call_computed_in_bfloat16_is_said_to_be_a_precision_difference(tmp_path: Path) -> None:
+    """torch's RMSNorm runs in bfloat16 and casts back (the missing upcast): it is named, and
+    its output, made of bfloat16 numbers only (paddle's: almost none), says so; the clean twin
+    says nothing of the kind."""
+    rc, doc, text = run(tmp_path, "upcast")
+    assert rc == 0, text
+    assert not findings(doc, "half_precision"), text
+    rc, doc, text = run(tmp_path, "upcast", bug="half_norm")
+    assert rc == 1, text
+    assert located(doc) == ("norm", "norm"), text
+    (said,) = findings(doc, "half_precision")
+    assert said.startswith("B's values here are bfloat16 numbers (100% of them"), said
+
+
 def test_conv_train_running_variance_is_a_convention(tmp_path: Path) -> None:
     rc, doc, text = run(tmp_path, "conv", "--steps", "3", env={"PADIFF_TRAIN": "1"})
     assert rc == 0, text

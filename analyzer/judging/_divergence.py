@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._culprit import Located, locate
+from ._halfprint import HalfPrint, half_fingerprint
 
 if TYPE_CHECKING:
     from ..alignment._calls import TraceView
@@ -28,6 +29,7 @@ class Divergence:
     input_rel_l2: float | None  # worst relative L2 error of the call's inputs (None: unknown)
     inputs_failed: bool
     located: Located | None = None  # the module call that made the error, on each side (_culprit)
+    half: HalfPrint | None = None  # one side's output is made of half-precision numbers only (_halfprint)
 
     @property
     def type_difference(self) -> tuple[str, str] | None:
@@ -64,4 +66,5 @@ def first_divergence(t: PairTable, va: TraceView, vb: TraceView) -> Divergence |
         errs = t.metric("rel_l2")[rows & t.has_metrics]
         in_err = float(errs.max()) if len(errs) else None
         in_fail = bool((rows & failed).any())
-    return Divergence(first, in_err, in_fail, located)
+    half = half_fingerprint(first.a, first.b) if first.role in ("output", "op_output") else None
+    return Divergence(first, in_err, in_fail, located, half)

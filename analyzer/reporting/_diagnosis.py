@@ -189,6 +189,8 @@ def _divergence(report: ReportData, d: Divergence) -> list[Finding]:
     elif p.role == "input":
         out.append(Finding("code_between", "earlier recorded outputs match: look at the code between them and this call",
                            hint=True))
+    if d.half is not None:
+        out.append(Finding("half_precision", d.half.sentence(p.metrics.rel_l2 if p.metrics is not None else None), hint=True))
     if p.role == "model_input":
         return out + [Finding("model_inputs_differ", f"the first difference is the data given to the model at step "
                               f"{p.step}, not anything the model computed", hint=True)]

@@ -1,0 +1,43 @@
+"""The RMSNorm pair of upcast_paddle.py, torch side. PADIFF_BUG=half_norm: the norm runs in
+bfloat16 and its result is cast back to float32 (no upcast)."""
+import numpy as np
+import torch
+from _common import B, D, S, bug
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(D))
+
+    def forward(self, x):
+        if bug() == "half_norm":
+            h = x.to(torch.bfloat16)
+            y = self.weight.to(torch.bfloat16) * h * torch.rsqrt((h * h).mean(-1, keepdim=True) + 1e-6)
+            return y.to(x.dtype)
+        return self.weight * x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6)
+
+
+class Model(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = nn.Linear(D, D)
+        self.norm = RMSNorm()
+        self.out = nn.Linear(D, 4)
+
+    def forward(self, x):
+        return self.out(self.norm(self.inp(x)))
+
+
+def model():
+    torch.manual_seed(0)
+    return Model().eval()
+
+
+def inputs():
+    return torch.from_numpy(np.random.default_rng(0).standard_normal((B, S, D)).astype("float32"))
+
+
+def loss(out):
+    return (out**2).mean()
