@@ -22,7 +22,7 @@ from padiff_trace.matching import NUMERICS_EFFECTS
 if TYPE_CHECKING:
     from ._adapter import Adapter
 
-__all__ = ["MAX_VALUE", "cpu_settings", "env_settings", "numerics"]
+__all__ = ["MAX_VALUE", "autocast_policy", "cpu_settings", "env_settings", "numerics"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,3 +80,14 @@ def numerics(adapter: Adapter) -> dict[str, Any]:
             continue
         out.update({k: v for k, v in found.items() if v is not None and (not isinstance(v, str) or len(v) <= MAX_VALUE)})
     return out
+
+
+def autocast_policy(adapter: Adapter, dtype: str, device: str) -> dict[str, Any]:
+    """The ``autocast`` meta: dtype, level, and whether the framework's autocast acted on this
+    device (asked once, inside it: a framework may turn it off where its AMP does not run)."""
+    with adapter.autocast(dtype, device):
+        effective = adapter.autocast_active(device)
+    if effective is False:
+        logger.warning("autocast %s: %s's autocast has no effect on %s; this model computes as without autocast",
+                       dtype, adapter.name, device)
+    return {"dtype": dtype, "level": "O1", "backward": "outside", "effective": effective}

@@ -16,10 +16,11 @@ from typing import Any
 from padiff_trace import Kind, Phase, RecordHeader, TraceWriteError, exit_reason
 
 from ._adapter import Adapter
+from ._aliases import Aliases, under_caller
 from ._collectives import intercept_collectives
 from ._distributed import place_recording
 from ._nest import MAX_OP_SCALARS, flatten, flatten_call, op_scalar
-from ._numerics import numerics
+from ._numerics import autocast_policy, numerics
 from ._options import RecordOptions
 from ._random import intercept_random
 from ._replay import module_classes
@@ -108,23 +109,17 @@ class Recorder:
         }
         self._device = str(meta["device"])
         # the precision policy the steps run under (``autocast``): forward and loss inside, backward outside
-        meta["autocast"] = self._autocast_policy() if opts.autocast else None
+        meta["autocast"] = autocast_policy(ad, str(opts.autocast), self._device) if opts.autocast else None
         meta.update(self._extra_meta)
         self.path = place_recording(self.path, ad, meta, model)  # under a launcher: PATH/rank-NNNNN (``_distributed``)
         self._sink.open(self.path, meta, self._overwrite)
         self._base_limit = sys.getrecursionlimit()
         try:
-            aliases: dict[int, list[str]] = {}  # an instance registered under several paths: all of them
-            for alias, module in ad.module_aliases(model):
-                aliases.setdefault(id(module), []).append(alias)
+            aliases = Aliases(ad, model)  # an instance held by several parents: named where its caller holds it
             for path, module in ad.named_modules(model):
-                paths = aliases.get(id(module), [path])
-                names = tuple(paths) if len(paths) > 1 else ()
-                mtype = type(module).__name__
-                for name in (path, *names):
-                    self._types[name] = mtype
-                pre = self._make_pre(path, mtype, names)
-                self._handles += ad.register_forward_hooks(module, pre, self._make_post(path))
+                names, mtype = aliases.of(module), type(module).__name__
+                self._types.update(dict.fromkeys((path, *names), mtype))
+                self._handles += ad.register_forward_hooks(module, self._make_pre(path, mtype, names), self._make_post(path))
             if opts.weights != "none":
                 self._record_weights()
             self._ops = contextlib.ExitStack()
@@ -176,16 +171,6 @@ class Recorder:
         header = RecordHeader(self._step, Phase.FORWARD, Kind.MODEL_INPUT, "", self._types.get("", ""))
         for pos, leaf in flatten_call(args, kwargs, self._adapter.is_tensor):
             self._sink.emit(dataclasses.replace(header, position=pos), leaf)
-
-    def _autocast_policy(self) -> dict[str, Any]:
-        """The ``autocast`` meta: dtype, level, and whether the framework's autocast acted on this
-        device (asked once, inside it: a framework may turn it off where its AMP does not run)."""
-        dtype, ad = str(self.options.autocast), self._adapter
-        with ad.autocast(dtype, self._device):
-            effective = ad.autocast_active(self._device)
-        if effective is False:
-            logger.warning("autocast %s: %s's autocast has no effect on %s; this model computes as without autocast", dtype, ad.name, self._device)
-        return {"dtype": dtype, "level": "O1", "backward": "outside", "effective": effective}
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
         """The framework's autocast in the ``autocast`` option's dtype (a no-op without it):
@@ -280,20 +265,10 @@ class Recorder:
         base = self._base_limit if self._base_limit is not None else sys.getrecursionlimit()
         return base + len(self._calls) * self._adapter.hook_frames
 
-    def _under_caller(self, hooked: str, aliases: tuple[str, ...]) -> str:
-        """The path of a shared instance's call: the alias held by the module calling it, else ``hooked``."""
-        if aliases and self._calls:
-            top = self._calls[-1].path
-            prefix = f"{top}." if top else ""
-            for alias in aliases:
-                if alias.startswith(prefix) and "." not in alias[len(prefix):]:
-                    return alias
-        return hooked
-
     def _make_pre(self, hooked: str, mtype: str, aliases: tuple[str, ...] = ()) -> Callable[..., Any]:
         def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             parent = self._calls[-1].call if self._calls else -1
-            path = self._under_caller(hooked, aliases)
+            path = under_caller(hooked, aliases, self._calls[-1].path if self._calls else None)
             idx = self._call_counts[path]
             self._call_counts[path] += 1
             call = _Call(self._next_call, path, hooked, mtype, idx, self._stack.capture(2))
