@@ -155,6 +155,21 @@ def test_a_call_computed_in_bfloat16_is_said_to_be_a_precision_difference(tmp_pa
     assert said.startswith("B's values here are bfloat16 numbers (100% of them"), said
 
 
+def test_a_difference_under_the_fp32_floor_is_found_by_the_referee(tmp_path: Path) -> None:
+    """The epsilon outside the square root moves the norm's output by rel-L2 ~4e-6: under the
+    fp32 floor after eight layers, so a plain run is aligned; the float64 runs differ there by
+    as much, which float64 rounding or a float32 constant (~1e-7) never does, so with
+    ``--referee`` the norm's forward output is the first divergence, a model difference."""
+    rc, doc, text = run(tmp_path / "plain", "upcast", bug="eps_sqrt")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "ref", "upcast", "--referee", bug="eps_sqrt")
+    assert rc == 1, text
+    assert located(doc) == ("norm", "norm"), text
+    index = doc["first_divergence"]["index"]
+    pair = next(p for p in doc["pairs"] if p["index"] == index)
+    assert pair["role"] == "output" and pair["class"] == "model difference", text
+
+
 def test_conv_train_running_variance_is_a_convention(tmp_path: Path) -> None:
     rc, doc, text = run(tmp_path, "conv", "--steps", "3", env={"PADIFF_TRAIN": "1"})
     assert rc == 0, text

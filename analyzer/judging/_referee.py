@@ -22,8 +22,12 @@ fp32 noise floor of the pair, sqrt(floor_A**2 + floor_B**2) (a float32 constant 
 model's loss moves its float64 run by one ulp of the constant: invisible at fp32), and
 e64 >= rms(A - B) / k (the float64 disagreement accounts for the fp32 difference) and
 rms(A - B) > k * max(eA, eB) (the fp32 difference is beyond what rounding gives here).
-A real but tiny model difference (e.g. a LayerNorm epsilon seen through the next
-LayerNorm) that stays below the fp32 rounding is classified rounding: at fp32 it is.
+The fp32 floor is an estimate and grows with depth; a float64 disagreement beyond
+``F32_CONSTANT_REL`` (1e-6 relative) is significant below it: a float32 constant or table
+inside a float64 run moves it by ~1e-7 at most, so this much is a difference in the math (an
+epsilon outside a square root that a deep network's floor hides at fp32, and that grows into
+the outputs later). A model difference smaller than that and under the floor is classified
+rounding.
 
 With one referee of A's model, "B deviates" means: B is far from the float64 run of
 A's model while A is close. That is a model difference or B's fp32 numerics being far
@@ -44,10 +48,13 @@ from ..alignment._records import RecordLike
 from ._metrics import Tolerance, measure
 from ._noise import NOISE_FACTOR, NoiseFloor
 
-__all__ = ["CLASSES", "RATIO", "F64_REL_MARGIN", "Referee", "RefereeResult", "side_errors", "classify"]
+__all__ = ["CLASSES", "RATIO", "F32_CONSTANT_REL", "F64_REL_MARGIN", "Referee", "RefereeResult", "side_errors", "classify"]
 
 RATIO = 8.0
 F64_REL_MARGIN = 1e-10
+# float64 runs farther apart than this (relative) differ in their math, whatever the fp32 floor:
+# a float32 constant or table inside a float64 run moves it by ~1e-7 at most
+F32_CONSTANT_REL = 1e-6
 CLASSES = ("rounding", "A deviates", "B deviates", "model difference")
 _TOL = Tolerance(0.0, 0.0, "rel-l2")
 # the class of one pair ("class") and the numbers behind it (errors against float64, floors,
@@ -157,11 +164,12 @@ def _significance_64(
 ) -> float:
     """How far apart the two float64 runs must be for a model difference: beyond their own
     rounding (and the ``F64_REL_MARGIN`` of float32 constants), and beyond the fp32 noise floor
-    of the pair (``fa``, ``fb``: NOISE_FACTOR x sigma of A and B) - a disagreement of the
-    float64 runs that fp32 rounding would hide (a float32 constant in one model's loss) is
-    rounding at the precision compared."""
+    of the pair (``fa``, ``fb``: NOISE_FACTOR x sigma of A and B) or ``F32_CONSTANT_REL`` of
+    the values, whichever is less - a disagreement of the float64 runs that fp32 rounding would
+    hide and a float32 constant can make (one ulp of a constant in one model's loss) is rounding
+    at the precision compared."""
     s64 = max(floor_64[0].sigma(ra), floor_64[1].sigma(rb), F64_REL_MARGIN * scale)
-    return max(NOISE_FACTOR * s64, math.hypot(fa, fb))
+    return max(NOISE_FACTOR * s64, min(math.hypot(fa, fb), F32_CONSTANT_REL * scale))
 
 
 def _rms(r: RecordLike) -> float:

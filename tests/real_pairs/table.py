@@ -300,7 +300,9 @@ training drift: 9 of 9 in each mode.
   session 17: the stem BatchNorm divides by sqrt(var) + eps instead of sqrt(var + eps)). The
   stem's output moves by rel-L2 4.6e-6, ten times the clean twin's difference there but within
   the estimated fp32 floor; one dense layer later a BatchNorm (with its ReLU fused on the paddle
-  side) passes it on three times larger, past the floor, and that BatchNorm is named.
+  side) passes it on three times larger, past the floor, and that BatchNorm is named. With
+  `--referee` (float64 runs of both models) the stem is named: the float64 runs differ there
+  by 4.6e-6, which no float64 rounding does (session 17).
 
 ## Families not in the corpus
 
