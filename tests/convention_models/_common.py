@@ -22,3 +22,8 @@ def mask() -> np.ndarray:
 
 def image() -> np.ndarray:
     return np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype("float32")
+
+
+def hidden() -> np.ndarray:
+    """Hidden states [B, S, D] for the feed-forward pairs (held_*, upcast_*)."""
+    return np.random.default_rng(0).standard_normal((B, S, D)).astype("float32")

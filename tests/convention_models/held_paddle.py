@@ -1,9 +1,8 @@
 """Feed-forward blocks, paddle side: each block owns its GELU (``blocks.N.act``). The torch
 twin holds ONE GELU instance in every block, as HF XLM holds ``transformers.activations.gelu``.
 PADIFF_BUG=paddle_act: block 1's activation is a ReLU."""
-import numpy as np
 import paddle
-from _common import B, D, S, bug
+from _common import D, bug, hidden
 from paddle import nn
 
 
@@ -37,7 +36,7 @@ def model():
 
 
 def inputs():
-    return paddle.to_tensor(np.random.default_rng(0).standard_normal((B, S, D)).astype("float32"))
+    return paddle.to_tensor(hidden())
 
 
 def loss(out):

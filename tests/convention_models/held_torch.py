@@ -1,8 +1,7 @@
 """The feed-forward blocks of held_paddle.py, torch side: one ``nn.GELU`` instance held by
 every block (``named_modules`` lists it once, as ``blocks.0.act``)."""
-import numpy as np
 import torch
-from _common import B, D, S
+from _common import D, hidden
 from torch import nn
 
 
@@ -36,7 +35,7 @@ def model():
 
 
 def inputs():
-    return torch.from_numpy(np.random.default_rng(0).standard_normal((B, S, D)).astype("float32"))
+    return torch.from_numpy(hidden())
 
 
 def loss(out):
