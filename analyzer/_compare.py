@@ -113,12 +113,13 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_update_rounding(table, va, vb)
         absorb_buffer_rounding(table, va, vb)
         conventions += [c for c in [verify_update_convention(table, va, vb, optimizer)] if c is not None]
-        absorb_training_drift(table)
         # each step's weights pass on the gradients of the step before, and the values of a step on
-        # its weights: settle them step after step until nothing more passes
+        # its weights: while the drift passes values, the next step's weights may pass too
+        settled = absorb_training_drift(table)
         for _ in range(int(table.col("step").max(initial=0))):
-            if not (absorb_update_rounding(table, va, vb) + absorb_buffer_rounding(table, va, vb) + absorb_training_drift(table)):
+            if not settled:
                 break
+            settled = absorb_update_rounding(table, va, vb) + absorb_buffer_rounding(table, va, vb) + absorb_training_drift(table)
         absorb_saturated(table)
         conventions += absorb_boundaries(table, va)
         absorb_unpropagated_gradients(table)

@@ -268,7 +268,7 @@ class Recorder:
     def _make_pre(self, hooked: str, mtype: str, aliases: tuple[str, ...] = ()) -> Callable[..., Any]:
         def pre(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             parent = self._calls[-1].call if self._calls else -1
-            path = under_caller(hooked, aliases, self._calls[-1].path if self._calls else None)
+            path = under_caller(hooked, aliases, self._calls[-1].path if self._calls else None) if aliases else hooked
             idx = self._call_counts[path]
             self._call_counts[path] += 1
             call = _Call(self._next_call, path, hooked, mtype, idx, self._stack.capture(2))

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from padiff_trace import DamagedRecordError
+
 __all__ = ["HalfPrint", "half_fingerprint"]
 
 _MIN_VALUES = 64  # fewer values than this (or only zeros and small integers) prove nothing
@@ -58,7 +60,7 @@ def _values(r: Any) -> np.ndarray | None:
         return None
     try:
         return np.asarray(r.read(), np.float32)
-    except Exception:  # a damaged or unreadable record tells nothing here
+    except (DamagedRecordError, OSError, ValueError):  # a damaged or unreadable record tells nothing here
         return None
 
 
