@@ -28,6 +28,7 @@ from padiff_trace.matching import (
     mapping_pins,
     match_weights,
     side_from_records,
+    with_observed_layouts,
 )
 
 from ._adapter import Adapter
@@ -70,7 +71,7 @@ def match_onto_model(
         recs = tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)
         if not recs:
             raise WeightTransferError(f"{trace_path}: has no weights recorded at step 0 (recorded with weights='none'?)")
-        a = side_from_records(recs, tr.meta)
+        a = with_observed_layouts(tr, side_from_records(recs, tr.meta))
     b, tensors = model_side(adapter, model)
     return match_weights(a, b, *mapping_pins(mapping, a, b)), tensors
 

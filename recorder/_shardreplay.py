@@ -45,6 +45,7 @@ from padiff_trace.matching import (
     mapping_pins,
     match_weights,
     side_from_records,
+    with_observed_layouts,
 )
 
 from ._adapter import Adapter
@@ -138,7 +139,7 @@ def match_sliced(
         recs = tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)
         if not recs:
             raise WeightTransferError(f"{trace_path}: has no weights recorded at step 0 (recorded with weights='none'?)")
-        a = side_from_records(recs, tr.meta)
+        a = with_observed_layouts(tr, side_from_records(recs, tr.meta))
     splits, unread = _known_splits(adapter, model, tensors, dist.world_size)
     wm = _match(a, b, splits, mapping)
     found = _by_shapes(wm, a, b, splits, dist, where)

@@ -188,3 +188,17 @@ def test_toy_trace_follows_conventions(tmp_path: Path) -> None:
         assert fc2.parent == block.call and block.parent == 0
         assert tr.select(kind="param")[0].shape == (16, 8)
         assert tr.select(kind="grad_output")[0].call == 0
+
+
+def test_heads_split_and_moved_are_compared_in_the_one_order_the_shapes_allow() -> None:
+    """[b, heads, s, d] against [b, s, heads * d]: the fewest axes moved (heads stay before
+    head_dim even when both are 4, where [b, s, d, heads] would fit the shapes too)."""
+    from analyzer.judging._reconcile import _split_order
+
+    x = np.arange(2 * 8 * 16, dtype=np.float32).reshape(2, 8, 16)  # [b, s, heads * d]
+    split = x.reshape(2, 8, 4, 4).transpose(0, 2, 1, 3)  # [b, heads, s, d]
+    q = _split_order((2, 8, 16), split.shape)
+    assert q == (0, 2, 1, 3) and np.array_equal(split.transpose(q).reshape(-1), x.reshape(-1))
+    other = x.reshape(2, 8, 4, 4).transpose(0, 3, 1, 2)  # [b, d, s, heads]: also fits, moves more
+    assert not np.array_equal(other.transpose(q).reshape(-1), x.reshape(-1))
+    assert _split_order((2, 8, 16), (2, 3, 8, 4)) is None  # other sizes: no order fits

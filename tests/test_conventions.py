@@ -12,7 +12,13 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   same-shape tensors paired by role and registration order); train mode over three steps
   (the running-variance convention);
 * ``heads``: projections stored ``[d, d]`` vs ``[d, heads, head_dim]`` (a reshape layout);
-  a 0-d buffer (``--referee``); a trainable module on one side only (partial transfer).
+  a 0-d buffer (``--referee``); a trainable module on one side only (partial transfer);
+* ``proj``: projections of a class of one library's own (a square weight stored [in, out],
+  returning its heads apart as ``[b, heads, s, d]``) against ``nn.Linear``; two LayerNorms
+  registered in another order than they run, told apart by their names; bare projection
+  matrices against Linear layers; the additive mask handed down on one side, the 0/1 mask on
+  the other (blamed, before session 18, once a bug made the block differ); an output dict
+  with an entry more on one side.
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -225,7 +231,36 @@ def test_a_failed_recording_is_exit_2_and_writes_no_report(tmp_path: Path) -> No
     assert "failed" in proc.stderr and not (tmp_path / "report").exists()
 
 
-@pytest.mark.parametrize("case", ["text", "conv", "heads"])
+# ------------------------------------------------------------------ proj: layouts shown by the calls
+def test_proj_layouts_names_and_output_keys(tmp_path: Path) -> None:
+    """Every norm and bias has its own random values, so a swapped or mis-oriented tensor shows."""
+    rc, doc, text = run(tmp_path, "proj")
+    assert rc == 0, text
+    wm = {w["paddle"]: w for w in weight_map(tmp_path)["weights"] if "paddle" in w}
+    # a square weight of an unknown class: its recorded call shows it is stored [in, out]
+    assert all(wm[f"block.attention.{r}_proj.weight"]["convert"] == "transpose" for r in "qkv")
+    # the norms pair by the word that tells them apart, against registration order
+    assert wm["block.layer_norm.weight"]["torch"] == "block.output.LayerNorm.weight"
+    assert wm["block.attention.layer_norm.weight"]["torch"] == "block.attention.output.LayerNorm.weight"
+    # bare matrices against Linear weights: by the name they share, then the only one left
+    assert (wm["text_projection"]["torch"], wm["text_projection"]["convert"]) == ("text_projection.weight", "transpose")
+    assert wm["image_projection"]["torch"] == "visual_projection.weight"
+    outs = {(p["a"]["module"], p["a"]["position"]): p for p in doc["pairs"] if p["role"] == "output" and p["step"] == 0}
+    q = outs[("block.attention.q_proj", "out")]
+    assert q["b"]["module"] == "block.attention.query" and "permuted [0, 2, 1, 3]" in q["reason"]
+    assert outs[("", 'out["last"]')]["b"]["position"] == 'out["last"]'  # not A's "mean", by order
+    assert ("", 'out["mean"]') not in outs
+
+
+@pytest.mark.parametrize(("bug", "where"), [("scale", ("block.attention", "block.attention")),
+                                            ("paddle_mask", ("block.attention", "block.attention"))])
+def test_proj_bug_is_located_past_the_layouts(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "proj", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where
+
+
+@pytest.mark.parametrize("case", ["text", "conv", "heads", "proj"])
 @pytest.mark.parametrize("flag", ["--ops", "--single-step", "--referee"])
 def test_clean_twins_raise_no_false_alarm_under_each_mode(tmp_path: Path, case: str, flag: str) -> None:
     """Op level (operands of other decompositions are not compared, masks saturate), single-step

@@ -30,16 +30,7 @@ def _verifier():
 
 
 def _check(family: str) -> None:
-    vt = _verifier()
-    bugs = list(vt.truth(family)["bugs"])
-    assert bugs, f"{family}: no planted bug"
-    res = vt.compare(family, ["", *bugs])
-    clean = res[""][0]
-    assert clean < 1e-4, f"{family}: clean pair differs by {clean:.3e}"
-    for bug in bugs:
-        diff, rel = res[bug]
-        assert diff > 30 * clean and rel > 3e-5, (
-            f"{family} PADIFF_BUG={bug}: only {diff:.3e} (relative {rel:.3e}; clean {clean:.3e})")
+    _verifier().verify(family)
 
 
 @pytest.mark.slow
@@ -89,7 +80,12 @@ def _corpus() -> list[str]:
     found = sorted(p.name.removesuffix("_truth.json") for d in dirs for p in d.glob("*_truth.json"))
     if os.environ.get("PADIFF_CORPUS") == "all":
         return [f for f in found if f not in ("gpt", "opt", "bloom", "llama")]
-    return [f for f in found if f in ("distilbert", "mbart")]
+    return [f for f in found if f in ("distilbert", "mbart", *SET7)]
+
+
+# the families added in session 18: those both libraries ship beyond the shared notes' list
+SET7 = ("megatronbert", "nezha", "deberta_v2", "nystromformer", "blenderbot", "blenderbot_small", "prophetnet",
+        "luke", "bigbird", "layoutlm", "ernie_m", "falcon", "clip", "chinese_clip", "bit", "dpt")
 
 
 @pytest.mark.slow

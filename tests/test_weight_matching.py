@@ -367,3 +367,38 @@ def test_mapping_file_pins_an_ambiguous_pair_for_transfer_and_comparison(tmp_pat
     assert compared == {("left", "snd"), ("right", "fst")}
     calls = {(c["a"], c["b"]) for c in report["alignment"]}  # type: ignore[index]
     assert ("left#0", "snd#0") in calls and ("right#0", "fst#0") in calls
+
+
+def test_a_word_that_tells_two_norms_apart_outweighs_registration_order() -> None:
+    """paddlenlp NeZha registers a block's last LayerNorm before the attention holding the other;
+    HF names them attention.output.LayerNorm and output.LayerNorm. "attention" is the only word
+    that tells them apart on each side, and it says which is which."""
+    a = WeightSide("paddle", tuple(norm("layer.0.layer_norm") + norm("layer.0.attention.layer_norm")), PD)
+    b = WeightSide("torch", tuple(norm("layer.0.attention.output.LayerNorm") + norm("layer.0.output.LayerNorm")), TD)
+    got = pairs(match_weights(a, b))
+    assert got["layer.0.layer_norm.weight"] == "layer.0.output.LayerNorm.weight"
+    assert got["layer.0.attention.layer_norm.bias"] == "layer.0.attention.output.LayerNorm.bias"
+
+
+def test_bare_matrices_pair_with_linear_weights_by_name_then_as_the_last_left() -> None:
+    """A model holding its projections as bare [in, out] matrices (paddlenlp CLIP) against Linear
+    layers (HF): text ~ text by name; vision ~ visual as the only ones left; transposed by shape."""
+    a = WeightSide("paddle", (t("text_projection", "CLIPModel", (H, P)), t("vision_projection", "CLIPModel", (H, P))), PD)
+    b = WeightSide("torch", (t("visual_projection.weight", "Linear", (P, H)), t("text_projection.weight", "Linear", (P, H))), TD)
+    wm = match_weights(a, b)
+    assert wm.ok and pairs(wm) == {"text_projection": "text_projection.weight", "vision_projection": "visual_projection.weight"}
+    assert {w["convert"] for w in wm.to_json()["weights"]} == {"transpose"}
+    # square matrices: the shape cannot say which way they are stored, so they stay unpaired
+    sq = WeightSide("paddle", (t("text_projection", "CLIPModel", (H, H)),), PD)
+    assert not match_weights(sq, WeightSide("torch", (t("text_projection.weight", "Linear", (H, H)),), TD)).pairs
+
+
+def test_a_layout_observed_for_a_class_holds_on_both_sides_of_one_framework() -> None:
+    """A square weight of a class the tables do not know, seen stored [in, out] in a recorded call:
+    transposed against a torch Linear, copied as is against the same class (a float64 re-run)."""
+    w = (t("attn.q_proj.weight", "Linear3D", (H, H)), t("attn.q_proj.bias", "Linear3D", (H,)))
+    a = WeightSide("paddle", w, {}, {"Linear3D.weight": (1, 0)})
+    lin = WeightSide("torch", tuple(torch_linear("attn.query", H, H)), TD)
+    assert {p.how: p.relative_perm for p in match_weights(a, lin).pairs if p.a.endswith("weight")} == {"shape+order": (1, 0)}
+    same = match_weights(a, WeightSide("paddle", w, {}))
+    assert all(p.relative_perm is None for p in same.pairs) and len(same.pairs) == 2

@@ -237,12 +237,13 @@ def pair_leaves(
             out.append((x, y, p))
         return out, [], []
     out, used, start = [], set(), 0
-    # a keyword argument named alike on both sides is the same argument, wherever it stands
-    kw_b = {y.position: k for k, y in enumerate(tb) if y.position.startswith("kwargs")}
+    # a keyword argument or output key named alike on both sides is the same value, wherever it
+    # stands (an output dict with an entry more on one side: HF leaves a None pooler out)
+    kw_b = {y.position: k for k, y in enumerate(tb) if _named(y.position)}
     named = {}
     for x in ta:
         k = kw_b.get(x.position)
-        if k is not None and x.position.startswith("kwargs") and _same_argument(x, tb[k]):
+        if k is not None and _named(x.position) and _same_argument(x, tb[k]):
             named[id(x)] = k
             used.add(k)
     for x in ta:
@@ -269,6 +270,12 @@ def pair_leaves(
         out.append((left_a[0], left_b[0], None))
         return out, [], []
     return out, left_a, left_b
+
+
+def _named(position: str) -> bool:
+    """A position reached through a name (``kwargs["mask"]``, ``out["pooler_output"]``), not
+    only through indices (``args[1]``, ``out[0]``: orders differ between libraries)."""
+    return position.startswith("kwargs") or '["' in position
 
 
 def _same_argument(x: Record, y: Record) -> bool:

@@ -19,6 +19,7 @@ from padiff_trace.matching import (
     mapping_pins,
     match_weights,
     side_from_records,
+    with_observed_layouts,
 )
 
 from ._calls import TraceView
@@ -37,7 +38,8 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
         return None
     ra = sorted(va.weights[min(va.weights)].values(), key=lambda r: r.seq)
     rb = sorted(vb.weights[min(vb.weights)].values(), key=lambda r: r.seq)
-    side_a = side_from_records(ra, dict(va.trace.meta))
+    # A's layouts as its recorded calls show them, as the recorder's --weights-from saw them
+    side_a = with_observed_layouts(va.trace, side_from_records(ra, dict(va.trace.meta)))
     side_b = side_from_records(rb, dict(vb.trace.meta))
     return match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
 

@@ -7,7 +7,9 @@ only at module boundaries (``_boundary``):
   they differ only where both are below -1000, which softmax turns into 0 alike;
 * one side's mask also holding the causal triangle the other applies inside its attention;
 * a boolean mask of the other polarity between paddle and torch (True = attend vs True =
-  masked out).
+  masked out);
+* a 0/1 mask of the positions to attend on one side, the additive mask made of it on the
+  other (0 where attended, saturated where not): handed to a layer, they mean the same.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from padiff_trace import DamagedRecordError
 
 from ._pairtable import PairTable
 
-__all__ = ["MASK_RELATIONS", "absorb_saturated", "saturated"]
+__all__ = ["MASK_RELATIONS", "absorb_saturated", "keep_vs_additive", "saturated"]
 
 _READ_LIMIT = 1 << 22  # elements: masks are tested up to 4M elements
 
@@ -72,6 +74,19 @@ def _causal(a: np.ndarray, b: np.ndarray) -> str | None:
     return None
 
 
+def keep_vs_additive(a: np.ndarray, b: np.ndarray) -> str | None:
+    """One side hands over the 0/1 mask of positions to attend, the other the additive mask
+    made of it: 0 exactly where the first is 1, saturated (below -1000) where it is 0. With no
+    padding that is all ones against all zeros; tested only on arguments (``absorb_saturated``)."""
+    for keep, add, side in ((a, b, "A"), (b, a, "B")):
+        ones = keep == 1
+        if not (ones | (keep == 0)).all():
+            continue
+        if (add[ones] == 0).all() and (add[~ones] <= _SATURATED).all():
+            return f"side {side} hands over the 0/1 mask of positions to attend, the other the additive mask made of it"
+    return None
+
+
 # tests of additive masks that differ but mean the same: applied to module inputs and outputs
 # and op operands (not only at boundaries): (a, b) broadcast to one shape -> sentence or None
 MASK_RELATIONS: tuple[Callable[[np.ndarray, np.ndarray], str | None], ...] = (saturated, _causal)
@@ -99,11 +114,13 @@ def _polarity(t: PairTable, i: int) -> int:
 def absorb_saturated(t: PairTable) -> int:
     """Module inputs and outputs, op operands and results (``--ops``) that differ only where
     both sides hold a saturating mask constant (-1e4 vs the float32 minimum, at the same
-    positions) pass: an additive mask, and what adds it, is not a divergence. Returns how many
-    passed."""
+    positions) pass: an additive mask, and what adds it, is not a divergence; so do arguments
+    that are a 0/1 mask on one side and the additive mask made of it on the other. Returns how
+    many passed."""
     if not len(t):
         return 0
     rows = np.flatnonzero(t.role_mask("model_input", "input", "output", "op_input", "op_output") & ~t.passed & t.measured)
+    arguments = t.role_mask("input", "op_input")
     n = 0
     for i in rows.tolist():
         if not _floating(t, i):
@@ -126,6 +143,8 @@ def absorb_saturated(t: PairTable) -> int:
                 a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
             a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
             found = saturated(a64.ravel(), b64.ravel()) or _causal(a64, b64)
+            if not found and arguments[i]:
+                found = keep_vs_additive(a64, b64)
         except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
             continue
         if found:

@@ -27,6 +27,7 @@ from padiff_trace.matching import canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ._boundary import agrees
+from ._reconcile import rearranged
 
 __all__ = ["Key", "Twin", "found", "made_by", "paired_parent", "unverified", "value_id"]
 
@@ -115,8 +116,10 @@ _STAT_REL = 1e-3  # statistics this close mark a candidate; the values decide
 
 def found(other: TraceView, r: Record) -> bool:
     """The value of ``r`` is a forward value of the same step in the other trace, to within
-    ``RELATION_REL`` in relative L2: the same shape once axes of size 1 are dropped, or one that
-    broadcasts to it (a table built once per batch row). Statistics select the candidates."""
+    ``RELATION_REL`` in relative L2: the same shape once axes of size 1 are dropped, one that
+    broadcasts to it (a table built once per batch row), or the same elements in another layout
+    (``_reconcile.rearranged``: a context returned as ``[b, heads, s, d]`` by one library and
+    ``[b, s, heads * d]`` by the other). Statistics select the candidates."""
     if not r.has_data:
         return False
     want = r.stats
@@ -134,6 +137,11 @@ def found(other: TraceView, r: Record) -> bool:
                 x = np.asarray(r.read(), dtype=np.float64).reshape(shape)
             z = np.asarray(y.read(), dtype=np.float64)
             z = z.reshape(tuple(n for n in z.shape if n != 1))
+            if x.size == z.size and x.shape != z.shape:  # the same value in another layout
+                xr = rearranged(x, z.shape)
+                if xr is not None and agrees(xr, z):
+                    return True
+                continue
             try:
                 xb = np.broadcast_to(x, z.shape) if x.size <= z.size else x
                 zb = z if x.size <= z.size else np.broadcast_to(z, x.shape)

@@ -15,26 +15,32 @@ Order (each is tried only when those before it declined):
                         permutation the shapes allow, never flattened across layouts
 3. ``flattened``        one side merged leading axes (``[2, 12, 64]`` vs ``[24, 64]``)
 4. ``head_split``       a head split or merge (``[d, d]`` vs ``[d, heads, head_dim]``)
-5. ``summed_gradient``  the gradient of a broadcast tensor: the larger side summed over the
+5. ``split_permuted``   heads split and moved (``[b, heads, s, d]`` vs ``[b, s, heads * d]``):
+                        the one axis order the shapes allow, then the split or merge
+6. ``summed_gradient``  the gradient of a broadcast tensor: the larger side summed over the
                         broadcast axes (``_reduce``)
-6. ``broadcast``        a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``):
+7. ``broadcast``        a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``):
                         both read broadcast to the common shape (``BroadcastView``)
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from padiff_trace import Record
 from padiff_trace.arrays import same_order_reshape
 
 from ..alignment._item import PlanItem
 from ..alignment._records import RecordLike
-from ._metrics import BroadcastView, broadcast_shape
+from ._metrics import BroadcastView, ReshapedView, broadcast_shape
 from ._reduce import GRAD_ROLES, summed_pair
 
-__all__ = ["RECONCILERS", "WEIGHT_ROLES", "Reconciled", "Reconciler", "axis_permutation", "reconcile"]
+__all__ = ["RECONCILERS", "WEIGHT_ROLES", "Reconciled", "Reconciler", "axis_permutation", "rearranged", "reconcile"]
 
 WEIGHT_ROLES = ("param", "buffer", "param_grad")  # weights pair through the weight map, in their canonical layouts
 
@@ -120,6 +126,72 @@ def head_split(item: PlanItem) -> Reconciled | None:
     return Reconciled(a, b, item.perm, f"compared reshaped, a head split or merge {_shapes(item)}")
 
 
+MAX_PERMUTED_RANK = 6  # at most 720 axis orders are tried
+
+
+def _split_order(small: tuple[int, ...], big: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The order of ``big``'s axes that makes it ``small`` with some axes split into consecutive
+    ones, moving the fewest pairs of axes (heads moved past the sequence keep their place before
+    head_dim); None when no order does, or when two orders tie (axes of equal size)."""
+    if len(big) > MAX_PERMUTED_RANK or len(small) >= len(big):
+        return None
+    found = sorted(
+        (_inversions(q), q) for q in itertools.permutations(range(len(big)))
+        if same_order_reshape(small, tuple(big[k] for k in q))
+    )
+    if not found or (len(found) > 1 and found[0][0] == found[1][0]):
+        return None
+    return found[0][1]
+
+
+def _inversions(q: tuple[int, ...]) -> int:
+    return sum(1 for i in range(len(q)) for j in range(i + 1, len(q)) if q[i] > q[j])
+
+
+def split_permuted(item: PlanItem) -> Reconciled | None:
+    """Heads split and moved: one library's ``[b, heads, s, d]`` against the other's
+    ``[b, s, heads * d]`` (a projection that returns its heads apart). The one axis order the
+    shapes allow, then the split or merge, is the conversion; values are never compared
+    flattened across layouts."""
+    a, b = item.a, item.b
+    if not _activation(item) or a.numel != b.numel or not isinstance(a, Record):
+        return None
+    if len(a.shape) > len(b.shape):  # A's axes reordered, then merged into B's
+        q = _split_order(tuple(b.shape), tuple(a.shape))
+        if q is None:
+            return None
+        return Reconciled(a, b, q, f"compared with A's axes permuted {list(q)} and merged {_shapes(item)}")
+    q = _split_order(tuple(a.shape), tuple(b.shape))  # A split into B's axes in another order
+    if q is None:
+        return None
+    inner = tuple(b.shape[k] for k in q)
+    back = tuple(q.index(k) for k in range(len(q)))
+    return Reconciled(ReshapedView(a, inner), b, back,
+                      f"compared with A split to {list(inner)} and its axes permuted {list(back)} {_shapes(item)}")
+
+
+def rearranged(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``x`` in ``shape`` by the conversions the reconcilers allow between activations: the one
+    axis permutation, a split or merge, heads split and moved (None: none fits)."""
+    if x.shape == shape:
+        return x
+    if x.size != math.prod(shape):
+        return None
+    p = axis_permutation(x.shape, shape)
+    if p is not None:
+        return x.transpose(p)
+    if same_order_reshape(x.shape, shape):
+        return x.reshape(shape)
+    if x.ndim > len(shape):
+        q = _split_order(shape, x.shape)
+        return None if q is None else x.transpose(q).reshape(shape)
+    q = _split_order(x.shape, shape)
+    if q is None:
+        return None
+    inner = tuple(shape[k] for k in q)
+    return x.reshape(inner).transpose(tuple(q.index(k) for k in range(len(q))))
+
+
 def _common(item: PlanItem) -> tuple[int, ...] | None:
     """The shape both sides of an activation pair broadcast to (None: they do not, or it is too large)."""
     return broadcast_shape(item.a.shape, item.b.shape) if _activation(item) else None
@@ -150,7 +222,9 @@ def broadcast(item: PlanItem) -> Reconciled | None:
     return Reconciled(va, vb, None, f"compared broadcast to {list(common)} {_shapes(item)}")
 
 
-RECONCILERS: tuple[Reconciler, ...] = (same_shape, permuted_axes, flattened, head_split, summed_gradient, broadcast)
+RECONCILERS: tuple[Reconciler, ...] = (
+    same_shape, permuted_axes, flattened, head_split, split_permuted, summed_gradient, broadcast,
+)
 
 
 def reconcile(item: PlanItem) -> Reconciled | None:

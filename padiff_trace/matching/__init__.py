@@ -25,6 +25,7 @@ from ._mapping import (
 )
 from ._match import TypeResolver, align, canonical_type, group_key, is_known_type, types_equivalent
 from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
+from ._observed import observed_layouts, with_observed_layouts
 from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
 
@@ -72,4 +73,6 @@ __all__ = [
     "match_weights",
     "module_anchors",
     "side_from_records",
+    "observed_layouts",
+    "with_observed_layouts",
 ]

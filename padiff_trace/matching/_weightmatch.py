@@ -33,6 +33,7 @@ by a coin flip: a group whose sizes differ stays unmatched rather than shifted.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import logging
 import math
 from collections import defaultdict
@@ -46,6 +47,7 @@ from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
 from ._weighttensors import assign as _assign
 from ._weighttensors import by_blocks as _by_blocks
+from ._weighttensors import distinguishing_words as _distinguishing_words
 from ._weighttensors import groups as _groups
 from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import normalise as _normalise
@@ -59,6 +61,9 @@ logger = logging.getLogger(__name__)
 
 class _Matcher:
     def __init__(self, a: WeightSide, b: WeightSide) -> None:
+        if a.framework == b.framework:  # a layout a class's call showed holds for that class on both sides
+            both = {**a.layouts, **b.layouts}
+            a, b = dataclasses.replace(a, layouts=both), dataclasses.replace(b, layouts=both)
         self.a, self.b = _normalise(a, "a"), _normalise(b, "b")
         self.by_name = {"a": {t.info.name: t for t in self.a}, "b": {t.info.name: t for t in self.b}}
         self.map = WeightMap(a.framework, b.framework)
@@ -243,39 +248,66 @@ class _Matcher:
     def last_resort(self) -> None:
         """What is still left pairs only where it is unique: the one tensor of its block on each
         side with this shape, or its transpose (a library head stored [in, out] in a class the
-        tables do not know). A square matrix is never guessed this way: its layout is unknown."""
+        tables do not know; a bare matrix ``text_projection`` against a Linear
+        ``text_projection.weight``). Where several fit, a path word that tells them apart on both
+        sides pairs them first (``text_projection`` ~ ``text_projection.weight`` beside
+        ``vision_projection`` ~ ``visual_projection.weight``), then uniqueness again. A square
+        matrix is never guessed this way: its layout is unknown."""
         la = [t for t in self.live(self.a) if t.info.is_param]
         lb = [t for t in self.live(self.b) if t.info.is_param]
 
         def fits(x: _T, y: _T) -> bool:
-            if x.key != y.key or x.cshape == () or len(x.cshape) != len(y.cshape):
+            if x.used or y.used or x.key != y.key or x.cshape == () or len(x.cshape) != len(y.cshape):
+                return False
+            if len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
                 return False
             return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
 
         def alike(x: _T, y: _T) -> bool:  # a trainable tensor is the other's trainable one first
             return x.info.trainable == y.info.trainable
 
-        for x in la:
-            if x.used:
-                continue
-            ys = [y for y in lb if not y.used and fits(x, y)]
-            if len(ys) > 1:
-                ys = [y for y in ys if alike(x, y)]
+        def narrow(x: _T, cands: list[_T]) -> list[_T]:
+            return [y for y in cands if alike(x, y)] if len(cands) > 1 else cands
+
+        def named(x: _T) -> _T | None:
+            """The one candidate whose path shares a word with ``x``'s that tells the
+            candidates apart (and no other tensor of ``x``'s side does so with it)."""
+            ys = narrow(x, [y for y in lb if fits(x, y)])
+            xs = [o for o in la if any(fits(o, y) for y in ys)]
+            if len(ys) < 2 or len(xs) < 2:
+                return None
+            dx, dy = _distinguishing_words(xs), _distinguishing_words(ys)
+            i = xs.index(x)
+            hits = [j for j in range(len(ys)) if dx[i] & dy[j]]
+            if len(hits) != 1 or sum(1 for k in range(len(xs)) if dx[k] & dy[hits[0]]) != 1:
+                return None
+            return ys[hits[0]]
+
+        def unique(x: _T) -> _T | None:
+            ys = narrow(x, [y for y in lb if fits(x, y)])
             if len(ys) != 1:
-                continue
-            y = ys[0]
-            rivals = [o for o in la if not o.used and fits(o, y)]
+                return None
+            rivals = [o for o in la if fits(o, ys[0])]
             if len(rivals) > 1:
-                rivals = [o for o in rivals if alike(o, y)]
-            if rivals != [x]:
-                continue
-            if x.cshape != y.cshape:  # A's canonical view is taken transposed
-                x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
-                x.cshape = x.cshape[::-1]
-            elif len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
-                continue
-            logger.info("paired %s with %s as the only candidates left (%s)", x.info.name, y.info.name, list(y.cshape))
-            self.pair(x, y, "only candidate")
+                rivals = [o for o in rivals if alike(o, ys[0])]
+            return ys[0] if rivals == [x] else None
+
+        progress = True
+        while progress:
+            progress = False
+            for find in (named, unique):
+                for x in la:
+                    y = None if x.used else find(x)
+                    if y is not None:
+                        self._take_left(x, y)
+                        progress = True
+
+    def _take_left(self, x: _T, y: _T) -> None:
+        if x.cshape != y.cshape:  # A's canonical view is taken transposed
+            x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
+            x.cshape = x.cshape[::-1]
+        logger.info("paired %s with %s as the only candidates left (%s)", x.info.name, y.info.name, list(y.cshape))
+        self.pair(x, y, "only candidate")
 
     def shared_derived(self) -> None:
         """Derived state that one model keeps once, outside any block, and the other once per

@@ -25,6 +25,9 @@ class WeightSide:
     framework: str
     tensors: tuple[TensorInfo, ...]
     classes: dict[str, list[str]] = field(default_factory=dict)
+    # "Class.local" -> stored-to-canonical permutation a recorded call of the class showed
+    # (``_observed``); it holds for every tensor of that class, on either side of one framework
+    layouts: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSide:

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 from ._knowledge import DERIVED_STATE, LOCAL_ALIASES, PACKED_ROLES, ROLE_SYNONYMS
 from ._match import TypeResolver, group_key, same_canonical
+from ._observed import layout_key
 from ._weightmap import TensorInfo
 from ._weightsides import WeightSide
 
-__all__ = ["MTensor", "assign", "by_blocks", "groups", "names_agree", "normalise", "part_shape", "role_names"]
+__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "role_names"]
 
 _INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
 _SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
@@ -68,7 +69,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             if same_canonical(group, ctype):
                 local = aliases.get(local, local)
         role = PACKED_ROLES.get((ctype, local))
-        perm = res.layout(t.module_type, t.local)
+        perm = res.layout(t.module_type, t.local) or side.layouts.get(layout_key(t.module_type, t.local))
         if perm is not None and len(perm) != len(t.shape):
             perm = None
         cshape = tuple(t.shape[k] for k in perm) if perm is not None else tuple(t.shape)
@@ -130,26 +131,48 @@ def role_names(run: list[MTensor]) -> bool:
     return all(t.leaf in _SYN for t in run)
 
 
+def _distinguishing(words: list[frozenset[str]]) -> list[frozenset[str]]:
+    """Each member's path words that some other member of its group lacks (words every member
+    shares, ``encoder`` or ``layer``, say nothing about which member is which)."""
+    common = frozenset.intersection(*words) if words else frozenset()
+    return [w - common for w in words]
+
+
+_GENERIC_LOCALS = frozenset({"weight", "bias"})
+
+
+def distinguishing_words(ts: list[MTensor]) -> list[frozenset[str]]:
+    """Each tensor's full-name words (a bare ``text_projection`` counts its own name, a Linear's
+    ``weight`` does not) that some other tensor of the list lacks."""
+    return _distinguishing([_tokens(t.info.name) - _GENERIC_LOCALS for t in ts])
+
+
 def _tokens(path: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(path.lower()) if not w.isdigit())
 
 
 def assign(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[MTensor, MTensor, bool]]:
     """Pairs of two equally long groups. Each candidate pair scores its evidence: the same role
-    by module name (``query`` ~ ``q_proj``: 3), the overlap of its path words (encoder vs decoder,
-    self vs cross attention: up to 1), and registration order (the same rank: 0.5, nearby: less).
-    Pairs are taken best first; with no names to go by, that is registration order."""
+    by module name (``query`` ~ ``q_proj``: 3), a path word that tells members of the group
+    apart on both sides (``attention.layer_norm`` ~ ``attention.output.LayerNorm`` beside a
+    plain ``layer_norm`` ~ ``output.LayerNorm``: 1 each), the overlap of its path words (encoder
+    vs decoder, self vs cross attention: up to 1), and registration order (the same rank: 0.5,
+    nearby: less; libraries register a block's parts in whatever order their ``__init__``
+    lists them, so a distinguishing name outweighs it). Pairs are taken best first; with no
+    names to go by, that is registration order."""
     n = len(xs)
     if n == 1 or n > 512:
         return [(x, y, False) for x, y in zip(xs, ys)]
     tx = [_tokens(x.info.module) for x in xs]
     ty = [_tokens(y.info.module) for y in ys]
+    dx, dy = _distinguishing(tx), _distinguishing(ty)
     cand = []
     for i, x in enumerate(xs):
         for j, y in enumerate(ys):
             role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
             union = len(tx[i] | ty[j])
             words = len(tx[i] & ty[j]) / union if union else 0.0
+            words += len(dx[i] & dy[j])
             order = 0.5 if i == j else 0.25 * (1 - abs(i - j) / n)
             cand.append((-(role + words + order), abs(i - j), i, j))
     cand.sort()

@@ -210,14 +210,20 @@ def compare(family: str, bugs: list[str] | tuple[str, ...] = ("",)) -> dict[str,
 
 
 def verify(family: str) -> float:
-    """Max abs diff of the final output of the clean pair, after checking every planted bug
-    makes a large difference (> 1e-3)."""
+    """Max abs diff of the final output of the clean pair (< 1e-4), after checking that every
+    planted bug moves it by far more: 30 times the clean difference and 3e-5 relative
+    (precision bugs, a softmax in bfloat16, sit near 1e-4; most bugs move it by percents)."""
     bugs = list(truth(family)["bugs"])
+    if not bugs:
+        raise AssertionError(f"{family}: no planted bug")
     res = compare(family, ["", *bugs])
-    small = {b: r for b, r in res.items() if b and r[0] <= 1e-3}
+    clean = res[""][0]
+    if not clean < 1e-4:
+        raise AssertionError(f"{family}: clean pair differs by {clean:.3e}")
+    small = {b: r for b, r in res.items() if b and not (r[0] > 30 * clean and r[1] > 3e-5)}
     if small:
-        raise AssertionError(f"{family}: planted bugs barely change the output: {small}")
-    return res[""][0]
+        raise AssertionError(f"{family}: planted bugs barely change the output (clean {clean:.3e}): {small}")
+    return clean
 
 
 if __name__ == "__main__":
