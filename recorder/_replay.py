@@ -27,7 +27,10 @@ from padiff_trace.matching import (
     inverse_perm,
     mapping_pins,
     match_weights,
+    norm_like,
+    set_from_weight,
     side_from_records,
+    weight_from,
     with_observed_layouts,
 )
 
@@ -108,12 +111,15 @@ def transfer_weights(
             if p.b_part is not None:
                 packed.setdefault(p.b, []).append(p)
                 continue
-            arr = _to_target(_canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis), p.b_perm)
+            arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis), p.b_perm)
             if p.reshape:  # a head split or merge: the same elements in the same order
                 arr = arr.reshape(tuple(tensors[p.b].shape))
             if rank is not None:
                 arr = rank_value(p, arr)  # a partial sum: zeros on ranks other than 0
             adapter.assign(tensors[p.b], arr)
+            g = set_from_weight("b", p.b, wm.skipped)
+            if g is not None and g in tensors:  # B's weight-normed layer computes the weight given: v = W, g = |W|
+                adapter.assign(tensors[g], norm_like(arr, tuple(tensors[g].shape)).astype(arr.dtype))
         for name, parts in packed.items():  # B's tensor is several of A's: assemble, then copy once
             target = tensors[name]
             canon_shape = _canonical_shape(tuple(target.shape), parts[0].b_perm)
@@ -136,6 +142,16 @@ def transfer_weights(
             adapter.assign(target, _to_target(buf, parts[0].b_perm))
     logger.info("copied %d weight tensors from %s", len(todo), trace_path)
     return wm
+
+
+def _effective(recs: dict[str, Any], name: str, skipped: list[tuple[str, str, str]]) -> np.ndarray:
+    """A's tensor ``name`` as stored, or, for the v of a weight-normed layer paired with B's plain
+    weight, the weight it computes (g * v / |v|)."""
+    v = recs[name].read()
+    g = set_from_weight("a", name, skipped)
+    if g is None or g not in recs:
+        return v
+    return weight_from(recs[g].read(), v).astype(v.dtype)
 
 
 def _check_data(trace_path: str | os.PathLike[str], recs: Sequence[Any]) -> None:

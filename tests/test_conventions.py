@@ -18,7 +18,11 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   registered in another order than they run, told apart by their names; bare projection
   matrices against Linear layers; the additive mask handed down on one side, the 0/1 mask on
   the other (blamed, before session 18, once a bug made the block differ); an output dict
-  with an entry more on one side.
+  with an entry more on one side;
+* ``prefix``: learned queries concatenated to the embedded text on one side, written into the
+  rows of placeholder ids on the other (BLIP-2): another input convention;
+* ``wnorm``: a convolution weight-normed through torch's parametrization (g, v) against one
+  holding the plain weight (SpeechT5, wav2vec2).
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -260,7 +264,42 @@ def test_proj_bug_is_located_past_the_layouts(tmp_path: Path, bug: str, where: t
     assert located(doc) == where
 
 
-@pytest.mark.parametrize("case", ["text", "conv", "heads", "proj"])
+# ------------------------------------------------------------------ prefix: another input convention
+def test_prefix_another_input_convention_is_a_boundary(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "prefix")
+    assert rc == 0, text
+    embed = [p for p in doc["pairs"] if p["a"]["module"] == "embed" and p["role"] in ("input", "output")]
+    assert {p["role"] for p in embed} == {"input", "output"} and all(p["passed"] for p in embed)
+    assert any("another input convention" in p["reason"] for p in embed)
+
+
+@pytest.mark.parametrize("bug", ["paddle_act", "scale"])
+def test_prefix_bug_is_located_past_the_input_convention(tmp_path: Path, bug: str) -> None:
+    rc, doc, text = run(tmp_path, "prefix", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == ("ffn", "ffn")
+
+
+# ------------------------------------------------------------------ wnorm: a weight computed from g and v
+def test_wnorm_weight_and_gradient_compared_as_computed(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "wnorm")
+    assert rc == 0, text
+    skipped = [w for w in weight_map(tmp_path)["weights"] if w.get("skip")]
+    assert any(w.get("torch") == "conv.parametrizations.weight.original0" and "weight-norm g" in w["why"]
+               for w in skipped), skipped
+    conv = [p for p in doc["weights"] + doc["param_grads"] if p["a"]["module"] == "conv" and p["a"]["position"] == "weight"]
+    assert {p["role"] for p in conv} == {"param", "param_grad"} and all(p["passed"] for p in conv)
+    assert all("g * v / |v|" in p["b"]["position"] for p in conv)
+
+
+@pytest.mark.parametrize("bug", ["paddle_pad", "act"])
+def test_wnorm_bug_is_located_past_the_parametrization(tmp_path: Path, bug: str) -> None:
+    rc, doc, text = run(tmp_path, "wnorm", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == ("", "")  # both bugs are inline in the model's forward
+
+
+@pytest.mark.parametrize("case", ["text", "conv", "heads", "proj", "prefix", "wnorm"])
 @pytest.mark.parametrize("flag", ["--ops", "--single-step", "--referee"])
 def test_clean_twins_raise_no_false_alarm_under_each_mode(tmp_path: Path, case: str, flag: str) -> None:
     """Op level (operands of other decompositions are not compared, masks saturate), single-step

@@ -72,7 +72,8 @@ def plan(
         for wa, wb, p in pair_by_map(wm, va.weights[step], vb.weights[step])[0]:
             weighted.append(PlanItem("param" if wa.kind == Kind.PARAM else "buffer", wa, wb, p, None))
     for step in sorted(set(va.param_grads) & set(vb.param_grads)):
-        for ga, gb, p in pair_by_map(wm, va.param_grads[step], vb.param_grads[step])[0]:
+        for ga, gb, p in pair_by_map(wm, va.param_grads[step], vb.param_grads[step], va.weights.get(step),
+                                     vb.weights.get(step))[0]:
             weighted.append(PlanItem("param_grad", ga, gb, p, None))
     if with_ops:
         _link(base, weighted)

@@ -18,11 +18,15 @@ from padiff_trace.matching import (
     inverse_perm,
     mapping_pins,
     match_weights,
+    set_from_weight,
     side_from_records,
+    weight_from,
+    weight_grad_from,
     with_observed_layouts,
 )
 
 from ._calls import TraceView
+from ._computed import ComputedWeight
 from ._slices import RowSlice
 
 __all__ = ["WeightLike", "trace_weight_map", "pair_by_map"]
@@ -44,6 +48,24 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
     return match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
 
 
+def _effective(side: str, name: str, r: Record, by_name: dict[str, Record],
+               params: abc.Mapping[tuple[str, str], Record] | None, skipped: list[tuple[str, str, str]]) -> Record:
+    """``r`` itself, or for a weight-normed v paired with a plain weight: the weight it computes
+    (``params`` None: ``r`` is a weight) or the gradient of that weight (``r`` is v's gradient)."""
+    g = set_from_weight(side, name, skipped)
+    if g is None or g not in by_name:
+        return r
+    if params is None:
+        gr = by_name[g]
+        return ComputedWeight(r, lambda: weight_from(gr.read(), r.read()), "g * v / |v|")  # type: ignore[return-value]
+    weights = {_name(x): x for x in params.values()}
+    v, gw, dg = weights.get(name), weights.get(g), by_name[g]
+    if v is None or gw is None:
+        return r
+    return ComputedWeight(r, lambda: weight_grad_from(gw.read(), v.read(), dg.read(), r.read()),  # type: ignore[return-value]
+                          "the gradient of g * v / |v|")
+
+
 def _name(r: Record) -> str:
     return f"{r.module}.{r.position}" if r.module else r.position
 
@@ -57,19 +79,27 @@ def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
 
 
 def pair_by_map(
-    wm: WeightMap | None, wa: abc.Mapping[tuple[str, str], Record], wb: abc.Mapping[tuple[str, str], Record]
+    wm: WeightMap | None, wa: abc.Mapping[tuple[str, str], Record], wb: abc.Mapping[tuple[str, str], Record],
+    params_a: abc.Mapping[tuple[str, str], Record] | None = None,
+    params_b: abc.Mapping[tuple[str, str], Record] | None = None,
 ) -> tuple[list[_Pair], list[Record], list[Record]]:
-    """(A, B, permutation of A into B's layout) for one step's weights or parameter gradients,
-    and the records of each side left unpaired."""
+    """(A, B, permutation of A into B's layout) for one step's weights or parameter gradients
+    (then ``params_a``/``params_b``: that step's weights), and the records of each side left
+    unpaired. The v of a weight-normed layer paired with a plain weight is compared as the
+    weight it computes, its gradient as the weight's (``_computed``)."""
     by_a = {_name(r): r for r in wa.values()}
     by_b = {_name(r): r for r in wb.values()}
     out: list[_Pair] = []
     used_a: set[str] = set()
     used_b: set[str] = set()
+    skipped = wm.skipped if wm is not None else []
     for p in wm.pairs if wm is not None else []:
         ra, rb = by_a.get(p.a), by_b.get(p.b)
         if ra is None or rb is None:
             continue
+        if p.a_part is None and p.b_part is None:
+            ra = _effective("a", p.a, ra, by_a, params_a, skipped)
+            rb = _effective("b", p.b, rb, by_b, params_b, skipped)
         out.append(_pair(p, ra, rb))
         used_a.add(p.a)
         used_b.add(p.b)

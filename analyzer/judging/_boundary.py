@@ -19,7 +19,10 @@ used here, for every such pair, is whether the difference *reaches anything down
   a *boundary difference*, with what relates the two values where one of the known relations
   fits (``BOUNDARY_RELATIONS``: a constant factor, an activation applied on one side), and the
   comparison goes on from the next common point. Gradients at that boundary (the gradient
-  w.r.t. the differing output) differ for the same reason and are absorbed with it.
+  w.r.t. the differing output) differ for the same reason and are absorbed with it. A call
+  handed another input convention (shapes that differ: HF's BLIP-2 takes image placeholder
+  ids in ``input_ids``, paddlenlp concatenates the queries itself) is judged the same way, its
+  inputs with it, when later records were compared and all agree.
 
 Nothing here ever turns a propagating difference into a pass: a difference that any later
 record shows is left for the first-divergence locator.
@@ -168,6 +171,21 @@ def _conventional(t: PairTable, i: int, relation: str) -> bool:
     return any(abs(c - x) <= 1e-4 * x for x in (root, 1.0 / root))
 
 
+def _same_values_pass(t: PairTable, rows: np.ndarray, inputs: list[int], label: str) -> None:
+    """The values a call took in another input convention, wherever else the step hands them
+    over (the model's own input ids), pass with it."""
+    keys = {(value_key(t.record(i, 0)), value_key(t.record(i, 1))) for i in inputs}
+    for i in rows[~t.passed[rows]].tolist():
+        if i not in inputs and (value_key(t.record(i, 0)), value_key(t.record(i, 1))) in keys:
+            t.set_verdict(i, True, f"the same value is handed to {label} in another input convention, and everything "
+                                   f"after it agrees ({t.reasons.get(i, '')})")
+
+
+def _shapes_differ(t: PairTable, i: int) -> bool:
+    """The pair was not compared because its shapes differ (no reconciler fits)."""
+    return t.reasons.get(i, "").startswith("shape mismatch")
+
+
 def _floating(t: PairTable, i: int) -> bool:
     return all(str(getattr(t.record(i, k), "dtype", "")).startswith(("float", "bfloat", "complex")) for k in (0, 1))
 
@@ -265,17 +283,21 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             continue
         passed, measured = t.passed, t.measured
         first_row: dict[int, int] = {}
-        fail_in: set[int] = set()
+        fail_in: dict[int, list[int]] = {}
         fail_out: dict[int, list[int]] = {}
+        reshaped_in: set[int] = set()  # calls with an input whose shapes differ (passed or not)
         for i, c, r, ok in zip(fwd_rows.tolist(), cp_col[fwd_rows].tolist(), roles[fwd_rows].tolist(), passed[fwd_rows].tolist()):
             first_row.setdefault(c, i)
+            if r != out_code and not measured[i] and "shape mismatch" in t.reasons.get(i, ""):
+                reshaped_in.add(c)
             if ok:
                 continue
-            if r == out_code:
-                fail_out.setdefault(c, []).append(i)
-            else:
-                fail_in.add(c)
-        cands = sorted((min(v), c) for c, v in fail_out.items() if c not in fail_in)
+            (fail_out if r == out_code else fail_in).setdefault(c, []).append(i)
+        # a call handed another input convention (ids with image placeholders on one side: the
+        # shapes differ, nothing to compare) is judged like one whose inputs agree: by whether
+        # its difference reaches anything downstream
+        convention_in = {c for c in reshaped_in if all(not measured[i] and _shapes_differ(t, i) for i in fail_in.get(c, []))}
+        cands = sorted((min(v), c) for c, v in fail_out.items() if c not in fail_in or c in convention_in)
         if not cands:
             continue
         if not any(t.call_pairs[c].a.parent < 0 for c in fail_out):
@@ -296,7 +318,8 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             if nxt is not None:  # up to the next independent error, and the inputs it received (they agree)
                 window = window[(window < nxt[0]) | ((cp_col[window] == nxt[1]) & (roles[window] != out_code))]
             joined = None
-            if not measured[fail_out[c]].all():
+            other_input = c in convention_in
+            if not measured[fail_out[c]].all() and not (other_input and all(_shapes_differ(t, i) for i in fail_out[c])):
                 joined = _concat(t, out_row) if len(fail_out[c]) == 1 and "shape" in t.reasons.get(out_row, "") else None
                 if joined is None:
                     continue  # damaged or undecodable: not compared, so nothing is known of it
@@ -305,6 +328,8 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             evidence = window[measured[window]] if len(window) else window
             if len(evidence) and not passed[window].all():
                 continue  # a later record shows it: it propagates
+            if other_input and not len(evidence):
+                continue  # another input convention needs later values that agree to be one
             if not len(evidence):
                 # nothing compared between this call and the next independent error: only a
                 # conventional relation (an embedding scale of sqrt(width)) decides it
@@ -314,7 +339,10 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             else:
                 relation = _relation(t, out_row)
             cp = t.call_pairs[c]
-            for i in fail_out[c]:
+            if other_input:
+                relation = "another input convention (the shapes differ), and everything after it agrees"
+                _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
+            for i in fail_out[c] + (fail_in.get(c, []) if other_input else []):
                 t.set_verdict(i, True, f"boundary difference: {relation} ({t.reasons.get(i, '')})")
             grads = np.flatnonzero(in_step & grad_mask & (cp_col == c) & ~t.passed)
             for i in grads.tolist():

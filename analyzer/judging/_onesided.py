@@ -119,36 +119,38 @@ def found(other: TraceView, r: Record) -> bool:
     ``RELATION_REL`` in relative L2: the same shape once axes of size 1 are dropped, one that
     broadcasts to it (a table built once per batch row), or the same elements in another layout
     (``_reconcile.rearranged``: a context returned as ``[b, heads, s, d]`` by one library and
-    ``[b, s, heads * d]`` by the other). Statistics select the candidates."""
+    ``[b, s, heads * d]`` by the other); or a weight of that step (a weight-normed layer's
+    weight, computed by torch's parametrization in a call of its own, is the other side's
+    plain weight). Statistics select the candidates."""
     if not r.has_data:
         return False
     want = r.stats
     scale = max(abs(want["min"]), abs(want["max"]), 1e-30)
     shape = tuple(n for n in r.shape if n != 1)
     x: np.ndarray | None = None
-    for c in other.calls.get(r.step, ()):
-        for y in (*c.inputs, *c.outputs):
-            if not y.is_tensor or not y.has_data or y.numel == 0:
-                continue
-            got = y.stats
-            if not all(abs(got.get(k, math.nan) - want[k]) <= _STAT_REL * scale for k in ("min", "max", "mean")):
-                continue  # (a statistic not stored is nan: no candidate)
-            if x is None:
-                x = np.asarray(r.read(), dtype=np.float64).reshape(shape)
-            z = np.asarray(y.read(), dtype=np.float64)
-            z = z.reshape(tuple(n for n in z.shape if n != 1))
-            if x.size == z.size and x.shape != z.shape:  # the same value in another layout
-                xr = rearranged(x, z.shape)
-                if xr is not None and agrees(xr, z):
-                    return True
-                continue
-            try:
-                xb = np.broadcast_to(x, z.shape) if x.size <= z.size else x
-                zb = z if x.size <= z.size else np.broadcast_to(z, x.shape)
-            except ValueError:
-                continue
-            if agrees(xb, zb):
+    weights = tuple(other.weights.get(r.step, {}).values())  # a weight one side computes in a call of its own
+    for y in (*(y for c in other.calls.get(r.step, ()) for y in (*c.inputs, *c.outputs)), *weights):
+        if not y.is_tensor or not y.has_data or y.numel == 0:
+            continue
+        got = y.stats
+        if not all(abs(got.get(k, math.nan) - want[k]) <= _STAT_REL * scale for k in ("min", "max", "mean")):
+            continue  # (a statistic not stored is nan: no candidate)
+        if x is None:
+            x = np.asarray(r.read(), dtype=np.float64).reshape(shape)
+        z = np.asarray(y.read(), dtype=np.float64)
+        z = z.reshape(tuple(n for n in z.shape if n != 1))
+        if x.size == z.size and x.shape != z.shape:  # the same value in another layout
+            xr = rearranged(x, z.shape)
+            if xr is not None and agrees(xr, z):
                 return True
+            continue
+        try:
+            xb = np.broadcast_to(x, z.shape) if x.size <= z.size else x
+            zb = z if x.size <= z.size else np.broadcast_to(z, x.shape)
+        except ValueError:
+            continue
+        if agrees(xb, zb):
+            return True
     return False
 
 

@@ -26,6 +26,7 @@ from ._mapping import (
 from ._match import TypeResolver, align, canonical_type, group_key, is_known_type, types_equivalent
 from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
 from ._observed import observed_layouts, with_observed_layouts
+from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
 from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
 
@@ -75,4 +76,9 @@ __all__ = [
     "side_from_records",
     "observed_layouts",
     "with_observed_layouts",
+    # weights a layer computes from others (weight normalisation)
+    "norm_like",
+    "set_from_weight",
+    "weight_from",
+    "weight_grad_from",
 ]

@@ -12,6 +12,7 @@ Adding a library's quirks means adding rows here, not code elsewhere:
 * ``PACKED_ROLES``: tensors that hold several layers' tensors concatenated (torch
   ``MultiheadAttention.in_proj_weight`` = q|k|v), and what each part is.
 * ``PACK_AXIS``: along which canonical axis packed tensors concatenate their parts.
+* ``WEIGHT_NORM``: the names under which a weight-normed layer keeps g and v (``_reparam``).
 * ``DERIVED_STATE``: buffers and frozen tensors a model computes rather than learns
   (rotary tables, position ids, BatchNorm's batch counter): never copied, compared.
 * ``ROLE_SYNONYMS``: module names that mean the same role across libraries (weak
@@ -45,6 +46,7 @@ __all__ = [
     "ROLE_SYNONYMS",
     "TYPE_GROUPS",
     "UNQUALIFIED_CLASSES",
+    "WEIGHT_NORM",
 ]
 
 # Top-level packages whose classes are the frameworks' own layers.
@@ -177,6 +179,12 @@ LAYOUTS: dict[tuple[str, str], tuple[int, ...]] = {
 LOCAL_ALIASES: dict[str, dict[str, str]] = {
     "batchnorm": {"_mean": "running_mean", "_variance": "running_var"},
 }
+
+# Weight normalisation: the local name of v -> the local name of g beside it (torch
+# ``parametrizations.weight_norm`` keeps them as ``original1``/``original0`` of
+# ``<layer>.parametrizations.weight``; torch's legacy ``weight_norm`` and paddle's as
+# ``weight_v``/``weight_g``). The layer's weight is g * v / |v| (``_reparam``).
+WEIGHT_NORM: dict[str, str] = {"original1": "original0", "weight_v": "weight_g"}
 
 # (canonical type, local name) -> (canonical type, local name) of each part: the tensor is
 # its parts concatenated along PACK_AXIS (torch MHA's in_proj_* hold q|k|v projections).

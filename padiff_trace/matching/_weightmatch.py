@@ -41,7 +41,8 @@ from collections.abc import Sequence
 
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape
-from ._knowledge import PACK_AXIS
+from ._knowledge import PACK_AXIS, WEIGHT_NORM
+from ._reparam import G_SKIPPED
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
@@ -328,13 +329,27 @@ class _Matcher:
                 x.used = True
 
     # ------------------------------------------------------------------ result
+    def _magnitude_of_paired(self, side: str, t: _T) -> bool:
+        """``t`` is the g of a weight-normed layer whose v was paired whole with the other side's
+        plain weight (the other side's g, if any, left unpaired)."""
+        owner, _, local = t.info.name.rpartition(".")
+        v_local = next((v for v, g in WEIGHT_NORM.items() if g == local), None)
+        if v_local is None:
+            return False
+        v = self.by_name[side].get(f"{owner}.{v_local}" if owner else v_local)
+        return v is not None and v.used and any((p.a if side == "a" else p.b) == v.info.name and p.a_part is None
+                                                and p.b_part is None for p in self.map.pairs)
+
     def finish(self) -> WeightMap:
         m = self.map
         for side, items, bucket in (("a", self.a, m.unmatched_a), ("b", self.b, m.unmatched_b)):
             for t in items:
                 if t.used:
                     continue
-                if t.derived:
+                if self._magnitude_of_paired(side, t):
+                    t.used = True
+                    m.skipped.append((side, t.info.name, G_SKIPPED))
+                elif t.derived:
                     m.skipped.append((side, t.info.name, "derived state (the model computes it): not copied"))
                 elif not t.info.is_param:
                     m.skipped.append((side, t.info.name, "buffer with no counterpart on the other side"))
