@@ -22,7 +22,9 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``prefix``: learned queries concatenated to the embedded text on one side, written into the
   rows of placeholder ids on the other (BLIP-2): another input convention;
 * ``wnorm``: a convolution weight-normed through torch's parametrization (g, v) against one
-  holding the plain weight (SpeechT5, wav2vec2).
+  holding the plain weight (SpeechT5, wav2vec2);
+* ``reltab``: a relative-position table kept as a buffer for the longest sequence on one side,
+  computed for the input's length by a module of its own on the other (NeZha).
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -297,6 +299,18 @@ def test_wnorm_bug_is_located_past_the_parametrization(tmp_path: Path, bug: str)
     rc, doc, text = run(tmp_path, "wnorm", bug=bug)
     assert rc == 1, text
     assert located(doc) == ("", "")  # both bugs are inline in the model's forward
+
+
+# ------------------------------------------------------------------ reltab: a table kept whole on one side
+@pytest.mark.parametrize(("bug", "where"), [("", None), ("paddle_rel_sign", ("attn", "attn")), ("clip", ("attn", "attn.rel"))])
+def test_reltab_module_verified_by_the_corner_of_the_other_sides_table(tmp_path: Path, bug: str,
+                                                                       where: tuple[str, str] | None) -> None:
+    """torch's table module computes the leading corner of paddle's buffer: verified, so a bug in
+    paddle's inline code is named in the attention, not at the torch module; a wrong table is."""
+    rc, doc, text = run(tmp_path, "reltab", bug=bug)
+    assert rc == (1 if bug else 0), text
+    if where is not None:
+        assert located(doc) == where
 
 
 @pytest.mark.parametrize("case", ["text", "conv", "heads", "proj", "prefix", "wnorm"])

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from padiff_trace import Record
+from padiff_trace import Kind, Record
 from padiff_trace.matching import canonical_type
 
 from ..alignment._calls import Call, TraceView
@@ -121,7 +121,8 @@ def found(other: TraceView, r: Record) -> bool:
     (``_reconcile.rearranged``: a context returned as ``[b, heads, s, d]`` by one library and
     ``[b, s, heads * d]`` by the other); or a weight of that step (a weight-normed layer's
     weight, computed by torch's parametrization in a call of its own, is the other side's
-    plain weight). Statistics select the candidates."""
+    plain weight), or the leading corner of a buffer (``_corner_of``). Statistics select the
+    candidates."""
     if not r.has_data:
         return False
     want = r.stats
@@ -132,6 +133,8 @@ def found(other: TraceView, r: Record) -> bool:
     for y in (*(y for c in other.calls.get(r.step, ()) for y in (*c.inputs, *c.outputs)), *weights):
         if not y.is_tensor or not y.has_data or y.numel == 0:
             continue
+        if y.kind == Kind.BUFFER and _corner_of(r, y):
+            return True
         got = y.stats
         if not all(abs(got.get(k, math.nan) - want[k]) <= _STAT_REL * scale for k in ("min", "max", "mean")):
             continue  # (a statistic not stored is nan: no candidate)
@@ -152,6 +155,20 @@ def found(other: TraceView, r: Record) -> bool:
         if agrees(xb, zb):
             return True
     return False
+
+
+_CORNER_LIMIT = 1 << 24  # elements: larger tables are not read for this
+
+
+def _corner_of(r: Record, table: Record) -> bool:
+    """``r`` is the leading corner of a larger buffer of the other side (a relative-position
+    table one library keeps for the longest sequence and the other computes for this one)."""
+    if len(table.shape) != len(r.shape) or table.numel <= r.numel or table.numel > _CORNER_LIMIT:
+        return False
+    if any(n < k for n, k in zip(table.shape, r.shape)):
+        return False
+    corner = np.asarray(table.read(), np.float64)[tuple(slice(0, k) for k in r.shape)]
+    return agrees(corner, np.asarray(r.read(), np.float64))
 
 
 def value_id(r: Record) -> Key | None:

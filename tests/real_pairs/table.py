@@ -319,9 +319,14 @@ measured once on first contact: **11 of 15** (BLIP, CLIPSeg and CLAP 3 of 3 each
 3, SpeechT5 0 of 3). BLIP-2's clean twin failed at its language model's embedding: HF takes
 image placeholder ids in `input_ids` (`[2, 12]`), paddlenlp concatenates the queries itself
 (`[2, 8]`); a call handed another input convention (shapes that differ) whose difference
-reaches nothing downstream is now a boundary difference, like one whose inputs agree. SpeechT5
-fails still (known failures): HF's positional convolution is weight-normed through torch's
-parametrization (`original0` = g, `original1` = v), paddlenlp's is a plain weight. After:
+reaches nothing downstream is now a boundary difference, like one whose inputs agree.
+SpeechT5 failed in all three: HF's positional convolution is weight-normed through torch's
+parametrization (`original0` = g, `original1` = v) and paddlenlp's holds the plain weight
+(its weight norm commented out); v paired with the weight and g kept its own value, so B's
+convolution computed another weight. Weight normalisation is now knowledge (`WEIGHT_NORM`):
+the transfer sets v to the weight and g to its norm, the comparison computes g v / |v| and
+the weight's gradient (dL/dv + dL/dg v / |v| at |v| = g), and a one-sided call whose output is
+a weight of the other trace (torch's parametrization computing it) is verified. After:
 **SET8_AFTER**.
 
 ## Other modes on clean twins
@@ -366,12 +371,6 @@ training drift: 9 of 9 in each mode.
   structure names `model.rotary_emb`, as the tool does). **A one-sided module next to a bug in
   the other side's inline code** again (Falcon `qkv_layout`: HF's fused projection split in
   the wrong head order, inline; paddle's one-sided `maybe_rotary` is named on the paddle side).
-- **A weight-normed layer against a plain one** (SpeechT5, held out, session 18: clean and both
-  bugs): torch's `weight_norm` parametrization keeps g (`original0`) and v (`original1`) and
-  computes the weight in a module call of its own; paddlenlp's layer holds the weight. v pairs
-  with the weight, g stays one-sided with its own value, so B's convolution computes another
-  weight. Needed: the parametrization as knowledge (g set to the norm of the weight it is
-  given, v to the weight; gradients compared through dL/dW = dL/dv + dL/dg v/|v|). Not built.
 
 ## Families not in the corpus
 
