@@ -24,7 +24,7 @@ class Attn(nn.Module):
 
     def forward(self, x):
         q, k = self.q(x), self.k(x)
-        s = q @ k.transpose(-1, -2) + torch.einsum("bid,ijd->bij", q, self.rel(x.shape[1]))
+        s = q @ k.transpose(-1, -2) + torch.einsum("bid,ijd->bij", q, self.rel(x.shape[1]).to(q.dtype))
         return F.softmax(s / D**0.5, dim=-1) @ x
 
 
