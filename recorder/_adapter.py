@@ -165,7 +165,10 @@ class Adapter(ABC):
     def zero_grad(self, model: Any, optimizer: Any | None) -> None: ...
 
     @abstractmethod
-    def cast_model(self, model: Any, dtype: str) -> None: ...
+    def cast_model(self, model: Any, dtype: str) -> None:
+        """The model's floating parameters and buffers in ``dtype``, and the framework's default
+        dtype with them: a float64 run (the referee) is float64 throughout, also in tensors the
+        model's code creates without a dtype (HF's causal mask filled with ``finfo(dtype).min``)."""
 
     @abstractmethod
     def cast_tensor(self, t: Any, dtype: str) -> Any:

@@ -198,6 +198,7 @@ class PaddleAdapter(Adapter):
 
     def cast_model(self, model: Any, dtype: str) -> None:
         model.to(dtype=dtype)
+        paddle.set_default_dtype(dtype)
 
     def cast_tensor(self, t: Any, dtype: str) -> Any:
         out = t.detach().astype(dtype)

@@ -242,6 +242,7 @@ class TorchAdapter(Adapter):
 
     def cast_model(self, model: Any, dtype: str) -> None:
         model.to(_NP_TO_TORCH[dtype])
+        torch.set_default_dtype(_NP_TO_TORCH[dtype])
 
     def cast_tensor(self, t: Any, dtype: str) -> Any:
         return t.detach().to(_NP_TO_TORCH[dtype]).requires_grad_(t.requires_grad)

@@ -313,6 +313,14 @@ def test_reltab_module_verified_by_the_corner_of_the_other_sides_table(tmp_path:
         assert located(doc) == where
 
 
+def test_reltab_referee_runs_the_model_in_float64_throughout(tmp_path: Path) -> None:
+    """torch's table is built in the default dtype (no dtype given, as HF's causal mask is): the
+    float64 referee sets the framework's default dtype too, so it is float64 like the rest."""
+    rc, doc, text = run(tmp_path, "reltab", "--referee")
+    assert rc == 0, text[-3000:]
+    assert doc["verdict"] == "aligned"
+
+
 @pytest.mark.parametrize("case", ["text", "conv", "heads", "proj"])
 @pytest.mark.parametrize("flag", ["--ops", "--single-step", "--referee"])
 def test_clean_twins_raise_no_false_alarm_under_each_mode(tmp_path: Path, case: str, flag: str) -> None:

@@ -1,7 +1,6 @@
 """The same relative-position scores with the table computed for the input's length by a module
 of its own (as HF's NeZha does in ``relative_positions_encoding``).
 PADIFF_BUG=clip: the relative distances clipped at 2 instead of 4, in the table module."""
-import numpy as np
 import torch
 import torch.nn.functional as F
 from _common import D, bug, hidden
@@ -9,11 +8,12 @@ from torch import nn
 
 
 class RelTable(nn.Module):
+    """Built in the framework's default dtype, as library code does (no dtype given)."""
+
     def forward(self, n: int) -> torch.Tensor:
         c = 2 if bug() == "clip" else 4
-        rel = np.clip(np.arange(n)[None, :] - np.arange(n)[:, None], -c, c).astype("float32")
-        freqs = np.arange(D, dtype="float32") / D
-        return torch.from_numpy(np.sin(rel[..., None] * (1.0 + freqs)))
+        rel = (torch.arange(n)[None, :] - torch.arange(n)[:, None]).clamp(-c, c)
+        return torch.sin(rel[..., None] * (1.0 + torch.arange(D) / D))
 
 
 class Attn(nn.Module):
@@ -24,7 +24,7 @@ class Attn(nn.Module):
 
     def forward(self, x):
         q, k = self.q(x), self.k(x)
-        s = q @ k.transpose(-1, -2) + torch.einsum("bid,ijd->bij", q, self.rel(x.shape[1]).to(q.dtype))
+        s = q @ k.transpose(-1, -2) + torch.einsum("bid,ijd->bij", q, self.rel(x.shape[1]))
         return F.softmax(s / D**0.5, dim=-1) @ x
 
 
