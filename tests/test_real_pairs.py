@@ -32,10 +32,10 @@ PAIRS = Path(__file__).parent / "real_pairs"
 ALL_FAMILIES = sorted(p.name.removesuffix("_truth.json") for p in PAIRS.glob("*_truth.json"))
 # `make test` runs a sample (CI has 90 minutes on 2 cores); the whole corpus, vision pairs
 # included, is one command: `python tests/real_pairs/table.py` (docs/real-pairs.md), or this
-# file with PADIFF_CORPUS=all. The sample: eleven families, each clean and with its first and its
+# file with PADIFF_CORPUS=all. The sample: ten families, each clean and with its first and its
 # newest planted bug (bigbird: a projection class of paddlenlp's own whose layout its recorded
 # call shows, heads returned apart, a 0/1 mask against the additive one; session 18).
-SAMPLE = ("albert", "bart", "bert", "bigbird", "bloom", "distilbert", "gpt", "llama", "mbart", "opt", "roberta")
+SAMPLE = ("albert", "bart", "bert", "bigbird", "bloom", "distilbert", "gpt", "llama", "mbart", "roberta")
 WHOLE = os.environ.get("PADIFF_CORPUS") == "all"
 FAMILIES = ALL_FAMILIES if WHOLE else [f for f in ALL_FAMILIES if f in SAMPLE]
 
