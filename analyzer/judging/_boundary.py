@@ -182,8 +182,9 @@ def _same_values_pass(t: PairTable, rows: np.ndarray, inputs: list[int], label: 
 
 
 def _shapes_differ(t: PairTable, i: int) -> bool:
-    """The pair was not compared because its shapes differ (no reconciler fits)."""
-    return t.reasons.get(i, "").startswith("shape mismatch")
+    """The pair was not compared because its shapes differ (no reconciler fits); its reason
+    keeps saying so after another rule passed it."""
+    return "shape mismatch: " in t.reasons.get(i, "")
 
 
 def _floating(t: PairTable, i: int) -> bool:
@@ -288,7 +289,7 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
         reshaped_in: set[int] = set()  # calls with an input whose shapes differ (passed or not)
         for i, c, r, ok in zip(fwd_rows.tolist(), cp_col[fwd_rows].tolist(), roles[fwd_rows].tolist(), passed[fwd_rows].tolist()):
             first_row.setdefault(c, i)
-            if r != out_code and not measured[i] and "shape mismatch" in t.reasons.get(i, ""):
+            if r != out_code and not measured[i] and _shapes_differ(t, i):
                 reshaped_in.add(c)
             if ok:
                 continue

@@ -167,6 +167,10 @@ def _corner_of(r: Record, table: Record) -> bool:
         return False
     if any(n < k for n, k in zip(table.shape, r.shape)):
         return False
+    want, whole = r.stats, table.stats  # a corner lies within the table's range: read only then
+    slack = 1e-3 * max(abs(whole["min"]), abs(whole["max"]), 1e-30)
+    if want["min"] < whole["min"] - slack or want["max"] > whole["max"] + slack:
+        return False
     corner = np.asarray(table.read(), np.float64)[tuple(slice(0, k) for k in r.shape)]
     return agrees(corner, np.asarray(r.read(), np.float64))
 
