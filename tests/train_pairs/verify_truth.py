@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -60,7 +61,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-STEPS = 3
+STEPS = 3  # unless the truth's "flags" ask for another number (["--steps", "N"])
 LOSS_TOL = 1e-5  # strict: |loss_a - loss_b| / |loss_a|
 OUT_TOL = 1e-4  # strict: the step-0 output's max abs difference / its max abs value
 STATE_TOL = 1e-5  # strict: max |a - b| / max(max |a|, 1e-3) per tensor after an update
@@ -77,6 +78,12 @@ def families() -> list[str]:
 
 def truth(family: str) -> dict:
     return json.loads((HERE / f"{family}_truth.json").read_text())
+
+
+def steps_of(family: str) -> int:
+    """The training steps a family runs: its truth's ``--steps N`` flag, else STEPS."""
+    flags = list(truth(family).get("flags", ()))
+    return int(flags[flags.index("--steps") + 1]) if "--steps" in flags else STEPS
 
 
 @contextlib.contextmanager
@@ -368,12 +375,13 @@ _RUNS: dict[tuple, Trace] = {}
 
 
 def run_side(fam: str, side: str, bug: str = "", *, dropout: str = "off", dtype: str = "float32",
-             steps: int = STEPS, perturb: int | None = None) -> Trace:
+             steps: int | None = None, perturb: int | None = None) -> Trace:
     """``steps`` steps of the recorder's loop on one side, from the family's clean paddle weights.
     ``perturb``: multiply the torch weights by 1 + 1e-7 N(0, 1) (numpy seed ``perturb``).
     Deterministic: a run already made is returned again."""
     import torch
 
+    steps = steps_of(fam) if steps is None else steps
     key = (fam, side, bug, dropout, dtype, steps, perturb, torch.backends.mkldnn.enabled)
     if key not in _RUNS:
         _RUNS[key] = _run_side(fam, side, bug, dropout, dtype, steps, perturb)
@@ -406,10 +414,13 @@ def _run_side(fam: str, side: str, bug: str, dropout: str, dtype: str, steps: in
         bn = _BatchNormVariance(m) if side == "paddle" else None
         losses, outs, grads, states = [], [], [], []
         with dropout_control(ctl, side, m):
-            opt = spec.optimizer(m)
+            opt, sched = spec.optimizer(m), None
+            if isinstance(opt, tuple):  # (optimizer, lr scheduler), as the spec contract allows
+                opt, sched = opt
             clip = getattr(spec, "clip_grad", None)
-            for _ in range(steps):
-                args, kwargs = _cast_inputs(side, *_split(spec.inputs()), dtype)
+            per_step = bool(inspect.signature(spec.inputs).parameters)  # inputs(step): new data each step
+            for step in range(steps):
+                args, kwargs = _cast_inputs(side, *_split(spec.inputs(step) if per_step else spec.inputs()), dtype)
                 out = m(*args, **kwargs)
                 loss = spec.loss(out)
                 loss.backward()
@@ -417,6 +428,8 @@ def _run_side(fam: str, side: str, bug: str, dropout: str, dtype: str, steps: in
                 if clip is not None:
                     clip(m)
                 opt.step()
+                if sched is not None:
+                    sched.step()
                 if side == "paddle":
                     opt.clear_grad()
                 else:
@@ -543,7 +556,7 @@ def check_clean(fam: str, out: Callable[[str], None]) -> tuple[bool, Clean]:
     ok = max(d64.loss) < F64_TOL and d64.out0 < F64_TOL and r64 < F64_TOL
     ok_all &= ok
     out(f"{fam:20s} clean fp64, dropout off   {'ok' if ok else 'FAIL'}  loss rel {max(d64.loss):.1e}, step-0 "
-        f"output {d64.out0:.1e}, tensors after {STEPS} updates worst {r64:.1e} ({w64})")
+        f"output {d64.out0:.1e}, tensors after {steps_of(fam)} updates worst {r64:.1e} ({w64})")
     ps, ts = run_side(fam, "paddle", dropout="shared"), run_side(fam, "torch", dropout="shared")
     dsh = Diff.of(ps, ts)
     pn, tn = [(c.p, c.shape) for c in ps.calls if c.p > 0], [(c.p, c.shape) for c in ts.calls if c.p > 0]
@@ -552,7 +565,7 @@ def check_clean(fam: str, out: Callable[[str], None]) -> tuple[bool, Clean]:
     ok &= pn == tn
     ok_all &= ok
     w, r = dsh.worst_state()
-    out(f"{fam:20s} clean fp32, shared masks  {'ok' if ok else 'FAIL'}  dropout calls with p>0 over {STEPS} steps: "
+    out(f"{fam:20s} clean fp32, shared masks  {'ok' if ok else 'FAIL'}  dropout calls with p>0 over {steps_of(fam)} steps: "
         f"paddle {len(pn)}, torch {len(tn)}, same p and shapes: {pn == tn}; loss "
         + " ".join(f"{a:.6f}/{b:.6f}" for a, b in zip(ps.losses, ts.losses))
         + f" (rel {max(dsh.loss):.1e}); tensors worst {r:.1e} ({w}); within the noise floor only: {len(noisy)}")
@@ -587,7 +600,7 @@ def check_bug(fam: str, bug: str, clean: Clean) -> tuple[bool, str]:
     other = "torch" if side == "paddle" else "paddle"
     want = {"paddle": spec["paddle_module"], "torch": spec["torch_module"]}
 
-    def pair(dtype: str, dropout: str = "off", steps: int = STEPS) -> Diff:
+    def pair(dtype: str, dropout: str = "off", steps: int | None = None) -> Diff:
         return Diff.of(run_side(fam, "paddle", bug if side == "paddle" else "", dropout=dropout, dtype=dtype, steps=steps),
                        run_side(fam, "torch", bug if side == "torch" else "", dropout=dropout, dtype=dtype, steps=steps))
 
@@ -619,7 +632,7 @@ def check_bug(fam: str, bug: str, clean: Clean) -> tuple[bool, str]:
                     f"step-0 gradients changed")
     g = _changed(d.grads0, clean.fp64.grads0)
     first_k, changed = None, []
-    for k in range(1, STEPS + 1):
+    for k in range(1, steps_of(fam) + 1):
         changed = _changed(d.states[k - 1], clean.fp64.states[k - 1])
         if changed:
             first_k = k
@@ -638,7 +651,7 @@ def check_bug(fam: str, bug: str, clean: Clean) -> tuple[bool, str]:
     if where == "running_stats":
         moved = sorted({n for s, c in zip(d.states, clean.fp64.states) for n in _changed(s, c) if n in params})
         ok &= not moved and first not in params
-        msg += f"; parameters changed over {STEPS} updates: {len(moved)}"
+        msg += f"; parameters changed over {steps_of(fam)} updates: {len(moved)}"
     return ok, msg
 
 
