@@ -17,8 +17,9 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import Kind, UserError, WeightTransferError, open_trace
-from padiff_trace.arrays import transposed_rows
+from padiff_trace.arrays import packed_part, put_packed_part, transposed_rows
 from padiff_trace.matching import (
+    PACKED_BY_HEAD,
     Mapping,
     TensorInfo,
     WeightMap,
@@ -38,7 +39,7 @@ from ._adapter import Adapter
 from ._nest import flatten_call, rebuild
 from ._shardreplay import match_sliced, rank_value, replay_rank
 
-__all__ = ["model_side", "module_classes", "replay_inputs", "transfer_weights"]
+__all__ = ["model_side", "module_classes", "pack_groups", "replay_inputs", "transfer_weights"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,25 @@ def module_classes(adapter: Adapter, model: Any) -> dict[str, list[str]]:
     return out
 
 
+def pack_groups(adapter: Adapter, model: Any) -> dict[str, int]:
+    """Module path of a fused q|k|v projection packed head by head -> its groups (the key/value
+    heads), for the modules of a class ``PACKED_BY_HEAD`` lists that hold that child."""
+    out: dict[str, int] = {}
+    for path, m in adapter.named_modules(model):
+        for cls in type(m).__mro__:
+            known = PACKED_BY_HEAD.get(f"{cls.__module__}.{cls.__qualname__}")
+            if known is None:
+                continue
+            child, attr = known
+            v: Any = m
+            for part in attr.split("."):
+                v = getattr(v, part, None)
+            if getattr(m, child, None) is not None and isinstance(v, int) and not isinstance(v, bool) and v > 1:
+                out[f"{path}.{child}" if path else child] = v
+            break
+    return out
+
+
 def model_side(adapter: Adapter, model: Any) -> tuple[WeightSide, dict[str, Any]]:
     """The model's tensors as the matcher sees them, and name -> tensor."""
     types = {path: type(m).__name__ for path, m in adapter.named_modules(model)}
@@ -63,7 +83,7 @@ def model_side(adapter: Adapter, model: Any) -> tuple[WeightSide, dict[str, Any]
         trainable = is_param and adapter.requires_grad(t)
         infos.append(TensorInfo(name, mod, local, types.get(mod, ""), tuple(t.shape), is_param, trainable, name not in volatile))
         tensors[name] = t
-    return WeightSide(adapter.name, tuple(infos), module_classes(adapter, model)), tensors
+    return WeightSide(adapter.name, tuple(infos), module_classes(adapter, model), pack_groups=pack_groups(adapter, model)), tensors
 
 
 def match_onto_model(
@@ -111,7 +131,7 @@ def transfer_weights(
             if p.b_part is not None:
                 packed.setdefault(p.b, []).append(p)
                 continue
-            arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis), p.b_perm)
+            arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups), p.b_perm)
             if p.reshape:  # a head split or merge: the same elements in the same order
                 arr = arr.reshape(tuple(tensors[p.b].shape))
             if rank is not None:
@@ -126,13 +146,12 @@ def transfer_weights(
             buf: np.ndarray | None = None
             covered = 0
             for p in parts:
-                arr = _canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis)
+                arr = _canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis, p.a_groups)
                 if buf is None:
                     buf = np.zeros(canon_shape, dtype=arr.dtype)
-                idx = [slice(None)] * buf.ndim
-                idx[p.axis] = slice(*p.b_part)  # type: ignore[misc]
-                buf[tuple(idx)] = arr
-                covered += p.b_part[1] - p.b_part[0]  # type: ignore[index]
+                assert p.b_part is not None
+                put_packed_part(buf, arr, *p.b_part, axis=p.axis, groups=p.b_groups)
+                covered += (p.b_part[1] - p.b_part[0]) * p.b_groups
             if covered != canon_shape[parts[0].axis]:
                 raise WeightTransferError(
                     f"{trace_path} -> model: {name} is only partly matched ({covered} of {canon_shape[parts[0].axis]} "
@@ -163,13 +182,12 @@ def _check_data(trace_path: str | os.PathLike[str], recs: Sequence[Any]) -> None
         )
 
 
-def _canonical(arr: np.ndarray, perm: tuple[int, ...] | None, part: tuple[int, int] | None, axis: int) -> np.ndarray:
+def _canonical(arr: np.ndarray, perm: tuple[int, ...] | None, part: tuple[int, int] | None, axis: int,
+               groups: int = 1) -> np.ndarray:
     if perm is not None:
         arr = transposed_rows(arr) if perm == (1, 0) and arr.ndim == 2 else np.ascontiguousarray(np.transpose(arr, perm))
     if part is not None:
-        idx = [slice(None)] * arr.ndim
-        idx[axis] = slice(*part)
-        arr = np.ascontiguousarray(arr[tuple(idx)])
+        arr = packed_part(arr, *part, axis=axis, groups=groups)
     return arr
 
 

@@ -23,7 +23,7 @@ from ._nest import MAX_OP_SCALARS, flatten, flatten_call, op_scalar
 from ._numerics import autocast_policy, numerics
 from ._options import RecordOptions
 from ._random import intercept_random
-from ._replay import module_classes
+from ._replay import module_classes, pack_groups
 from ._sink import RecordSink
 from ._stack import StackCapture, with_headroom
 
@@ -102,6 +102,7 @@ class Recorder:
             # what the weight matcher needs beyond the records: class hierarchies, frozen
             # parameters, buffers outside the state dict
             "module_classes": module_classes(ad, model),
+            "pack_groups": pack_groups(ad, model),
             "frozen": [n for n, t, is_param in ad.named_state(model) if is_param and not ad.requires_grad(t)],
             "nonpersistent": sorted(ad.nonpersistent_buffers(model)),
             # what can change the numbers: TF32, threads, oneDNN, determinism flags, CPU (``_numerics``)

@@ -280,6 +280,76 @@ def test_packed_share_conversion_round_trips() -> None:
     np.testing.assert_array_equal(_to_target(q, (1, 0)), c_attn[:, :H])  # into a paddle Linear [in, out]
 
 
+
+def _fused_llama(groups: int, heads: int = 4, kv: int = 2, d: int = 4) -> tuple[WeightSide, WeightSide]:
+    """paddlenlp LLaMA with fuse_attention_qkv (qkv_proj [H, (heads + 2 kv) d], packed head
+    group by head group when the recorder wrote ``pack_groups``) against HF's q/k/v_proj."""
+    hid = heads * d
+    pd, th = [], []
+    for i in range(2):
+        a = f"layers.{i}.self_attn"
+        pd += [t(f"{a}.qkv_proj.weight", "Linear", (hid, (heads + 2 * kv) * d)), t(f"{a}.o_proj.weight", "Linear", (hid, hid))]
+        th += [t(f"{a}.q_proj.weight", "Linear", (heads * d, hid)), t(f"{a}.k_proj.weight", "Linear", (kv * d, hid)),
+               t(f"{a}.v_proj.weight", "Linear", (kv * d, hid)), t(f"{a}.o_proj.weight", "Linear", (hid, hid))]
+    packs = {f"layers.{i}.self_attn.qkv_proj": groups for i in range(2)} if groups > 1 else {}
+    return WeightSide("paddle", tuple(pd), PD, pack_groups=packs), WeightSide("torch", tuple(th), TD)
+
+
+def test_qkv_packed_head_by_head_takes_each_parts_share_of_every_group() -> None:
+    """GQA, 4 heads, 2 key/value heads of 4: paddlenlp packs [kv group][q of 2 heads | k | v]."""
+    wm = match_weights(*_fused_llama(groups=2))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.b: (p.a_part, p.a_groups) for p in wm.pairs if p.a == "layers.1.self_attn.qkv_proj.weight"}
+    assert got == {"layers.1.self_attn.q_proj.weight": ((0, 8), 2), "layers.1.self_attn.k_proj.weight": ((8, 12), 2),
+                   "layers.1.self_attn.v_proj.weight": ((12, 16), 2)}
+    assert "in each of 2 groups" in next(iter(p for p in wm.pairs if p.a_groups == 2)).conversion()
+    entry = next(e for e in wm.to_json()["weights"] if e["torch"] == "layers.0.self_attn.k_proj.weight")
+    assert entry["paddle_part"] == [8, 12] and entry["paddle_groups"] == 2
+    # without the recorder's word the parts are consecutive blocks (GPT-2's c_attn, torch MHA)
+    plain = match_weights(*_fused_llama(groups=1))
+    assert {p.a_part for p in plain.pairs if p.a == "layers.1.self_attn.qkv_proj.weight"} == {(0, 16), (16, 24), (24, 32)}
+    assert all(p.a_groups == 1 for p in plain.pairs)
+
+
+def test_packed_part_reads_and_writes_a_share_of_every_group() -> None:
+    from padiff_trace.arrays import packed_part, put_packed_part
+
+    w = np.arange(24 * 3).reshape(24, 3)  # canonical [out, in]; 2 groups of [q 8 | k 2 | v 2] rows
+    k = packed_part(w, 8, 10, groups=2)
+    np.testing.assert_array_equal(k, w[[8, 9, 20, 21]])
+    np.testing.assert_array_equal(packed_part(w, 0, 8), w[:8])
+    rebuilt = np.zeros_like(w)
+    for lo, hi in ((0, 8), (8, 10), (10, 12)):
+        put_packed_part(rebuilt, packed_part(w, lo, hi, groups=2), lo, hi, groups=2)
+    np.testing.assert_array_equal(rebuilt, w)
+
+
+def test_qkv_packed_two_ways_is_regrouped_into_three_pairs() -> None:
+    """paddlenlp GPT's fused qkv_proj (head by head, 2 heads) against GPT-2's c_attn ([q | k | v]):
+    the same shape, the same three projections in another order."""
+    pd = [t("h.0.attn.qkv_proj.weight", "Linear", (H, 3 * H)), t("h.0.attn.qkv_proj.bias", "Linear", (3 * H,))]
+    th = torch_linear("h.0.attn.c_attn", H, 3 * H, "Conv1D")
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD, pack_groups={"h.0.attn.qkv_proj": 2}),
+                       WeightSide("torch", tuple(th), TD))
+    assert wm.ok, wm.problem_text("A", "B")
+    w = [(p.a_part, p.a_groups, p.b_part, p.b_groups) for p in wm.pairs if p.b == "h.0.attn.c_attn.weight"]
+    assert w == [((0, 4), 2, (0, 8), 1), ((4, 8), 2, (8, 16), 1), ((8, 12), 2, (16, 24), 1)]
+    assert len([p for p in wm.pairs if p.b == "h.0.attn.c_attn.bias"]) == 3
+    # the same packing on both sides: one whole-tensor pair
+    same = match_weights(WeightSide("paddle", tuple(pd), PD, pack_groups={"h.0.attn.qkv_proj": 2}),
+                         WeightSide("paddle", tuple(pd), PD, pack_groups={"h.0.attn.qkv_proj": 2}))
+    assert [(p.a_part, p.b_part) for p in same.pairs] == [(None, None), (None, None)]
+
+
+def test_mapping_groups_need_a_part_and_a_count() -> None:
+    ok = {"weights": [{"paddle": "a.qkv.weight", "torch": "a.k.weight", "paddle_part": [8, 12], "paddle_groups": 2}]}
+    m = parse_mapping(ok, "m.json")
+    assert m.weights[0].groups == {"paddle": 2}
+    for bad in ({"paddle": "a.qkv.weight", "torch": "a.k.weight", "paddle_groups": 2},
+                {"paddle": "a.qkv.weight", "torch": "a.k.weight", "paddle_part": [8, 12], "paddle_groups": 0}):
+        with pytest.raises(MappingError, match="paddle_groups must be a count"):
+            parse_mapping({"weights": [bad]}, "m.json")
+
 _PADDLE_SPEC = """
 import numpy as np
 import paddle

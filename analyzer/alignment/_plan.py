@@ -18,6 +18,8 @@ from ._calls import Call, TraceView, first_step
 from ._item import PlanItem
 from ._ops import PRODUCER_ROLES, Links, OpCall, Producers, collect_ops, index_records, op_todo
 from ._pairing import Alignment, CallPair, pair_leaves
+from ._records import RecordLike
+from ._slices import Regrouped, regroup_orders
 from ._weights import pair_by_map
 
 __all__ = ["PlanItem", "plan"]
@@ -39,6 +41,7 @@ def plan(
     in_order = all(x.a.id < y.a.id for x, y in itertools.pairwise(al.pairs))
     aligned = first_step(va) if first_step(va) == first_step(vb) and in_order else None
     keyed: dict[tuple[str, int], CallPair] | None = None
+    regrouped = regroup_orders(wm)  # fused q|k|v projections packed two ways: outputs in B's order
     for step, calls in va.calls.items():
         if step == aligned and _in_id_order(calls):
             found = _by_order(calls, al.pairs)
@@ -58,11 +61,17 @@ def plan(
                 gx, gy = va.grads_in.get((ca.id, x.position)), vb.grads_in.get((cb.id, y.position))
                 if gx is not None and gy is not None:
                     items.append(PlanItem("grad_input", gx, gy, p, pair))
-            for x, y, p in outs:
-                items.append(PlanItem("output", x, y, p, pair))
-                gx, gy = va.grads_out.get((ca.id, x.position)), vb.grads_out.get((cb.id, y.position))
-                if gx is not None and gy is not None:
-                    items.append(PlanItem("grad_output", gx, gy, p, pair))
+            order = regrouped.get((ca.module, cb.module)) if regrouped else None
+            for x0, y, p in outs:
+                xo: RecordLike = x0
+                gxo: RecordLike | None = va.grads_out.get((ca.id, x0.position))
+                gy = vb.grads_out.get((cb.id, y.position))
+                if order is not None and x0.shape == y.shape and x0.shape[-1:] == (len(order),) and p is None:
+                    xo = Regrouped(x0, order)
+                    gxo = Regrouped(gxo, order) if isinstance(gxo, Record) else gxo
+                items.append(PlanItem("output", xo, y, p, pair))
+                if gxo is not None and gy is not None:
+                    items.append(PlanItem("grad_output", gxo, gy, p, pair))
             if with_ops:
                 op_calls.append((ca, cb, pair))
                 _link(base, items)

@@ -1,6 +1,7 @@
 """A packed tensor's share, usable wherever a record is (a ``RecordView``): what weight pairing
 hands a pair when one side keeps several tensors in one (torch MHA's ``in_proj_weight``, a
-fused q|k|v).
+fused q|k|v); and the output of a fused q|k|v projection packed another way than the other
+side's, in the other side's order (``Regrouped``).
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from collections.abc import Callable
 import numpy as np
 
 from padiff_trace import STAT_FIELDS, Record
-from padiff_trace.arrays import decode, stats_tuple
+from padiff_trace.arrays import decode, packed_part, packed_rows, stats_tuple
+from padiff_trace.matching import WeightMap
 
 from ._records import RecordView
 
-__all__ = ["RowSlice"]
+__all__ = ["Regrouped", "RowSlice", "regroup_orders"]
 
 
 class RowSlice(RecordView):
@@ -25,14 +27,17 @@ class RowSlice(RecordView):
     ``perm`` (stored -> canonical layout, e.g. transformers' ``Conv1D`` stores ``[in, out]``)
     the rows are the canonical tensor's: the record is read whole once and the share kept.
     Keeps the packed record's sequence number, step and stack; ``position`` names the rows
-    (``in_proj_weight[0:16]``); statistics are the rows' own.
+    (``in_proj_weight[0:16]``); statistics are the rows' own. With ``groups`` > 1 (q|k|v packed
+    head by head) the share is rows ``[lo, hi)`` of each of that many equal blocks, read whole too.
     """
 
-    def __init__(self, base: Record, lo: int, hi: int, perm: tuple[int, ...] | None = None) -> None:
+    def __init__(self, base: Record, lo: int, hi: int, perm: tuple[int, ...] | None = None, groups: int = 1) -> None:
         canon = tuple(base.shape[k] for k in perm) if perm is not None else tuple(base.shape)
         position = f"{base.position}[{lo}:{hi}]" if perm is None else f"{base.position}.T[{lo}:{hi}]"
-        super().__init__(base, (hi - lo,) + canon[1:], position)
-        self.lo, self.hi, self.perm = lo, hi, perm
+        if groups > 1:
+            position += f" of {groups} groups"
+        super().__init__(base, ((hi - lo) * groups,) + canon[1:], position)
+        self.lo, self.hi, self.perm, self.groups = lo, hi, perm, groups
         self.row_elems = int(np.prod(canon[1:], dtype=np.int64))
         self._stats: dict[str, float] | None = None
         self._rows: np.ndarray | None = None
@@ -41,13 +46,20 @@ class RowSlice(RecordView):
         """The share, flat, decoded (``perm`` slices only: materialised once)."""
         if self._rows is None:
             full = decode(self.base.trace.read_stored(self.base, 0, self.base.numel), self.base.dtype)
-            canon = np.transpose(full.reshape(self.base.shape), self.perm)
-            self._rows = np.ascontiguousarray(canon[self.lo : self.hi]).reshape(-1)
+            canon = full.reshape(self.base.shape)
+            if self.perm is not None:
+                canon = np.transpose(canon, self.perm)
+            self._rows = packed_part(canon, self.lo, self.hi, groups=self.groups).reshape(-1)
         return self._rows
+
+    @property
+    def _whole(self) -> bool:
+        """Read the record whole (a permuted layout, or a share spread over groups)."""
+        return self.perm is not None or self.groups > 1
 
     def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
         """Elements [start, stop) of the share, flat, decoded but not upcast (see ``_metrics._read``)."""
-        if self.perm is not None:
+        if self._whole:
             return self.canonical_rows()[start:stop]
         off = self.lo * self.row_elems
         return decode(self.base.trace.read_stored(self.base, off + start, off + stop, view=view, checks=checks), self.dtype)
@@ -55,7 +67,7 @@ class RowSlice(RecordView):
     @property
     def stats(self) -> dict[str, float]:
         if self._stats is None:
-            if self.perm is not None:
+            if self._whole:
                 rows = self.canonical_rows()
                 vals = stats_tuple(rows, str(rows.dtype))
             else:
@@ -65,4 +77,51 @@ class RowSlice(RecordView):
         return self._stats
 
     def __repr__(self) -> str:
-        return f"RowSlice({self.name}, rows {self.lo}:{self.hi} of {list(self.base.shape)})"
+        per = f" in each of {self.groups} groups" if self.groups > 1 else ""
+        return f"RowSlice({self.name}, rows {self.lo}:{self.hi}{per} of {list(self.base.shape)})"
+
+
+def regroup_orders(wm: WeightMap | None) -> dict[tuple[str, str], np.ndarray]:
+    """(A module, B module) -> the order that takes the last axis of A's output into B's, for the
+    fused q|k|v projections the weight map pairs in parts packed in different groups (paddlenlp's
+    ``qkv_proj`` head by head against GPT-2's ``c_attn``, all q then all k then all v): the
+    projection's output is packed as its weight is."""
+    parts: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
+    for p in wm.pairs if wm is not None else ():
+        if p.a_part is None or p.b_part is None or p.a_groups == p.b_groups or p.axis != 0:
+            continue
+        key = (p.a.rpartition(".")[0], p.b.rpartition(".")[0])
+        if p.a.rpartition(".")[2] != "weight":
+            continue
+        n = (p.a_part[1] - p.a_part[0]) * p.a_groups * 3
+        parts.setdefault(key, []).append((packed_rows(n, *p.a_part, p.a_groups), packed_rows(n, *p.b_part, p.b_groups)))
+    out = {}
+    for key, pieces in parts.items():
+        n = sum(len(a) for a, _ in pieces)
+        order = np.full(n, -1, dtype=np.int64)
+        for a_idx, b_idx in pieces:
+            if len(a_idx) == len(b_idx) and b_idx.max(initial=-1) < n and a_idx.max(initial=-1) < n:
+                order[b_idx] = a_idx
+        if (order >= 0).all():
+            out[key] = order
+    return out
+
+
+class Regrouped(RecordView):
+    """A record whose last axis is read in another order (``regroup_orders``): A's fused q|k|v
+    output as B packs it. Values are those of the record, so are the statistics."""
+
+    def __init__(self, base: Record, order: np.ndarray) -> None:
+        super().__init__(base, tuple(base.shape), f"{base.position} (q|k|v regrouped)")
+        self.order = order
+        self._values: np.ndarray | None = None
+
+    def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
+        if self._values is None:
+            full = decode(self.base.trace.read_stored(self.base, 0, self.base.numel, checks=checks), self.base.dtype)
+            self._values = np.ascontiguousarray(full.reshape(self.shape)[..., self.order]).reshape(-1)
+        return self._values[start:stop]
+
+    @property
+    def stats(self) -> dict[str, float]:
+        return self.base.stats

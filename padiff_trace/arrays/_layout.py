@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-__all__ = ["same_order_reshape", "transposed_rows"]
+__all__ = ["packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "transposed_rows"]
 
 
 def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int = 64) -> np.ndarray:
@@ -39,3 +41,28 @@ def same_order_reshape(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
             return False
     # trailing axes of size 1 are allowed
     return all(x == 1 for x in big[j:])
+
+
+
+def packed_rows(n: int, start: int, stop: int, groups: int = 1) -> np.ndarray:
+    """The indices, along a packed axis of length ``n``, of the share ``[start, stop)``: of the
+    whole axis (``groups`` 1), or of each of ``groups`` equal blocks (a tensor packed head by
+    head, ``[kv_heads, q|k|v of that head]``), the blocks' shares in order."""
+    per = n // groups
+    return (np.arange(groups)[:, None] * per + np.arange(start, stop)[None, :]).reshape(-1)
+
+
+def packed_part(arr: np.ndarray, start: int, stop: int, axis: int = 0, groups: int = 1) -> np.ndarray:
+    """A packed tensor's share along ``axis`` (``packed_rows``), C-contiguous."""
+    if groups == 1:
+        idx = [slice(None)] * arr.ndim
+        idx[axis] = slice(start, stop)
+        return np.ascontiguousarray(arr[tuple(idx)])
+    return np.ascontiguousarray(np.take(arr, packed_rows(arr.shape[axis], start, stop, groups), axis=axis))
+
+
+def put_packed_part(buf: np.ndarray, value: np.ndarray, start: int, stop: int, axis: int = 0, groups: int = 1) -> None:
+    """Write ``value`` into ``buf`` where ``packed_part(buf, start, stop, axis, groups)`` reads."""
+    idx: list[Any] = [slice(None)] * buf.ndim
+    idx[axis] = slice(start, stop) if groups == 1 else packed_rows(buf.shape[axis], start, stop, groups)
+    buf[tuple(idx)] = value

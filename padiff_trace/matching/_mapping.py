@@ -11,7 +11,12 @@ Format (see docs/analyzer.md)::
      "weights": [
         {"paddle": "embeddings.word_embeddings.weight", "torch": "wte.weight"},
         {"paddle": "h.0.q_proj.weight", "torch": "h.0.attn.c_attn.weight", "torch_part": [0, 64]},
+        {"paddle": "h.0.k_proj.weight", "torch": "h.0.attn.query_key_value.weight",
+         "torch_part": [16, 32], "torch_groups": 4},
         {"torch": "h.0.attn.bias", "skip": true}]}
+
+A part is ``[start, stop)`` along axis 0 of the tensor's canonical layout; with ``*_groups``
+N it is that range of each of N equal blocks (q|k|v packed head by head).
 
 A ``weightmap.json`` written by ``record --weights-from`` has this form: edited, it can be
 passed back as ``--mapping``. Between two traces of one framework the weight entries
@@ -45,7 +50,7 @@ __all__ = [
 MAPPING_COLUMNS = ("paddle", "torch")  # the two sides of a mapping entry, in the order files name them
 _KEYS = {*MAPPING_COLUMNS, "blackbox", "transpose"}
 _SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), "axis", "skip", "how", "confidence", "convert", "why", "transfer"}
+_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), "axis", "skip", "how", "confidence", "convert", "why", "transfer"}
 _INFO_KEYS = {"generated_by", "source_trace", "target_trace", "unmatched", "note"}  # written by weightmap.json
 
 
@@ -69,6 +74,7 @@ class WeightEntry:
     names: dict[str, str]
     parts: dict[str, tuple[int, int]]
     skip: bool = False
+    groups: dict[str, int] = field(default_factory=dict)  # side -> equal blocks its part is taken in
 
     def describe(self, source: str) -> str:
         return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
@@ -106,7 +112,8 @@ class Mapping:
                 ka, kb = a_framework, b_framework
             else:
                 continue
-            weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb)))
+            weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb),
+                                       w.groups.get(ka, 1), w.groups.get(kb, 1)))
         return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
 
 
@@ -144,6 +151,8 @@ class SidedWeight:
     b: str | None
     a_part: tuple[int, int] | None = None
     b_part: tuple[int, int] | None = None
+    a_groups: int = 1
+    b_groups: int = 1
 
     @property
     def skip(self) -> bool:
@@ -284,9 +293,17 @@ def _parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
             if not (isinstance(part, list) and len(part) == 2 and all(isinstance(x, int) for x in part) and 0 <= part[0] < part[1]):
                 raise MappingError(f"{source}: weights entry {i}: {k}_part must be [start, stop) like [0, 64], got {part!r}")
             parts[k] = (part[0], part[1])
+        groups: dict[str, int] = {}
+        for k in names:
+            g = e.get(f"{k}_groups", 1)
+            if not (isinstance(g, int) and not isinstance(g, bool) and g >= 1) or (g > 1 and k not in parts):
+                raise MappingError(f"{source}: weights entry {i}: {k}_groups must be a count >= 1 beside a {k}_part, "
+                                   f"got {g!r}")
+            if g > 1:
+                groups[k] = g
         if e.get("axis", 0) != 0:
             raise MappingError(f"{source}: weights entry {i}: only axis 0 of the canonical layout is supported")
-        out.append(WeightEntry(i, names, parts, skip))
+        out.append(WeightEntry(i, names, parts, skip, groups))
     return tuple(out)
 
 

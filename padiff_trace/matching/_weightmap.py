@@ -51,7 +51,8 @@ class WeightPair:
 
     ``*_perm`` takes that side's stored axes to the canonical layout; ``*_part`` is a
     ``[start, stop)`` range along ``axis`` of the canonical tensor (a packed tensor's
-    share), None for the whole tensor.
+    share), None for the whole tensor; with ``*_groups`` > 1 that side's range is taken within
+    each of that many equal blocks of the axis (q|k|v packed head by head, ``arrays.packed_part``).
     """
 
     a: str
@@ -63,6 +64,8 @@ class WeightPair:
     b_part: tuple[int, int] | None = None
     axis: int = 0
     transfer: bool = True  # False: derived state, compared but never copied
+    a_groups: int = 1
+    b_groups: int = 1
 
     @property
     def relative_perm(self) -> tuple[int, ...] | None:
@@ -85,10 +88,10 @@ class WeightPair:
         parts = ["reshape"] if self.reshape else []
         if self.a_part is None and self.b_part is None and self.relative_perm is not None:
             parts.append("transpose" if self.relative_perm == (1, 0) else f"permute {list(self.relative_perm)}")
-        if self.a_part is not None:
-            parts.append(f"A part {self.a_part[0]}:{self.a_part[1]} of axis {self.axis}")
-        if self.b_part is not None:
-            parts.append(f"B part {self.b_part[0]}:{self.b_part[1]} of axis {self.axis}")
+        for side, part, groups in (("A", self.a_part, self.a_groups), ("B", self.b_part, self.b_groups)):
+            if part is not None:
+                per = f" in each of {groups} groups" if groups > 1 else ""
+                parts.append(f"{side} part {part[0]}:{part[1]} of axis {self.axis}{per}")
         return ", ".join(parts) or "copy"
 
 
@@ -170,6 +173,9 @@ class WeightMap:
                 e[f"{kb}_part"] = list(p.b_part)
             if p.a_part is not None or p.b_part is not None:
                 e["axis"] = p.axis
+            for k, groups in ((ka, p.a_groups), (kb, p.b_groups)):
+                if groups > 1:
+                    e[f"{k}_groups"] = groups
             if not p.transfer:
                 e["transfer"] = False
             weights.append(e)

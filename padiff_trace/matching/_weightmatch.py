@@ -15,6 +15,8 @@ It is an assignment over all tensors of both sides, in passes, each confident or
 3. **packed**: a tensor that is several tensors of the other side concatenated along the
    known axis (fused q|k|v, fused gate|up, torch MHA ``in_proj_*``), in either direction:
    the parts are siblings, consecutive, with the same block indices, and their sizes add up;
+   in a module the side packs head by head (``pack_groups``), each part takes its share of
+   every group;
 4. structure again (packing frees the rest of a block), then **reshape**: one type class and
    local name, shapes that differ by a head split or merge (``[d, d]`` vs ``[d, heads, dim]``),
    then **shape+order**: what is left, grouped by local name and shape alone (the types
@@ -69,17 +71,20 @@ class _Matcher:
         self.by_name = {"a": {t.info.name: t for t in self.a}, "b": {t.info.name: t for t in self.b}}
         self.map = WeightMap(a.framework, b.framework)
         self.pack_of: dict[str, list[str]] = {}  # packed module -> modules of its parts (other side)
+        self.pack_groups = {"a": a.pack_groups, "b": b.pack_groups}
 
     # ------------------------------------------------------------------ helpers
     def live(self, side: list[_T], derived: bool = False) -> list[_T]:
         return [t for t in side if not t.used and t.derived == derived]
 
     def pair(self, x: _T, y: _T, how: str, xp: tuple[int, int] | None = None, yp: tuple[int, int] | None = None,
-             axis: int = 0, used: bool = True) -> None:
+             axis: int = 0, used: bool = True, xg: int = 1, yg: int = 1) -> None:
         a, b = (x, y) if x.side == "a" else (y, x)
         ap, bp = (xp, yp) if x.side == "a" else (yp, xp)
+        ag, bg = (xg, yg) if x.side == "a" else (yg, xg)
         self.map.pairs.append(
-            WeightPair(a.info.name, b.info.name, a.perm, b.perm, how, ap, bp, axis, transfer=not (a.derived or b.derived))
+            WeightPair(a.info.name, b.info.name, a.perm, b.perm, how, ap, bp, axis, transfer=not (a.derived or b.derived),
+                       a_groups=ag, b_groups=bg)
         )
         if used:
             x.used = y.used = True
@@ -97,13 +102,14 @@ class _Matcher:
                 continue
             if ta is None or tb is None:
                 raise MappingError(f"{p.source}: a weights entry needs both sides, or \"skip\": true")
-            sa, sb = _part_shape(ta, p.a_part), _part_shape(tb, p.b_part)
+            sa, sb = _part_shape(ta, p.a_part, groups=p.a_groups), _part_shape(tb, p.b_part, groups=p.b_groups)
             if sa != sb:
                 raise MappingError(
                     f"{p.source}: {ta.info.name} {list(ta.info.shape)} (canonical {list(sa)}) cannot be "
                     f"{tb.info.name} {list(tb.info.shape)} (canonical {list(sb)}): shapes differ"
                 )
-            self.pair(ta, tb, "mapping", p.a_part, p.b_part, used=p.a_part is None and p.b_part is None)
+            self.pair(ta, tb, "mapping", p.a_part, p.b_part, used=p.a_part is None and p.b_part is None,
+                      xg=p.a_groups, yg=p.b_groups)
             if p.a_part is not None or p.b_part is not None:
                 (ta if p.a_part is None else tb).used = True
                 (tb if p.a_part is None else ta).used = True
@@ -190,10 +196,14 @@ class _Matcher:
                 run = self._run_for(x, small_side, axis)
                 if run is None:
                     continue
+                # packed head by head (``PACKED_BY_HEAD``): each part's share of every group
+                g = self.pack_groups[x.side].get(x.info.module, 1)
+                if g < 1 or any(y.cshape[axis] % g for y in run):
+                    g = 1
                 start = 0
                 for y in run:
-                    n = y.cshape[axis]
-                    self.pair(x, y, "packed", (start, start + n), None, axis, used=False)
+                    n = y.cshape[axis] // g
+                    self.pair(x, y, "packed", (start, start + n), None, axis, used=False, xg=g)
                     y.used = True
                     start += n
                 x.used = True
@@ -245,6 +255,31 @@ class _Matcher:
                         logger.info("paired %s %s with %s %s by a reshape", x.info.name, list(x.cshape), y.info.name,
                                     list(y.cshape))
                         self.pair(x, y, "reshape")
+
+    def regroup(self) -> None:
+        """A whole-tensor pair of two fused q|k|v projections packed in different groups (one
+        side head by head, ``pack_groups``; the other q|k|v of all heads, or by other groups):
+        the same three projections in another order. Such a pair becomes three, q, k and v,
+        each side taking its share of its own groups (equal shares: q has as many heads as
+        k and v)."""
+        ga, gb = self.pack_groups["a"], self.pack_groups["b"]
+        if not ga and not gb:
+            return
+        keep = []
+        for p in self.map.pairs:
+            x, y = self.by_name["a"][p.a], self.by_name["b"][p.b]
+            na, nb = ga.get(x.info.module, 1), gb.get(y.info.module, 1)
+            axis = PACK_AXIS.get((x.ctype, x.local))
+            n = x.cshape[axis] if axis is not None and len(x.cshape) > axis else 0
+            if na == nb or p.a_part is not None or p.b_part is not None or n == 0 or n % (3 * na) or n % (3 * nb):
+                keep.append(p)
+                continue
+            for i in range(3):
+                sa, sb = n // (3 * na), n // (3 * nb)
+                keep.append(dataclasses.replace(p, how="packed", a_part=(i * sa, (i + 1) * sa), b_part=(i * sb, (i + 1) * sb),
+                                                axis=axis or 0, a_groups=na, b_groups=nb))
+            logger.info("%s and %s: q|k|v packed in %d vs %d groups, regrouped", p.a, p.b, na, nb)
+        self.map.pairs = keep
 
     def last_resort(self) -> None:
         """What is still left pairs only where it is unique: the one tensor of its block on each
@@ -390,6 +425,7 @@ def match_weights(
     m.last_resort()
     m.structure(derived=True, by_type=False)
     m.shared_derived()
+    m.regroup()
     wm = m.finish()
     order_a = {t.info.name: t.index for t in m.a}
     wm.pairs.sort(key=lambda p: (order_a.get(p.a, 0), p.a_part or (0, 0), p.b_part or (0, 0)))

@@ -28,13 +28,16 @@ class WeightSide:
     # "Class.local" -> stored-to-canonical permutation a recorded call of the class showed
     # (``_observed``); it holds for every tensor of that class, on either side of one framework
     layouts: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # module path -> groups its packed child projection is split in (``PACKED_BY_HEAD``)
+    pack_groups: dict[str, int] = field(default_factory=dict)
 
 
 def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSide:
     """A trace's weights (PARAM/BUFFER records of one step, in recorded order) as a matcher side.
 
     Uses the recorder's meta ``module_classes`` (class hierarchies), ``frozen`` (parameters
-    that do not train) and ``nonpersistent`` (buffers outside the state dict) where present.
+    that do not train), ``nonpersistent`` (buffers outside the state dict) and ``pack_groups``
+    where present.
     """
     frozen = set(meta.get("frozen") or ())
     volatile = set(meta.get("nonpersistent") or ())
@@ -47,7 +50,9 @@ def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSid
                        is_param and name not in frozen, name not in volatile)
         )
     classes = meta.get("module_classes")
-    return WeightSide(str(meta.get("framework", "none")), tuple(infos), dict(classes) if isinstance(classes, dict) else {})
+    groups = meta.get("pack_groups")
+    return WeightSide(str(meta.get("framework", "none")), tuple(infos), dict(classes) if isinstance(classes, dict) else {},
+                      pack_groups={str(k): int(v) for k, v in groups.items()} if isinstance(groups, dict) else {})
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,8 @@ class WeightPin:
     b_part: tuple[int, int] | None = None
     skip: bool = False
     source: str = "mapping"
+    a_groups: int = 1  # the part is taken in each of this many equal blocks (``WeightPair``)
+    b_groups: int = 1
 
 
 def mapping_pins(
@@ -72,7 +79,8 @@ def mapping_pins(
     if mapping is None:
         return [], []
     sided = orient(mapping, a.framework, b.framework)
-    pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source)) for w in sided.weights]
+    pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source), w.a_groups, w.b_groups)
+            for w in sided.weights]
     mods: list[tuple[str, str]] = []
     if sided.modules_pin_weights:
         mods_a = {t.module for t in a.tensors}

@@ -84,10 +84,10 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
     return out
 
 
-def part_shape(t: MTensor, part: tuple[int, int] | None, axis: int = 0) -> tuple[int, ...]:
+def part_shape(t: MTensor, part: tuple[int, int] | None, axis: int = 0, groups: int = 1) -> tuple[int, ...]:
     if part is None:
         return t.cshape
-    return t.cshape[:axis] + (part[1] - part[0],) + t.cshape[axis + 1 :]
+    return t.cshape[:axis] + ((part[1] - part[0]) * groups,) + t.cshape[axis + 1 :]
 
 
 def groups(items: Iterable[MTensor], key: object) -> dict[tuple[object, ...], list[MTensor]]:
