@@ -53,7 +53,12 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       "megatronbert", "nezha", "deberta_v2", "nystromformer", "blenderbot",
                       "blenderbot_small", "prophetnet", "luke", "bigbird", "layoutlm", "ernie_m",
                       "falcon", "clip", "chinese_clip", "bit", "dpt", "blip", "clipseg", "clap", "speecht5",
-                      "blip_2"})
+                      "blip_2",
+                      # session 19: training twins of other families and other training setups (schedulers,
+                      # clipping kinds, per-step batches, labels passed to the model, SGD/Adagrad), written by
+                      # helpers that never ran the tool, measured once on first contact
+                      "roberta_train", "electra_train", "bart_train", "opt_train", "vgg11_bn_train",
+                      "shufflenet_v2_x0_5_train", "ernie_train", "mixtral_train"})
 
 
 @dataclass(frozen=True)
