@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from padiff_trace import Kind, UserError, WeightTransferError, open_trace
+from padiff_trace import Deferred, Kind, UserError, WeightTransferError, open_trace
 from padiff_trace.arrays import packed_part, put_packed_part, transposed_rows
 from padiff_trace.matching import (
     PACKED_BY_HEAD,
@@ -163,6 +163,46 @@ def transfer_weights(
     return wm
 
 
+SAME_DATA = 0.75  # integer inputs agreeing in this share of elements (as they are, or shifted) are the same data
+MIN_DATA = 8  # fewer elements say nothing either way: replayed
+
+
+def another_convention(recorded: np.ndarray, own: np.ndarray | None) -> str:
+    """Why the spec's own integer input is the recorded one in another convention, or "".
+
+    Integer (and boolean) inputs are data, not random draws: two specs that differ in one are
+    two libraries' conventions for the same data (labels the model shifts itself vs labels the
+    caller shifted, -100 vs the pad id at ignored positions), and replaying one side's value
+    into the other would feed a model what it does not expect. The test: at least ``SAME_DATA``
+    of the elements agree as they are, or shifted by one along the last axis. Independent
+    draws (each framework's own ``randint``) agree in far fewer and are replayed."""
+    if own is None or own.shape != recorded.shape or own.size < MIN_DATA:
+        return ""
+    if recorded.dtype.kind not in "iub" or own.dtype.kind not in "iub" or np.array_equal(own, recorded):
+        return ""
+    agree = float(np.mean(own == recorded))
+    if agree >= SAME_DATA:
+        return f"the same integer data in another convention ({agree:.0%} of the elements agree)"
+    if recorded.ndim >= 1 and recorded.shape[-1] > 1:
+        for shift in (1, -1):
+            a, b = (recorded[..., :-1], own[..., 1:]) if shift == 1 else (recorded[..., 1:], own[..., :-1])
+            if float(np.mean(a == b)) >= SAME_DATA:
+                return "the same integer data shifted by one position (labels the model shifts itself on one side)"
+    return ""
+
+
+def _host_array(adapter: Adapter, t: Any) -> np.ndarray | None:
+    """The spec's own input as a host array (integer and boolean tensors only; else None)."""
+    if adapter.is_floating(t):
+        return None
+    data, _, shape, _ = adapter.to_host(t)
+    if isinstance(data, Deferred):
+        data = data.fetch()
+    if not isinstance(data, np.ndarray) or data.dtype.kind not in "iub":
+        return None
+    return data.reshape(shape)
+
+
 def _effective(recs: dict[str, Any], name: str, skipped: list[tuple[str, str, str]]) -> np.ndarray:
     """A's tensor ``name`` as stored, or, for the v of a weight-normed layer paired with B's plain
     weight, the weight it computes (g * v / |v|)."""
@@ -211,9 +251,11 @@ def replay_inputs(
 
     Leaves are matched by position (``args[0]``, ``kwargs["mask"]``) when both sides
     have the same positions, otherwise by order. Dtype and shape come from the trace;
-    device and requires-grad from the local tensor. A leaf whose recorded shape differs from
-    the spec's (an argument the two libraries take in different forms) keeps the spec's value,
-    with a warning.
+    device and requires-grad from the local tensor. A leaf the two libraries take in
+    different forms keeps the spec's value, with a warning: its recorded shape differs (a 0/1
+    mask [B, S] here, an additive [B, 1, 1, S] there), or it is integer data that holds the
+    same values in another arrangement (``another_convention``: labels the model shifts itself
+    against labels shifted by the caller, another pad id) rather than an independent draw.
     """
     with open_trace(trace_path) as tr:
         recs = [r for r in tr.select(kind=Kind.MODEL_INPUT, step=0) if r.is_tensor and r.device != "python"]
@@ -244,7 +286,13 @@ def replay_inputs(
                 continue
             if not rec.has_data:
                 raise UserError(f"{trace_path}: input {rec.position} was recorded without data (stats-only)")
-            replace[pos] = adapter.tensor_like(rec.read(), rec.dtype, leaf)
+            recorded = rec.read()
+            why = another_convention(recorded, _host_array(adapter, leaf))
+            if why:
+                logger.warning("%s: recorded input %s and the spec's %s are %s: the spec's own value is used",
+                               trace_path, rec.position, pos, why)
+                continue
+            replace[pos] = adapter.tensor_like(recorded, rec.dtype, leaf)
     new_args = rebuild(tuple(args), "args", replace, adapter.is_tensor)
     new_kwargs = {k: rebuild(v, f'kwargs["{k}"]', replace, adapter.is_tensor, 1) for k, v in kwargs.items()}
     return tuple(new_args), new_kwargs

@@ -361,3 +361,18 @@ def test_update_rounding_passes_a_wrong_learning_rate_does_not(tmp_path: Path) -
     failing = [w for w in doc["weights"] if not w["passed"]]
     assert failing and min(w["step"] for w in failing) == 1 and all(w["role"] == "param" for w in failing
                                                                      if w["step"] == 1)
+
+
+def test_labels_shifted_by_the_caller_are_kept_and_a_one_sided_dropout_is_named(tmp_path: Path) -> None:
+    """paddle's caller shifts the labels, torch's model shifts them itself: B keeps its own labels
+    (replaying A's would shift them twice) and the clean twin trains aligned over two steps. A bug
+    in paddle's activation-dropout module (after a functional GELU; torch's dropout is inline
+    after a GELU module) is named at that module on A and at the block's own code on B."""
+    rc, doc, text = run(tmp_path / "clean", "labels", "--steps", "2")
+    assert rc == 0, text
+    assert 'kwargs["labels"]' in text and "shifted by one position" in text
+    losses = [p for p in doc["pairs"] if p["role"] == "loss"]
+    assert len(losses) == 2 and all(p["passed"] for p in losses)
+    rc, doc, text = run(tmp_path / "bug", "labels", bug="paddle_act_drop")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0.dropout", "blocks.0"), text

@@ -48,7 +48,7 @@ def weightmap(out: Path, torch_spec: str) -> list[dict[str, Any]]:
 
 
 def test_llama_fused_qkv_gqa_and_fused_ffn_train_clean(tmp_path: Path) -> None:
-    code, doc, out = run(tmp_path / "run", "llama_fused_paddle.py", "llama_torch.py", "--steps", "2")
+    code, _doc, out = run(tmp_path / "run", "llama_fused_paddle.py", "llama_torch.py", "--steps", "2")
     assert code == 0, out[-3000:]
     entries = weightmap(tmp_path / "run", "llama_torch.py")
     qkv = {e["torch"]: (e["paddle_part"], e.get("paddle_groups")) for e in entries

@@ -281,6 +281,23 @@ def test_packed_share_conversion_round_trips() -> None:
 
 
 
+
+def test_integer_inputs_in_another_convention_are_not_replayed() -> None:
+    """B keeps its own integer input when it is A's data rearranged (labels the model shifts
+    itself), and takes A's when the two are independent draws (each framework's randint)."""
+    from padiff_trace.recorder._replay import another_convention
+
+    ids = np.random.default_rng(0).integers(4, 1000, (2, 8))
+    shifted = np.concatenate([ids[:, 1:], np.full((2, 1), -100)], axis=1)
+    assert "shifted by one position" in another_convention(shifted, ids)
+    padded = ids.copy()
+    padded[1, 6:] = -100  # another marker at ignored positions
+    assert "another convention" in another_convention(ids, padded)
+    assert another_convention(ids, np.random.default_rng(1).integers(4, 1000, (2, 8))) == ""
+    assert another_convention(ids, ids) == ""
+    assert another_convention(ids[:, :3], shifted[:, :3]) == ""  # too few elements to tell
+    assert another_convention(ids.astype("float32"), shifted.astype("float32")) == ""  # float data: replayed
+
 def _fused_llama(groups: int, heads: int = 4, kv: int = 2, d: int = 4) -> tuple[WeightSide, WeightSide]:
     """paddlenlp LLaMA with fuse_attention_qkv (qkv_proj [H, (heads + 2 kv) d], packed head
     group by head group when the recorder wrote ``pack_groups``) against HF's q/k/v_proj."""

@@ -70,12 +70,12 @@ def _scale(a: np.ndarray, b: np.ndarray) -> str | None:
     return f"A = {c:.6g} x B: a constant scale applied inside the module on one side, after it on the other"
 
 
-def agrees(x: np.ndarray, y: np.ndarray) -> bool:
-    """``x`` is ``y`` to within ``RELATION_REL`` in relative L2: fp32 rounding (~1e-5 in deep
-    models) passes, and so do a few elements near a kink that rounding put on the other side,
-    which an element-wise test refuses."""
+def agrees(x: np.ndarray, y: np.ndarray, rel: float = RELATION_REL) -> bool:
+    """``x`` is ``y`` to within ``rel`` (``RELATION_REL``) in relative L2: fp32 rounding (~1e-5 in
+    deep models) passes, and so do a few elements near a kink that rounding put on the other
+    side, which an element-wise test refuses."""
     ny = float(np.linalg.norm(y))
-    return float(np.linalg.norm(x - y)) <= RELATION_REL * ny if ny > 0 else not np.any(x)
+    return float(np.linalg.norm(x - y)) <= rel * ny if ny > 0 else not np.any(x)
 
 
 def _activation(name: str, f: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray, np.ndarray], str | None]:

@@ -48,7 +48,7 @@ from padiff_trace import Record
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
 from ..alignment._records import RecordLike
-from ._onesided import Key, Twin, made_by, paired_parent, unverified, value_id
+from ._onesided import Key, Twin, found, made_by, paired_parent, unverified, value_id
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -277,7 +277,16 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
     alone = twin.one_sided(inside, weighted)
+    # an input no pair compares (a one-sided module fed by inline code: paddle's activation
+    # dropout after a functional GELU) is right when the other trace holds it (HF's activation module)
+    for c in alone:
+        for r in c.tensor_inputs():
+            k = value_id(r)
+            if k is not None and k not in good and k not in bad and found(twin.view, r):
+                good.add(k)
     made = made_by(v, inside, good, bad, paired)
+    if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
+        made = None  # what it returned is in the other trace as computed there: not where the values part
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
         deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)

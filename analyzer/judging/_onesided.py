@@ -26,10 +26,10 @@ from padiff_trace import Kind, Record
 from padiff_trace.matching import canonical_type
 
 from ..alignment._calls import Call, TraceView
-from ._boundary import agrees
+from ._boundary import RELATION_REL, agrees
 from ._reconcile import rearranged
 
-__all__ = ["Key", "Twin", "found", "made_by", "paired_parent", "unverified", "value_id"]
+__all__ = ["Key", "SAME_REL", "Twin", "found", "made_by", "paired_parent", "unverified", "value_id"]
 
 Key = tuple[Any, ...]
 
@@ -114,7 +114,10 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
 _STAT_REL = 1e-3  # statistics this close mark a candidate; the values decide
 
 
-def found(other: TraceView, r: Record) -> bool:
+SAME_REL = 1e-6  # ``found(strict=True)``: the same computation in the other framework, no more than rounding
+
+
+def found(other: TraceView, r: Record, strict: bool = False) -> bool:
     """The value of ``r`` is a forward value of the same step in the other trace, to within
     ``RELATION_REL`` in relative L2: the same shape once axes of size 1 are dropped, one that
     broadcasts to it (a table built once per batch row), or the same elements in another layout
@@ -122,9 +125,11 @@ def found(other: TraceView, r: Record) -> bool:
     ``[b, s, heads * d]`` by the other); or a weight of that step (a weight-normed layer's
     weight, computed by torch's parametrization in a call of its own, is the other side's
     plain weight), or the leading corner of a buffer (``_corner_of``). Statistics select the
-    candidates."""
+    candidates. ``strict``: to within ``SAME_REL`` (one computation's fp32 rounding), elements
+    as they are (a subtle bug's difference, ~1e-5, is not found)."""
     if not r.has_data:
         return False
+    rel = SAME_REL if strict else RELATION_REL
     want = r.stats
     scale = max(abs(want["min"]), abs(want["max"]), 1e-30)
     shape = tuple(n for n in r.shape if n != 1)
@@ -133,7 +138,7 @@ def found(other: TraceView, r: Record) -> bool:
     for y in (*(y for c in other.calls.get(r.step, ()) for y in (*c.inputs, *c.outputs)), *weights):
         if not y.is_tensor or not y.has_data or y.numel == 0:
             continue
-        if y.kind == Kind.BUFFER and _corner_of(r, y):
+        if y.kind == Kind.BUFFER and not strict and _corner_of(r, y):
             return True
         got = y.stats
         if not all(abs(got.get(k, math.nan) - want[k]) <= _STAT_REL * scale for k in ("min", "max", "mean")):
@@ -143,8 +148,8 @@ def found(other: TraceView, r: Record) -> bool:
         z = np.asarray(y.read(), dtype=np.float64)
         z = z.reshape(tuple(n for n in z.shape if n != 1))
         if x.size == z.size and x.shape != z.shape:  # the same value in another layout
-            xr = rearranged(x, z.shape)
-            if xr is not None and agrees(xr, z):
+            xr = rearranged(x, z.shape) if not strict else None
+            if xr is not None and agrees(xr, z, rel):
                 return True
             continue
         try:
@@ -152,7 +157,7 @@ def found(other: TraceView, r: Record) -> bool:
             zb = z if x.size <= z.size else np.broadcast_to(z, x.shape)
         except ValueError:
             continue
-        if agrees(xb, zb):
+        if agrees(xb, zb, rel):
             return True
     return False
 
