@@ -1,6 +1,6 @@
-"""Inputs and weights shared by the fused-projection pairs (framework imports are lazy).
+"""Inputs and weights shared by the configuration pairs (framework imports are lazy).
 
-The recorder puts a spec's folder on sys.path, so specs import this as `_fused_common`.
+The recorder puts a spec's folder on sys.path, so specs import this as `_common`.
 """
 import numpy as np
 

@@ -6,7 +6,7 @@ PADIFF_BUG: scale -> layer 1's attention drops the 1/sqrt(head_dim) score scale
 import os
 
 import torch
-from _fused_common import VOCAB, token_ids
+from _common import VOCAB, token_ids
 
 HIDDEN, LAYERS, HEADS, FFN, MAX_POS = 64, 2, 4, 128, 64
 

@@ -4,7 +4,7 @@ fuse_attention_qkv and fuse_attention_ffn (one qkv_proj packed head group by hea
 (4 heads, 2 key/value heads). Twin: llama_torch.py (HF, separate q/k/v and gate/up).
 """
 import paddle
-from _fused_common import VOCAB, randomize_paddle, token_ids
+from _common import VOCAB, randomize_paddle, token_ids
 
 HIDDEN, LAYERS, HEADS, KV_HEADS, FFN, MAX_POS = 64, 2, 4, 2, 128, 64
 

@@ -1,15 +1,17 @@
-"""Fused projections (tests/fused_pairs/): real paddlenlp models built with their fused-projection
-options against HF transformers' separate projections, recorded with ``padiff-trace run`` as a
-user types it, no flag and no mapping.
+"""Library configurations the corpus twins do not use (tests/config_pairs/): real paddlenlp
+models against HF transformers, recorded with ``padiff-trace run`` as a user types it, no flag
+and no mapping.
 
 * ``llama``: paddlenlp LLaMA with ``fuse_attention_qkv`` (one ``qkv_proj`` packed head group by
   head group, grouped-query attention: 4 heads, 2 key/value heads) and ``fuse_attention_ffn``
   (``gate_up_fused_proj``) against HF's q/k/v and gate/up projections, two training steps;
 * ``gpt``: paddlenlp GPT's fused ``qkv_proj`` (head by head) against GPT-2's ``c_attn`` (all q,
-  then all k, then all v): the same shape packed another way.
+  then all k, then all v): the same shape packed another way;
+* ``llama_scaled``: linearly scaled rotary positions, which paddlenlp implements by dividing the
+  positions and HF by dividing the frequencies: another ``inv_freq`` buffer, the same tables.
 
-Before the recorder wrote each fused projection's groups into the trace, both clean pairs were
-reported diverged at their first attention.
+Before session 19 each clean pair was reported diverged (at the first attention, or at the
+rotary buffer).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-PAIRS = Path(__file__).parent / "fused_pairs"
+PAIRS = Path(__file__).parent / "config_pairs"
 
 
 def run(out: Path, paddle_spec: str, torch_spec: str, *flags: str, bug: str = "") -> tuple[int, dict[str, Any], str]:
@@ -89,3 +91,13 @@ def test_gpt_qkv_packed_head_by_head_against_gpt2_c_attn(tmp_path: Path) -> None
     code, doc, out = run(tmp_path / "bug", "gpt_fused_paddle.py", "gpt2_torch.py", bug="scale")
     assert code == 1, out[-3000:]
     assert located(doc) == ("gpt.decoder.layers.1.self_attn", "transformer.h.1.attn")
+
+
+def test_rotary_scaling_by_positions_or_by_frequencies_is_the_same_table(tmp_path: Path) -> None:
+    code, doc, out = run(tmp_path / "clean", "llama_scaled_paddle.py", "llama_scaled_torch.py")
+    assert code == 0, out[-3000:]
+    inv = [w for w in doc["weights"] if w["a"]["module"].endswith("rotary_emb") and w["a"].get("position") == "inv_freq"]
+    assert inv and all(w["passed"] and "derived state computed another way" in w["reason"] for w in inv)
+    code, doc, out = run(tmp_path / "bug", "llama_scaled_paddle.py", "llama_scaled_torch.py", bug="factor")
+    assert code == 1, out[-3000:]
+    assert located(doc) == ("llama.layers.0.self_attn.rotary_emb", "model.rotary_emb")

@@ -3,7 +3,7 @@ fuse_attention_qkv (qkv_proj packed head by head, [heads, q|k|v of the head]). T
 gpt2_torch.py (HF GPT2LMHeadModel, whose c_attn packs q|k|v of all heads: [q | k | v]).
 """
 import paddle
-from _fused_common import VOCAB, randomize_paddle, token_ids
+from _common import VOCAB, randomize_paddle, token_ids
 
 HIDDEN, LAYERS, HEADS, FFN, MAX_POS = 64, 2, 4, 128, 64
 

@@ -6,7 +6,7 @@ PADIFF_BUG: scale -> layer 1's attention scales its scores by 1/head_dim instead
 import os
 
 import torch
-from _fused_common import VOCAB, token_ids
+from _common import VOCAB, token_ids
 
 HIDDEN, LAYERS, HEADS, KV_HEADS, FFN, MAX_POS = 64, 2, 4, 2, 128, 64
 
