@@ -109,18 +109,18 @@ def regroup_orders(wm: WeightMap | None) -> dict[tuple[str, str], np.ndarray]:
 
 class Regrouped(RecordView):
     """A record whose last axis is read in another order (``regroup_orders``): A's fused q|k|v
-    output as B packs it. Values are those of the record, so are the statistics."""
+    output as B packs it. Values are those of the record, so are the statistics. Reads only the
+    rows (last-axis vectors) a range of elements touches."""
 
     def __init__(self, base: Record, order: np.ndarray) -> None:
         super().__init__(base, tuple(base.shape), f"{base.position} (q|k|v regrouped)")
         self.order = order
-        self._values: np.ndarray | None = None
 
     def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
-        if self._values is None:
-            full = decode(self.base.trace.read_stored(self.base, 0, self.base.numel, checks=checks), self.base.dtype)
-            self._values = np.ascontiguousarray(full.reshape(self.shape)[..., self.order]).reshape(-1)
-        return self._values[start:stop]
+        n = len(self.order)
+        r0, r1 = start // n, -(-stop // n)
+        rows = decode(self.base.trace.read_stored(self.base, r0 * n, r1 * n, checks=checks), self.base.dtype)
+        return np.ascontiguousarray(rows.reshape(r1 - r0, n)[:, self.order]).reshape(-1)[start - r0 * n : stop - r0 * n]
 
     @property
     def stats(self) -> dict[str, float]:
