@@ -19,7 +19,7 @@ from tqdm import tqdm
 from padiff_trace import Deferred, Kind, UserError, WeightTransferError, open_trace
 from padiff_trace.arrays import packed_part, put_packed_part, transposed_rows
 from padiff_trace.matching import (
-    PACKED_BY_HEAD,
+    QKV_PACKING,
     Mapping,
     TensorInfo,
     WeightMap,
@@ -55,20 +55,21 @@ def module_classes(adapter: Adapter, model: Any) -> dict[str, list[str]]:
 
 
 def pack_groups(adapter: Adapter, model: Any) -> dict[str, int]:
-    """Module path of a fused q|k|v projection packed head by head -> its groups (the key/value
-    heads), for the modules of a class ``PACKED_BY_HEAD`` lists that hold that child."""
+    """Module path of a fused q|k|v projection of a class ``QKV_PACKING`` lists -> the groups
+    it is packed in (the key/value heads, read off the module; 1 for q|k|v in blocks)."""
     out: dict[str, int] = {}
     for path, m in adapter.named_modules(model):
         for cls in type(m).__mro__:
-            known = PACKED_BY_HEAD.get(f"{cls.__module__}.{cls.__qualname__}")
+            known = QKV_PACKING.get(f"{cls.__module__}.{cls.__qualname__}")
             if known is None:
                 continue
             child, attr = known
             v: Any = m
-            for part in attr.split("."):
+            for part in attr.split(".") if attr else ():
                 v = getattr(v, part, None)
-            if getattr(m, child, None) is not None and isinstance(v, int) and not isinstance(v, bool) and v > 1:
-                out[f"{path}.{child}" if path else child] = v
+            groups = v if attr else 1
+            if getattr(m, child, None) is not None and isinstance(groups, int) and not isinstance(groups, bool) and groups >= 1:
+                out[f"{path}.{child}" if path else child] = groups
             break
     return out
 

@@ -347,11 +347,15 @@ def test_qkv_packed_two_ways_is_regrouped_into_three_pairs() -> None:
     pd = [t("h.0.attn.qkv_proj.weight", "Linear", (H, 3 * H)), t("h.0.attn.qkv_proj.bias", "Linear", (3 * H,))]
     th = torch_linear("h.0.attn.c_attn", H, 3 * H, "Conv1D")
     wm = match_weights(WeightSide("paddle", tuple(pd), PD, pack_groups={"h.0.attn.qkv_proj": 2}),
-                       WeightSide("torch", tuple(th), TD))
+                       WeightSide("torch", tuple(th), TD, pack_groups={"h.0.attn.c_attn": 1}))
     assert wm.ok, wm.problem_text("A", "B")
     w = [(p.a_part, p.a_groups, p.b_part, p.b_groups) for p in wm.pairs if p.b == "h.0.attn.c_attn.weight"]
     assert w == [((0, 4), 2, (0, 8), 1), ((4, 8), 2, (8, 16), 1), ((8, 12), 2, (16, 24), 1)]
     assert len([p for p in wm.pairs if p.b == "h.0.attn.c_attn.bias"]) == 3
+    # the other side's packing unknown (a class QKV_PACKING does not list): never regrouped
+    unknown = match_weights(WeightSide("paddle", tuple(pd), PD, pack_groups={"h.0.attn.qkv_proj": 2}),
+                            WeightSide("torch", tuple(th), TD))
+    assert [(p.a_part, p.b_part) for p in unknown.pairs] == [(None, None), (None, None)]
     # the same packing on both sides: one whole-tensor pair
     same = match_weights(WeightSide("paddle", tuple(pd), PD, pack_groups={"h.0.attn.qkv_proj": 2}),
                          WeightSide("paddle", tuple(pd), PD, pack_groups={"h.0.attn.qkv_proj": 2}))

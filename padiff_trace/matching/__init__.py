@@ -8,7 +8,7 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
-from ._knowledge import CONVENTIONS, LOCAL_ALIASES, OPTIMIZER_CONVENTIONS, OPTIMIZER_UPDATE_RULES, PACKED_BY_HEAD, Convention
+from ._knowledge import CONVENTIONS, LOCAL_ALIASES, OPTIMIZER_CONVENTIONS, OPTIMIZER_UPDATE_RULES, QKV_PACKING, Convention
 from ._mapping import (
     MAPPING_COLUMNS,
     Mapping,
@@ -31,7 +31,7 @@ from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inve
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
 
 __all__ = [
-    "PACKED_BY_HEAD",
+    "QKV_PACKING",
     # mapping files (docs/analyzer.md#mapping-files)
     "Mapping",
     "MappingEntry",

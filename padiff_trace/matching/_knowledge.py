@@ -43,7 +43,7 @@ __all__ = [
     "LOCAL_ALIASES",
     "PACKED_ROLES",
     "PACK_AXIS",
-    "PACKED_BY_HEAD",
+    "QKV_PACKING",
     "ROLE_SYNONYMS",
     "TYPE_GROUPS",
     "UNQUALIFIED_CLASSES",
@@ -204,21 +204,25 @@ PACK_AXIS: dict[tuple[str, str], int] = {
     ("linear", "bias"): 0,
 }
 
-# Attention classes whose fused projection packs q|k|v head by head: the packed axis is
-# [groups, q|k|v of that group] (paddlenlp's fused ``qkv_proj``; BLOOM, Falcon and GPT-NeoX's
-# ``query_key_value``), not [q of all heads | k | v] (torch MHA's in_proj, GPT-2's c_attn).
-# Qualified class -> (its packed child, the attribute (a dotted path) holding the number of
-# groups: the key/value heads). The recorder writes the count into the trace (meta
-# ``pack_groups``, keyed by the child's path); the matcher takes each part's share of every
-# group, and regroups when the other side packs the same q|k|v another way.
-PACKED_BY_HEAD: dict[str, tuple[str, str]] = {
+# How attention classes with a fused q|k|v projection pack it. Head by head: the packed axis
+# is [groups, q|k|v of that group] (paddlenlp's fused ``qkv_proj``; BLOOM, Falcon and GPT-NeoX's
+# ``query_key_value``); in blocks: [q of all heads | k | v] (GPT-2's ``c_attn``; torch MHA's
+# in_proj is ``PACKED_ROLES``). Qualified class -> (its fused child, the attribute (a dotted
+# path) holding the number of groups, the key/value heads; "" for blocks). The recorder writes
+# the count into the trace (meta ``pack_groups``, keyed by the child's path; 1 for blocks); the
+# matcher gives each part its share of every group, and regroups a pair of fused projections
+# whose packings are both known and differ. A class not listed is taken to pack in blocks
+# against separate projections, and is never regrouped.
+QKV_PACKING: dict[str, tuple[str, str]] = {
     "paddlenlp.transformers.llama.modeling.LlamaAttention": ("qkv_proj", "num_key_value_heads"),
     "paddlenlp.transformers.gpt.modeling.MultiHeadAttention": ("qkv_proj", "num_attention_heads"),
     "paddlenlp.transformers.opt.modeling.MultiHeadAttention": ("qkv_proj", "num_heads"),
     "paddlenlp.transformers.bloom.modeling.BloomAttention": ("query_key_value", "num_heads"),
+    "paddlenlp.transformers.rw.modeling.Attention": ("query_key_value", "num_kv"),
     "transformers.models.bloom.modeling_bloom.BloomAttention": ("query_key_value", "num_heads"),
     "transformers.models.falcon.modeling_falcon.FalconAttention": ("query_key_value", "num_kv_heads"),
     "transformers.models.gpt_neox.modeling_gpt_neox.GPTNeoXAttention": ("query_key_value", "config.num_attention_heads"),
+    "transformers.models.gpt2.modeling_gpt2.GPT2Attention": ("c_attn", ""),
 }
 
 # Local names of buffers or frozen tensors that models derive (recompute) rather than

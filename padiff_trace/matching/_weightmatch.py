@@ -196,7 +196,7 @@ class _Matcher:
                 run = self._run_for(x, small_side, axis)
                 if run is None:
                     continue
-                # packed head by head (``PACKED_BY_HEAD``): each part's share of every group
+                # packed head by head (``QKV_PACKING``): each part's share of every group
                 g = self.pack_groups[x.side].get(x.info.module, 1)
                 if g < 1 or any(y.cshape[axis] % g for y in run):
                     g = 1
@@ -257,21 +257,22 @@ class _Matcher:
                         self.pair(x, y, "reshape")
 
     def regroup(self) -> None:
-        """A whole-tensor pair of two fused q|k|v projections packed in different groups (one
-        side head by head, ``pack_groups``; the other q|k|v of all heads, or by other groups):
+        """A whole-tensor pair of two fused q|k|v projections whose packings are both known
+        (``pack_groups``) and differ (head by head on one side, q|k|v of all heads on the other):
         the same three projections in another order. Such a pair becomes three, q, k and v,
         each side taking its share of its own groups (equal shares: q has as many heads as
         k and v)."""
         ga, gb = self.pack_groups["a"], self.pack_groups["b"]
-        if not ga and not gb:
+        if not ga or not gb:
             return
         keep = []
         for p in self.map.pairs:
             x, y = self.by_name["a"][p.a], self.by_name["b"][p.b]
-            na, nb = ga.get(x.info.module, 1), gb.get(y.info.module, 1)
+            na, nb = ga.get(x.info.module), gb.get(y.info.module)  # both packings known, or no regrouping
             axis = PACK_AXIS.get((x.ctype, x.local))
             n = x.cshape[axis] if axis is not None and len(x.cshape) > axis else 0
-            if na == nb or p.a_part is not None or p.b_part is not None or n == 0 or n % (3 * na) or n % (3 * nb):
+            if (na is None or nb is None or na == nb or p.a_part is not None or p.b_part is not None or n == 0
+                    or n % (3 * na) or n % (3 * nb)):
                 keep.append(p)
                 continue
             for i in range(3):

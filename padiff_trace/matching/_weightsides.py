@@ -28,7 +28,7 @@ class WeightSide:
     # "Class.local" -> stored-to-canonical permutation a recorded call of the class showed
     # (``_observed``); it holds for every tensor of that class, on either side of one framework
     layouts: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    # module path -> groups its packed child projection is split in (``PACKED_BY_HEAD``)
+    # module path -> groups its packed child projection is split in (``QKV_PACKING``)
     pack_groups: dict[str, int] = field(default_factory=dict)
 
 
