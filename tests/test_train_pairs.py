@@ -55,7 +55,8 @@ def test_clean_training_twin_is_aligned_over_three_steps(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("family", "bug"), [("t5_train", "enc_eval"), ("gpt_train", "label_smoothing"),
-                                           ("gpt_train", "attn_dropout"), ("llama_train", "attn_dropout")])
+                                           ("gpt_train", "attn_dropout"), ("llama_train", "attn_dropout"),
+                                           ("bart_train", "paddle_act_dropout")])
 def test_training_bug_is_named_at_its_module(tmp_path: Path, family: str, bug: str) -> None:
     """A submodule left in eval mode (its dropout off) is named at that dropout; a loss that
     smooths its labels on one side is named at the loss: the model's outputs agree; a dropout
@@ -63,7 +64,9 @@ def test_training_bug_is_named_at_its_module(tmp_path: Path, family: str, bug: s
     paddle drops inline) is named at that module: nothing on the other side compares its
     output, and everything compared before it agrees; a dropout written inline on one side only
     (llama's ``attention_dropout``) is named at the attention, not at the rotary table only the
-    other side builds there, which the first side's trace holds as an input."""
+    other side builds there, which the first side's trace holds as an input; paddlenlp BART's
+    activation dropout left at 0.1 (a module after a functional GELU; HF drops inline after a
+    GELU module) is named at that module and at HF's layer (set 9, held out)."""
     spec = truth(family)["bugs"][bug]
     rc, doc, text = run(tmp_path, family, bug)
     assert rc == 1, text[-4000:]
@@ -75,6 +78,16 @@ def test_training_bug_is_named_at_its_module(tmp_path: Path, family: str, bug: s
     else:
         assert (loc["a"]["module"], loc["b"]["module"]) == (spec["paddle_module"], spec["torch_module"]), text[-4000:]
     assert _first_step(doc) == spec["first_step"]
+
+
+def test_labels_each_library_shifts_its_own_way_train_aligned(tmp_path: Path) -> None:
+    """Mixtral trained with each library's own loss (set 9, held out): paddlenlp's criterion takes
+    labels the caller shifted, HF shifts ``labels = input_ids`` itself, and both add the router's
+    auxiliary loss. B keeps its own labels (replaying A's would shift them twice): aligned."""
+    rc, doc, text = run(tmp_path, "mixtral_train")
+    assert rc == 0, text[-4000:]
+    assert 'kwargs["labels"]' in text and "shifted by one position" in text
+    assert {p["step"] for p in doc["pairs"] if p["role"] == "loss"} == {0, 1, 2}
 
 
 def test_optimizer_bug_is_named_as_the_optimizer(tmp_path: Path) -> None:

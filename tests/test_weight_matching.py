@@ -322,6 +322,11 @@ def test_qkv_packed_head_by_head_takes_each_parts_share_of_every_group() -> None
     assert "in each of 2 groups" in next(iter(p for p in wm.pairs if p.a_groups == 2)).conversion()
     entry = next(e for e in wm.to_json()["weights"] if e["torch"] == "layers.0.self_attn.k_proj.weight")
     assert entry["paddle_part"] == [8, 12] and entry["paddle_groups"] == 2
+    # written to weightmap.json and handed back as a mapping file, the shares are pinned as they were
+    a, b = _fused_llama(groups=2)
+    pinned = match_weights(a, b, *mapping_pins(parse_mapping(json.loads(wm.dumps()), "weightmap.json"), a, b))
+    assert [(p.a, p.b, p.a_part, p.a_groups, p.how) for p in pinned.pairs if p.a_part is not None] == \
+        [(p.a, p.b, p.a_part, p.a_groups, "mapping") for p in wm.pairs if p.a_part is not None]
     # without the recorder's word the parts are consecutive blocks (GPT-2's c_attn, torch MHA)
     plain = match_weights(*_fused_llama(groups=1))
     assert {p.a_part for p in plain.pairs if p.a == "layers.1.self_attn.qkv_proj.weight"} == {(0, 16), (16, 24), (24, 32)}
