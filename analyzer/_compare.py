@@ -22,9 +22,10 @@ from .alignment._plan import plan
 from .alignment._records import RecordLike
 from .alignment._traces import as_mapping
 from .alignment._weights import pair_by_map, trace_weight_map
-from .judging._boundary import absorb_boundaries, absorb_inner_ops, absorb_reparametrized, absorb_unused_inputs
+from .judging._boundary import absorb_boundaries, absorb_inner_ops, absorb_unused_inputs
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
 from .judging._conventions import apply_conventions
+from .judging._derived import absorb_reparametrized
 from .judging._gradflow import absorb_unpropagated_gradients
 from .judging._judge import JudgeContext, judge
 from .judging._masks import absorb_saturated

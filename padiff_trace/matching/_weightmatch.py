@@ -37,13 +37,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections import defaultdict
 from collections.abc import Sequence
 
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape
 from ._anchors import module_anchors
 from ._knowledge import PACK_AXIS, WEIGHT_NORM
+from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
@@ -55,7 +55,6 @@ from ._weighttensors import groups as _groups
 from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import normalise as _normalise
 from ._weighttensors import part_shape as _part_shape
-from ._weighttensors import role_names as _role_names
 
 __all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors"]
 
@@ -193,7 +192,7 @@ class _Matcher:
                 axis = PACK_AXIS.get((x.ctype, x.local))
                 if axis is None or x.used or len(x.cshape) <= axis:
                     continue
-                run = self._run_for(x, small_side, axis)
+                run = packed_run(x, self.live(small_side), axis, self.pack_of.get(x.info.module))
                 if run is None:
                     continue
                 # packed head by head (``QKV_PACKING``): each part's share of every group
@@ -208,35 +207,6 @@ class _Matcher:
                     start += n
                 x.used = True
                 self.pack_of[x.info.module] = [y.info.module for y in run]
-
-    def _run_for(self, x: _T, side: list[_T], axis: int) -> list[_T] | None:
-        rest = x.cshape[:axis] + x.cshape[axis + 1 :]
-        cand = [
-            y for y in self.live(side)
-            if y.ctype == x.ctype and y.local == x.local and y.key == x.key and len(y.cshape) == len(x.cshape)
-            and y.cshape[:axis] + y.cshape[axis + 1 :] == rest and y.cshape[axis] < x.cshape[axis]
-        ]
-        by_parent: dict[str, list[_T]] = defaultdict(list)
-        for y in cand:
-            by_parent[y.parent].append(y)
-        runs: list[tuple[int, int, list[_T]]] = []
-        same_modules = self.pack_of.get(x.info.module)
-        for group in by_parent.values():
-            for i in range(len(group)):
-                total = 0
-                for j in range(i, len(group)):
-                    total += group[j].cshape[axis]
-                    if total > x.cshape[axis]:
-                        break
-                    if total == x.cshape[axis] and j > i:
-                        run = group[i : j + 1]
-                        mods = [y.info.module for y in run]
-                        rank = 0 if same_modules == mods else (1 if _role_names(run) else 2)
-                        runs.append((rank, run[0].index, run))
-        if not runs:
-            return None
-        runs.sort(key=lambda r: (r[0], r[1]))
-        return runs[0][2]
 
     def reshaped(self) -> None:
         """Tensors of one type class and local name whose shapes differ by a head split or merge
@@ -257,30 +227,7 @@ class _Matcher:
                         self.pair(x, y, "reshape")
 
     def regroup(self) -> None:
-        """A whole-tensor pair of two fused q|k|v projections whose packings are both known
-        (``pack_groups``) and differ (head by head on one side, q|k|v of all heads on the other):
-        the same three projections in another order. Such a pair becomes three, q, k and v,
-        each side taking its share of its own groups (equal shares: q has as many heads as
-        k and v)."""
-        ga, gb = self.pack_groups["a"], self.pack_groups["b"]
-        if not ga or not gb:
-            return
-        keep = []
-        for p in self.map.pairs:
-            x, y = self.by_name["a"][p.a], self.by_name["b"][p.b]
-            na, nb = ga.get(x.info.module), gb.get(y.info.module)  # both packings known, or no regrouping
-            axis = PACK_AXIS.get((x.ctype, x.local))
-            n = x.cshape[axis] if axis is not None and len(x.cshape) > axis else 0
-            if (na is None or nb is None or na == nb or p.a_part is not None or p.b_part is not None or n == 0
-                    or n % (3 * na) or n % (3 * nb)):
-                keep.append(p)
-                continue
-            for i in range(3):
-                sa, sb = n // (3 * na), n // (3 * nb)
-                keep.append(dataclasses.replace(p, how="packed", a_part=(i * sa, (i + 1) * sa), b_part=(i * sb, (i + 1) * sb),
-                                                axis=axis or 0, a_groups=na, b_groups=nb))
-            logger.info("%s and %s: q|k|v packed in %d vs %d groups, regrouped", p.a, p.b, na, nb)
-        self.map.pairs = keep
+        self.map.pairs = regrouped(self.map.pairs, self.by_name, self.pack_groups)
 
     def last_resort(self) -> None:
         """What is still left pairs only where it is unique: the one tensor of its block on each

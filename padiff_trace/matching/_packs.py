@@ -1,0 +1,78 @@
+"""Packed tensors: which run of the other side's tensors a packed one holds, and fused q|k|v
+projections packed two ways (the weight matcher's packed passes, ``_weightmatch``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+
+from ._knowledge import PACK_AXIS
+from ._weightmap import WeightPair
+from ._weighttensors import MTensor
+from ._weighttensors import role_names as _role_names
+
+__all__ = ["packed_run", "regrouped"]
+
+logger = logging.getLogger(__name__)
+
+
+def packed_run(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None) -> list[MTensor] | None:
+    """The tensors of the other side (``live``, unpaired) that ``x`` holds concatenated along
+    ``axis``: siblings of one type and local name, consecutive, in the same block, whose sizes add
+    up to x's. Where several runs fit: the modules an earlier tensor of x's module packed
+    (``same_modules``), then runs whose names say their roles, then the first."""
+    rest = x.cshape[:axis] + x.cshape[axis + 1 :]
+    cand = [
+        y for y in live
+        if y.ctype == x.ctype and y.local == x.local and y.key == x.key and len(y.cshape) == len(x.cshape)
+        and y.cshape[:axis] + y.cshape[axis + 1 :] == rest and y.cshape[axis] < x.cshape[axis]
+    ]
+    by_parent: dict[str, list[MTensor]] = defaultdict(list)
+    for y in cand:
+        by_parent[y.parent].append(y)
+    runs: list[tuple[int, int, list[MTensor]]] = []
+    for group in by_parent.values():
+        for i in range(len(group)):
+            total = 0
+            for j in range(i, len(group)):
+                total += group[j].cshape[axis]
+                if total > x.cshape[axis]:
+                    break
+                if total == x.cshape[axis] and j > i:
+                    run = group[i : j + 1]
+                    mods = [y.info.module for y in run]
+                    rank = 0 if same_modules == mods else (1 if _role_names(run) else 2)
+                    runs.append((rank, run[0].index, run))
+    if not runs:
+        return None
+    runs.sort(key=lambda r: (r[0], r[1]))
+    return runs[0][2]
+
+
+def regrouped(pairs: list[WeightPair], by_name: dict[str, dict[str, MTensor]],
+              pack_groups: dict[str, dict[str, int]]) -> list[WeightPair]:
+    """``pairs`` with each whole-tensor pair of two fused q|k|v projections whose packings are
+    both known (``pack_groups``, side -> module -> groups) and differ (head by head on one side,
+    q|k|v of all heads on the other: the same three projections in another order) replaced by
+    three, q, k and v, each side taking its share of its own groups (equal shares: q has as
+    many heads as k and v)."""
+    ga, gb = pack_groups["a"], pack_groups["b"]
+    if not ga or not gb:
+        return pairs
+    keep = []
+    for p in pairs:
+        x, y = by_name["a"][p.a], by_name["b"][p.b]
+        na, nb = ga.get(x.info.module), gb.get(y.info.module)  # both packings known, or no regrouping
+        axis = PACK_AXIS.get((x.ctype, x.local))
+        n = x.cshape[axis] if axis is not None and len(x.cshape) > axis else 0
+        if (na is None or nb is None or na == nb or p.a_part is not None or p.b_part is not None or n == 0
+                or n % (3 * na) or n % (3 * nb)):
+            keep.append(p)
+            continue
+        sa, sb = n // (3 * na), n // (3 * nb)
+        for i in range(3):
+            keep.append(dataclasses.replace(p, how="packed", a_part=(i * sa, (i + 1) * sa), b_part=(i * sb, (i + 1) * sb),
+                                            axis=axis or 0, a_groups=na, b_groups=nb))
+        logger.info("%s and %s: q|k|v packed in %d vs %d groups, regrouped", p.a, p.b, na, nb)
+    return keep
