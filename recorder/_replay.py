@@ -185,9 +185,8 @@ def another_convention(recorded: np.ndarray, own: np.ndarray | None) -> str:
     if agree >= SAME_DATA:
         return f"the same integer data in another convention ({agree:.0%} of the elements agree)"
     if recorded.ndim >= 1 and recorded.shape[-1] > 1:
-        for shift in (1, -1):
-            a, b = (recorded[..., :-1], own[..., 1:]) if shift == 1 else (recorded[..., 1:], own[..., :-1])
-            if float(np.mean(a == b)) >= SAME_DATA:
+        for x, y in ((recorded[..., :-1], own[..., 1:]), (recorded[..., 1:], own[..., :-1])):  # either way
+            if float(np.mean(x == y)) >= SAME_DATA:
                 return "the same integer data shifted by one position (labels the model shifts itself on one side)"
     return ""
 

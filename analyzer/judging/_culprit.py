@@ -15,7 +15,10 @@ library passes as ``True`` and the other as ``False`` at the very top. The rule 
    whose tensor inputs are all values that agree (the same tensors as records of passing
    pairs) and one of whose outputs is a value that differs is named on that side instead;
    the innermost such call. Values are identified across records of one trace by dtype,
-   size and statistics (a module's output and the next module's input are one tensor).
+   size and statistics (a module's output and the next module's input are one tensor). An
+   input no pair compares agrees when the other trace holds it (``found``: a dropout module
+   fed by a functional activation on one side, the activation a module on the other); a call
+   whose differing output the other trace holds as computed there (to rounding) is not it.
    Failing that, a call recorded on one side only whose output no record of the other side
    compares (a dropout written as a module on one side and inline on the other, a position
    table built by a module on one side only), run before the first differing value and fed
