@@ -171,15 +171,19 @@ MIN_DATA = 8  # fewer elements say nothing either way: replayed
 def another_convention(recorded: np.ndarray, own: np.ndarray | None) -> str:
     """Why the spec's own integer input is the recorded one in another convention, or "".
 
-    Integer (and boolean) inputs are data, not random draws: two specs that differ in one are
-    two libraries' conventions for the same data (labels the model shifts itself vs labels the
-    caller shifted, -100 vs the pad id at ignored positions), and replaying one side's value
-    into the other would feed a model what it does not expect. The test: at least ``SAME_DATA``
-    of the elements agree as they are, or shifted by one along the last axis. Independent
-    draws (each framework's own ``randint``) agree in far fewer and are replayed."""
+    Integer inputs are data, not random draws: two specs that differ in one are two libraries'
+    conventions for the same data (labels the model shifts itself vs labels the caller
+    shifted, -100 vs the pad id at ignored positions), and replaying one side's value into the
+    other would feed a model what it does not expect. The test: at least ``SAME_DATA`` of the
+    elements agree as they are, or shifted by one along the last axis. Independent draws (each
+    framework's own ``randint``) agree in far fewer and are replayed, and so are placeholders
+    (one value throughout: a spec that leaves its inputs to ``--inputs-from``) and boolean
+    masks."""
     if own is None or own.shape != recorded.shape or own.size < MIN_DATA:
         return ""
-    if recorded.dtype.kind not in "iub" or own.dtype.kind not in "iub" or np.array_equal(own, recorded):
+    if recorded.dtype.kind not in "iu" or own.dtype.kind not in "iu" or np.array_equal(own, recorded):
+        return ""
+    if own.min() == own.max():  # a placeholder
         return ""
     agree = float(np.mean(own == recorded))
     if agree >= SAME_DATA:
@@ -192,13 +196,13 @@ def another_convention(recorded: np.ndarray, own: np.ndarray | None) -> str:
 
 
 def _host_array(adapter: Adapter, t: Any) -> np.ndarray | None:
-    """The spec's own input as a host array (integer and boolean tensors only; else None)."""
+    """The spec's own input as a host array (integer tensors only; else None)."""
     if adapter.is_floating(t):
         return None
     data, _, shape, _ = adapter.to_host(t)
     if isinstance(data, Deferred):
         data = data.fetch()
-    if not isinstance(data, np.ndarray) or data.dtype.kind not in "iub":
+    if not isinstance(data, np.ndarray) or data.dtype.kind not in "iu":
         return None
     return data.reshape(shape)
 

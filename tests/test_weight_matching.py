@@ -297,6 +297,10 @@ def test_integer_inputs_in_another_convention_are_not_replayed() -> None:
     assert another_convention(ids, ids) == ""
     assert another_convention(ids[:, :3], shifted[:, :3]) == ""  # too few elements to tell
     assert another_convention(ids.astype("float32"), shifted.astype("float32")) == ""  # float data: replayed
+    assert another_convention(np.zeros_like(ids), np.zeros_like(ids) + 1) == ""  # one value: a placeholder
+    mask = np.ones((2, 8), bool)
+    mask[1, -2:] = False
+    assert another_convention(mask, np.ones((2, 8), bool)) == ""  # an all-True placeholder mask: replayed
 
 def _fused_llama(groups: int, heads: int = 4, kv: int = 2, d: int = 4) -> tuple[WeightSide, WeightSide]:
     """paddlenlp LLaMA with fuse_attention_qkv (qkv_proj [H, (heads + 2 kv) d], packed head
