@@ -32,10 +32,12 @@ PAIRS = Path(__file__).parent / "real_pairs"
 ALL_FAMILIES = sorted(p.name.removesuffix("_truth.json") for p in PAIRS.glob("*_truth.json"))
 # `make test` runs a sample (CI has 90 minutes on 2 cores); the whole corpus, vision pairs
 # included, is one command: `python tests/real_pairs/table.py` (docs/real-pairs.md), or this
-# file with PADIFF_CORPUS=all. The sample: ten families, each clean and with its first and its
+# file with PADIFF_CORPUS=all. The sample: eight families, each clean and with its first and its
 # newest planted bug (bigbird: a projection class of paddlenlp's own whose layout its recorded
-# call shows, heads returned apart, a 0/1 mask against the additive one; session 18).
-SAMPLE = ("albert", "bart", "bert", "bigbird", "bloom", "distilbert", "gpt", "llama", "mbart", "roberta")
+# call shows, heads returned apart, a 0/1 mask against the additive one; session 18). ALBERT and
+# RoBERTa left the sample in session 19 to keep `make test` near 20 minutes (their truths are
+# still checked by test_real_pairs_truth.py, their cases by the corpus command).
+SAMPLE = ("bart", "bert", "bigbird", "bloom", "distilbert", "gpt", "llama", "mbart")
 WHOLE = os.environ.get("PADIFF_CORPUS") == "all"
 FAMILIES = ALL_FAMILIES if WHOLE else [f for f in ALL_FAMILIES if f in SAMPLE]
 
