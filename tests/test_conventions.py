@@ -24,7 +24,11 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``wnorm``: a convolution weight-normed through torch's parametrization (g, v) against one
   holding the plain weight (SpeechT5, wav2vec2);
 * ``reltab``: a relative-position table kept as a buffer for the longest sequence on one side,
-  computed for the input's length by a module of its own on the other (NeZha).
+  computed for the input's length by a module of its own on the other (NeZha);
+* ``labels``: labels shifted by the caller on one side, by the model on the other; an activation
+  dropout module after a functional GELU against a GELU module and an inline dropout;
+* ``qkv``: a fused q|k|v packed head by head in a class no table knows: said, and pinned by one
+  mapping file.
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -376,3 +380,22 @@ def test_labels_shifted_by_the_caller_are_kept_and_a_one_sided_dropout_is_named(
     rc, doc, text = run(tmp_path / "bug", "labels", bug="paddle_act_drop")
     assert rc == 1, text
     assert located(doc) == ("blocks.0.dropout", "blocks.0"), text
+
+
+def test_an_unknown_fused_packing_is_said_and_one_mapping_file_fixes_it(tmp_path: Path) -> None:
+    """A fused q|k|v of a class no table knows, packed head by head: split as [q | k | v] blocks
+    the attention diverges, and the report says which projection was split by assumption and
+    which mapping keys pin it; with those entries the twin is aligned."""
+    rc, doc, text = run(tmp_path / "guess", "qkv")
+    assert rc == 1, text
+    hint = next(f["text"] for f in doc["diagnosis"] if f["code"] == "packing_assumed")
+    assert "attn.qkv" in hint and '"paddle_groups"' in hint
+    mapping = tmp_path / "mapping.json"
+    share = 4  # 16 rows per head = q|k|v of 4 each; four heads
+    mapping.write_text(json.dumps({"weights": [
+        {"paddle": f"attn.qkv.{t}", "torch": f"attn.{name}.{t}", "paddle_part": [i * share, (i + 1) * share],
+         "paddle_groups": 4}
+        for t in ("weight", "bias") for i, name in enumerate(("q", "k", "v"))]}))
+    rc, doc, text = run(tmp_path / "pinned", "qkv", "--mapping", str(mapping))
+    assert rc == 0, text
+    assert not any(f["code"] == "packing_assumed" for f in doc["diagnosis"])

@@ -199,7 +199,35 @@ def _divergence(report: ReportData, d: Divergence) -> list[Finding]:
         return out + [Finding(code, text, hint=True) for code, text in update]
     if d.located is not None:  # the module call that made the error, on each side (_culprit)
         out += [Finding(code, text, hint=True) for code, text in d.located.sentences()]
+        out += _packing_assumed(report, d)
     return out
+
+
+def _packing_assumed(report: ReportData, d: Divergence) -> list[Finding]:
+    """A fused q|k|v projection inside the call named, split into consecutive blocks only because
+    its class is not in ``QKV_PACKING``: a library that packs head by head would make exactly
+    this divergence, so the report says how to pin the packing."""
+    wm, loc = report.weight_map, d.located
+    if wm is None or loc is None:
+        return []
+    keys = dict(zip(("a", "b"), wm.side_keys()))
+    known = {"a": report.a.trace.meta.get("pack_groups") or {}, "b": report.b.trace.meta.get("pack_groups") or {}}
+    parts: dict[tuple[str, str], int] = {}
+    for p in wm.pairs:
+        for side, name, part, groups in (("a", p.a, p.a_part, p.a_groups), ("b", p.b, p.b_part, p.b_groups)):
+            if p.how == "packed" and part is not None and groups == 1 and name.endswith(".weight"):
+                parts[(side, name)] = parts.get((side, name), 0) + 1
+    for (side, name), n in parts.items():
+        module = name.rpartition(".")[0]
+        call = loc.a.call if side == "a" else loc.b.call
+        inside = call.module == "" or module.startswith(call.module + ".")
+        if n == 3 and inside and module not in known[side]:
+            k = keys[side]
+            return [Finding("packing_assumed", f"{side.upper()} {module} holds q, k and v fused and was split as "
+                            f"[q | k | v] (its class is not among the known packings): if its library packs them head by "
+                            f"head, add its parts to a mapping file with \"{k}_groups\": <key/value heads> beside "
+                            f"\"{k}_part\" (weightmap.json holds the entries to edit)", hint=True)]
+    return []
 
 
 def _class(p: PairResult, ref: dict[str, Any] | None) -> list[Finding]:
