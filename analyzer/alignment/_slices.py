@@ -12,7 +12,7 @@ import numpy as np
 
 from padiff_trace import STAT_FIELDS, Record
 from padiff_trace.arrays import decode, packed_part, packed_rows, stats_tuple
-from padiff_trace.matching import WeightMap
+from padiff_trace.matching import WeightMap, WeightPair
 
 from ._records import RecordView
 
@@ -86,23 +86,21 @@ def regroup_orders(wm: WeightMap | None) -> dict[tuple[str, str], np.ndarray]:
     fused q|k|v projections the weight map pairs in parts packed in different groups (paddlenlp's
     ``qkv_proj`` head by head against GPT-2's ``c_attn``, all q then all k then all v): the
     projection's output is packed as its weight is."""
-    parts: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
+    shares: dict[tuple[str, str], list[WeightPair]] = {}
     for p in wm.pairs if wm is not None else ():
-        if p.a_part is None or p.b_part is None or p.a_groups == p.b_groups or p.axis != 0:
-            continue
-        key = (p.a.rpartition(".")[0], p.b.rpartition(".")[0])
-        if p.a.rpartition(".")[2] != "weight":
-            continue
-        n = (p.a_part[1] - p.a_part[0]) * p.a_groups * 3
-        parts.setdefault(key, []).append((packed_rows(n, *p.a_part, p.a_groups), packed_rows(n, *p.b_part, p.b_groups)))
+        if p.a_part is not None and p.b_part is not None and p.a_groups != p.b_groups and p.axis == 0 \
+                and p.a.endswith(".weight"):
+            shares.setdefault((p.a.rpartition(".")[0], p.b.rpartition(".")[0]), []).append(p)
     out = {}
-    for key, pieces in parts.items():
-        n = sum(len(a) for a, _ in pieces)
+    for key, pieces in shares.items():
+        n = sum((p.a_part[1] - p.a_part[0]) * p.a_groups for p in pieces if p.a_part is not None)
         order = np.full(n, -1, dtype=np.int64)
-        for a_idx, b_idx in pieces:
+        for p in pieces:
+            assert p.a_part is not None and p.b_part is not None
+            a_idx, b_idx = packed_rows(n, *p.a_part, p.a_groups), packed_rows(n, *p.b_part, p.b_groups)
             if len(a_idx) == len(b_idx) and b_idx.max(initial=-1) < n and a_idx.max(initial=-1) < n:
                 order[b_idx] = a_idx
-        if (order >= 0).all():
+        if (order >= 0).all():  # the shares cover the axis: a permutation
             out[key] = order
     return out
 

@@ -282,10 +282,14 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     alone = twin.one_sided(inside, weighted)
     # an input no pair compares (a one-sided module fed by inline code: paddle's activation
     # dropout after a functional GELU) is right when the other trace holds it (HF's activation module)
+    asked: set[Key] = set()  # one value is looked for once, whichever calls received it
     for c in alone:
         for r in c.tensor_inputs():
             k = value_id(r)
-            if k is not None and k not in good and k not in bad and found(twin.view, r):
+            if k is None or k in good or k in bad or k in asked:
+                continue
+            asked.add(k)
+            if found(twin.view, r):
                 good.add(k)
     made = made_by(v, inside, good, bad, paired)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
