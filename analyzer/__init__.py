@@ -30,6 +30,7 @@ from .judging._referee import CLASSES, RATIO
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._html import write_html
+from .reporting._pairings import divergence_key, pairing_alternatives
 from .reporting._report import SCHEMA_VERSION, Report
 from .reporting._text import alignment_text
 
@@ -62,9 +63,11 @@ __all__ = [
     "align",
     "alignment_text",
     "compare",
+    "divergence_key",
     "load_mapping",
     "local_vs_accumulated",
     "noise_floor",
+    "pairing_alternatives",
     "single_step_plan",
     "weight_map",
     "write_html",

@@ -31,12 +31,12 @@ from .judging._judge import JudgeContext, judge
 from .judging._masks import absorb_saturated
 from .judging._metrics import worker_pool
 from .judging._noise import noise_floor
-from .judging._optimizer import optimizer_diff
+from .judging._optimizer import OptimizerDiff, optimizer_diff
 from .judging._optreplay import verify_update_convention
 from .judging._pairtable import PairDraft, PairTable
 from .judging._randomness import random_draws
 from .judging._referee import side_errors
-from .judging._updates import absorb_buffer_rounding, absorb_update_rounding
+from .judging._updates import absorb_buffer_rounding, absorb_update_rounding, flag_hidden_updates
 from .reporting._report import Report
 
 __all__ = ["compare", "CompareOptions"]
@@ -126,11 +126,22 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         conventions += absorb_boundaries(table, va)
         absorb_unpropagated_gradients(table)
         absorb_inner_ops(table)
+        since = _optimizer_differs_from(optimizer)
+        if since is not None:
+            flag_hidden_updates(table, va, vb, since)
     return Report(
         va, vb, al, table, opts.mode, opts.atol, opts.rtol, _unpaired(al, va, vb, wm), referees=ctx.info,
         weight_map=wm, missing=_missing(ta, tb), allow_partial=opts.allow_partial, same_trace=_same(ta, tb),
         conventions=conventions, randomness=(random_draws(va), random_draws(vb)), optimizer=optimizer, opened=opened,
     )
+
+
+def _optimizer_differs_from(d: OptimizerDiff | None) -> int | None:
+    """The first step whose update a recorded optimizer difference changes (0: a setting that
+    holds from the start), or None when none is recorded or the algorithms differ by convention."""
+    if d is None or d.convention or not d.any:
+        return None
+    return 0 if d.settings else d.first_step()
 
 
 def _explicit(o: CompareOptions) -> bool:

@@ -128,6 +128,8 @@ class PaddleAdapter(Adapter):
             is_param = not (name.rsplit(".", 1)[-1] in _BN_STATS and not p.trainable)
             yield name, p, is_param
         for name, b in model.named_buffers():
+            if not b._is_initialized():  # a placeholder with no memory (an RNN's ``_dropout_state``)
+                continue
             yield name, b, False
 
     def nonpersistent_buffers(self, model: Any) -> set[str]:

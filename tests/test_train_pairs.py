@@ -100,6 +100,20 @@ def test_optimizer_bug_is_named_as_the_optimizer(tmp_path: Path) -> None:
     assert _first_step(doc) == truth("llama_train")["bugs"]["beta2"]["first_step"]
 
 
+
+def test_clipping_an_adaptive_optimizer_hides_is_named_at_its_first_update(tmp_path: Path) -> None:
+    """ELECTRA (set 9, held out): paddle clips each gradient by value, torch by the global norm,
+    under Adam. Adam's first update is about +-lr per element whatever the gradient's scale, so
+    the step-1 weights agree to their own tolerance; the updates of a few tensors differ by
+    1e-3..1e-2 while their gradients agree to 1e-6. The difference is named at step 1 (where the
+    truth has it), with the clipping as its cause, not at step 2 where the forward shows it."""
+    spec = truth("electra_train")["bugs"]["paddle_clip_by_value"]
+    rc, doc, text = run(tmp_path, "electra_train", "paddle_clip_by_value")
+    assert rc == 1, text[-4000:]
+    codes = {f["code"]: f["text"] for f in doc["diagnosis"]}
+    assert "update_differs" in codes and "gradient clipping at step 0" in codes.get("optimizer_cause", ""), codes
+    assert _first_step(doc) == spec["first_step"] == 1
+
 SITE = Path(__file__).resolve().parents[1] / ".vision-site" / "torchvision"
 
 

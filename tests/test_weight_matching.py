@@ -502,3 +502,54 @@ def test_a_layout_observed_for_a_class_holds_on_both_sides_of_one_framework() ->
     assert {p.how: p.relative_perm for p in match_weights(a, lin).pairs if p.a.endswith("weight")} == {"shape+order": (1, 0)}
     same = match_weights(a, WeightSide("paddle", w, {}))
     assert all(p.relative_perm is None for p in same.pairs) and len(same.pairs) == 2
+
+
+def _hand_seq2seq() -> tuple[WeightSide, WeightSide]:
+    """A hand port: paddle's built-in encoder/decoder layers (separate q, k, v, out; an FFN
+    linear1 [H, 2H]) against a torch model of one's own: blocks named ``encoder_layer_0`` (no
+    path index), a fused ``qkv``, a cross-attention ``q`` beside a fused ``kv``, and an output
+    projection the paddle side ties to its embedding."""
+    a = [t("embedding.weight", "Embedding", (V, H))]
+    b = [t("tok_embed.weight", "Embedding", (V, H))]
+    for i in range(2):
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            a += paddle_linear(f"decoder.layers.{i}.self_attn.{n}", H, H)
+        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            a += paddle_linear(f"decoder.layers.{i}.cross_attn.{n}", H, H)
+        a += paddle_linear(f"decoder.layers.{i}.linear1", H, 2 * H) + paddle_linear(f"decoder.layers.{i}.linear2", 2 * H, H)
+        p = f"decoder.blocks.decoder_layer_{i}"
+        b += torch_linear(f"{p}.self_attn.qkv", H, 3 * H) + torch_linear(f"{p}.self_attn.proj", H, H)
+        b += torch_linear(f"{p}.cross_attn.q", H, H) + torch_linear(f"{p}.cross_attn.kv", H, 2 * H)
+        b += torch_linear(f"{p}.cross_attn.proj", H, H)
+        b += torch_linear(f"{p}.ff.0", H, 2 * H) + torch_linear(f"{p}.ff.2", 2 * H, H)
+    b.append(t("generator.weight", "Linear", (V, H)))
+    return WeightSide("paddle", tuple(a), PD), WeightSide("torch", tuple(b), TD)
+
+
+def test_fused_parts_are_neighbours_and_a_fused_name_says_which() -> None:
+    """``kv`` takes k|v (its name lists them), never q|k; a ``q`` and a ``proj`` with a ``kv``
+    between them are no fused pair, so an FFN ``linear1`` [H, 2H] stays the FFN's; blocks whose
+    paths carry no index (``decoder_layer_0``) take the fused runs in registration order."""
+    wm = match_weights(*_hand_seq2seq())
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {(p.a, p.b): p.b_part for p in wm.pairs}
+    for i in range(2):
+        a, b = f"decoder.layers.{i}", f"decoder.blocks.decoder_layer_{i}"
+        assert got[(f"{a}.self_attn.k_proj.weight", f"{b}.self_attn.qkv.weight")] == (H, 2 * H)
+        assert got[(f"{a}.cross_attn.k_proj.weight", f"{b}.cross_attn.kv.weight")] == (0, H)
+        assert got[(f"{a}.cross_attn.v_proj.weight", f"{b}.cross_attn.kv.weight")] == (H, 2 * H)
+        assert got[(f"{a}.cross_attn.q_proj.weight", f"{b}.cross_attn.q.weight")] is None
+        assert got[(f"{a}.linear1.weight", f"{b}.ff.0.weight")] is None
+
+
+def test_an_output_projection_tied_on_one_side_is_the_embedding_again() -> None:
+    """The one matrix left on one side, shaped like the other side's one embedding, while the
+    other side has none left: tied there (low confidence, said so); a second candidate or a
+    matrix left on both sides is never guessed."""
+    a, b = _hand_seq2seq()
+    wm = match_weights(a, b)
+    tied = [p for p in wm.pairs if p.how == "tied"]
+    assert [(p.a, p.b) for p in tied] == [("embedding.weight", "generator.weight")]
+    assert next(e for e in wm.to_json()["weights"] if e["how"] == "tied")["confidence"] == "low"
+    other = WeightSide("torch", (*b.tensors, t("lm_head.weight", "Linear", (V, H))), TD)
+    assert not [p for p in match_weights(a, other).pairs if p.how == "tied"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import abc
 
+import numpy as np
+
 from padiff_trace import Record
 from padiff_trace.matching import (
     Mapping,
@@ -66,6 +68,60 @@ def _effective(side: str, name: str, r: Record, by_name: dict[str, Record],
                           "the gradient of g * v / |v|")
 
 
+def _tied(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
+    """Whole pairs of one tensor with several of the other side (an embedding one side ties to its
+    output projection, ``tied``): each pair of such a group -> the group for its first pair, [] for
+    the rest. The tied tensor's gradient is the sum of the other side's tensors' gradients."""
+    groups: dict[tuple[str, str], list[WeightPair]] = {}
+    for p in wm.pairs if wm is not None else []:
+        if p.a_part is None and p.b_part is None:
+            groups.setdefault(("a", p.a), []).append(p)
+            groups.setdefault(("b", p.b), []).append(p)
+    out: dict[WeightPair, list[WeightPair]] = {}
+    for ps in groups.values():
+        if len(ps) > 1 and any(p.how == "tied" for p in ps):
+            out.update({p: [] for p in ps})
+            out[ps[0]] = ps
+    return out
+
+
+def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Record]) -> _Pair | None:
+    """The one tied tensor's gradient against the sum of its counterparts' gradients, in the
+    layout of the first counterpart (None when a record is missing)."""
+    one_a = len({p.a for p in group}) == 1
+    one, many = (by_a, by_b) if one_a else (by_b, by_a)
+    r = one.get(group[0].a if one_a else group[0].b)
+    rs = [many.get(p.b if one_a else p.a) for p in group]
+    if r is None or any(x is None for x in rs):
+        return None
+    # each pair's relative_perm takes A's layout into B's: bring every counterpart into the first's
+    perms = [p.relative_perm for p in group]
+
+    def to_first(x: np.ndarray, i: int) -> np.ndarray:
+        pi, p0 = perms[i], perms[0]
+        if one_a:  # B_i -> A's layout -> B_0's
+            x = np.transpose(x, inverse_perm(pi)) if pi is not None else x
+            return np.transpose(x, p0) if p0 is not None else x
+        x = np.transpose(x, pi) if pi is not None else x  # A_i -> B's layout -> A_0's
+        return np.transpose(x, inverse_perm(p0)) if p0 is not None else x
+
+    first = rs[0]
+    assert first is not None
+    what = "the sum of the gradients of " + ", ".join(x.module or x.position for x in rs if x is not None) + \
+        " (tied on the other side)"
+    def add() -> np.ndarray:
+        out = np.zeros(first.shape, np.float64)
+        for i, x in enumerate(rs):
+            assert x is not None
+            out += to_first(np.asarray(x.read(), np.float64), i)
+        return out
+
+    total = ComputedWeight(first, add, what)
+    if one_a:
+        return r, total, perms[0]  # type: ignore[return-value]
+    return total, r, perms[0]  # type: ignore[return-value]
+
+
 def _name(r: Record) -> str:
     return f"{r.module}.{r.position}" if r.module else r.position
 
@@ -95,9 +151,18 @@ def pair_by_map(
     used_a: set[str] = set()
     used_b: set[str] = set()
     skipped = wm.skipped if wm is not None else []
+    tied = _tied(wm) if params_a is not None else {}
     for p in wm.pairs if wm is not None else []:
         ra, rb = by_a.get(p.a), by_b.get(p.b)
         if ra is None or rb is None:
+            continue
+        if p in tied:
+            if tied[p]:  # the first of the group: against the sum of the other side's gradients
+                summed = _summed(tied[p], by_a, by_b)
+                if summed is not None:
+                    out.append(summed)
+            used_a.add(p.a)
+            used_b.add(p.b)
             continue
         if p.a_part is None and p.b_part is None:
             ra = _effective("a", p.a, ra, by_a, params_a, skipped)

@@ -299,7 +299,7 @@ class PairTable(Sequence["PairResult"]):
 
     def set_verdict(self, i: int, passed: bool, reason: str) -> None:
         flags = self.col("flags")
-        flags[i] = (flags[i] | F_PASSED) if passed else (flags[i] & ~F_PASSED)
+        flags[i] = (flags[i] | F_PASSED) if passed else (flags[i] & (0xFF ^ F_PASSED))
         if reason:
             self.reasons[i] = reason
         else:

@@ -34,10 +34,12 @@ from ..alignment._records import RecordLike
 from ..alignment._slices import RowSlice
 from ._pairtable import PairTable
 
-__all__ = ["UPDATE_FACTOR", "absorb_buffer_rounding", "absorb_update_rounding"]
+__all__ = ["UPDATE_FACTOR", "absorb_buffer_rounding", "absorb_update_rounding", "flag_hidden_updates"]
 
 UPDATE_FACTOR = 10.0
 _FLOOR = 1e-6
+_HIDDEN = 1e-3  # an update this far apart (rel-L2) is never rounding of agreeing gradients ...
+_HIDDEN_FACTOR = 100.0  # ... nor this many times further apart than they are (clean twins: ~12 where above 1e-3)
 _NOISE_GRAD = 0.1  # gradients that differ by this much yet pass are noise around zero
 
 
@@ -68,6 +70,40 @@ def _rel(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.linalg.norm(x - y)) / ny if ny > 0 else (0.0 if not np.any(x) else float("inf"))
 
 
+def _grads_passed(t: PairTable) -> dict[tuple[int, int], bool]:
+    """(A record seq, B record seq) of each parameter-gradient pair -> whether it passed."""
+    rows = np.flatnonzero(t.role_mask("param_grad"))
+    return {(int(a), int(b)): bool(p) for a, b, p in
+            zip(t.col("seq_a")[rows].tolist(), t.col("seq_b")[rows].tolist(), t.passed[rows].tolist())}
+
+
+def _update_and_grads(t: PairTable, i: int, va: TraceView, vb: TraceView,
+                      grad_ok: dict[tuple[int, int], bool]) -> tuple[int, float, float] | None:
+    """For the parameter pair in row ``i`` (weights after step k+1): (k, rel-L2 of the step-k
+    updates, rel-L2 of the step-k gradients), when both are recorded and the gradients passed."""
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)  # a packed tensor's share is a RowSlice
+        if not (isinstance(_base(ra), Record) and isinstance(_base(rb), Record) and ra.has_data and rb.has_data):
+            return None
+        pa, pb = _previous(va, va.weights, _base(ra)), _previous(vb, vb.weights, _base(rb))
+        if pa is None or pb is None or pa[0] != pb[0]:
+            return None
+        step = pa[0]
+        ga = va.param_grads.get(step, {}).get((ra.module, _base(ra).position))
+        gb = vb.param_grads.get(step, {}).get((rb.module, _base(rb).position))
+        if ga is None or gb is None or not grad_ok.get((ga.seq, gb.seq), False) or not (ga.has_data and gb.has_data):
+            return None
+        perm = t.perms.get(i)
+        rel_g = _rel(_arr(_like(ra, ga), perm), _arr(_like(rb, gb), None))
+        ua = _arr(ra, perm) - _arr(_like(ra, pa[1]), perm)
+        ub = _arr(rb, None) - _arr(_like(rb, pb[1]), None)
+        if ua.shape != ub.shape:
+            return None
+        return step, _rel(ua, ub), rel_g
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
+
+
 def absorb_update_rounding(t: PairTable, va: TraceView, vb: TraceView) -> int:
     """Failing parameter pairs after an update whose updates agree as well as their gradients
     do pass, with both numbers named. Returns how many passed."""
@@ -76,37 +112,50 @@ def absorb_update_rounding(t: PairTable, va: TraceView, vb: TraceView) -> int:
     rows = np.flatnonzero(t.role_mask("param") & ~t.passed & t.measured & (t.col("step") > 0))
     if not len(rows):
         return 0
-    grad_rows = np.flatnonzero(t.role_mask("param_grad"))
-    grad_ok = {(int(a), int(b)): bool(p) for a, b, p in
-               zip(t.col("seq_a")[grad_rows].tolist(), t.col("seq_b")[grad_rows].tolist(), t.passed[grad_rows].tolist())}
+    grad_ok = _grads_passed(t)
     n = 0
     for i in rows.tolist():
-        try:
-            ra, rb = t.record(i, 0), t.record(i, 1)  # a packed tensor's share is a RowSlice
-            if not (isinstance(_base(ra), Record) and isinstance(_base(rb), Record) and ra.has_data and rb.has_data):
-                continue
-            pa, pb = _previous(va, va.weights, _base(ra)), _previous(vb, vb.weights, _base(rb))
-            if pa is None or pb is None or pa[0] != pb[0]:
-                continue
-            step = pa[0]
-            ga = va.param_grads.get(step, {}).get((ra.module, _base(ra).position))
-            gb = vb.param_grads.get(step, {}).get((rb.module, _base(rb).position))
-            if ga is None or gb is None or not grad_ok.get((ga.seq, gb.seq), False) or not (ga.has_data and gb.has_data):
-                continue
-            perm = t.perms.get(i)
-            rel_g = _rel(_arr(_like(ra, ga), perm), _arr(_like(rb, gb), None))
-            ua = _arr(ra, perm) - _arr(_like(ra, pa[1]), perm)
-            ub = _arr(rb, None) - _arr(_like(rb, pb[1]), None)
-            if ua.shape != ub.shape:
-                continue
-            rel_u = _rel(ua, ub)
-        except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        m = _update_and_grads(t, i, va, vb, grad_ok)
+        if m is None:
             continue
+        step, rel_u, rel_g = m
         if rel_u <= max(UPDATE_FACTOR * rel_g, _FLOOR):
             noise = (" — the gradients are rounding noise (zero in exact arithmetic, likely), which an adaptive "
                      "optimizer scales up to the learning rate") if rel_g > _NOISE_GRAD else ""
             t.set_verdict(i, True, f"rounding through the update: the step-{step} updates differ by rel-L2 {rel_u:.2g}, "
                                    f"their gradients by {rel_g:.2g}{noise} ({t.reasons.get(i, '')})")
+            n += 1
+    return n
+
+
+def flag_hidden_updates(t: PairTable, va: TraceView, vb: TraceView, differs_from: int) -> int:
+    """Parameter pairs that pass at a step before the first failing row, yet whose update from
+    a step at or after ``differs_from`` (where a recorded optimizer setting first differs)
+    disagrees far beyond their gradients' rounding, fail: an adaptive optimizer can hide a
+    setting's effect in the weights' own tolerance (Adam's first step is about +-lr whatever
+    the gradient's scale), and the setting shows a step later as a forward difference. Only the
+    earliest such step is flagged. Returns how many pairs failed."""
+    if not len(t):
+        return 0
+    step_col = t.col("step")
+    failing = np.flatnonzero(t.failing)
+    until = int(step_col[failing].min()) if len(failing) else int(step_col.max(initial=0)) + 1
+    rows = np.flatnonzero(t.role_mask("param") & t.passed & t.measured & (step_col > differs_from) & (step_col < until))
+    if not len(rows):
+        return 0
+    grad_ok = _grads_passed(t)
+    n, first = 0, None
+    for i in rows[np.argsort(step_col[rows], kind="stable")].tolist():
+        if first is not None and int(step_col[i]) > first:
+            break
+        m = _update_and_grads(t, i, va, vb, grad_ok)
+        if m is None:
+            continue
+        step, rel_u, rel_g = m
+        if rel_u > max(_HIDDEN_FACTOR * rel_g, _HIDDEN):
+            t.set_verdict(i, False, f"the step-{step} updates differ by rel-L2 {rel_u:.2g} while their gradients agree "
+                                    f"to {rel_g:.2g}: an optimizer setting that differs moved this weight")
+            first = int(step_col[i])
             n += 1
     return n
 

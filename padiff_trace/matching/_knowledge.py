@@ -45,6 +45,7 @@ __all__ = [
     "PACK_AXIS",
     "QKV_PACKING",
     "ROLE_SYNONYMS",
+    "FUSED_ROLES",
     "TYPE_GROUPS",
     "UNQUALIFIED_CLASSES",
     "WEIGHT_NORM",
@@ -256,6 +257,14 @@ ROLE_SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"gate_proj", "w1", "wi_0", "gate"}),
     frozenset({"up_proj", "w3", "wi_1", "up"}),
     frozenset({"down_proj", "w2", "down"}),
+)
+
+# The roles one fused projection holds, each named by one of its ROLE_SYNONYMS: attention's
+# q|k|v, k|v (a cross-attention), q|k, and a gated MLP's gate|up. A run of parts whose names say
+# these roles may be apart in registration order (Mixtral's w1, w2, w3); any other run must be
+# neighbours (a q and an output projection are never one tensor).
+FUSED_ROLES: tuple[frozenset[str], ...] = (
+    frozenset({"q", "k", "v"}), frozenset({"k", "v"}), frozenset({"q", "k"}), frozenset({"gate", "up"}),
 )
 
 # (framework, bare class name) -> the library class it denotes, for traces recorded

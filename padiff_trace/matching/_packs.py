@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from ._knowledge import PACK_AXIS
 from ._weightmap import WeightPair
-from ._weighttensors import MTensor
+from ._weighttensors import MTensor, fused_roles, roles_named, roles_of
 from ._weighttensors import role_names as _role_names
 
 __all__ = ["packed_run", "regrouped"]
@@ -17,20 +17,29 @@ __all__ = ["packed_run", "regrouped"]
 logger = logging.getLogger(__name__)
 
 
-def packed_run(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None) -> list[MTensor] | None:
-    """The tensors of the other side (``live``, unpaired) that ``x`` holds concatenated along
-    ``axis``: siblings of one type and local name, consecutive, in the same block, whose sizes add
-    up to x's. Where several runs fit: the modules an earlier tensor of x's module packed
-    (``same_modules``), then runs whose names say their roles, then the first."""
+def packed_run(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None,
+               side: list[MTensor]) -> list[MTensor] | None:
+    """The tensors of the other side (``live``, unpaired; ``side``, all of them) that ``x`` holds
+    concatenated along ``axis``: siblings of one type and local name, in the same block, whose
+    sizes add up to x's, and adjacent among their parent's tensors of that local name (a fused
+    projection replaces neighbours: ``q``, ``kv``, ``proj`` hold no ``q|proj``) unless every
+    part's name says a role of one fused projection (``FUSED_ROLES``: Mixtral's ``w1``, ``w2``,
+    ``w3`` hold gate and up apart). Where
+    several runs fit: the modules an earlier tensor of x's module packed (``same_modules``),
+    then runs whose roles x's own name lists (``kv``: k then v), then runs whose names say their
+    roles, then the first (registration order: a path whose blocks carry no index,
+    ``encoder_layer_0``, takes the runs in turn)."""
     rest = x.cshape[:axis] + x.cshape[axis + 1 :]
     cand = [
         y for y in live
-        if y.ctype == x.ctype and y.local == x.local and y.key == x.key and len(y.cshape) == len(x.cshape)
+        if y.ctype == x.ctype and y.local == x.local and _same_block(x.key, y.key) and len(y.cshape) == len(x.cshape)
         and y.cshape[:axis] + y.cshape[axis + 1 :] == rest and y.cshape[axis] < x.cshape[axis]
     ]
     by_parent: dict[str, list[MTensor]] = defaultdict(list)
     for y in cand:
         by_parent[y.parent].append(y)
+    slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and t.parent in by_parent)}
+    named = roles_named(x.leaf)
     runs: list[tuple[int, int, list[MTensor]]] = []
     for group in by_parent.values():
         for i in range(len(group)):
@@ -41,13 +50,22 @@ def packed_run(x: MTensor, live: list[MTensor], axis: int, same_modules: list[st
                     break
                 if total == x.cshape[axis] and j > i:
                     run = group[i : j + 1]
+                    adjacent = all(slot[id(b)] - slot[id(a)] == 1 for a, b in zip(run, run[1:]))
+                    if not adjacent and not fused_roles(run):
+                        continue
                     mods = [y.info.module for y in run]
-                    rank = 0 if same_modules == mods else (1 if _role_names(run) else 2)
+                    rank = (0 if same_modules == mods else 1 if named and roles_of(run) == named
+                            else 2 if _role_names(run) else 3)
                     runs.append((rank, run[0].index, run))
     if not runs:
         return None
     runs.sort(key=lambda r: (r[0], r[1]))
     return runs[0][2]
+
+
+def _same_block(kx: tuple[int, ...], ky: tuple[int, ...]) -> bool:
+    """Block indices that do not contradict: equal, or one path has none to compare."""
+    return kx == ky or not kx or not ky
 
 
 def regrouped(pairs: list[WeightPair], by_name: dict[str, dict[str, MTensor]],

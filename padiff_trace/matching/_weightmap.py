@@ -28,6 +28,7 @@ CONFIDENCE: dict[str, str] = {
     "reshape": "medium",  # the same element count, a known layout family (head split/merge)
     "shape+order": "low",  # types differ: local name, shape and registration order only
     "only candidate": "low",  # the one tensor left of its shape
+    "tied": "low",  # an output projection the other side ties to its embedding
 }
 
 

@@ -20,7 +20,7 @@ It is an assignment over all tensors of both sides, in passes, each confident or
 4. structure again (packing frees the rest of a block), then **reshape**: one type class and
    local name, shapes that differ by a head split or merge (``[d, d]`` vs ``[d, heads, dim]``),
    then **shape+order**: what is left, grouped by local name and shape alone (the types
-   differ: reported);
+   differ: reported); then an output projection one side ties to its embedding (**tied**);
 5. **derived** state (rotary tables, position ids, non-persistent buffers) pairs the same
    way but is never copied, only compared; a derived tensor one model keeps once (outside
    any block) and the other once per block is compared with every per-block copy.
@@ -192,7 +192,7 @@ class _Matcher:
                 axis = PACK_AXIS.get((x.ctype, x.local))
                 if axis is None or x.used or len(x.cshape) <= axis:
                     continue
-                run = packed_run(x, self.live(small_side), axis, self.pack_of.get(x.info.module))
+                run = packed_run(x, self.live(small_side), axis, self.pack_of.get(x.info.module), small_side)
                 if run is None:
                     continue
                 # packed head by head (``QKV_PACKING``): each part's share of every group
@@ -293,6 +293,23 @@ class _Matcher:
         logger.info("paired %s with %s as the only candidates left (%s)", x.info.name, y.info.name, list(y.cshape))
         self.pair(x, y, "only candidate")
 
+    def tied(self) -> None:
+        """An output projection one model ties to its token embedding (the embedding matrix used
+        again, no tensor of its own) and the other keeps as a tensor: when a side's only
+        trainable matrix left has exactly the shape of the other side's only embedding matrix,
+        and the other side has no matrix left, it is that embedding again (copied from it; in
+        training they part by design: a tied matrix takes both uses' gradients)."""
+        for one, other in ((self.a, self.b), (self.b, self.a)):
+            left = [t for t in self.live(one) if t.info.is_param and t.info.trainable and len(t.cshape) == 2]
+            if len(left) != 1 or any(t.info.is_param and len(t.cshape) == 2 for t in self.live(other)):
+                continue
+            y = left[0]
+            embs = [x for x in other if x.ctype == "embedding" and x.info.trainable and len(x.cshape) == 2]
+            if len(embs) != 1 or embs[0].cshape != y.cshape:
+                continue
+            logger.info("paired %s with %s: tied to the embedding on one side only", embs[0].info.name, y.info.name)
+            self.pair(embs[0], y, "tied")
+
     def shared_derived(self) -> None:
         """Derived state that one model keeps once, outside any block, and the other once per
         block (one rotary table for the model vs one per attention layer; one causal mask vs
@@ -371,6 +388,7 @@ def match_weights(
     m.reshaped()
     m.structure(by_type=False)
     m.last_resort()
+    m.tied()
     m.structure(derived=True, by_type=False)
     m.shared_derived()
     m.regroup()

@@ -14,17 +14,19 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ._knowledge import DERIVED_STATE, LOCAL_ALIASES, PACKED_ROLES, ROLE_SYNONYMS
+from ._knowledge import DERIVED_STATE, FUSED_ROLES, LOCAL_ALIASES, PACKED_ROLES, ROLE_SYNONYMS
 from ._match import TypeResolver, group_key, same_canonical
 from ._observed import layout_key
 from ._weightmap import TensorInfo
 from ._weightsides import WeightSide
 
-__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "role_names"]
+__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "role_names",
+           "fused_roles", "roles_named", "roles_of"]
 
 _INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
 _SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
 _WORD = re.compile(r"[a-z]+|\d+")
+_FUSED = frozenset(frozenset(_SYN[n] for n in group) for group in FUSED_ROLES)
 
 
 @dataclass(eq=False)
@@ -129,6 +131,28 @@ def _same_role(x: str, y: str) -> bool:
 
 def role_names(run: list[MTensor]) -> bool:
     return all(t.leaf in _SYN for t in run)
+
+
+def roles_of(run: list[MTensor]) -> tuple[int, ...]:
+    """The roles (``ROLE_SYNONYMS`` groups) a run's module names say, in order (-1: none)."""
+    return tuple(_SYN.get(t.leaf, -1) for t in run)
+
+
+def fused_roles(run: list[MTensor]) -> bool:
+    """Whether the run's names say the roles of one fused projection (``FUSED_ROLES``)."""
+    return frozenset(roles_of(run)) in _FUSED
+
+
+def roles_named(leaf: str) -> tuple[int, ...]:
+    """The roles a fused module's name lists (``qkv``, ``kv``, ``query_key_value``,
+    ``gate_up_proj``), in order; () when it names none (``c_attn``, ``in_proj``)."""
+    out: list[int] = []
+    for w in leaf.lower().split("_"):
+        if w in _SYN:
+            out.append(_SYN[w])
+        elif len(w) > 1 and set(w) <= {"q", "k", "v"}:
+            out += [_SYN[c] for c in w]
+    return tuple(out) if len(out) > 1 else ()
 
 
 def _distinguishing(words: list[frozenset[str]]) -> list[frozenset[str]]:

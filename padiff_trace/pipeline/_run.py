@@ -214,12 +214,49 @@ def run(
                 _record_child(kids, f"float64 recording of {spec}", job(spec, ref, cross_framework=cross, dtype="float64", options=exact))
             compare_opts = dataclasses.replace(compare_opts, reference=str(traces.reference_a), reference_b=str(traces.reference_b))
         report = analyzer.compare(trace_a, trace_b, compare_opts)
+        if report.exit_code == 1 and source and mapping_s is None and not concurrent:
+            report, traces = _try_pairings(kids, say, report, traces, compare_opts,
+                                           lambda trace, m, **kw: dataclasses.replace(job(spec_b, trace, **kw), mapping=m))
         with _writing(report_dir, "write the report"):
             report.write(report_dir)  # every default format (the analyzer's choice: txt, json, csv, html)
         text = None
         if traces.single_step is not None:
             text = _single_step(kids, say, job(spec_b, traces.single_step), traces, report, report_dir, compare_opts, mapping_s)
     return RunResult(report, report_dir, traces, text)
+
+
+def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
+                  job_b: Callable[..., RecordJob]) -> tuple[Report, RunTraces]:
+    """A divergence inside a module whose two same-shape weights were paired by name or order
+    only: record B again with them swapped in every block (``analyzer.pairing_alternatives``)
+    and keep the run that goes further before its first divergence, saying so in the report."""
+    for i, (doc, swapped) in enumerate(analyzer.pairing_alternatives(report), start=1):
+        path = traces.a.parent / f"pairing-{i}.json"
+        with _writing(path, "write the pairing to try"):
+            path.write_text(json.dumps(doc, indent=1))
+        alt_b = _variant(traces.b, f"pairing-{i}")
+        say(f"recording {Path(traces.b).stem} again pairing {swapped} in every block, to let the values say -> {alt_b}")
+        _record_child(kids, f"recording {alt_b.stem}", job_b(alt_b, str(path)))
+        alt_opts, alt_ref = dataclasses.replace(opts, mapping=str(path)), None
+        if opts.reference_b is not None:
+            alt_ref = _variant(alt_b, "float64")
+            exact = dataclasses.replace(job_b(alt_ref, str(path)).options, autocast=None)
+            _record_child(kids, f"float64 recording of {alt_b.stem}", job_b(alt_ref, str(path), dtype="float64", options=exact))
+            alt_opts = dataclasses.replace(alt_opts, reference_b=str(alt_ref))
+        alt = analyzer.compare(traces.a, alt_b, alt_opts)
+        if analyzer.divergence_key(alt) <= analyzer.divergence_key(report):
+            logger.info("the pairing in %s diverges no later: kept the first", path)
+            alt.close()
+            continue
+        d = report.first_divergence
+        where = f" (at {d.located.a.call.module} / {d.located.b.call.module})" if d is not None and d.located else ""
+        alt.add_convention(
+            f"weights paired by the recorded values, not by their names: {swapped} in every block; the pairing the "
+            f"names gave diverged{where}, this one goes further ({path.name}: the mapping used; B's first recording "
+            "kept beside)")
+        report.close()
+        return alt, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b)
+    return report, traces
 
 
 def _record_concurrently(kids: Children, say: Progress, a: tuple[str, RecordJob], b: tuple[str, RecordJob]) -> None:

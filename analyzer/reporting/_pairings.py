@@ -1,0 +1,93 @@
+"""Other pairings to try where the names cannot tell two weights apart, and which run went further.
+
+Two sibling projections of one shape (a gated MLP's gate and up: ``w1``/``w2`` in one library,
+``gate_proj``/``up_proj`` in another, and which numbered name is the gate differs between
+libraries) pair by names and registration order, which can be wrong with nothing in the shapes
+to say so. A wrong pairing shows as a divergence inside the module holding them. ``run`` then
+records B once more with the two swapped in every block (``pairing_alternatives``: a mapping
+file's ``modules`` entries) and keeps whichever pairing runs further before its first
+divergence (``divergence_key``): confirmed by the recorded values, not by the names. A bug in
+one block leaves the swap worse (it diverges in the first block instead), so the original stays.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._report import Report
+
+__all__ = ["divergence_key", "pairing_alternatives"]
+
+_INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
+_MAX_TRIES = 2
+
+
+def _pattern(module: str) -> str:
+    """The module path with every block index a wildcard (``h.3.mlp.w1`` -> ``h.*.mlp.w1``)."""
+    return _INDEX.sub("*", module)
+
+
+def _parent(module: str) -> str:
+    return module.rpartition(".")[0]
+
+
+def _within(module: str, scope: set[str]) -> bool:
+    return any(module == s or module.startswith(s + ".") or not s for s in scope)
+
+
+def pairing_alternatives(report: Report) -> list[tuple[dict[str, Any], str]]:
+    """Mapping documents (``{"modules": [...]}``) that swap two same-shape sibling weights the
+    weight map paired by name or order, inside the module pair the first divergence names (or
+    the module holding it), each with what it pairs in words; the most likely first, at most
+    two. Empty when the run aligned, was pinned by a mapping, or nothing there could be swapped."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or d.located is None or wm is None:
+        return []
+    ka, kb = wm.side_keys()
+    if (ka, kb) not in (("paddle", "torch"), ("torch", "paddle")):  # a mapping's modules name the frameworks
+        return []
+    ma, mb = d.located.a.call.module, d.located.b.call.module
+    scope_a, scope_b = {ma, _parent(ma)} if "." in ma else {ma}, {mb, _parent(mb)} if "." in mb else {mb}
+    shapes_a = _shapes(report.a)
+    shapes_b = _shapes(report.b)
+    groups: dict[tuple[str, str, tuple[int, ...], tuple[int, ...]], list[tuple[str, str]]] = {}
+    for p in wm.pairs:
+        if p.a_part is not None or p.b_part is not None or p.how == "mapping" or not p.a.endswith(".weight"):
+            continue
+        mod_a, mod_b = p.a.rpartition(".")[0], p.b.rpartition(".")[0]
+        if not (_within(_parent(mod_a), scope_a) or _within(_parent(mod_b), scope_b)):
+            continue
+        sa, sb = shapes_a.get(p.a), shapes_b.get(p.b)
+        if sa is None or sb is None or len(sa) != 2:
+            continue
+        groups.setdefault((_parent(mod_a), _parent(mod_b), sa, sb), []).append((mod_a, mod_b))
+    out: list[tuple[dict[str, Any], str]] = []
+    for (pa, pb, _, _), mods in sorted(groups.items(), key=lambda kv: (kv[0][0] != ma and kv[0][0] != _parent(ma), kv[0][0])):
+        if len(mods) != 2 or pa == pb == "":
+            continue
+        (a1, b1), (a2, b2) = mods
+        swapped = f"{a1} with {b2} and {a2} with {b1}"
+        out.append(({"version": 1, "modules": [{ka: _pattern(a1), kb: _pattern(b2)}, {ka: _pattern(a2), kb: _pattern(b1)}],
+                     "note": f"written by padiff-trace run: {swapped} in every block (names or order paired them the "
+                             "other way)"}, swapped))
+    return out[:_MAX_TRIES]
+
+
+def _shapes(view: Any) -> dict[str, tuple[int, ...]]:
+    """Full tensor name -> shape of the first recorded step's weights."""
+    if not view.weights:
+        return {}
+    recs = view.weights[min(view.weights)].values()
+    return {(f"{r.module}.{r.position}" if r.module else r.position): tuple(r.shape) for r in recs}
+
+
+def divergence_key(report: Report) -> tuple[float, float]:
+    """How far a run got before its first divergence: (step, B's record number); aligned runs
+    are infinitely far. Comparable between two recordings of one B spec."""
+    d = report.first_divergence
+    if d is None or report.exit_code == 0:
+        return (float("inf"), float("inf"))
+    rb = d.pair.b
+    return (float(rb.step), float(rb.seq))
