@@ -78,3 +78,16 @@ def test_an_rnn_placeholder_buffer_is_not_recorded(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "DAMAGED" not in proc.stdout, proc.stdout
     ls = subprocess.run([sys.executable, "-m", "padiff_trace", "ls", out], capture_output=True, text=True, timeout=300)
     assert "lstm#0:weight_ih_l0" in ls.stdout and "_dropout_state" not in ls.stdout, ls.stdout[-2000:]
+
+
+def test_a_swap_in_the_first_expert_called_is_not_paired_away(tmp_path: Path) -> None:
+    """Mixtral, gate and up swapped in layer 0's expert 2, the first expert the router sends
+    tokens to: swapped everywhere, expert 2 would agree and the run would diverge later, at
+    expert 3. But expert 3 already agrees as the names pair its weights (inputs and outputs),
+    so the names' pairing stands, nothing is recorded again, and expert 2 is named."""
+    truth = json.loads((PAIRS / "mixtral_truth.json").read_text())["bugs"]["paddle_expert_swap"]
+    rc, doc, text = run(tmp_path, "mixtral", "paddle_expert_swap")
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), loc
+    assert not list(tmp_path.glob("pairing-*.json"))

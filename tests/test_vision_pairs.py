@@ -83,3 +83,17 @@ def test_a_pooling_whose_output_shape_differs_is_named(tmp_path: Path) -> None:
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == (spec["paddle_module"], spec["torch_module"]), text[-4000:]
     assert any(c["how"] == "shape" for c in doc["alignment"]), doc["alignment"][:5]
+
+
+def test_a_shared_activation_called_once_less_names_the_block_on_both_sides(tmp_path: Path) -> None:
+    """ResNet-50 (set 10, held out): torch's ``layer3.1`` returns the residual sum without its
+    ReLU, so the block's shared ``relu`` runs twice there and three times on the paddle side.
+    The third call is no module of paddle's only (its other calls are paired): the two sides
+    call it a different number of times, which the block's code decides, and the block is
+    named on both sides."""
+    spec = truth("resnet50")["bugs"]["no_post_add_relu"]
+    rc, doc, text = run(tmp_path, "resnet50", "no_post_add_relu")
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (spec["paddle_module"], spec["torch_module"]) == \
+        ("layer3.1", "layer3.1"), text[-4000:]

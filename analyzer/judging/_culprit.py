@@ -279,7 +279,12 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             first = r
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
-    alone = twin.one_sided(inside, weighted)
+    # a further call of a module whose other calls in here are paired (a shared ReLU called once
+    # more after a residual add on this side): the two sides call it a different number of
+    # times, which the enclosing code decides; it is not a module of this side only
+    repeated = {c.module for c in inside if c.id in paired}
+    inside_own = [c for c in inside if c.id in paired or c.module not in repeated]
+    alone = twin.one_sided(inside_own, weighted)
     # an input no pair compares (a one-sided module fed by inline code: paddle's activation
     # dropout after a functional GELU) is right when the other trace holds it (HF's activation module)
     asked: set[Key] = set()  # one value is looked for once, whichever calls received it
@@ -291,7 +296,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             asked.add(k)
             if found(twin.view, r):
                 good.add(k)
-    made = made_by(v, inside, good, bad, paired)
+    made = made_by(v, inside_own, good, bad, paired)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part
     if made is not None:  # inside it, a call nothing checked may have made the value it returns

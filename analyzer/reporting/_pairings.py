@@ -3,11 +3,13 @@
 Two sibling projections of one shape (a gated MLP's gate and up: ``w1``/``w2`` in one library,
 ``gate_proj``/``up_proj`` in another, and which numbered name is the gate differs between
 libraries) pair by names and registration order, which can be wrong with nothing in the shapes
-to say so. A wrong pairing shows as a divergence inside the module holding them. ``run`` then
+to say so. The values can: a call of the module holding them whose inputs agree confirms the
+pairing if its outputs agree, and refutes it if they do not (``confirmed``). When a run
+diverges inside such a module, some call refutes the pairing and none confirms it, ``run``
 records B once more with the two swapped in every block (``pairing_alternatives``: a mapping
-file's ``modules`` entries) and keeps whichever pairing runs further before its first
-divergence (``divergence_key``): confirmed by the recorded values, not by the names. A bug in
-one block leaves the swap worse (it diverges in the first block instead), so the original stays.
+file's ``modules`` entries) and keeps that run if a call confirms the swap and its first
+divergence comes later (``divergence_key``). A bug that swaps them in one block is not paired
+away: another block confirms the names, or the swap diverges in an earlier block.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["divergence_key", "pairing_alternatives"]
+__all__ = ["confirmed", "divergence_key", "pairing_alternatives"]
 
 _INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
 _MAX_TRIES = 2
@@ -43,12 +47,13 @@ def pairing_alternatives(report: Report) -> list[tuple[dict[str, Any], str]]:
     the module holding it), each with what it pairs in words; the most likely first, at most
     two. Empty when the run aligned, was pinned by a mapping, or nothing there could be swapped."""
     d, wm = report.first_divergence, report.weight_map
-    if d is None or d.located is None or wm is None:
+    if d is None or wm is None:
         return []
     ka, kb = wm.side_keys()
     if (ka, kb) not in (("paddle", "torch"), ("torch", "paddle")):  # a mapping's modules name the frameworks
         return []
-    ma, mb = d.located.a.call.module, d.located.b.call.module
+    # the calls named, or (an op's record, ``--ops``) the modules the differing records belong to
+    ma, mb = (d.located.a.call.module, d.located.b.call.module) if d.located else (d.pair.a.module, d.pair.b.module)
     scope_a, scope_b = {ma, _parent(ma)} if "." in ma else {ma}, {mb, _parent(mb)} if "." in mb else {mb}
     shapes_a = _shapes(report.a)
     shapes_b = _shapes(report.b)
@@ -71,8 +76,31 @@ def pairing_alternatives(report: Report) -> list[tuple[dict[str, Any], str]]:
         swapped = f"{a1} with {b2} and {a2} with {b1}"
         out.append(({"version": 1, "modules": [{ka: _pattern(a1), kb: _pattern(b2)}, {ka: _pattern(a2), kb: _pattern(b1)}],
                      "note": f"written by padiff-trace run: {swapped} in every block (names or order paired them the "
-                             "other way)"}, swapped))
+                             "other way)", "holder": _pattern(pa)}, swapped))
     return out[:_MAX_TRIES]
+
+
+def confirmed(report: Report, holder: str) -> tuple[int, int]:
+    """The calls of the modules matching ``holder`` (A's paths, ``*`` one component: the module
+    holding the two weights, in every block) whose inputs all agree: (how many return outputs
+    that agree, how many do not) -- each a pairing of its weights confirmed or refuted by the
+    values. Calls after the first divergence receive inputs that differ and say nothing."""
+    t = report.pairs
+    if not len(t):
+        return 0, 0
+    rx = re.compile("^" + re.escape(holder).replace(r"\*", r"[^.]+") + "$")
+    cp, outs = t.col("cp"), t.role_mask("output")
+    fwd = t.role_mask("input", "output") & (cp >= 0)
+    ins_ok: dict[int, bool] = {}
+    outs_ok: dict[int, bool] = {}
+    for i in np.flatnonzero(fwd).tolist():
+        k = int(cp[i])
+        if rx.match(t.call_pairs[k].a.module):
+            seen = outs_ok if outs[i] else ins_ok
+            seen[k] = seen.get(k, True) and bool(t.passed[i])
+    judged = [k for k in outs_ok if ins_ok.get(k, True)]
+    good = sum(outs_ok[k] for k in judged)
+    return good, len(judged) - good
 
 
 def _shapes(view: Any) -> dict[str, tuple[int, ...]]:

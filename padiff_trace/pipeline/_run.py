@@ -228,9 +228,16 @@ def run(
 def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
                   job_b: Callable[..., RecordJob]) -> tuple[Report, RunTraces]:
     """A divergence inside a module whose two same-shape weights were paired by name or order
-    only: record B again with them swapped in every block (``analyzer.pairing_alternatives``)
-    and keep the run that goes further before its first divergence, saying so in the report."""
+    only, a call of which received agreeing inputs and returned a differing output while none
+    agreed: record B again with them swapped in every block (``analyzer.pairing_alternatives``)
+    and keep that run when a call of the module agrees there and it goes further before its
+    first divergence, saying so in the report."""
     for i, (doc, swapped) in enumerate(analyzer.pairing_alternatives(report), start=1):
+        holder = str(doc.pop("holder"))
+        good, bad = analyzer.confirmed(report, holder)
+        if good or not bad:  # a call of it agrees, or none received agreeing inputs and differed
+            logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped", holder, good, bad)
+            continue
         path = traces.a.parent / f"pairing-{i}.json"
         with _writing(path, "write the pairing to try"):
             path.write_text(json.dumps(doc, indent=1))
@@ -244,7 +251,7 @@ def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrac
             _record_child(kids, f"float64 recording of {alt_b.stem}", job_b(alt_ref, str(path), dtype="float64", options=exact))
             alt_opts = dataclasses.replace(alt_opts, reference_b=str(alt_ref))
         alt = analyzer.compare(traces.a, alt_b, alt_opts)
-        if analyzer.divergence_key(alt) <= analyzer.divergence_key(report):
+        if not analyzer.confirmed(alt, holder)[0] or analyzer.divergence_key(alt) <= analyzer.divergence_key(report):
             logger.info("the pairing in %s diverges no later: kept the first", path)
             alt.close()
             continue
