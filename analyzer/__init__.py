@@ -30,7 +30,7 @@ from .judging._referee import CLASSES, RATIO
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._html import write_html
-from .reporting._pairings import confirmed, divergence_key, pairing_alternatives
+from .reporting._pairings import Alternative, confirmed, divergence_key, pairing_alternatives
 from .reporting._report import SCHEMA_VERSION, Report
 from .reporting._text import alignment_text
 
@@ -44,6 +44,7 @@ __all__ = [
     "MODES",
     "SCHEMA_VERSION",
     "Alignment",
+    "Alternative",
     "Amplifier",
     "CallPair",
     "CompareOptions",

@@ -15,6 +15,7 @@ away: another block confirms the names, or the swap diverges in an earlier block
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,10 +23,20 @@ import numpy as np
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["confirmed", "divergence_key", "pairing_alternatives"]
+__all__ = ["Alternative", "confirmed", "divergence_key", "pairing_alternatives"]
 
 _INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
 _MAX_TRIES = 2
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another pairing to record B with: a mapping file's contents, what it pairs in words, and
+    the module holding the two weights (A's path, block indices as ``*``)."""
+
+    mapping: dict[str, Any]
+    swapped: str
+    holder: str
 
 
 def _pattern(module: str) -> str:
@@ -41,7 +52,7 @@ def _within(module: str, scope: set[str]) -> bool:
     return any(module == s or module.startswith(s + ".") or not s for s in scope)
 
 
-def pairing_alternatives(report: Report) -> list[tuple[dict[str, Any], str]]:
+def pairing_alternatives(report: Report) -> list[Alternative]:
     """Mapping documents (``{"modules": [...]}``) that swap two same-shape sibling weights the
     weight map paired by name or order, inside the module pair the first divergence names (or
     the module holding it), each with what it pairs in words; the most likely first, at most
@@ -68,15 +79,15 @@ def pairing_alternatives(report: Report) -> list[tuple[dict[str, Any], str]]:
         if sa is None or sb is None or len(sa) != 2:
             continue
         groups.setdefault((_parent(mod_a), _parent(mod_b), sa, sb), []).append((mod_a, mod_b))
-    out: list[tuple[dict[str, Any], str]] = []
+    out: list[Alternative] = []
     for (pa, pb, _, _), mods in sorted(groups.items(), key=lambda kv: (kv[0][0] != ma and kv[0][0] != _parent(ma), kv[0][0])):
         if len(mods) != 2 or pa == pb == "":
             continue
         (a1, b1), (a2, b2) = mods
         swapped = f"{a1} with {b2} and {a2} with {b1}"
-        out.append(({"version": 1, "modules": [{ka: _pattern(a1), kb: _pattern(b2)}, {ka: _pattern(a2), kb: _pattern(b1)}],
-                     "note": f"written by padiff-trace run: {swapped} in every block (names or order paired them the "
-                             "other way)", "holder": _pattern(pa)}, swapped))
+        doc = {"version": 1, "modules": [{ka: _pattern(a1), kb: _pattern(b2)}, {ka: _pattern(a2), kb: _pattern(b1)}],
+               "note": f"written by padiff-trace run: {swapped} in every block (names or order paired them the other way)"}
+        out.append(Alternative(doc, swapped, _pattern(pa)))
     return out[:_MAX_TRIES]
 
 

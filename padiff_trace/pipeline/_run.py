@@ -214,35 +214,40 @@ def run(
                 _record_child(kids, f"float64 recording of {spec}", job(spec, ref, cross_framework=cross, dtype="float64", options=exact))
             compare_opts = dataclasses.replace(compare_opts, reference=str(traces.reference_a), reference_b=str(traces.reference_b))
         report = analyzer.compare(trace_a, trace_b, compare_opts)
+        pinned = None  # a pairing the values confirmed: the mapping file B was recorded again with
         if report.exit_code == 1 and source and mapping_s is None and not concurrent:
-            report, traces = _try_pairings(kids, say, report, traces, compare_opts,
-                                           lambda trace, m, **kw: dataclasses.replace(job(spec_b, trace, **kw), mapping=m))
+            report, traces, pinned = _try_pairings(kids, say, report, traces, compare_opts,
+                                                   lambda trace, m, **kw: dataclasses.replace(job(spec_b, trace, **kw), mapping=m))
         with _writing(report_dir, "write the report"):
             report.write(report_dir)  # every default format (the analyzer's choice: txt, json, csv, html)
         text = None
         if traces.single_step is not None:
-            text = _single_step(kids, say, job(spec_b, traces.single_step), traces, report, report_dir, compare_opts, mapping_s)
+            ss_job, ss_opts = job(spec_b, traces.single_step), compare_opts
+            if pinned is not None:
+                ss_job, ss_opts = dataclasses.replace(ss_job, mapping=pinned), dataclasses.replace(compare_opts, mapping=pinned)
+            text = _single_step(kids, say, ss_job, traces, report, report_dir, ss_opts, pinned or mapping_s)
     return RunResult(report, report_dir, traces, text)
 
 
 def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
-                  job_b: Callable[..., RecordJob]) -> tuple[Report, RunTraces]:
+                  job_b: Callable[..., RecordJob]) -> tuple[Report, RunTraces, str | None]:
     """A divergence inside a module whose two same-shape weights were paired by name or order
     only, a call of which received agreeing inputs and returned a differing output while none
     agreed: record B again with them swapped in every block (``analyzer.pairing_alternatives``)
     and keep that run when a call of the module agrees there and it goes further before its
-    first divergence, saying so in the report."""
-    for i, (doc, swapped) in enumerate(analyzer.pairing_alternatives(report), start=1):
-        holder = str(doc.pop("holder"))
-        good, bad = analyzer.confirmed(report, holder)
+    first divergence, saying so in the report. Returns the report, the traces and the mapping
+    file B was recorded with (None: the first run stands)."""
+    for i, alt in enumerate(analyzer.pairing_alternatives(report), start=1):
+        good, bad = analyzer.confirmed(report, alt.holder)
         if good or not bad:  # a call of it agrees, or none received agreeing inputs and differed
-            logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped", holder, good, bad)
+            logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped",
+                        alt.holder, good, bad)
             continue
         path = traces.a.parent / f"pairing-{i}.json"
         with _writing(path, "write the pairing to try"):
-            path.write_text(json.dumps(doc, indent=1))
+            path.write_text(json.dumps(alt.mapping, indent=1))
         alt_b = _variant(traces.b, f"pairing-{i}")
-        say(f"recording {Path(traces.b).stem} again pairing {swapped} in every block, to let the values say -> {alt_b}")
+        say(f"recording {Path(traces.b).stem} again pairing {alt.swapped} in every block, to let the values say -> {alt_b}")
         _record_child(kids, f"recording {alt_b.stem}", job_b(alt_b, str(path)))
         alt_opts, alt_ref = dataclasses.replace(opts, mapping=str(path)), None
         if opts.reference_b is not None:
@@ -250,20 +255,20 @@ def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrac
             exact = dataclasses.replace(job_b(alt_ref, str(path)).options, autocast=None)
             _record_child(kids, f"float64 recording of {alt_b.stem}", job_b(alt_ref, str(path), dtype="float64", options=exact))
             alt_opts = dataclasses.replace(alt_opts, reference_b=str(alt_ref))
-        alt = analyzer.compare(traces.a, alt_b, alt_opts)
-        if not analyzer.confirmed(alt, holder)[0] or analyzer.divergence_key(alt) <= analyzer.divergence_key(report):
-            logger.info("the pairing in %s diverges no later: kept the first", path)
-            alt.close()
+        other = analyzer.compare(traces.a, alt_b, alt_opts)
+        if not analyzer.confirmed(other, alt.holder)[0] or analyzer.divergence_key(other) <= analyzer.divergence_key(report):
+            logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
+            other.close()
             continue
         d = report.first_divergence
         where = f" (at {d.located.a.call.module} / {d.located.b.call.module})" if d is not None and d.located else ""
-        alt.add_convention(
-            f"weights paired by the recorded values, not by their names: {swapped} in every block; the pairing the "
+        other.add_convention(
+            f"weights paired by the recorded values, not by their names: {alt.swapped} in every block; the pairing the "
             f"names gave diverged{where}, this one goes further ({path.name}: the mapping used; B's first recording "
             "kept beside)")
         report.close()
-        return alt, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b)
-    return report, traces
+        return other, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b), str(path)
+    return report, traces, None
 
 
 def _record_concurrently(kids: Children, say: Progress, a: tuple[str, RecordJob], b: tuple[str, RecordJob]) -> None:
