@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from padiff_trace.matching import module_pattern
+
 if TYPE_CHECKING:
     from ._report import Report
 
@@ -99,7 +101,7 @@ def confirmed(report: Report, holder: str) -> tuple[int, int]:
     t = report.pairs
     if not len(t):
         return 0, 0
-    rx = re.compile("^" + re.escape(holder).replace(r"\*", r"[^.]+") + "$")
+    rx = module_pattern(holder)
     cp, outs = t.col("cp"), t.role_mask("output")
     fwd = t.role_mask("input", "output") & (cp >= 0)
     ins_ok: dict[int, bool] = {}

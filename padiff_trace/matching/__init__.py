@@ -19,6 +19,7 @@ from ._mapping import (
     WeightEntry,
     load_mapping,
     mapping_swapped,
+    module_pattern,
     orient,
     parse_mapping,
     resolve,
@@ -46,6 +47,7 @@ __all__ = [
     "resolve",
     "MAPPING_COLUMNS",
     "mapping_swapped",
+    "module_pattern",
     # module types
     "TypeResolver",
     "canonical_type",

@@ -43,7 +43,7 @@ from typing import Any
 from padiff_trace import MappingError
 
 __all__ = [
-    "MAPPING_COLUMNS", "mapping_swapped", "MappingEntry", "Mapping", "WeightEntry", "SidedEntry", "SidedMapping",
+    "MAPPING_COLUMNS", "mapping_swapped", "module_pattern", "MappingEntry", "Mapping", "WeightEntry", "SidedEntry", "SidedMapping",
     "SidedWeight", "load_mapping", "orient", "parse_mapping", "resolve",
 ]
 
@@ -311,7 +311,9 @@ def _wildcards(pattern: str) -> list[str]:
     return [c for c in pattern.split(".") if c in ("*", "**")]
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+def module_pattern(pattern: str) -> re.Pattern[str]:
+    """A mapping file's module path pattern (``*`` one component, ``**`` any number) as a regex
+    that matches whole paths (captures: what each wildcard matched)."""
     if pattern in ("", "<root>"):
         return re.compile(r"\Z")
     parts = []
@@ -355,7 +357,7 @@ def resolve(
             key, other, key_mods, other_mods, key_side, other_side = e.a, e.b, a_modules, b_modules, "A", "B"
         else:
             key, other, key_mods, other_mods, key_side, other_side = e.b, e.a, b_modules, a_modules, "B", "A"
-        rx = _compile(key)
+        rx = module_pattern(key)
         hits = 0
         tried: list[str] = []
         for mod in sorted(key_mods):
