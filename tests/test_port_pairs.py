@@ -7,7 +7,9 @@ held out: written by helpers that never ran the tool, measured on first contact)
 * ``qwen``: paddlenlp Qwen (v1) against transformers Qwen2: paddlenlp's ``w2`` is the gated
   branch, the opposite of LLaMA's numbering, and nothing in names or shapes says so; ``run``
   confirms the pairing by the recorded values;
-* ``port_tagger``: a paddle ``nn.LSTM`` keeps an uninitialised ``_dropout_state`` buffer.
+* ``port_tagger``: one projection of concatenated features against one per feature, summed (a
+  weight packed along its input axis); a paddle ``nn.LSTM`` keeps an uninitialised
+  ``_dropout_state`` buffer.
 """
 
 from __future__ import annotations
@@ -68,12 +70,19 @@ def test_a_swap_in_one_block_is_not_paired_away(tmp_path: Path) -> None:
     assert doc["first_divergence"]["located"]["a"]["module"] == truth["paddle_module"] == "h.1.mlp"
 
 
-def test_an_rnn_placeholder_buffer_is_not_recorded(tmp_path: Path) -> None:
-    """paddle's LSTM holds ``_dropout_state``, a tensor with no memory: recording skips it and
-    the trace is whole."""
-    out = tmp_path / "t"
-    subprocess.run([sys.executable, "-m", "padiff_trace", "record", PAIRS / "port_tagger_paddle.py", "--out", out],
-                   check=True, capture_output=True, timeout=600)
+def test_a_projection_of_concatenated_features_is_two_summed_and_the_lstm_placeholder_is_not_recorded(
+        tmp_path: Path) -> None:
+    """The tagger's clean twin: paddle projects [word | char] features with one Linear, torch
+    projects each and sums them: one weight packed along its input axis, transferred in parts,
+    and the run is aligned. paddle's LSTM holds ``_dropout_state``, a tensor with no memory:
+    recording skips it and the trace is whole."""
+    rc, _, text = run(tmp_path, "port_tagger")
+    assert rc == 0, text[-4000:]
+    wm = json.loads((tmp_path / "port_tagger_torch.trace" / "weightmap.json").read_text())
+    parts = {e["torch"]: (e["paddle_part"], e["axis"]) for e in wm["weights"] if e.get("paddle") == "proj.0.weight"}
+    assert parts == {"word_proj.weight": ([0, 24], 1), "char_proj.weight": ([24, 40], 1)}, parts
+    assert "structural difference" not in text, text[-3000:]
+    out = tmp_path / "port_tagger_paddle.trace"
     proc = subprocess.run([sys.executable, "-m", "padiff_trace", "info", out], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "DAMAGED" not in proc.stdout, proc.stdout
     ls = subprocess.run([sys.executable, "-m", "padiff_trace", "ls", out], capture_output=True, text=True, timeout=300)

@@ -553,3 +553,42 @@ def test_an_output_projection_tied_on_one_side_is_the_embedding_again() -> None:
     assert next(e for e in wm.to_json()["weights"] if e["how"] == "tied")["confidence"] == "low"
     other = WeightSide("torch", (*b.tensors, t("lm_head.weight", "Linear", (V, H))), TD)
     assert not [p for p in match_weights(a, other).pairs if p.how == "tied"]
+
+
+def _concat_projection() -> tuple[WeightSide, WeightSide]:
+    """One Linear over [word | char] features (paddle, [in, out]) against a Linear of each summed
+    (torch, ``word_proj`` with the bias, ``char_proj`` without), between two same-shape blocks."""
+    pd = [t("embed.weight", "Embedding", (V, H)), *paddle_linear("proj", H + 4, 2 * H), *paddle_linear("head", 2 * H, H)]
+    th = [t("embedding.weight", "Embedding", (V, H)), *torch_linear("word_proj", H, 2 * H),
+          t("char_proj.weight", "Linear", (2 * H, 4)), *torch_linear("out", 2 * H, H)]
+    return WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD)
+
+
+def test_a_projection_of_concatenated_inputs_is_its_parts_along_the_input_axis() -> None:
+    """[out, in1 + in2] against [out, in1] and [out, in2]: inputs side by side (axis 1 of the
+    canonical layout), never the output axis; the conversion reads the columns."""
+    from padiff_trace.recorder._replay import _canonical
+
+    wm = match_weights(*_concat_projection())
+    assert wm.ok, wm.problem_text("A", "B")
+    parts = {p.b: (p.a, p.a_part, p.axis, p.how) for p in wm.pairs if p.a == "proj.weight"}
+    assert parts == {"word_proj.weight": ("proj.weight", (0, H), 1, "packed"),
+                     "char_proj.weight": ("proj.weight", (H, H + 4), 1, "packed")}
+    assert pairs(wm)["proj.bias"] == "word_proj.bias" and pairs(wm)["head.weight"] == "out.weight"
+    w = np.arange((H + 4) * 2 * H, dtype=np.float32).reshape(H + 4, 2 * H)  # paddle [in, out]
+    char = next(p for p in wm.pairs if p.b == "char_proj.weight")
+    np.testing.assert_array_equal(_canonical(w, char.a_perm, char.a_part, char.axis), w[H:].T)
+    entry = next(e for e in wm.to_json()["weights"] if e.get("torch") == "char_proj.weight")
+    assert (entry["paddle_part"], entry["axis"]) == ([H, H + 4], 1)
+
+
+def test_a_mapping_file_cuts_the_input_axis_and_names_a_bad_axis() -> None:
+    a, b = _concat_projection()
+    entry = {"paddle": "proj.weight", "torch": "char_proj.weight", "paddle_part": [H, H + 4], "axis": 1}
+    wm = match_weights(a, b, *mapping_pins(parse_mapping({"weights": [entry]}, "m.json"), a, b))
+    pinned = next(p for p in wm.pairs if p.b == "char_proj.weight")
+    assert (pinned.how, pinned.a_part, pinned.axis) == ("mapping", (H, H + 4), 1)
+    with pytest.raises(MappingError, match=r"m\.json: weights entry 0: axis must be"):
+        parse_mapping({"weights": [dict(entry, axis=-1)]}, "m.json")
+    with pytest.raises(MappingError, match="shapes differ"):  # the part cut from the output axis does not fit
+        match_weights(a, b, *mapping_pins(parse_mapping({"weights": [dict(entry, axis=0)]}, "m.json"), a, b))

@@ -31,13 +31,16 @@ class RowSlice(RecordView):
     head by head) the share is rows ``[lo, hi)`` of each of that many equal blocks, read whole too.
     """
 
-    def __init__(self, base: Record, lo: int, hi: int, perm: tuple[int, ...] | None = None, groups: int = 1) -> None:
+    def __init__(self, base: Record, lo: int, hi: int, perm: tuple[int, ...] | None = None, groups: int = 1,
+                 axis: int = 0) -> None:
         canon = tuple(base.shape[k] for k in perm) if perm is not None else tuple(base.shape)
-        position = f"{base.position}[{lo}:{hi}]" if perm is None else f"{base.position}.T[{lo}:{hi}]"
+        cut = f"[{lo}:{hi}]" if axis == 0 else f"[{', '.join([':'] * axis + [f'{lo}:{hi}'])}]"
+        position = f"{base.position}{cut}" if perm is None else f"{base.position}.T{cut}"
         if groups > 1:
             position += f" of {groups} groups"
-        super().__init__(base, ((hi - lo) * groups,) + canon[1:], position)
-        self.lo, self.hi, self.perm, self.groups = lo, hi, perm, groups
+        shape = canon[:axis] + ((hi - lo) * groups,) + canon[axis + 1 :]
+        super().__init__(base, shape, position)
+        self.lo, self.hi, self.perm, self.groups, self.axis = lo, hi, perm, groups, axis
         self.row_elems = int(np.prod(canon[1:], dtype=np.int64))
         self._stats: dict[str, float] | None = None
         self._rows: np.ndarray | None = None
@@ -49,13 +52,13 @@ class RowSlice(RecordView):
             canon = full.reshape(self.base.shape)
             if self.perm is not None:
                 canon = np.transpose(canon, self.perm)
-            self._rows = packed_part(canon, self.lo, self.hi, groups=self.groups).reshape(-1)
+            self._rows = packed_part(canon, self.lo, self.hi, axis=self.axis, groups=self.groups).reshape(-1)
         return self._rows
 
     @property
     def _whole(self) -> bool:
-        """Read the record whole (a permuted layout, or a share spread over groups)."""
-        return self.perm is not None or self.groups > 1
+        """Read the record whole (a permuted layout, a share spread over groups or along a later axis)."""
+        return self.perm is not None or self.groups > 1 or self.axis != 0
 
     def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
         """Elements [start, stop) of the share, flat, decoded but not upcast (see ``_metrics._read``)."""
@@ -78,7 +81,8 @@ class RowSlice(RecordView):
 
     def __repr__(self) -> str:
         per = f" in each of {self.groups} groups" if self.groups > 1 else ""
-        return f"RowSlice({self.name}, rows {self.lo}:{self.hi}{per} of {list(self.base.shape)})"
+        where = "rows" if self.axis == 0 else f"axis {self.axis}"
+        return f"RowSlice({self.name}, {where} {self.lo}:{self.hi}{per} of {list(self.base.shape)})"
 
 
 def regroup_orders(wm: WeightMap | None) -> dict[tuple[str, str], np.ndarray]:

@@ -128,11 +128,11 @@ def _name(r: Record) -> str:
 
 def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
     if p.a_part is not None and p.b_part is not None:  # q|k|v packed two ways: both shares, canonical
-        return RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups), RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups), None
+        return RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups, axis=p.axis), RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), None
     if p.a_part is not None:  # A's share of a packed tensor against B's whole tensor
-        return RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups), rb, inverse_perm(p.b_perm) if p.b_perm is not None else None
+        return RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups, axis=p.axis), rb, inverse_perm(p.b_perm) if p.b_perm is not None else None
     if p.b_part is not None:
-        return ra, RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups), p.a_perm
+        return ra, RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), p.a_perm
     return ra, rb, p.relative_perm
 
 

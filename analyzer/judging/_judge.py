@@ -266,5 +266,5 @@ def _where_stored(r: RecordLike) -> DataKey | None:
     if isinstance(r, Record):
         return (id(r.trace), *r.trace.storage_key(r))
     if isinstance(r, RowSlice):
-        return (id(r.base.trace), *r.base.trace.storage_key(r.base), (r.lo, r.hi, r.perm, r.groups))
+        return (id(r.base.trace), *r.base.trace.storage_key(r.base), (r.lo, r.hi, r.perm, r.groups, r.axis))
     return None

@@ -53,7 +53,7 @@ def _previous(v: TraceView, table: Any, rec: Record) -> tuple[int, Record] | Non
 
 def _like(part: Any, base: Record) -> Any:
     """``base`` cut the way ``part`` is (a packed tensor's share), or ``base`` itself."""
-    return RowSlice(base, part.lo, part.hi, part.perm, part.groups) if isinstance(part, RowSlice) else base
+    return RowSlice(base, part.lo, part.hi, part.perm, part.groups, part.axis) if isinstance(part, RowSlice) else base
 
 
 def _base(r: Any) -> Record:

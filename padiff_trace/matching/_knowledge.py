@@ -198,11 +198,14 @@ PACKED_ROLES: dict[tuple[str, str], tuple[str, str]] = {
     ("multiheadattention", "v_proj_weight"): ("linear", "weight"),
 }
 
-# (canonical type, canonical local name) -> axis (in the canonical layout) along which
-# one tensor may be several others concatenated: fused q|k|v, fused gate|up.
-PACK_AXIS: dict[tuple[str, str], int] = {
-    ("linear", "weight"): 0,
-    ("linear", "bias"): 0,
+# (canonical type, canonical local name) -> the axes (in the canonical layout, tried in this
+# order) along which one tensor may be several others concatenated. Axis 0 of a Linear weight:
+# outputs side by side (fused q|k|v, fused gate|up). Axis 1: inputs side by side, one
+# projection of concatenated features against a projection of each summed (the sum's bias
+# is the parts' biases added: only one part may carry one for a transfer to be exact).
+PACK_AXIS: dict[tuple[str, str], tuple[int, ...]] = {
+    ("linear", "weight"): (0, 1),
+    ("linear", "bias"): (0,),
 }
 
 # How attention classes with a fused q|k|v projection pack it. Head by head: the packed axis

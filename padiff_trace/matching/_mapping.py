@@ -15,8 +15,9 @@ Format (see docs/analyzer.md)::
          "torch_part": [16, 32], "torch_groups": 4},
         {"torch": "h.0.attn.bias", "skip": true}]}
 
-A part is ``[start, stop)`` along axis 0 of the tensor's canonical layout; with ``*_groups``
-N it is that range of each of N equal blocks (q|k|v packed head by head).
+A part is ``[start, stop)`` along ``axis`` (default 0) of the tensor's canonical layout (a
+Linear's ``[out, in]``: axis 1 cuts its inputs, one projection of concatenated features); with
+``*_groups`` N it is that range of each of N equal blocks (q|k|v packed head by head).
 
 A ``weightmap.json`` written by ``record --weights-from`` has this form: edited, it can be
 passed back as ``--mapping``. Between two traces of one framework the weight entries
@@ -75,6 +76,7 @@ class WeightEntry:
     parts: dict[str, tuple[int, int]]
     skip: bool = False
     groups: dict[str, int] = field(default_factory=dict)  # side -> equal blocks its part is taken in
+    axis: int = 0  # the canonical axis the parts cut
 
     def describe(self, source: str) -> str:
         return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
@@ -113,7 +115,7 @@ class Mapping:
             else:
                 continue
             weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb),
-                                       w.groups.get(ka, 1), w.groups.get(kb, 1)))
+                                       w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis))
         return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
 
 
@@ -143,7 +145,7 @@ class SidedEntry:
 @dataclass(frozen=True)
 class SidedWeight:
     """A ``weights`` entry applied to two traces: trace A's tensor name and share (``[start,
-    stop)`` along axis 0 of its canonical layout), B's; a name is None where the entry names
+    stop)`` along ``axis`` of its canonical layout), B's; a name is None where the entry names
     only one side (``skip``)."""
 
     entry: WeightEntry  # as the file writes it (named in messages)
@@ -153,6 +155,7 @@ class SidedWeight:
     b_part: tuple[int, int] | None = None
     a_groups: int = 1
     b_groups: int = 1
+    axis: int = 0
 
     @property
     def skip(self) -> bool:
@@ -301,9 +304,14 @@ def _parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
                                    f"got {g!r}")
             if g > 1:
                 groups[k] = g
-        if e.get("axis", 0) != 0:
-            raise MappingError(f"{source}: weights entry {i}: only axis 0 of the canonical layout is supported")
-        out.append(WeightEntry(i, names, parts, skip, groups))
+        axis = e.get("axis", 0)
+        if not (isinstance(axis, int) and not isinstance(axis, bool) and axis >= 0):
+            raise MappingError(f"{source}: weights entry {i}: axis must be an axis of the canonical layout (0, 1, ...), "
+                               f"got {axis!r}")
+        if axis and any(k in groups for k in names):
+            raise MappingError(f"{source}: weights entry {i}: *_groups cut axis 0 only (q|k|v packed head by head), "
+                               f"not axis {axis}")
+        out.append(WeightEntry(i, names, parts, skip, groups, axis))
     return tuple(out)
 
 

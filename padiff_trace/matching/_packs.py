@@ -17,8 +17,21 @@ __all__ = ["packed_run", "regrouped"]
 logger = logging.getLogger(__name__)
 
 
-def packed_run(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None,
-               side: list[MTensor]) -> list[MTensor] | None:
+def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
+               side: list[MTensor]) -> tuple[list[MTensor] | None, int]:
+    """The run of the other side's tensors ``x`` packs (``run_along``) and its axis: the first of
+    x's ``PACK_AXIS`` axes that has one (a Linear's outputs, then its inputs)."""
+    for axis in PACK_AXIS.get((x.ctype, x.local), ()):
+        if x.used or len(x.cshape) <= axis:
+            break
+        run = run_along(x, live, axis, same_modules, side)
+        if run is not None:
+            return run, axis
+    return None, 0
+
+
+def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None,
+              side: list[MTensor]) -> list[MTensor] | None:
     """The tensors of the other side (``live``, unpaired; ``side``, all of them) that ``x`` holds
     concatenated along ``axis``: siblings of one type and local name, in the same block, whose
     sizes add up to x's, and adjacent among their parent's tensors of that local name (a fused
@@ -82,7 +95,7 @@ def regrouped(pairs: list[WeightPair], by_name: dict[str, dict[str, MTensor]],
     for p in pairs:
         x, y = by_name["a"][p.a], by_name["b"][p.b]
         na, nb = ga.get(x.info.module), gb.get(y.info.module)  # both packings known, or no regrouping
-        axis = PACK_AXIS.get((x.ctype, x.local))
+        axis = PACK_AXIS.get((x.ctype, x.local), (None,))[0]  # q|k|v: the output axis
         n = x.cshape[axis] if axis is not None and len(x.cshape) > axis else 0
         if (na is None or nb is None or na == nb or p.a_part is not None or p.b_part is not None or n == 0
                 or n % (3 * na) or n % (3 * nb)):

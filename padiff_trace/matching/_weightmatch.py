@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape
 from ._anchors import module_anchors
-from ._knowledge import PACK_AXIS, WEIGHT_NORM
+from ._knowledge import WEIGHT_NORM
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
 from ._weightmap import WeightMap, WeightPair
@@ -101,13 +101,13 @@ class _Matcher:
                 continue
             if ta is None or tb is None:
                 raise MappingError(f"{p.source}: a weights entry needs both sides, or \"skip\": true")
-            sa, sb = _part_shape(ta, p.a_part, groups=p.a_groups), _part_shape(tb, p.b_part, groups=p.b_groups)
+            sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
             if sa != sb:
                 raise MappingError(
                     f"{p.source}: {ta.info.name} {list(ta.info.shape)} (canonical {list(sa)}) cannot be "
                     f"{tb.info.name} {list(tb.info.shape)} (canonical {list(sb)}): shapes differ"
                 )
-            self.pair(ta, tb, "mapping", p.a_part, p.b_part, used=p.a_part is None and p.b_part is None,
+            self.pair(ta, tb, "mapping", p.a_part, p.b_part, axis=p.axis, used=p.a_part is None and p.b_part is None,
                       xg=p.a_groups, yg=p.b_groups)
             if p.a_part is not None or p.b_part is not None:
                 (ta if p.a_part is None else tb).used = True
@@ -189,14 +189,11 @@ class _Matcher:
     def packed(self) -> None:
         for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
             for x in self.live(big_side):
-                axis = PACK_AXIS.get((x.ctype, x.local))
-                if axis is None or x.used or len(x.cshape) <= axis:
-                    continue
-                run = packed_run(x, self.live(small_side), axis, self.pack_of.get(x.info.module), small_side)
+                run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side)
                 if run is None:
                     continue
                 # packed head by head (``QKV_PACKING``): each part's share of every group
-                g = self.pack_groups[x.side].get(x.info.module, 1)
+                g = self.pack_groups[x.side].get(x.info.module, 1) if axis == 0 else 1
                 if g < 1 or any(y.cshape[axis] % g for y in run):
                     g = 1
                 start = 0

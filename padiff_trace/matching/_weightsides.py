@@ -67,6 +67,7 @@ class WeightPin:
     source: str = "mapping"
     a_groups: int = 1  # the part is taken in each of this many equal blocks (``WeightPair``)
     b_groups: int = 1
+    axis: int = 0  # the canonical axis the parts cut
 
 
 def mapping_pins(
@@ -79,7 +80,8 @@ def mapping_pins(
     if mapping is None:
         return [], []
     sided = orient(mapping, a.framework, b.framework)
-    pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source), w.a_groups, w.b_groups)
+    pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source), w.a_groups, w.b_groups,
+                      w.axis)
             for w in sided.weights]
     mods: list[tuple[str, str]] = []
     if sided.modules_pin_weights:

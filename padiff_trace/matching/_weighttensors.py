@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._errors import MappingError
 from ._knowledge import DERIVED_STATE, FUSED_ROLES, LOCAL_ALIASES, PACKED_ROLES, ROLE_SYNONYMS
 from ._match import TypeResolver, group_key, same_canonical
 from ._observed import layout_key
@@ -86,9 +87,11 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
     return out
 
 
-def part_shape(t: MTensor, part: tuple[int, int] | None, axis: int = 0, groups: int = 1) -> tuple[int, ...]:
+def part_shape(t: MTensor, part: tuple[int, int] | None, axis: int = 0, groups: int = 1, source: str = "") -> tuple[int, ...]:
     if part is None:
         return t.cshape
+    if axis >= len(t.cshape):
+        raise MappingError(f"{source}: axis {axis} is not an axis of {t.info.name} {list(t.info.shape)}")
     return t.cshape[:axis] + ((part[1] - part[0]) * groups,) + t.cshape[axis + 1 :]
 
 
