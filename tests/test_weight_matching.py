@@ -592,3 +592,55 @@ def test_a_mapping_file_cuts_the_input_axis_and_names_a_bad_axis() -> None:
         parse_mapping({"weights": [dict(entry, axis=-1)]}, "m.json")
     with pytest.raises(MappingError, match="shapes differ"):  # the part cut from the output axis does not fit
         match_weights(a, b, *mapping_pins(parse_mapping({"weights": [dict(entry, axis=0)]}, "m.json"), a, b))
+
+
+def test_a_pointwise_conv_is_a_linear_before_fused_runs_are_looked_for() -> None:
+    """A 1x1 Conv1D [out, in, 1] (paddle, channels first) is a Linear [out, in] (torch, channels
+    last): paired by a reshape within its block, so the block's Linears count the same on both
+    sides, and a fused q|k|v takes the attention's q, k, v, never an FFN's [2H, H] Linear."""
+    conv = ["paddle.nn.layer.conv.Conv1D", "paddle.nn.layer.layers.Layer"]
+    pd, th = [], []
+    for i in range(2):
+        a, b = f"blocks.{i}", f"layers.{i}"
+        pd += paddle_linear(f"{a}.ffn.fc1", H, 2 * H) + paddle_linear(f"{a}.ffn.fc2", 2 * H, H)
+        pd += [x for n in ("q_proj", "k_proj", "v_proj", "out_proj") for x in paddle_linear(f"{a}.mha.{n}", H, H)]
+        pd += [t(f"{a}.conv.pointwise.weight", "Conv1D", (2 * H, H, 1)), t(f"{a}.conv.pointwise.bias", "Conv1D", (2 * H,))]
+        th += torch_linear(f"{b}.ff.w1", H, 2 * H) + torch_linear(f"{b}.ff.w2", 2 * H, H)
+        th += torch_linear(f"{b}.attn.qkv", H, 3 * H) + torch_linear(f"{b}.attn.out", H, H)
+        th += torch_linear(f"{b}.conv_module.pw_in", H, 2 * H)
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, "Conv1D": conv}), WeightSide("torch", tuple(th), TD))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.a: (p.b, p.how, p.b_part) for p in wm.pairs}
+    for i in range(2):
+        assert got[f"blocks.{i}.conv.pointwise.weight"] == (f"layers.{i}.conv_module.pw_in.weight", "reshape", None)
+        assert got[f"blocks.{i}.ffn.fc1.weight"][0] == f"layers.{i}.ff.w1.weight"
+        assert got[f"blocks.{i}.mha.k_proj.weight"] == (f"layers.{i}.attn.qkv.weight", "packed", (H, 2 * H))
+    assert next(p for p in wm.pairs if p.a == "blocks.0.conv.pointwise.weight").reshape
+
+
+def test_bare_matrices_named_apart_pair_in_registration_order_in_one_layout() -> None:
+    """``fc1``/``fc2`` Linears against bare ``w1``/``w2`` matrices of one class (einsum): each
+    fits either as stored or transposed, names share no word, so registration order decides,
+    taken only when every pair holds in one layout (low confidence, said so); an axis of size
+    one more or fewer (a layer scale [C, 1, 1] against [C]) is a reshape."""
+    pd = [*paddle_linear("blocks.0.mix.fc1", 16, 24), *paddle_linear("blocks.0.mix.fc2", 24, 16),
+          t("blocks.0.gamma", "Block", (H, 1, 1))]
+    th = [t("layers.0.mixing.w1", "TokenMixer", (24, 16)), t("layers.0.mixing.b1", "TokenMixer", (24,)),
+          t("layers.0.mixing.w2", "TokenMixer", (16, 24)), t("layers.0.mixing.b2", "TokenMixer", (16,)),
+          t("layers.0.ls", "MixerLayer", (H,))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    got = {p.a: (p.b, p.how) for p in wm.pairs}
+    assert got["blocks.0.mix.fc1.weight"] == ("layers.0.mixing.w1", "shape+order")
+    assert got["blocks.0.mix.fc2.weight"][0] == "layers.0.mixing.w2"  # then the only one left
+    assert got["blocks.0.gamma"] == ("layers.0.ls", "reshape")
+    assert next(p for p in wm.pairs if p.a == "blocks.0.mix.fc1.weight").relative_perm == (1, 0)  # paddle [in, out]
+
+
+def test_a_head_untied_on_one_side_is_the_other_sides_token_embedding_beside_a_position_table() -> None:
+    """torch ties its lm_head to ``wte`` while paddle keeps ``lm_head`` [H, V]: the one matrix
+    left is the embedding of its shape, although a position table [P, H] is an embedding too."""
+    pd = [t("tok_emb.weight", "Embedding", (V, H)), t("pos_emb.weight", "Embedding", (P, H)),
+          *paddle_linear("blocks.0.fc", H, H), t("lm_head.weight", "Linear", (H, V))]
+    th = [t("wte.weight", "Embedding", (V, H)), t("wpe.weight", "Embedding", (P, H)), *torch_linear("h.0.fc", H, H)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    assert [(p.a, p.b) for p in wm.pairs if p.how == "tied"] == [("lm_head.weight", "wte.weight")]

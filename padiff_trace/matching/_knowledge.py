@@ -42,6 +42,7 @@ __all__ = [
     "LIBRARY_TYPES",
     "LOCAL_ALIASES",
     "PACKED_ROLES",
+    "POINTWISE_AS",
     "PACK_AXIS",
     "QKV_PACKING",
     "ROLE_SYNONYMS",
@@ -187,6 +188,10 @@ LOCAL_ALIASES: dict[str, dict[str, str]] = {
 # ``<layer>.parametrizations.weight``; torch's legacy ``weight_norm`` and paddle's as
 # ``weight_v``/``weight_g``). The layer's weight is g * v / |v| (``_reparam``).
 WEIGHT_NORM: dict[str, str] = {"original1": "original0", "weight_v": "weight_g"}
+
+# A convolution whose kernel is all ones (a "pointwise" 1x1 conv) is a linear map over channels:
+# canonical conv type -> the type it pairs with then, by a reshape ([out, in, 1, 1] ~ [out, in]).
+POINTWISE_AS: dict[str, str] = {"conv1d": "linear", "conv2d": "linear", "conv3d": "linear"}
 
 # (canonical type, local name) -> (canonical type, local name) of each part: the tensor is
 # its parts concatenated along PACK_AXIS (torch MHA's in_proj_* hold q|k|v projections).

@@ -42,7 +42,8 @@ from collections.abc import Sequence
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape
 from ._anchors import module_anchors
-from ._knowledge import WEIGHT_NORM
+from ._knowledge import POINTWISE_AS, WEIGHT_NORM
+from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
 from ._weightmap import WeightMap, WeightPair
@@ -207,21 +208,26 @@ class _Matcher:
 
     def reshaped(self) -> None:
         """Tensors of one type class and local name whose shapes differ by a head split or merge
-        (``[d, d]`` vs ``[d, heads, head_dim]``: the same elements in the same order): paired
-        within their class by the same evidence as structure, converted by a reshape."""
+        (``[d, d]`` vs ``[d, heads, head_dim]``: the same elements in the same order), or a
+        pointwise convolution's against a Linear's (``POINTWISE_AS``): paired within their class
+        by the same evidence as structure, converted by a reshape."""
         def cls(t: _T) -> tuple[object, ...]:
-            return (t.type_key, t.local, math.prod(t.cshape))
+            return (_pointwise_key(t, self.by_name[t.side]), t.local, math.prod(t.cshape))
+
+        def fits(x: _T, y: _T) -> bool:
+            return same_order_reshape(x.cshape, y.cshape) or x.cshape == y.cshape
 
         ga, gb = _groups(self.live(self.a), cls), _groups(self.live(self.b), cls)
         for c in sorted(set(ga) & set(gb), key=lambda k: ga[k][0].index):
             for xs, ys in _by_blocks(ga[c], gb[c]):
-                if len(xs) != len(ys) or not all(same_order_reshape(x.cshape, y.cshape) for x, y in zip(xs, ys)):
+                if len(xs) != len(ys) or not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue
                 for x, y, _ in _assign(xs, ys):
-                    if same_order_reshape(x.cshape, y.cshape):
-                        logger.info("paired %s %s with %s %s by a reshape", x.info.name, list(x.cshape), y.info.name,
-                                    list(y.cshape))
-                        self.pair(x, y, "reshape")
+                    if fits(x, y):
+                        how = "structure" if x.cshape == y.cshape else "reshape"
+                        logger.info("paired %s %s with %s %s (%s)", x.info.name, list(x.cshape), y.info.name,
+                                    list(y.cshape), how)
+                        self.pair(x, y, how)
 
     def regroup(self) -> None:
         self.map.pairs = regrouped(self.map.pairs, self.by_name, self.pack_groups)
@@ -238,8 +244,10 @@ class _Matcher:
         lb = [t for t in self.live(self.b) if t.info.is_param]
 
         def fits(x: _T, y: _T) -> bool:
-            if x.used or y.used or x.key != y.key or x.cshape == () or len(x.cshape) != len(y.cshape):
+            if x.used or y.used or x.key != y.key or x.cshape == ():
                 return False
+            if len(x.cshape) != len(y.cshape):  # axes of size one more or fewer ([C, 1, 1] ~ [C])
+                return _squeezed(x.cshape) == _squeezed(y.cshape)
             if len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
                 return False
             return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
@@ -273,36 +281,53 @@ class _Matcher:
                 rivals = [o for o in rivals if alike(o, ys[0])]
             return ys[0] if rivals == [x] else None
 
+        def ordered(x: _T) -> _T | None:
+            """Groups of one block that fit each other one to one, in registration order (the
+            role and the order say it, names nothing: ``fc1``, ``fc2`` ~ bare ``w1``, ``w2``),
+            each taken in one layout: all as stored, or all transposed."""
+            ys = [y for y in lb if fits(x, y)]
+            xs = [o for o in la if any(fits(o, y) for y in ys)]
+            ys = [y for y in lb if any(fits(o, y) for o in xs)]
+            if len(xs) < 2 or len(xs) != len(ys):
+                return None
+            got = [(o, y) for o, y, _ in _assign(xs, ys)]
+            if not all(fits(o, y) for o, y in got) or len({o.cshape == y.cshape for o, y in got}) != 1:
+                return None
+            return next(y for o, y in got if o is x)
+
         progress = True
         while progress:
             progress = False
-            for find in (named, unique):
+            for find, how in ((named, "only candidate"), (unique, "only candidate"), (ordered, "shape+order")):
                 for x in la:
                     y = None if x.used else find(x)
                     if y is not None:
-                        self._take_left(x, y)
+                        self._take_left(x, y, how)
                         progress = True
 
-    def _take_left(self, x: _T, y: _T) -> None:
-        if x.cshape != y.cshape:  # A's canonical view is taken transposed
+    def _take_left(self, x: _T, y: _T, how: str) -> None:
+        if len(x.cshape) != len(y.cshape):  # axes of size one: a reshape
+            how = "reshape"
+        elif x.cshape != y.cshape:  # A's canonical view is taken transposed
             x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
             x.cshape = x.cshape[::-1]
-        logger.info("paired %s with %s as the only candidates left (%s)", x.info.name, y.info.name, list(y.cshape))
-        self.pair(x, y, "only candidate")
+        logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
+        self.pair(x, y, how)
 
     def tied(self) -> None:
         """An output projection one model ties to its token embedding (the embedding matrix used
         again, no tensor of its own) and the other keeps as a tensor: when a side's only
-        trainable matrix left has exactly the shape of the other side's only embedding matrix,
-        and the other side has no matrix left, it is that embedding again (copied from it; in
-        training they part by design: a tied matrix takes both uses' gradients)."""
+        trainable matrix left has exactly the shape of the other side's only embedding matrix of
+        that shape (a position table beside it is another shape), and the other side has no
+        matrix left, it is that embedding again (copied from it; in training they part by
+        design: a tied matrix takes both uses' gradients)."""
         for one, other in ((self.a, self.b), (self.b, self.a)):
             left = [t for t in self.live(one) if t.info.is_param and t.info.trainable and len(t.cshape) == 2]
             if len(left) != 1 or any(t.info.is_param and len(t.cshape) == 2 for t in self.live(other)):
                 continue
             y = left[0]
-            embs = [x for x in other if x.ctype == "embedding" and x.info.trainable and len(x.cshape) == 2]
-            if len(embs) != 1 or embs[0].cshape != y.cshape:
+            embs = [x for x in other if x.ctype == "embedding" and x.info.trainable and x.cshape == y.cshape]
+            if len(embs) != 1:
                 continue
             logger.info("paired %s with %s: tied to the embedding on one side only", embs[0].info.name, y.info.name)
             self.pair(embs[0], y, "tied")
@@ -369,6 +394,20 @@ class _Matcher:
         return m
 
 
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
+def _pointwise_key(t: _T, side: dict[str, _T]) -> str:
+    """The class key of ``t``, a pointwise convolution's (its weight's kernel all ones) as the
+    linear map it is."""
+    as_type = POINTWISE_AS.get(t.ctype)
+    w = side.get(f"{t.info.module}.weight")
+    if as_type is None or w is None or len(w.cshape) < 3 or any(d != 1 for d in w.cshape[2:]):
+        return t.type_key
+    return group_key(as_type)
+
+
 def match_weights(
     a: WeightSide,
     b: WeightSide,
@@ -380,6 +419,7 @@ def match_weights(
     m.pins(pins, module_pins)
     m.same_names()
     m.structure()
+    m.reshaped()  # a pointwise conv is a Linear before fused runs are looked for among the Linears
     m.packed()
     m.structure()
     m.reshaped()

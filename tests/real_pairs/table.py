@@ -64,7 +64,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # (names, registration order, fused and tied weights each person's own), by
                       # helpers that never ran the tool, measured once on first contact
                       "qwen", "ernie_code", "mobilenet_v3_large", "resnet50",
-                      "port_vit", "port_unet", "port_tagger", "port_seq2seq"})
+                      "port_vit", "port_unet", "port_tagger", "port_seq2seq",
+                      # session 21: ports written by hand in both frameworks (layouts NCHW/NHWC, conv
+                      # against linear, rope interleaved against half-split, fused gate|up, causal
+                      # padding, weight norm, BatchNorm) and training setups, by helpers that never ran
+                      # the tool, measured once on first contact
+                      "port_convnext", "port_mixer", "port_nanogpt", "port_llama", "port_tcn", "port_conformer",
+                      "distilbert_train", "gptj_train", "mobilenet_v3_small_train"})
 
 
 @dataclass(frozen=True)
