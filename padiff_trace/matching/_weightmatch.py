@@ -43,6 +43,7 @@ from .._errors import MappingError
 from ..arrays._layout import same_order_reshape
 from ._anchors import module_anchors
 from ._knowledge import POINTWISE_AS, WEIGHT_NORM
+from ._leftover import pair_left_over
 from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
@@ -51,7 +52,6 @@ from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
 from ._weighttensors import assign as _assign
 from ._weighttensors import by_blocks as _by_blocks
-from ._weighttensors import distinguishing_words as _distinguishing_words
 from ._weighttensors import groups as _groups
 from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import normalise as _normalise
@@ -233,77 +233,9 @@ class _Matcher:
         self.map.pairs = regrouped(self.map.pairs, self.by_name, self.pack_groups)
 
     def last_resort(self) -> None:
-        """What is still left pairs only where it is unique: the one tensor of its block on each
-        side with this shape, or its transpose (a library head stored [in, out] in a class the
-        tables do not know; a bare matrix ``text_projection`` against a Linear
-        ``text_projection.weight``). Where several fit, a path word that tells them apart on both
-        sides pairs them first (``text_projection`` ~ ``text_projection.weight`` beside
-        ``vision_projection`` ~ ``visual_projection.weight``), then uniqueness again. A square
-        matrix is never guessed this way: its layout is unknown."""
-        la = [t for t in self.live(self.a) if t.info.is_param]
-        lb = [t for t in self.live(self.b) if t.info.is_param]
-
-        def fits(x: _T, y: _T) -> bool:
-            if x.used or y.used or x.key != y.key or x.cshape == ():
-                return False
-            if len(x.cshape) != len(y.cshape):  # axes of size one more or fewer ([C, 1, 1] ~ [C])
-                return _squeezed(x.cshape) == _squeezed(y.cshape)
-            if len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
-                return False
-            return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
-
-        def alike(x: _T, y: _T) -> bool:  # a trainable tensor is the other's trainable one first
-            return x.info.trainable == y.info.trainable
-
-        def narrow(x: _T, cands: list[_T]) -> list[_T]:
-            return [y for y in cands if alike(x, y)] if len(cands) > 1 else cands
-
-        def named(x: _T) -> _T | None:
-            """The one candidate whose path shares a word with ``x``'s that tells the
-            candidates apart (and no other tensor of ``x``'s side does so with it)."""
-            ys = narrow(x, [y for y in lb if fits(x, y)])
-            xs = [o for o in la if any(fits(o, y) for y in ys)]
-            if len(ys) < 2 or len(xs) < 2:
-                return None
-            dx, dy = _distinguishing_words(xs), _distinguishing_words(ys)
-            i = xs.index(x)
-            hits = [j for j in range(len(ys)) if dx[i] & dy[j]]
-            if len(hits) != 1 or sum(1 for k in range(len(xs)) if dx[k] & dy[hits[0]]) != 1:
-                return None
-            return ys[hits[0]]
-
-        def unique(x: _T) -> _T | None:
-            ys = narrow(x, [y for y in lb if fits(x, y)])
-            if len(ys) != 1:
-                return None
-            rivals = [o for o in la if fits(o, ys[0])]
-            if len(rivals) > 1:
-                rivals = [o for o in rivals if alike(o, ys[0])]
-            return ys[0] if rivals == [x] else None
-
-        def ordered(x: _T) -> _T | None:
-            """Groups of one block that fit each other one to one, in registration order (the
-            role and the order say it, names nothing: ``fc1``, ``fc2`` ~ bare ``w1``, ``w2``),
-            each taken in one layout: all as stored, or all transposed."""
-            ys = [y for y in lb if fits(x, y)]
-            xs = [o for o in la if any(fits(o, y) for y in ys)]
-            ys = [y for y in lb if any(fits(o, y) for o in xs)]
-            if len(xs) < 2 or len(xs) != len(ys):
-                return None
-            got = [(o, y) for o, y, _ in _assign(xs, ys)]
-            if not all(fits(o, y) for o, y in got) or len({o.cshape == y.cshape for o, y in got}) != 1:
-                return None
-            return next(y for o, y in got if o is x)
-
-        progress = True
-        while progress:
-            progress = False
-            for find, how in ((named, "only candidate"), (unique, "only candidate"), (ordered, "shape+order")):
-                for x in la:
-                    y = None if x.used else find(x)
-                    if y is not None:
-                        self._take_left(x, y, how)
-                        progress = True
+        """What is still left pairs where it is unique, named apart or in order (``_leftover``)."""
+        pair_left_over([t for t in self.live(self.a) if t.info.is_param],
+                       [t for t in self.live(self.b) if t.info.is_param], self._take_left)
 
     def _take_left(self, x: _T, y: _T, how: str) -> None:
         if len(x.cshape) != len(y.cshape):  # axes of size one: a reshape
@@ -392,10 +324,6 @@ class _Matcher:
                 same = [o.info.name for o in others if o.cshape == t.cshape]
                 m.suggestions[t.info.name] = same[:3]
         return m
-
-
-def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(d for d in shape if d != 1)
 
 
 def _pointwise_key(t: _T, side: dict[str, _T]) -> str:

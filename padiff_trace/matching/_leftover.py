@@ -1,0 +1,88 @@
+"""The weight matcher's last pass: tensors no earlier pass paired, paired only where the
+evidence left is unambiguous (``_weightmatch``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ._weighttensors import MTensor, assign, distinguishing_words
+
+__all__ = ["pair_left_over"]
+
+
+def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None]) -> None:
+    """What is still left pairs only where it is unique: the one tensor of its block on each
+    side with this shape, or its transpose (a library head stored [in, out] in a class the
+    tables do not know; a bare matrix ``text_projection`` against a Linear
+    ``text_projection.weight``). Where several fit, a path word that tells them apart on both
+    sides pairs them first (``text_projection`` ~ ``text_projection.weight`` beside
+    ``vision_projection`` ~ ``visual_projection.weight``), then uniqueness again, then a
+    block's group in registration order when one layout fits it all. A square matrix is never
+    guessed this way: its layout is unknown. Shapes that differ by axes of size one ([C, 1, 1]
+    against [C]) fit as a reshape."""
+
+    def fits(x: MTensor, y: MTensor) -> bool:
+        if x.used or y.used or x.key != y.key or x.cshape == ():
+            return False
+        if len(x.cshape) != len(y.cshape):  # axes of size one more or fewer ([C, 1, 1] ~ [C])
+            return _squeezed(x.cshape) == _squeezed(y.cshape)
+        if len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
+            return False
+        return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
+
+    def alike(x: MTensor, y: MTensor) -> bool:  # a trainable tensor is the other's trainable one first
+        return x.info.trainable == y.info.trainable
+
+    def narrow(x: MTensor, cands: list[MTensor]) -> list[MTensor]:
+        return [y for y in cands if alike(x, y)] if len(cands) > 1 else cands
+
+    def named(x: MTensor) -> MTensor | None:
+        """The one candidate whose path shares a word with ``x``'s that tells the
+        candidates apart (and no other tensor of ``x``'s side does so with it)."""
+        ys = narrow(x, [y for y in lb if fits(x, y)])
+        xs = [o for o in la if any(fits(o, y) for y in ys)]
+        if len(ys) < 2 or len(xs) < 2:
+            return None
+        dx, dy = distinguishing_words(xs), distinguishing_words(ys)
+        i = xs.index(x)
+        hits = [j for j in range(len(ys)) if dx[i] & dy[j]]
+        if len(hits) != 1 or sum(1 for k in range(len(xs)) if dx[k] & dy[hits[0]]) != 1:
+            return None
+        return ys[hits[0]]
+
+    def unique(x: MTensor) -> MTensor | None:
+        ys = narrow(x, [y for y in lb if fits(x, y)])
+        if len(ys) != 1:
+            return None
+        rivals = [o for o in la if fits(o, ys[0])]
+        if len(rivals) > 1:
+            rivals = [o for o in rivals if alike(o, ys[0])]
+        return ys[0] if rivals == [x] else None
+
+    def ordered(x: MTensor) -> MTensor | None:
+        """Groups of one block that fit each other one to one, in registration order (the
+        role and the order say it, names nothing: ``fc1``, ``fc2`` ~ bare ``w1``, ``w2``),
+        each taken in one layout: all as stored, or all transposed."""
+        ys = [y for y in lb if fits(x, y)]
+        xs = [o for o in la if any(fits(o, y) for y in ys)]
+        ys = [y for y in lb if any(fits(o, y) for o in xs)]
+        if len(xs) < 2 or len(xs) != len(ys):
+            return None
+        got = [(o, y) for o, y, _ in assign(xs, ys)]
+        if not all(fits(o, y) for o, y in got) or len({o.cshape == y.cshape for o, y in got}) != 1:
+            return None
+        return next(y for o, y in got if o is x)
+
+    progress = True
+    while progress:
+        progress = False
+        for find, how in ((named, "only candidate"), (unique, "only candidate"), (ordered, "shape+order")):
+            for x in la:
+                y = None if x.used else find(x)
+                if y is not None:
+                    take(x, y, how)
+                    progress = True
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
