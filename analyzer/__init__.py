@@ -32,6 +32,7 @@ from .reporting._formats import FORMATS, ReportFormat
 from .reporting._html import write_html
 from .reporting._pairings import Alternative, confirmed, divergence_key, pairing_alternatives
 from .reporting._report import SCHEMA_VERSION, Report
+from .reporting._rotary import rotary_alternatives
 from .reporting._text import alignment_text
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "local_vs_accumulated",
     "noise_floor",
     "pairing_alternatives",
+    "rotary_alternatives",
     "single_step_plan",
     "weight_map",
     "write_html",

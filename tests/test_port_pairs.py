@@ -100,3 +100,14 @@ def test_a_swap_in_the_first_expert_called_is_not_paired_away(tmp_path: Path) ->
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), loc
     assert not list(tmp_path.glob("pairing-*.json"))
+
+
+def test_rotary_pairs_interleaved_against_half_split_and_norms_registered_apart_are_aligned(tmp_path: Path) -> None:
+    """port_llama (set 11): torch rotates interleaved pairs with complex numbers, paddle
+    half-split pairs; and each registers its two RMSNorms in another order. ``run`` records B
+    again pairing the norms in the order the models call them, then with q and k rows
+    permuted in every head (a call of the attention confirms it): aligned, both said."""
+    rc, doc, text = run(tmp_path, "port_llama")
+    assert rc == 0, text[-4000:]
+    said = " ".join(c["text"] for c in doc["diagnosis"])
+    assert "order the models call their modules" in said and "rotary pairs" in said, said

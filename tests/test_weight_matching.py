@@ -438,8 +438,10 @@ def loss(out):
 @pytest.mark.slow
 def test_mapping_file_pins_an_ambiguous_pair_for_transfer_and_comparison(tmp_path: Path) -> None:
     """Two same-shaped Linears whose names say nothing, used in opposite registration order:
-    without a mapping the transfer copies by order and the run diverges; one user-written
-    ``weights`` entry (with its bias) fixes the transfer and the comparison alike."""
+    without a mapping the transfer copies by registration order and that run diverges, so
+    ``run`` records B again pairing them in the order the models call them, which aligns and
+    says so; one user-written ``weights`` entry (with its bias) fixes the transfer and the
+    comparison alike from the start."""
     pytest.importorskip("paddle")
     pytest.importorskip("torch")
     spec_a, spec_b = tmp_path / "net_paddle.py", tmp_path / "net_torch.py"
@@ -453,9 +455,12 @@ def test_mapping_file_pins_an_ambiguous_pair_for_transfer_and_comparison(tmp_pat
         wm = json.loads((out / "net_torch.trace" / "weightmap.json").read_text())
         return proc.returncode, wm, json.loads((out / "report" / "report.json").read_text())
 
-    rc, wm, _ = run(tmp_path / "by_order")
-    assert rc == 1  # left -> fst by registration order: the wrong weights were copied
-    assert {(e["paddle"], e["torch"]) for e in wm["weights"]} >= {("left.weight", "fst.weight")}
+    rc, wm, report = run(tmp_path / "by_order")
+    assert {(e["paddle"], e["torch"]) for e in wm["weights"]} >= {("left.weight", "fst.weight")}  # registration order
+    assert rc == 0, report["first_divergence"]  # kept: B recorded again in call order
+    again = json.loads((tmp_path / "by_order" / "net_torch-call-order.trace" / "weightmap.json").read_text())
+    assert {(e["paddle"], e["torch"]) for e in again["weights"]} >= {("left.weight", "snd.weight"), ("right.weight", "fst.weight")}
+    assert any("order the models call their modules" in c["text"] for c in report["diagnosis"]), report["diagnosis"]
     mapping = tmp_path / "map.json"
     mapping.write_text(json.dumps({"version": 1, "weights": [
         {"paddle": "left.weight", "torch": "snd.weight"}, {"paddle": "left.bias", "torch": "snd.bias"}]}))
@@ -644,3 +649,32 @@ def test_a_head_untied_on_one_side_is_the_other_sides_token_embedding_beside_a_p
     th = [t("wte.weight", "Embedding", (V, H)), t("wpe.weight", "Embedding", (P, H)), *torch_linear("h.0.fc", H, H)]
     wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
     assert [(p.a, p.b) for p in wm.pairs if p.how == "tied"] == [("lm_head.weight", "wte.weight")]
+
+
+def test_call_order_outweighs_names_that_mislead_and_registration_order() -> None:
+    """A Conformer block's five LayerNorms: each author registered them in another order, and a
+    word of the names points the wrong way (``norm_final`` ~ ``ff_final.ln``). In registration
+    order the names decide; in the order both models call their modules, the ranks do."""
+    from padiff_trace.matching import in_call_order
+
+    pd = [x for n in ("ffn1.norm", "norm_mha", "conv.norm", "ffn2.norm", "norm_final") for x in norm(f"blocks.0.{n}")]
+    th = [x for n in ("ff_macaron.ln", "ff_final.ln", "attn_norm", "conv_module.ln", "out_norm") for x in norm(f"layers.0.{n}")]
+    a, b = WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD)
+    calls_a = {f"blocks.0.{n}": i for i, n in enumerate(("ffn1.norm", "norm_mha", "conv.norm", "ffn2.norm", "norm_final"))}
+    calls_b = {f"layers.0.{n}": i for i, n in enumerate(("ff_macaron.ln", "attn_norm", "conv_module.ln", "ff_final.ln", "out_norm"))}
+    by_names = pairs(match_weights(a, b))
+    assert by_names["blocks.0.norm_final.weight"] == "layers.0.ff_final.ln.weight"  # the word "final"
+    ordered = pairs(match_weights(in_call_order(a, calls_a), in_call_order(b, calls_b)))
+    assert ordered["blocks.0.ffn2.norm.weight"] == "layers.0.ff_final.ln.weight"
+    assert ordered["blocks.0.norm_final.weight"] == "layers.0.out_norm.weight"
+    assert ordered["blocks.0.norm_mha.weight"] == "layers.0.attn_norm.weight"
+    assert in_call_order(a, {}) is a  # no calls recorded: registration order stands
+
+
+def test_activations_in_nchw_and_nhwc_with_equal_height_and_width_compare_moving_one_axis() -> None:
+    from padiff_trace.analyzer.judging._reconcile import axis_permutation, stable_permutation
+
+    assert axis_permutation((2, 32, 8, 8), (2, 8, 8, 32)) is None  # two orders fit the shapes
+    assert stable_permutation((2, 32, 8, 8), (2, 8, 8, 32)) == (0, 2, 3, 1)  # C moves, H and W keep their order
+    assert stable_permutation((2, 8, 8, 32), (2, 32, 8, 8)) == (0, 3, 1, 2)
+    assert stable_permutation((2, 8, 8), (2, 8, 8)) is None and stable_permutation((2, 8), (2, 9)) is None

@@ -36,8 +36,10 @@ def align(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mappin
         return align_views(va, vb, sided, anchors=module_anchors(wm) if wm is not None else None)
 
 
-def weight_map(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None) -> WeightMap | None:
+def weight_map(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None,
+               call_order: bool = False) -> WeightMap | None:
     """Which weight of trace A is which weight of trace B (the engine ``record --weights-from``
-    uses, on both traces' first recorded weights); None when either trace holds no weights."""
+    uses, on both traces' first recorded weights); None when either trace holds no weights.
+    ``call_order``: tensors taken in the order the models first call their modules."""
     with open_trace(a_path) as ta, open_trace(b_path) as tb:
-        return trace_weight_map(build_view(ta), build_view(tb), as_mapping(mapping))
+        return trace_weight_map(build_view(ta), build_view(tb), as_mapping(mapping), call_order)

@@ -17,6 +17,7 @@ from padiff_trace.matching import (
     SidedMapping,
     WeightMap,
     WeightPair,
+    in_call_order,
     inverse_perm,
     mapping_pins,
     match_weights,
@@ -27,7 +28,7 @@ from padiff_trace.matching import (
     with_observed_layouts,
 )
 
-from ._calls import TraceView
+from ._calls import TraceView, first_step
 from ._computed import ComputedWeight
 from ._slices import RowSlice
 
@@ -37,9 +38,12 @@ WeightLike = Record | RowSlice
 _Pair = tuple[WeightLike, WeightLike, "tuple[int, ...] | None"]
 
 
-def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMapping | None = None) -> WeightMap | None:
+def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMapping | None = None,
+                     call_order: bool = False) -> WeightMap | None:
     """The weight map between the first recorded weights of both traces (None if either has none);
-    ``mapping`` pins what it names (a ``Mapping`` is oriented by the traces' frameworks)."""
+    ``mapping`` pins what it names (a ``Mapping`` is oriented by the traces' frameworks). With
+    ``call_order`` both sides' tensors are taken in the order their modules are first called
+    (``in_call_order``) instead of registration order, the order ``record --weights-from`` has."""
     if not va.weights or not vb.weights:
         return None
     ra = sorted(va.weights[min(va.weights)].values(), key=lambda r: r.seq)
@@ -47,7 +51,17 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
     # A's layouts as its recorded calls show them, as the recorder's --weights-from saw them
     side_a = with_observed_layouts(va.trace, side_from_records(ra, dict(va.trace.meta)))
     side_b = side_from_records(rb, dict(vb.trace.meta))
+    if call_order:
+        side_a, side_b = in_call_order(side_a, _first_calls(va)), in_call_order(side_b, _first_calls(vb))
     return match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
+
+
+def _first_calls(v: TraceView) -> dict[str, int]:
+    """Module path -> the rank of its first forward call in the first step with calls."""
+    out: dict[str, int] = {}
+    for c in sorted(v.calls.get(first_step(v), []), key=lambda c: c.id):
+        out.setdefault(c.module, len(out))
+    return out
 
 
 def _effective(side: str, name: str, r: Record, by_name: dict[str, Record],

@@ -12,7 +12,8 @@ Order (each is tried only when those before it declined):
 
 1. ``same_shape``       A (axes permuted as the plan says) has B's shape
 2. ``permuted_axes``    an activation ``[b, s, h, d]`` against ``[b, h, s, d]``: the one
-                        permutation the shapes allow, never flattened across layouts
+                        permutation the shapes allow (with axes of equal size, the one that
+                        keeps them in order: NCHW vs NHWC), never flattened across layouts
 3. ``flattened``        one side merged leading axes (``[2, 12, 64]`` vs ``[24, 64]``)
 4. ``head_split``       a head split or merge (``[d, d]`` vs ``[d, heads, head_dim]``)
 5. ``split_permuted``   heads split and moved (``[b, heads, s, d]`` vs ``[b, s, heads * d]``):
@@ -89,6 +90,18 @@ def axis_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] 
     return tuple(a.index(n) for n in b)
 
 
+def stable_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The permutation taking shape ``a`` to shape ``b`` that keeps axes of equal size in their
+    order (NCHW against NHWC with H == W moves C, it does not swap H and W): a layout moves an
+    axis; swapping two equal ones is what a bug does, and then the values say so."""
+    if len(a) != len(b) or a == b or sorted(a) != sorted(b):
+        return None
+    perm: list[int] = []
+    for n in b:
+        perm.append(next(i for i, m in enumerate(a) if m == n and i not in perm))
+    return tuple(perm)
+
+
 def same_shape(item: PlanItem) -> Reconciled | None:
     """A, its axes permuted as the plan says, has B's shape: nothing to reconcile."""
     if _permuted(item.a.shape, item.perm) != item.b.shape:
@@ -101,10 +114,12 @@ def permuted_axes(item: PlanItem) -> Reconciled | None:
     permutation the shapes allow (weights keep the layout their pairing gave)."""
     if item.perm is not None or item.role in WEIGHT_ROLES:
         return None
-    p = axis_permutation(item.a.shape, item.b.shape)
+    p, kept = axis_permutation(item.a.shape, item.b.shape), ""
+    if p is None:  # axes of equal size: the order that keeps them in place
+        p, kept = stable_permutation(item.a.shape, item.b.shape), ", axes of equal size kept in order"
     if p is None:
         return None
-    note = f"compared with A's axes permuted {list(p)} {_shapes(item)}"
+    note = f"compared with A's axes permuted {list(p)}{kept} {_shapes(item)}"
     return Reconciled(item.a, item.b, p, note, stored=True)
 
 

@@ -124,11 +124,12 @@ def _shapes(view: Any) -> dict[str, tuple[int, ...]]:
     return {(f"{r.module}.{r.position}" if r.module else r.position): tuple(r.shape) for r in recs}
 
 
-def divergence_key(report: Report) -> tuple[float, float]:
-    """How far a run got before its first divergence: (step, B's record number); aligned runs
-    are infinitely far. Comparable between two recordings of one B spec."""
+def divergence_key(report: Report) -> tuple[float, float, float]:
+    """How far a run got before its first divergence: (step, A's record number, B's); aligned
+    runs are infinitely far. Comparable between two runs of one A trace against recordings of
+    one B spec: A's records are the same in both, B's may pair with other calls of A."""
     d = report.first_divergence
     if d is None or report.exit_code == 0:
-        return (float("inf"), float("inf"))
-    rb = d.pair.b
-    return (float(rb.step), float(rb.seq))
+        return (float("inf"), float("inf"), float("inf"))
+    ra, rb = d.pair.a, d.pair.b
+    return (float(rb.step), float(ra.seq), float(rb.seq))

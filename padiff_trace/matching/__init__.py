@@ -8,7 +8,17 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
-from ._knowledge import CONVENTIONS, LOCAL_ALIASES, OPTIMIZER_CONVENTIONS, OPTIMIZER_UPDATE_RULES, QKV_PACKING, Convention
+from ._knowledge import (
+    CONVENTIONS,
+    LOCAL_ALIASES,
+    OPTIMIZER_CONVENTIONS,
+    OPTIMIZER_UPDATE_RULES,
+    QKV_PACKING,
+    ROLE_SYNONYMS,
+    ROTARY_ROLES,
+    ROTARY_TABLES,
+    Convention,
+)
 from ._mapping import (
     MAPPING_COLUMNS,
     Mapping,
@@ -30,6 +40,7 @@ from ._observed import observed_layouts, with_observed_layouts
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
 from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
+from ._weightsides import in_call_order
 
 __all__ = [
     "QKV_PACKING",
@@ -77,6 +88,10 @@ __all__ = [
     "match_weights",
     "module_anchors",
     "side_from_records",
+    "ROLE_SYNONYMS",
+    "ROTARY_ROLES",
+    "ROTARY_TABLES",
+    "in_call_order",
     "observed_layouts",
     "with_observed_layouts",
     # weights a layer computes from others (weight normalisation)

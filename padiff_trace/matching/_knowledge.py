@@ -46,6 +46,8 @@ __all__ = [
     "PACK_AXIS",
     "QKV_PACKING",
     "ROLE_SYNONYMS",
+    "ROTARY_ROLES",
+    "ROTARY_TABLES",
     "FUSED_ROLES",
     "TYPE_GROUPS",
     "UNQUALIFIED_CLASSES",
@@ -255,6 +257,16 @@ DERIVED_STATE: frozenset[str] = frozenset(
         "causal_mask",
     }
 )
+
+# Rotary embeddings rotate pairs of a head's features: pairs (j, j + head_dim/2) in one layout
+# ("half": HF's rotate_half) and (2j, 2j + 1) in the other ("interleaved": Meta's complex
+# numbers). Two correct ports of one model then hold q and k projections whose output rows
+# differ by that permutation in every head. A rotary buffer's local name -> how many head
+# features one entry of its last axis stands for (``inv_freq`` holds head_dim / 2 frequencies).
+ROTARY_TABLES: dict[str, int] = {"inv_freq": 2, "original_inv_freq": 2, "cos_cached": 1, "sin_cached": 1,
+                                 "_cos_cached": 1, "_sin_cached": 1}
+# the roles whose projections rotary embeddings rotate (``ROLE_SYNONYMS`` groups, by a member)
+ROTARY_ROLES: tuple[str, ...] = ("q", "k")
 
 # Role names across libraries (module leaf names, lower-case). Weak evidence only.
 ROLE_SYNONYMS: tuple[frozenset[str], ...] = (

@@ -72,6 +72,8 @@ class _Matcher:
         self.map = WeightMap(a.framework, b.framework)
         self.pack_of: dict[str, list[str]] = {}  # packed module -> modules of its parts (other side)
         self.pack_groups = {"a": a.pack_groups, "b": b.pack_groups}
+        # the same rank in the order both models call their modules outweighs a word of a name
+        self.order_weight = 2.0 if a.call_ordered and b.call_ordered else 0.5
 
     # ------------------------------------------------------------------ helpers
     def live(self, side: list[_T], derived: bool = False) -> list[_T]:
@@ -103,6 +105,9 @@ class _Matcher:
             if ta is None or tb is None:
                 raise MappingError(f"{p.source}: a weights entry needs both sides, or \"skip\": true")
             sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
+            if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(sa, sb):
+                self.pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
+                continue
             if sa != sb:
                 raise MappingError(
                     f"{p.source}: {ta.info.name} {list(ta.info.shape)} (canonical {list(sa)}) cannot be "
@@ -160,7 +165,7 @@ class _Matcher:
             for xs, ys in _by_blocks(xs_all, ys_all):
                 if len(xs) != len(ys):
                     continue
-                for x, y, by_name in _assign(xs, ys):
+                for x, y, by_name in _assign(xs, ys, self.order_weight):
                     if not by_type and x.known and y.known and x.ctype != y.ctype:
                         logger.info("paired %s with %s by shape and order: types differ (%s vs %s)",
                                     x.info.name, y.info.name, x.info.module_type, y.info.module_type)
@@ -222,7 +227,7 @@ class _Matcher:
             for xs, ys in _by_blocks(ga[c], gb[c]):
                 if len(xs) != len(ys) or not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue
-                for x, y, _ in _assign(xs, ys):
+                for x, y, _ in _assign(xs, ys, self.order_weight):
                     if fits(x, y):
                         how = "structure" if x.cshape == y.cshape else "reshape"
                         logger.info("paired %s %s with %s %s (%s)", x.info.name, list(x.cshape), y.info.name,

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,12 +16,13 @@ from ..trace._schema import Kind
 from ._mapping import Mapping, SidedMapping, orient, resolve
 from ._weightmap import TensorInfo
 
-__all__ = ["WeightSide", "WeightPin", "mapping_pins", "side_from_records"]
+__all__ = ["WeightSide", "WeightPin", "in_call_order", "mapping_pins", "side_from_records"]
 
 
 @dataclass(frozen=True)
 class WeightSide:
-    """One side's tensors (registration order) and its class hierarchy (``module_classes``)."""
+    """One side's tensors (registration order, or call order: ``in_call_order``) and its class
+    hierarchy (``module_classes``)."""
 
     framework: str
     tensors: tuple[TensorInfo, ...]
@@ -30,6 +32,8 @@ class WeightSide:
     layouts: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # module path -> groups its packed child projection is split in (``QKV_PACKING``)
     pack_groups: dict[str, int] = field(default_factory=dict)
+    # tensors in the order the model first calls their modules (``in_call_order``), not registration order
+    call_ordered: bool = False
 
 
 def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSide:
@@ -53,6 +57,28 @@ def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSid
     groups = meta.get("pack_groups")
     return WeightSide(str(meta.get("framework", "none")), tuple(infos), dict(classes) if isinstance(classes, dict) else {},
                       pack_groups={str(k): int(v) for k, v in groups.items()} if isinstance(groups, dict) else {})
+
+
+def in_call_order(side: WeightSide, first_call: AbcMapping[str, int]) -> WeightSide:
+    """``side`` with its tensors in the order the model first calls their modules: what two
+    implementations of one model share (both compute the same steps in turn), where the order
+    their ``__init__`` registers modules in is each author's own. A tensor of a module never
+    called (weights its parent uses itself) takes its nearest called ancestor's turn, the root
+    aside; one with none keeps its place after the tensor before it. Ties keep registration order."""
+    if not first_call:
+        return side
+    ranks: list[float] = []
+    last = -1.0
+    for t in side.tensors:
+        m, rank = t.module, None
+        while m and rank is None:
+            rank = first_call.get(m)
+            m = m.rpartition(".")[0]
+        last = float(rank) if rank is not None else last
+        ranks.append(last)
+    order = sorted(range(len(side.tensors)), key=lambda i: (ranks[i], i))
+    return WeightSide(side.framework, tuple(side.tensors[i] for i in order), side.classes, side.layouts, side.pack_groups,
+                      call_ordered=True)
 
 
 @dataclass(frozen=True)

@@ -178,15 +178,17 @@ def _tokens(path: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(path.lower()) if not w.isdigit())
 
 
-def assign(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[MTensor, MTensor, bool]]:
+def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> list[tuple[MTensor, MTensor, bool]]:
     """Pairs of two equally long groups. Each candidate pair scores its evidence: the same role
     by module name (``query`` ~ ``q_proj``: 3), a path word that tells members of the group
     apart on both sides (``attention.layer_norm`` ~ ``attention.output.LayerNorm`` beside a
     plain ``layer_norm`` ~ ``output.LayerNorm``: 1 each), the overlap of its path words (encoder
     vs decoder, self vs cross attention: up to 1), and registration order (the same rank: 0.5,
     nearby: less; libraries register a block's parts in whatever order their ``__init__``
-    lists them, so a distinguishing name outweighs it). Pairs are taken best first; with no
-    names to go by, that is registration order."""
+    lists them, so a distinguishing name outweighs it). Groups in the order the models call
+    their modules (``in_call_order``) weigh the same rank by ``order_weight`` instead (2: more
+    than the words of names can add up to, less than a role they state): two implementations
+    of one model compute its steps in one order, while names are each author's own. Pairs are taken best first; with no names to go by, that is the sides' order."""
     n = len(xs)
     if n == 1 or n > 512:
         return [(x, y, False) for x, y in zip(xs, ys)]
@@ -200,7 +202,7 @@ def assign(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[MTensor, MTensor,
             union = len(tx[i] | ty[j])
             words = len(tx[i] & ty[j]) / union if union else 0.0
             words += len(dx[i] & dy[j])
-            order = 0.5 if i == j else 0.25 * (1 - abs(i - j) / n)
+            order = order_weight if i == j else 0.25 * (1 - abs(i - j) / n)
             cand.append((-(role + words + order), abs(i - j), i, j))
     cand.sort()
     got: dict[int, int] = {}

@@ -1,0 +1,79 @@
+"""Another pairing to try where two ports rotate q and k in different pair layouts.
+
+Rotary embeddings rotate pairs of each head's features: one library pairs feature j with
+j + head_dim/2 (``rotate_half``), another 2j with 2j + 1 (complex numbers). Both are correct,
+and a port that copies q and k projections as they are computes another attention: the rows
+of q and k must be permuted in every head (``ROTARY_TABLES``). Names and shapes cannot say so;
+the values can: when a run diverges in an attention none of whose calls agrees,
+``rotary_alternatives`` gives the mapping documents that permute them (each direction), and
+``run`` keeps the one a call of the attention confirms (``_pairings.confirmed``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from padiff_trace.matching import ROLE_SYNONYMS, ROTARY_ROLES, ROTARY_TABLES
+
+from ._pairings import Alternative, _parent, _pattern, _shapes
+
+if TYPE_CHECKING:
+    from ._report import Report
+
+__all__ = ["rotary_alternatives"]
+
+
+def _head_dim(view: Any) -> int | None:
+    """A head's feature count as a recorded rotary table says it (``ROTARY_TABLES``)."""
+    if not view.weights:
+        return None
+    for r in view.weights[min(view.weights)].values():
+        per = ROTARY_TABLES.get(r.position)
+        if per is not None and r.shape:
+            return int(r.shape[-1]) * per
+    return None
+
+
+def rotary_alternatives(report: Report) -> list[Alternative]:
+    """Mapping documents (``{"weights": [...]}``) pairing every q and k projection (``ROTARY_ROLES``)
+    the weight map paired whole with its rows permuted in every head: A's half-split layout
+    against B's interleaved one, then the other way. Empty without a divergence inside an
+    attention holding them, or without a rotary table to give the head size."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or wm is None:
+        return []
+    hd = _head_dim(report.a) or _head_dim(report.b)
+    if not hd or hd % 2:
+        return []
+    ka, kb = wm.side_keys()
+    roles = {n for g in ROLE_SYNONYMS if g & set(ROTARY_ROLES) for n in g}
+    ma = d.located.a.call.module if d.located else d.pair.a.module
+    shapes = _shapes(report.a)
+    docs: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+    holders: list[str] = []
+    for p in wm.pairs:
+        mod_a, _, local = p.a.rpartition(".")
+        mod_b = p.b.rpartition(".")[0]
+        shape = shapes.get(p.a)
+        if (p.a_part is not None or p.b_part is not None or not p.transfer or local not in ("weight", "bias")
+                or shape is None or mod_a.rpartition(".")[2].lower() not in roles
+                or mod_b.rpartition(".")[2].lower() not in roles):
+            continue
+        rows = shape[p.a_perm[0]] if p.a_perm is not None else shape[0]
+        if rows % hd:
+            return []  # not whole heads of this size: another model than the table says
+        holder = _pattern(_parent(mod_a))
+        if holder not in holders:
+            holders.append(holder)
+        for entries, (half, inter) in zip(docs, ((ka, kb), (kb, ka))):
+            for k, (lo, hi) in enumerate(((0, hd // 2), (hd // 2, hd))):
+                entries.append({ka: p.a, kb: p.b, f"{half}_part": [lo, hi], f"{half}_groups": rows // hd,
+                                f"{inter}_part": [k, k + 1], f"{inter}_groups": rows // 2})
+    if not holders or not docs[0] or not any(_pattern(ma).startswith(h) or h.startswith(_pattern(ma)) for h in holders):
+        return []
+    out = []
+    for entries, (half, inter) in zip(docs, ((ka, kb), (kb, ka))):
+        said = f"q and k rows paired in every head as {half}'s rotary pairs (j, j + {hd // 2}) against {inter}'s (2j, 2j + 1)"
+        out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
+                               said, holders[0]))
+    return out
