@@ -111,3 +111,13 @@ def test_rotary_pairs_interleaved_against_half_split_and_norms_registered_apart_
     assert rc == 0, text[-4000:]
     said = " ".join(c["text"] for c in doc["diagnosis"])
     assert "order the models call their modules" in said and "rotary pairs" in said, said
+
+
+def test_patches_flattened_channels_last_against_a_patch_convolution_are_aligned(tmp_path: Path) -> None:
+    """port_mixer (set 11): paddle embeds patches with a Conv2D, torch flattens them channels
+    last into a Linear. Paired by a reshape (channels first), the run diverges at the stem;
+    ``run`` records B again with the conv's axes reordered and keeps it: aligned, said."""
+    rc, doc, text = run(tmp_path, "port_mixer")
+    assert rc == 0, text[-4000:]
+    said = " ".join(c["text"] for c in doc["diagnosis"])
+    assert "flattened channels last" in said, said

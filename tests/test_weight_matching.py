@@ -678,3 +678,26 @@ def test_activations_in_nchw_and_nhwc_with_equal_height_and_width_compare_moving
     assert stable_permutation((2, 32, 8, 8), (2, 8, 8, 32)) == (0, 2, 3, 1)  # C moves, H and W keep their order
     assert stable_permutation((2, 8, 8, 32), (2, 32, 8, 8)) == (0, 3, 1, 2)
     assert stable_permutation((2, 8, 8), (2, 8, 8)) is None and stable_permutation((2, 8), (2, 9)) is None
+
+
+def test_a_patch_convolution_is_a_linear_over_flattened_patches_in_either_channel_order() -> None:
+    """A conv [D, C, p, p] left over against a Linear [D, C * p * p]: paired by a reshape
+    (patches flattened channels first); a mapping entry's ``*_axes`` reorders the conv's axes
+    first (channels last), and the pair writes them back for a round trip."""
+    conv = ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"]
+    pd = [t("stem.conv.weight", "Conv2D", (H, 3, 4, 4)), t("stem.conv.bias", "Conv2D", (H,))]
+    th = [t("patch_embed.proj.weight", "Linear", (H, 48)), t("patch_embed.proj.bias", "Linear", (H,))]
+    a, b = WeightSide("paddle", tuple(pd), {**PD, "Conv2D": conv}), WeightSide("torch", tuple(th), TD)
+    wm = match_weights(a, b)
+    first = next(p for p in wm.pairs if p.a == "stem.conv.weight")
+    assert (first.b, first.how, first.a_axes) == ("patch_embed.proj.weight", "reshape", None)
+    entry = {"paddle": "stem.conv.weight", "torch": "patch_embed.proj.weight", "paddle_axes": [0, 2, 3, 1]}
+    pinned = match_weights(a, b, *mapping_pins(parse_mapping({"weights": [entry]}, "m.json"), a, b))
+    p = next(p for p in pinned.pairs if p.a == "stem.conv.weight")
+    assert (p.how, p.a_perm, p.reshape) == ("reshape", (0, 2, 3, 1), True)
+    w = np.arange(H * 48, dtype=np.float32).reshape(H, 3, 4, 4)
+    np.testing.assert_array_equal(np.transpose(w, p.a_perm).reshape(H, 48)[:, :3], w[:, :, 0, 0])  # pixel (0, 0), all channels
+    back = next(e for e in pinned.to_json()["weights"] if e.get("paddle") == "stem.conv.weight")
+    assert back["paddle_axes"] == [0, 2, 3, 1]
+    with pytest.raises(MappingError, match=r"paddle_axes must be an order"):
+        parse_mapping({"weights": [dict(entry, paddle_axes=[0, 2, 2, 1])]}, "m.json")

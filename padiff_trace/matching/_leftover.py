@@ -3,6 +3,7 @@ evidence left is unambiguous (``_weightmatch``)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from ._weighttensors import MTensor, assign, distinguishing_words
@@ -24,8 +25,9 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
     def fits(x: MTensor, y: MTensor) -> bool:
         if x.used or y.used or x.key != y.key or x.cshape == ():
             return False
-        if len(x.cshape) != len(y.cshape):  # axes of size one more or fewer ([C, 1, 1] ~ [C])
-            return _squeezed(x.cshape) == _squeezed(y.cshape)
+        if len(x.cshape) != len(y.cshape):  # axes of size one more or fewer ([C, 1, 1] ~ [C]), or a
+            # convolution [out, in, p, p] against a Linear over flattened patches [out, in * p * p]
+            return _squeezed(x.cshape) == _squeezed(y.cshape) or _patches(x.cshape, y.cshape)
         if len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
             return False
         return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
@@ -82,6 +84,11 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
                 if y is not None:
                     take(x, y, how)
                     progress = True
+
+
+def _patches(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    conv, lin = (a, b) if len(a) > len(b) else (b, a)
+    return len(lin) == 2 and len(conv) >= 3 and conv[0] == lin[0] and math.prod(conv[1:]) == lin[1]
 
 
 def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:

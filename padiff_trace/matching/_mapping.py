@@ -18,6 +18,9 @@ Format (see docs/analyzer.md)::
 A part is ``[start, stop)`` along ``axis`` (default 0) of the tensor's canonical layout (a
 Linear's ``[out, in]``: axis 1 cuts its inputs, one projection of concatenated features); with
 ``*_groups`` N it is that range of each of N equal blocks (q|k|v packed head by head).
+``*_axes`` reorders that side's canonical axes first (``[0, 2, 3, 1]``: a conv's ``[out, in, kh,
+kw]`` as ``[out, kh, kw, in]``); shapes that then differ by a reshape pair as one (a patch
+embedding's conv against a Linear over patches flattened channels last).
 
 A ``weightmap.json`` written by ``record --weights-from`` has this form: edited, it can be
 passed back as ``--mapping``. Between two traces of one framework the weight entries
@@ -51,7 +54,7 @@ __all__ = [
 MAPPING_COLUMNS = ("paddle", "torch")  # the two sides of a mapping entry, in the order files name them
 _KEYS = {*MAPPING_COLUMNS, "blackbox", "transpose"}
 _SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), "axis", "skip", "how", "confidence", "convert", "why", "transfer"}
+_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), "axis", "skip", "how", "confidence", "convert", "why", "transfer"}
 _INFO_KEYS = {"generated_by", "source_trace", "target_trace", "unmatched", "note"}  # written by weightmap.json
 
 
@@ -77,6 +80,7 @@ class WeightEntry:
     skip: bool = False
     groups: dict[str, int] = field(default_factory=dict)  # side -> equal blocks its part is taken in
     axis: int = 0  # the canonical axis the parts cut
+    axes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> its canonical axes reordered first
 
     def describe(self, source: str) -> str:
         return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
@@ -115,7 +119,7 @@ class Mapping:
             else:
                 continue
             weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb),
-                                       w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis))
+                                       w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis, w.axes.get(ka), w.axes.get(kb)))
         return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
 
 
@@ -156,6 +160,8 @@ class SidedWeight:
     a_groups: int = 1
     b_groups: int = 1
     axis: int = 0
+    a_axes: tuple[int, ...] | None = None
+    b_axes: tuple[int, ...] | None = None
 
     @property
     def skip(self) -> bool:
@@ -311,7 +317,17 @@ def _parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
         if axis and any(k in groups for k in names):
             raise MappingError(f"{source}: weights entry {i}: *_groups cut axis 0 only (q|k|v packed head by head), "
                                f"not axis {axis}")
-        out.append(WeightEntry(i, names, parts, skip, groups, axis))
+        axes: dict[str, tuple[int, ...]] = {}
+        for k in names:
+            order = e.get(f"{k}_axes")
+            if order is None:
+                continue
+            if not (isinstance(order, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
+                    and sorted(order) == list(range(len(order)))):
+                raise MappingError(f"{source}: weights entry {i}: {k}_axes must be an order of the canonical axes like "
+                                   f"[0, 2, 3, 1], got {order!r}")
+            axes[k] = tuple(order)
+        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes))
     return tuple(out)
 
 

@@ -67,6 +67,8 @@ class WeightPair:
     transfer: bool = True  # False: derived state, compared but never copied
     a_groups: int = 1
     b_groups: int = 1
+    a_axes: tuple[int, ...] | None = None  # a mapping file reordered that side's canonical axes (round trip)
+    b_axes: tuple[int, ...] | None = None
 
     @property
     def relative_perm(self) -> tuple[int, ...] | None:
@@ -177,6 +179,9 @@ class WeightMap:
             for k, groups in ((ka, p.a_groups), (kb, p.b_groups)):
                 if groups > 1:
                     e[f"{k}_groups"] = groups
+            for k, axes in ((ka, p.a_axes), (kb, p.b_axes)):
+                if axes is not None:
+                    e[f"{k}_axes"] = list(axes)
             if not p.transfer:
                 e["transfer"] = False
             weights.append(e)

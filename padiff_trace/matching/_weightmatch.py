@@ -104,9 +104,13 @@ class _Matcher:
                 continue
             if ta is None or tb is None:
                 raise MappingError(f"{p.source}: a weights entry needs both sides, or \"skip\": true")
+            for t, axes in ((ta, p.a_axes), (tb, p.b_axes)):
+                if axes is not None:
+                    _reorder(t, axes, p.source)
             sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
             if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(sa, sb):
                 self.pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
+                self.map.pairs[-1] = dataclasses.replace(self.map.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes)
                 continue
             if sa != sb:
                 raise MappingError(
@@ -329,6 +333,14 @@ class _Matcher:
                 same = [o.info.name for o in others if o.cshape == t.cshape]
                 m.suggestions[t.info.name] = same[:3]
         return m
+
+
+def _reorder(t: _T, axes: tuple[int, ...], source: str) -> None:
+    """``t``'s canonical axes in the order a mapping entry gives (``*_axes``)."""
+    if len(axes) != len(t.cshape):
+        raise MappingError(f"{source}: {len(axes)} axes given for {t.info.name} {list(t.info.shape)}")
+    base = t.perm if t.perm is not None else tuple(range(len(t.cshape)))
+    t.perm, t.cshape = tuple(base[k] for k in axes), tuple(t.cshape[k] for k in axes)
 
 
 def _pointwise_key(t: _T, side: dict[str, _T]) -> str:

@@ -94,6 +94,8 @@ class WeightPin:
     a_groups: int = 1  # the part is taken in each of this many equal blocks (``WeightPair``)
     b_groups: int = 1
     axis: int = 0  # the canonical axis the parts cut
+    a_axes: tuple[int, ...] | None = None  # that side's canonical axes reordered first
+    b_axes: tuple[int, ...] | None = None
 
 
 def mapping_pins(
@@ -107,7 +109,7 @@ def mapping_pins(
         return [], []
     sided = orient(mapping, a.framework, b.framework)
     pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source), w.a_groups, w.b_groups,
-                      w.axis)
+                      w.axis, w.a_axes, w.b_axes)
             for w in sided.weights]
     mods: list[tuple[str, str]] = []
     if sided.modules_pin_weights:

@@ -309,7 +309,8 @@ def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrac
     first divergence, saying so in the report. Returns the report, the traces and the mapping
     file B was recorded with (None: the first run stands)."""
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
-    alternatives = [*analyzer.pairing_alternatives(report), *analyzer.rotary_alternatives(report)]
+    alternatives = [*analyzer.pairing_alternatives(report), *analyzer.rotary_alternatives(report),
+                    *analyzer.patch_alternatives(report)]
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
         if good or not bad:  # a call of it agrees, or none received agreeing inputs and differed

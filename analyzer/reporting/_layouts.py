@@ -1,5 +1,6 @@
-"""Another pairing to try where two ports rotate q and k in different pair layouts.
+"""Other pairings to try where two ports hold one weight in layouts only the values tell apart.
 
+**Rotary pairs.**
 Rotary embeddings rotate pairs of each head's features: one library pairs feature j with
 j + head_dim/2 (``rotate_half``), another 2j with 2j + 1 (complex numbers). Both are correct,
 and a port that copies q and k projections as they are computes another attention: the rows
@@ -7,6 +8,12 @@ of q and k must be permuted in every head (``ROTARY_TABLES``). Names and shapes 
 the values can: when a run diverges in an attention none of whose calls agrees,
 ``rotary_alternatives`` gives the mapping documents that permute them (each direction), and
 ``run`` keeps the one a call of the attention confirms (``_pairings.confirmed``).
+
+**Patches flattened.** A patch embedding is a convolution ``[out, in, p, p]`` in one port and
+a Linear over flattened patches ``[out, in * p * p]`` in the other; the weight matcher pairs
+them by a reshape, which flattens each patch channels first. A port that flattens it
+channels last (``(p1 p2 c)``) holds the same weights in another order: ``patch_alternatives``
+gives the mapping document that reorders the convolution's axes first.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from ._pairings import Alternative, _parent, _pattern, _shapes
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["rotary_alternatives"]
+__all__ = ["patch_alternatives", "rotary_alternatives"]
 
 
 def _head_dim(view: Any) -> int | None:
@@ -77,3 +84,33 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
                                said, holders[0]))
     return out
+
+
+def patch_alternatives(report: Report) -> list[Alternative]:
+    """Mapping documents pairing each convolution weight that the weight map paired with a 2-D
+    weight by a reshape, inside the module the first divergence names, with its input axis moved
+    last first (``*_axes``: channels-last patches); empty when there is none."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or wm is None:
+        return []
+    ka, kb = wm.side_keys()
+    scope = {d.located.a.call.module, d.located.b.call.module} if d.located else {d.pair.a.module, d.pair.b.module}
+    shapes = {ka: _shapes(report.a), kb: _shapes(report.b)}
+    out = []
+    for p in wm.pairs:
+        if p.how != "reshape" or p.a_part is not None or p.b_part is not None:
+            continue
+        for side, name, other in ((ka, p.a, p.b), (kb, p.b, p.a)):
+            shape, peer = shapes[side].get(name), shapes[kb if side == ka else ka].get(other)
+            mod = name.rpartition(".")[0]
+            if shape is None or peer is None or len(shape) < 3 or len(peer) != 2 or not any(
+                    s and (mod == s or mod.startswith(s + ".") or s.startswith(mod + ".")) for s in scope):
+                continue
+            axes = [0, *range(2, len(shape)), 1]
+            said = f"{name} flattened channels last (axes {axes}) against {other}"
+            doc = {"version": 1, "weights": [{ka: p.a, kb: p.b, f"{side}_axes": axes}],
+                   "note": f"written by padiff-trace run: {said}"}
+            # judged by the calls of the module named (its inputs agree; the patches are cut inside it)
+            named = d.located.a.call.module if d.located else d.pair.a.module
+            out.append(Alternative(doc, said, _pattern(named or p.a.rpartition(".")[0])))
+    return out[:2]
