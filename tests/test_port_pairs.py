@@ -121,3 +121,20 @@ def test_patches_flattened_channels_last_against_a_patch_convolution_are_aligned
     assert rc == 0, text[-4000:]
     said = " ".join(c["text"] for c in doc["diagnosis"])
     assert "flattened channels last" in said, said
+
+
+@pytest.mark.parametrize("bug", ["", "causal_leak"])
+def test_a_gated_conv_against_two_weight_normed_convs_is_aligned_and_a_bug_named_at_its_block(
+        tmp_path: Path, bug: str) -> None:
+    """port_tcn (set 11): paddle's one plain conv holds filter and gate, torch keeps two convs
+    weight-normed through parametrizations. Each v takes its share of the packed weight (g set
+    from it; the weight compared as g * v / |v|, its gradient through the chain rule), and
+    torch's weight-norm calls, computing compared weights, are never named as one side's."""
+    rc, doc, text = run(tmp_path, "port_tcn", bug)
+    if not bug:
+        assert rc == 0, text[-4000:]
+        return
+    truth = json.loads((PAIRS / "port_tcn_truth.json").read_text())["bugs"][bug]
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), loc

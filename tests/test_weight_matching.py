@@ -701,3 +701,26 @@ def test_a_patch_convolution_is_a_linear_over_flattened_patches_in_either_channe
     assert back["paddle_axes"] == [0, 2, 3, 1]
     with pytest.raises(MappingError, match=r"paddle_axes must be an order"):
         parse_mapping({"weights": [dict(entry, paddle_axes=[0, 2, 2, 1])]}, "m.json")
+
+
+def test_a_gated_conv_holding_filter_and_gate_is_two_weight_normed_convs() -> None:
+    """paddle's one Conv1D [2C, C, k] (filter | gate) against torch's two convs weight-normed
+    through parametrizations (v under ``conv.parametrizations.weight.original1``): each v takes
+    its share of the packed weight, and each g is set from it (skipped, said why)."""
+    conv = ["paddle.nn.layer.conv.Conv1D", "paddle.nn.layer.layers.Layer"]
+    tconv = ["torch.nn.utils.parametrize.ParametrizedConv1d", "torch.nn.modules.conv.Conv1d", "torch.nn.modules.module.Module"]
+    pd = [t("layers.0.dilated.weight", "Conv1D", (2 * H, H, 3)), t("layers.0.dilated.bias", "Conv1D", (2 * H,))]
+    th = []
+    for n in ("conv_filter", "conv_gate"):
+        th += [t(f"blocks.0.{n}.bias", "ParametrizedConv1d", (H,)),
+               t(f"blocks.0.{n}.parametrizations.weight.original0", "ParametrizationList", (H, 1, 1)),
+               t(f"blocks.0.{n}.parametrizations.weight.original1", "ParametrizationList", (H, H, 3))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, "Conv1D": conv}),
+                       WeightSide("torch", tuple(th), {**TD, "ParametrizedConv1d": tconv}))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.b: (p.a, p.a_part, p.how) for p in wm.pairs}
+    assert got["blocks.0.conv_filter.parametrizations.weight.original1"] == ("layers.0.dilated.weight", (0, H), "packed")
+    assert got["blocks.0.conv_gate.parametrizations.weight.original1"] == ("layers.0.dilated.weight", (H, 2 * H), "packed")
+    assert got["blocks.0.conv_gate.bias"] == ("layers.0.dilated.bias", (H, 2 * H), "packed")
+    assert {n for s, n, _ in wm.skipped if s == "b"} == {f"blocks.0.{n}.parametrizations.weight.original0"
+                                                          for n in ("conv_filter", "conv_gate")}

@@ -178,8 +178,9 @@ def pair_by_map(
             used_a.add(p.a)
             used_b.add(p.b)
             continue
-        if p.a_part is None and p.b_part is None:
+        if p.a_part is None:  # a weight-normed v stands for the weight it computes (whole, or a packed part's peer)
             ra = _effective("a", p.a, ra, by_a, params_a, skipped)
+        if p.b_part is None:
             rb = _effective("b", p.b, rb, by_b, params_b, skipped)
         out.append(_pair(p, ra, rb))
         used_a.add(p.a)

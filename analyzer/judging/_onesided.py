@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Kind, Record
-from padiff_trace.matching import canonical_type
+from padiff_trace.matching import PARAMETRIZED_UNDER, canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ._boundary import RELATION_REL, agrees
@@ -48,7 +48,15 @@ class Twin:
         unpaired (moved, not one-sided: the enclosing code is what differs)."""
         inside = self.view.tree(self.call.step).descendants(self.call)
         twins = {canonical_type(c.module_type) for c in inside if c.id not in self.paired}
-        return [c for c in calls if c.module not in weighted and canonical_type(c.module_type) not in twins]
+        return [c for c in calls if c.module not in weighted and canonical_type(c.module_type) not in twins
+                and not _computes_a_compared_weight(c.module, weighted)]
+
+
+def _computes_a_compared_weight(module: str, weighted: Container[str]) -> bool:
+    """A parametrization of a layer whose weights were compared (weight norm's call computing
+    ``g * v / |v|`` under ``<layer>.parametrizations.weight``): its value is that weight."""
+    owner, sep, _ = module.partition(PARAMETRIZED_UNDER)
+    return bool(sep) and (owner in weighted or f"{owner}{PARAMETRIZED_UNDER}" in weighted)
 
 
 def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], paired: Container[int]) -> Call | None:

@@ -62,8 +62,9 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
         mod_a, _, local = p.a.rpartition(".")
         mod_b = p.b.rpartition(".")[0]
         shape = shapes.get(p.a)
-        if (p.a_part is not None or p.b_part is not None or not p.transfer or local not in ("weight", "bias")
-                or shape is None or mod_a.rpartition(".")[2].lower() not in roles
+        if (shape is None or p.a_part is not None or p.b_part is not None or not p.transfer
+                or local not in ("weight", "bias") or p.how == "reshape" or len(shape) != {"weight": 2, "bias": 1}.get(local)
+                or mod_a.rpartition(".")[2].lower() not in roles
                 or mod_b.rpartition(".")[2].lower() not in roles):
             continue
         rows = shape[p.a_perm[0]] if p.a_perm is not None else shape[0]

@@ -42,6 +42,7 @@ __all__ = [
     "LIBRARY_TYPES",
     "LOCAL_ALIASES",
     "PACKED_ROLES",
+    "PARAMETRIZED_UNDER",
     "POINTWISE_AS",
     "PACK_AXIS",
     "QKV_PACKING",
@@ -190,6 +191,9 @@ LOCAL_ALIASES: dict[str, dict[str, str]] = {
 # ``<layer>.parametrizations.weight``; torch's legacy ``weight_norm`` and paddle's as
 # ``weight_v``/``weight_g``). The layer's weight is g * v / |v| (``_reparam``).
 WEIGHT_NORM: dict[str, str] = {"original1": "original0", "weight_v": "weight_g"}
+# the module path suffix under which torch's parametrizations keep a layer's tensors: the
+# tensors are the layer's own (``conv.parametrizations.weight.original1`` is conv's weight v)
+PARAMETRIZED_UNDER = ".parametrizations.weight"
 
 # A convolution whose kernel is all ones (a "pointwise" 1x1 conv) is a linear map over channels:
 # canonical conv type -> the type it pairs with then, by a reshape ([out, in, 1, 1] ~ [out, in]).
@@ -213,6 +217,11 @@ PACKED_ROLES: dict[tuple[str, str], tuple[str, str]] = {
 PACK_AXIS: dict[tuple[str, str], tuple[int, ...]] = {
     ("linear", "weight"): (0, 1),
     ("linear", "bias"): (0,),
+    # a convolution's output channels side by side (a gated conv's filter | gate)
+    ("conv1d", "weight"): (0,),
+    ("conv1d", "bias"): (0,),
+    ("conv2d", "weight"): (0,),
+    ("conv2d", "bias"): (0,),
 }
 
 # How attention classes with a fused q|k|v projection pack it. Head by head: the packed axis

@@ -294,14 +294,15 @@ class _Matcher:
     # ------------------------------------------------------------------ result
     def _magnitude_of_paired(self, side: str, t: _T) -> bool:
         """``t`` is the g of a weight-normed layer whose v was paired whole with the other side's
-        plain weight (the other side's g, if any, left unpaired)."""
+        plain weight, or with a part of it (a fused filter | gate), the other side's g, if any,
+        left unpaired."""
         owner, _, local = t.info.name.rpartition(".")
         v_local = next((v for v, g in WEIGHT_NORM.items() if g == local), None)
         if v_local is None:
             return False
         v = self.by_name[side].get(f"{owner}.{v_local}" if owner else v_local)
-        return v is not None and v.used and any((p.a if side == "a" else p.b) == v.info.name and p.a_part is None
-                                                and p.b_part is None for p in self.map.pairs)
+        return v is not None and v.used and any((p.a if side == "a" else p.b) == v.info.name
+                                                and (p.a_part if side == "a" else p.b_part) is None for p in self.map.pairs)
 
     def finish(self) -> WeightMap:
         m = self.map

@@ -15,7 +15,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .._errors import MappingError
-from ._knowledge import DERIVED_STATE, FUSED_ROLES, LOCAL_ALIASES, PACKED_ROLES, ROLE_SYNONYMS
+from ._knowledge import (
+    DERIVED_STATE,
+    FUSED_ROLES,
+    LOCAL_ALIASES,
+    PACKED_ROLES,
+    PARAMETRIZED_UNDER,
+    ROLE_SYNONYMS,
+    WEIGHT_NORM,
+)
 from ._match import TypeResolver, group_key, same_canonical
 from ._observed import layout_key
 from ._weightmap import TensorInfo
@@ -46,14 +54,20 @@ class MTensor:
     derived: bool
     packed: bool  # a role of PACKED_ROLES: expected to be several tensors of the other side
     used: bool = False
+    owner: str = ""  # the layer a parametrization keeps this tensor for (``PARAMETRIZED_UNDER``), else ""
+
+    @property
+    def module(self) -> str:
+        """The layer the tensor belongs to (a parametrized layer's, not its parametrization's)."""
+        return self.owner or self.info.module
 
     @property
     def parent(self) -> str:
-        return self.info.module.rpartition(".")[0]
+        return self.module.rpartition(".")[0]
 
     @property
     def leaf(self) -> str:
-        return self.info.module.rpartition(".")[2].lower()
+        return self.module.rpartition(".")[2].lower()
 
     @property
     def type_key(self) -> str:
@@ -64,10 +78,16 @@ class MTensor:
 
 def normalise(side: WeightSide, tag: str) -> list[MTensor]:
     res = TypeResolver(side.framework, side.classes)
+    types = {t.module: t.module_type for t in side.tensors}
     out = []
     for i, t in enumerate(side.tensors):
-        rt = res.resolve(t.module_type)
+        owner = t.module[: -len(PARAMETRIZED_UNDER)] if t.module.endswith(PARAMETRIZED_UNDER) else ""
+        rt = res.resolve(types.get(owner, t.module_type) if owner else t.module_type)
         ctype, local = rt.canonical, t.local
+        if owner and t.local in WEIGHT_NORM and owner in types:  # v: the layer's weight, normalised
+            local = "weight"
+        else:
+            owner = ""
         for group, aliases in LOCAL_ALIASES.items():
             if same_canonical(group, ctype):
                 local = aliases.get(local, local)
@@ -81,7 +101,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         out.append(
             MTensor(
                 t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,
-                tuple(int(x) for x in _INT.findall(t.module)), derived, role is not None,
+                tuple(int(x) for x in _INT.findall(t.module)), derived, role is not None, owner=owner,
             )
         )
     return out

@@ -21,7 +21,8 @@ from padiff_trace.recorder import RecordJob, RecordOptions, rank_dir
 
 from ._children import Children
 from ._rankcompare import RankComparison, compare_ranks, option_items
-from ._run import JOB_DIR, REPORT_DIR, RunTraces, _failed, _trace_names
+from ._run import JOB_DIR, REPORT_DIR, _trace_names
+from ._runsteps import RunTraces, failed
 
 __all__ = ["RankRunResult", "run_ranks"]
 
@@ -94,7 +95,7 @@ def run_ranks(
             proc = kids.start(Path(job.out).stem, job, nproc=nproc)
             rc = kids.wait(proc)
             if rc != 0:
-                raise _failed(f"recording {spec}", rc, kids.error(proc))
+                raise failed(f"recording {spec}", rc, kids.error(proc))
     opts = option_items(compare or CompareOptions()) | {"mapping": mapping_s}
     comparison = compare_ranks(trace_a, trace_b, report_dir=report_dir, progress=say, **opts)
     return RankRunResult(comparison, report_dir, RunTraces(trace_a, trace_b))

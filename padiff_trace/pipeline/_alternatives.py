@@ -1,0 +1,143 @@
+"""Other pairings ``run`` tries when a run diverged where the weights' pairing may be what
+differs: the order the models call their modules (``_try_call_order``), and pairings only the
+values can choose (``_try_pairings``: two same-shape siblings swapped, rotary pairs, patches
+flattened channels last). Each records B again with a mapping file and keeps that run only on
+the evidence its docstring gives."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from padiff_trace import MappingError, RecordingFailedError, analyzer
+from padiff_trace.analyzer import CompareOptions, Report
+from padiff_trace.matching import module_pattern
+from padiff_trace.recorder import RecordJob
+
+from ._children import Children
+from ._runsteps import Progress, RunTraces, record_child, variant, writing
+
+__all__ = ["try_call_order", "try_pairings"]
+
+logger = logging.getLogger(__name__)
+
+def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
+                    job_b: Callable[..., RecordJob]) -> tuple[Report, RunTraces, str | None]:
+    """A run that diverged where the order the models call their modules pairs same-shape weights
+    otherwise than registration order did (``weight_map(call_order=True)``: norms each author
+    registered in another order): record B again with that pairing, and keep that run unless it
+    diverges earlier (a bug at one of those weights diverges at the same place both ways),
+    saying so. Returns the report, the traces and the
+    mapping file B was recorded with (None: the first run stands)."""
+    ordered = analyzer.weight_map(traces.a, traces.b, call_order=True)
+    current = report.weight_map
+    if ordered is None or current is None or ordered.ambiguous:
+        return report, traces, None
+    moved = sorted(_whole_pairs(ordered) - _whole_pairs(current))
+    if not moved:
+        return report, traces, None
+    path = traces.a.parent / "call-order.json"
+    with writing(path, "write the pairing to try"):
+        path.write_text(json.dumps(ordered.to_json(), indent=1))
+    alt_b = variant(traces.b, "call-order")
+    say(f"recording {Path(traces.b).stem} again pairing {len(moved)} weight(s) in the order the models call their modules "
+        f"-> {alt_b}")
+    other, alt_ref = _record_alternative(kids, traces, opts, job_b, alt_b, path)
+    if other is None:
+        return report, traces, None
+    if analyzer.divergence_key(other) < analyzer.divergence_key(report):  # the order both compute in: kept unless worse
+        logger.info("the pairing in %s diverges earlier: the first run stands", path)
+        other.close()
+        return report, traces, None
+    shown = ", ".join(f"{a} ~ {b}" for a, b in moved[:3]) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
+    other.add_convention(
+        f"weights paired in the order the models call their modules, not the order they register them: {shown} "
+        f"({path.name}: the mapping used; B's first recording kept beside)")
+    report.close()
+    return other, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b), str(path)
+
+
+def _merged(base: dict[str, Any], alt: dict[str, Any]) -> dict[str, Any]:
+    """Mapping document ``base`` (a pairing already kept) with ``alt`` on top: base's weights
+    entries naming a tensor ``alt`` pairs, or one of a module ``alt`` pairs, give way."""
+    named = {v for e in alt.get("weights", []) for k, v in e.items() if k in ("paddle", "torch", "source", "target")}
+    patterns = [module_pattern(v) for e in alt.get("modules", []) for k, v in e.items() if k in ("paddle", "torch")]
+
+    def kept(e: dict[str, Any]) -> bool:
+        names = [v for k, v in e.items() if k in ("paddle", "torch", "source", "target")]
+        return not any(n in named or any(rx.match(n.rpartition(".")[0]) for rx in patterns) for n in names)
+
+    return {**base, "weights": [e for e in base.get("weights", []) if kept(e)] + alt.get("weights", []),
+            "modules": base.get("modules", []) + alt.get("modules", [])}
+
+
+def _whole_pairs(wm: Any) -> set[tuple[str, str]]:
+    return {(p.a, p.b) for p in wm.pairs if p.transfer}
+
+
+def _record_alternative(kids: Children, traces: RunTraces, opts: CompareOptions, job_b: Callable[..., RecordJob],
+                        alt_b: Path, path: Path) -> tuple[Report | None, Path | None]:
+    """B recorded again with the mapping file ``path`` (and its float64 referee when the run has
+    one), compared with A: the report and the referee's trace. A pairing that cannot be recorded
+    (the model refuses the weights) or compared is no better one: None, logged, the run stands."""
+    try:
+        record_child(kids, f"recording {alt_b.stem}", job_b(alt_b, str(path)))
+        alt_opts, alt_ref = dataclasses.replace(opts, mapping=str(path)), None
+        if opts.reference_b is not None:
+            alt_ref = variant(alt_b, "float64")
+            exact = dataclasses.replace(job_b(alt_ref, str(path)).options, autocast=None)
+            record_child(kids, f"float64 recording of {alt_b.stem}", job_b(alt_ref, str(path), dtype="float64", options=exact))
+            alt_opts = dataclasses.replace(alt_opts, reference_b=str(alt_ref))
+        return analyzer.compare(traces.a, alt_b, alt_opts), alt_ref
+    except (RecordingFailedError, MappingError) as exc:  # the child refused it, or the comparison
+        logger.warning("the pairing in %s was not tried: %s", path.name, exc)
+        return None, None
+
+
+def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
+                  job_b: Callable[..., RecordJob], base: str | None = None) -> tuple[Report, RunTraces, str | None]:
+    """A divergence inside a module whose two same-shape weights were paired by name or order
+    only, a call of which received agreeing inputs and returned a differing output while none
+    agreed: record B again with them swapped in every block (``analyzer.pairing_alternatives``)
+    and keep that run when a call of the module agrees there and it goes further before its
+    first divergence, saying so in the report. Returns the report, the traces and the mapping
+    file B was recorded with (None: the first run stands)."""
+    base_doc = json.loads(Path(base).read_text()) if base is not None else None
+    alternatives = [*analyzer.pairing_alternatives(report), *analyzer.rotary_alternatives(report),
+                    *analyzer.patch_alternatives(report)]
+    for i, alt in enumerate(alternatives, start=1):
+        good, bad = analyzer.confirmed(report, alt.holder)
+        if good or not bad:  # a call of it agrees, or none received agreeing inputs and differed
+            logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped",
+                        alt.holder, good, bad)
+            continue
+        path = traces.a.parent / f"pairing-{i}.json"
+        with writing(path, "write the pairing to try"):
+            path.write_text(json.dumps(_merged(base_doc, alt.mapping) if base_doc else alt.mapping, indent=1))
+        alt_b = variant(traces.b, f"pairing-{i}")
+        say(f"recording {Path(traces.b).stem} again pairing {alt.swapped} in every block, to let the values say -> {alt_b}")
+        other, alt_ref = _record_alternative(kids, traces, opts, job_b, alt_b, path)
+        if other is None:
+            continue
+        if not analyzer.confirmed(other, alt.holder)[0] or analyzer.divergence_key(other) <= analyzer.divergence_key(report):
+            logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
+            other.close()
+            continue
+        d = report.first_divergence
+        where = f" (at {d.located.a.call.module} / {d.located.b.call.module})" if d is not None and d.located else ""
+        for c in report.conventions:  # what the run being replaced already said (a pairing by call order)
+            if c.get("kind") == "convention" and c["text"].startswith("weights paired"):
+                other.add_convention(c["text"])
+        other.add_convention(
+            f"weights paired by the recorded values, not by their names: {alt.swapped} in every block; the pairing the "
+            f"names gave diverged{where}, this one goes further ({path.name}: the mapping used; B's first recording "
+            "kept beside)")
+        report.close()
+        return other, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b), str(path)
+    return report, traces, None
+
+
