@@ -25,14 +25,15 @@ __all__ = ["try_call_order", "try_pairings"]
 
 logger = logging.getLogger(__name__)
 
+
 def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
-                    job_b: Callable[..., RecordJob]) -> tuple[Report, RunTraces, str | None]:
+                   job_b: Callable[..., RecordJob]) -> tuple[Report, RunTraces, str | None]:
     """A run that diverged where the order the models call their modules pairs same-shape weights
     otherwise than registration order did (``weight_map(call_order=True)``: norms each author
     registered in another order): record B again with that pairing, and keep that run unless it
     diverges earlier (a bug at one of those weights diverges at the same place both ways),
-    saying so. Returns the report, the traces and the
-    mapping file B was recorded with (None: the first run stands)."""
+    saying so. Returns the report, the traces and the mapping file B was recorded with (None:
+    the first run stands)."""
     ordered = analyzer.weight_map(traces.a, traces.b, call_order=True)
     current = report.weight_map
     if ordered is None or current is None or ordered.ambiguous:
@@ -99,13 +100,16 @@ def _record_alternative(kids: Children, traces: RunTraces, opts: CompareOptions,
 
 
 def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
-                  job_b: Callable[..., RecordJob], base: str | None = None) -> tuple[Report, RunTraces, str | None]:
-    """A divergence inside a module whose two same-shape weights were paired by name or order
-    only, a call of which received agreeing inputs and returned a differing output while none
-    agreed: record B again with them swapped in every block (``analyzer.pairing_alternatives``)
-    and keep that run when a call of the module agrees there and it goes further before its
-    first divergence, saying so in the report. Returns the report, the traces and the mapping
-    file B was recorded with (None: the first run stands)."""
+                 job_b: Callable[..., RecordJob], base: str | None = None) -> tuple[Report, RunTraces, str | None]:
+    """A divergence inside a module whose weights the names may have paired wrongly, a call of
+    which received agreeing inputs and returned a differing output while none agreed: record B
+    again with another pairing (two same-shape siblings swapped in every block,
+    ``analyzer.pairing_alternatives``; q and k rows in the other rotary layout,
+    ``rotary_alternatives``; a patch convolution flattened channels last, ``patch_alternatives``)
+    on top of ``base`` (a mapping file already kept), and keep that run when a call of the module
+    agrees there and it goes further before its first divergence, saying so in the report.
+    Returns the report, the traces and the mapping file B was recorded with (None: the first
+    run stands)."""
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
     alternatives = [*analyzer.pairing_alternatives(report), *analyzer.rotary_alternatives(report),
                     *analyzer.patch_alternatives(report)]
