@@ -545,6 +545,12 @@ Session 20, seven of the eight new families' clean twins (all but the tagger, wh
 without a flag): `--referee` 7 of 7, `--single-step` 7 of 7, `--ops` 6 of 7 at first: Qwen's
 first divergence under `--ops` is an op record, with no module call named, so `run` did not
 look for another pairing; it now takes the modules the differing records belong to: 7 of 7.
+Session 21, the nine set-11 clean twins (six hand-written ports, three training twins):
+`--referee` 9 of 9, `--single-step` 9 of 9, `--ops` 8 of 9. The miss is `port_llama` under
+`--ops`: its rotary layouts differ, and the op records inside the attention (q and k
+transposed and rotated) compare in each side's own feature order, so the pairing recorded in
+call order diverges at an op earlier than the first run and is not kept (the issue's
+layout-aware `--ops`: operands paired under the layout's permutation, not built yet).
 
 ## Known failures (open)
 
