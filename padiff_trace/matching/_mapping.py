@@ -276,6 +276,13 @@ def parse_mapping(data: Any, source: str = "<mapping>") -> Mapping:
     return Mapping(source, tuple(entries), ops, weights)
 
 
+def _axes_order(order: Any, where: str) -> tuple[int, ...]:
+    if not (isinstance(order, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
+            and sorted(order) == list(range(len(order)))):
+        raise MappingError(f"{where} must be an order of the canonical axes like [0, 2, 3, 1], got {order!r}")
+    return tuple(order)
+
+
 def _parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
     if not isinstance(raw, list):
         raise MappingError(f"{source}: 'weights' must be a list of entries like {{\"paddle\": NAME, \"torch\": NAME}}")
@@ -311,22 +318,10 @@ def _parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
             if g > 1:
                 groups[k] = g
         axis = e.get("axis", 0)
-        if not (isinstance(axis, int) and not isinstance(axis, bool) and axis >= 0):
-            raise MappingError(f"{source}: weights entry {i}: axis must be an axis of the canonical layout (0, 1, ...), "
-                               f"got {axis!r}")
-        if axis and any(k in groups for k in names):
-            raise MappingError(f"{source}: weights entry {i}: *_groups cut axis 0 only (q|k|v packed head by head), "
-                               f"not axis {axis}")
-        axes: dict[str, tuple[int, ...]] = {}
-        for k in names:
-            order = e.get(f"{k}_axes")
-            if order is None:
-                continue
-            if not (isinstance(order, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
-                    and sorted(order) == list(range(len(order)))):
-                raise MappingError(f"{source}: weights entry {i}: {k}_axes must be an order of the canonical axes like "
-                                   f"[0, 2, 3, 1], got {order!r}")
-            axes[k] = tuple(order)
+        if not (isinstance(axis, int) and not isinstance(axis, bool) and axis >= 0) or (axis and groups):
+            raise MappingError(f"{source}: weights entry {i}: axis must be an axis of the canonical layout (0, 1, ...; "
+                               f"*_groups cut axis 0 only), got {axis!r}")
+        axes = {k: _axes_order(e[f"{k}_axes"], f"{source}: weights entry {i}: {k}_axes") for k in names if f"{k}_axes" in e}
         out.append(WeightEntry(i, names, parts, skip, groups, axis, axes))
     return tuple(out)
 
