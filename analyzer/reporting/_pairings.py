@@ -29,6 +29,7 @@ __all__ = ["Alternative", "confirmed", "divergence_key", "pairing_alternatives"]
 
 _INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
 _MAX_TRIES = 2
+_OP_ROLES = ("op_input", "op_output", "op_grad_output")  # pairs of ops inside module calls (``--ops``)
 
 
 @dataclass(frozen=True)
@@ -127,9 +128,25 @@ def _shapes(view: Any) -> dict[str, tuple[int, ...]]:
 def divergence_key(report: Report) -> tuple[float, float, float]:
     """How far a run got before its first divergence: (step, A's record number, B's); aligned
     runs are infinitely far. Comparable between two runs of one A trace against recordings of
-    one B spec: A's records are the same in both, B's may pair with other calls of A."""
+    one B spec: A's records are the same in both, B's may pair with other calls of A. With op
+    records (``--ops``) only module-level pairs count: how ops of one call pair depends on the
+    values inside it, and a pairing is judged by the modules it makes agree."""
     d = report.first_divergence
     if d is None or report.exit_code == 0:
         return (float("inf"), float("inf"), float("inf"))
-    ra, rb = d.pair.a, d.pair.b
+    t = report.pairs
+    ops = t.role_mask(*_OP_ROLES)
+    if ops.any():
+        failed = t.failing & ~ops
+        rows = np.flatnonzero(failed)
+        if not len(rows):
+            return (float("inf"), float("inf"), float("inf"))
+        is_input = t.role_mask("input")
+        outs = np.flatnonzero(failed & ~is_input)
+        i = int(outs[0]) if len(outs) else int(rows[0])
+        early = np.flatnonzero(failed[:i] & is_input[:i])
+        first = t[int(early[0]) if len(early) else i]
+        ra, rb = first.a, first.b
+    else:
+        ra, rb = d.pair.a, d.pair.b
     return (float(rb.step), float(ra.seq), float(rb.seq))
