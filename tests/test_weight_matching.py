@@ -116,6 +116,25 @@ def test_fused_qkv_conv1d_is_split_and_conv1d_is_a_linear() -> None:
     assert next(p for p in wm.pairs if p.b == "h.0.attn.c_proj.weight").relative_perm is None
 
 
+def test_a_users_own_copy_of_conv1d_is_the_linear_stored_in_out() -> None:
+    """A GPT-2 port that copies transformers' Conv1D into its own file (hierarchy
+    ``port.Conv1D``, not the library's): the bare name still says a Linear stored [in, out],
+    so fc1 (paddle [H, F]) pairs with c_fc, not with c_proj whose stored shape [F, H] is fc1's
+    canonical one, and q|k|v pack into c_attn."""
+    own = {**TD, "Conv1D": ["port.Conv1D", "torch.nn.modules.module.Module"]}
+    pd = [x for n in ("q_proj", "k_proj", "v_proj", "out_proj") for x in paddle_linear(f"layers.0.attn.{n}", H, H)]
+    pd += paddle_linear("layers.0.ffn.fc1", H, F) + paddle_linear("layers.0.ffn.fc2", F, H)
+    th = torch_linear("h.0.attn.c_attn", H, 3 * H, "Conv1D") + torch_linear("h.0.attn.c_proj", H, H, "Conv1D")
+    th += torch_linear("h.0.mlp.c_fc", H, F, "Conv1D") + torch_linear("h.0.mlp.c_proj", F, H, "Conv1D")
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), own))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = pairs(wm)
+    assert got["layers.0.ffn.fc1.weight"] == "h.0.mlp.c_fc.weight" and got["layers.0.ffn.fc2.weight"] == "h.0.mlp.c_proj.weight"
+    assert [p.a for p in wm.pairs if p.b == "h.0.attn.c_attn.weight"] == [
+        f"layers.0.attn.{n}.weight" for n in ("q_proj", "k_proj", "v_proj")]
+    assert next(p for p in wm.pairs if p.b == "h.0.attn.c_proj.weight").relative_perm is None
+
+
 def test_torch_mha_in_proj_is_three_paddle_projections() -> None:
     pd = [x for n in ("q_proj", "k_proj", "v_proj", "out_proj") for x in paddle_linear(f"layers.0.self_attn.{n}", H, H)]
     th = [t("layers.0.self_attn.in_proj_weight", "MultiheadAttention", (3 * H, H)),

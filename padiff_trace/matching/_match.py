@@ -112,11 +112,13 @@ class TypeResolver:
             simple = qual.rsplit(".", 1)[-1]
             if fw is not None and rest and simple in _EXACT:
                 return ResolvedType(_EXACT[simple], True, f"{fw}:{_EXACT[simple]}")
-        if self._classes.get(name):
-            return ResolvedType(name.strip().lower(), False, "")  # a user class, hierarchy known
+        # a bare name the tables know denotes that class, also where a user defines it (GPT-2
+        # ports copy transformers' Conv1D into their own code: a Linear stored [in, out])
         known = UNQUALIFIED_CLASSES.get((self.framework, name))
         if known is not None:
             return ResolvedType(LIBRARY_TYPES[known], True, known)
+        if self._classes.get(name):
+            return ResolvedType(name.strip().lower(), False, "")  # a user class, hierarchy known
         canon = _EXACT.get(name) or _CANON.get(name.strip().lower())
         if canon is not None:
             return ResolvedType(canon, True, f"{self.framework}:{canon}")

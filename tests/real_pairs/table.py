@@ -70,7 +70,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # padding, weight norm, BatchNorm) and training setups, by helpers that never ran
                       # the tool, measured once on first contact
                       "port_convnext", "port_mixer", "port_nanogpt", "port_llama", "port_tcn", "port_conformer",
-                      "distilbert_train", "gptj_train", "mobilenet_v3_small_train"})
+                      "distilbert_train", "gptj_train", "mobilenet_v3_small_train",
+                      # session 22: ports from the frameworks' built-in layers (TransformerEncoder, LSTM/GRU),
+                      # window attention with a bias table, stacked expert weights, and training ports
+                      # (GroupNorm UNet with warm-up, HF-style Conv1D against Linear), by helpers that never
+                      # ran the tool, measured once on first contact
+                      "port_builtin_tf", "port_rnn_tagger", "port_swin", "port_moe",
+                      "port_diffusion_train", "port_gpt2conv_train"})
 
 
 @dataclass(frozen=True)
