@@ -30,7 +30,7 @@ from .judging._referee import CLASSES, RATIO
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._html import write_html
-from .reporting._layouts import patch_alternatives, rotary_alternatives
+from .reporting._layouts import concat_alternatives, patch_alternatives, rotary_alternatives
 from .reporting._pairings import Alternative, confirmed, divergence_key, pairing_alternatives
 from .reporting._report import SCHEMA_VERSION, Report
 from .reporting._text import alignment_text
@@ -72,6 +72,7 @@ __all__ = [
     "noise_floor",
     "pairing_alternatives",
     "rotary_alternatives",
+    "concat_alternatives",
     "patch_alternatives",
     "single_step_plan",
     "weight_map",

@@ -11,6 +11,8 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 
+import numpy as np
+
 from padiff_trace import Kind, Record
 from padiff_trace.matching import WeightMap
 
@@ -41,7 +43,8 @@ def plan(
     in_order = all(x.a.id < y.a.id for x, y in itertools.pairwise(al.pairs))
     aligned = first_step(va) if first_step(va) == first_step(vb) and in_order else None
     keyed: dict[tuple[str, int], CallPair] | None = None
-    regrouped = regroup_orders(wm)  # fused q|k|v projections packed two ways: outputs in B's order
+    # outputs (fused q|k|v packed two ways) and inputs (features concatenated in another order) in B's order
+    regrouped, regrouped_in = regroup_orders(wm, _weight_ndim(va))
     for step, calls in va.calls.items():
         if step == aligned and _in_id_order(calls):
             found = _by_order(calls, al.pairs)
@@ -56,17 +59,23 @@ def plan(
             ins, _, _ = pair_leaves(ca.inputs, cb.inputs, cp.perm)
             outs, _, _ = pair_leaves(ca.outputs, cb.outputs, cp.perm)
             items: list[PlanItem] = []
-            for x, y, p in ins:
-                items.append(PlanItem(role_in, x, y, p, pair))
-                gx, gy = va.grads_in.get((ca.id, x.position)), vb.grads_in.get((cb.id, y.position))
-                if gx is not None and gy is not None:
-                    items.append(PlanItem("grad_input", gx, gy, p, pair))
+            order = regrouped_in.get((ca.module, cb.module)) if regrouped_in else None
+            for x0, y, p in ins:
+                xi: RecordLike = x0
+                gxi: RecordLike | None = va.grads_in.get((ca.id, x0.position))
+                if order is not None and _regroupable(x0, y, p, order):
+                    xi = Regrouped(x0, order)
+                    gxi = Regrouped(gxi, order) if isinstance(gxi, Record) else gxi
+                items.append(PlanItem(role_in, xi, y, p, pair))
+                gy = vb.grads_in.get((cb.id, y.position))
+                if gxi is not None and gy is not None:
+                    items.append(PlanItem("grad_input", gxi, gy, p, pair))
             order = regrouped.get((ca.module, cb.module)) if regrouped else None
             for x0, y, p in outs:
                 xo: RecordLike = x0
                 gxo: RecordLike | None = va.grads_out.get((ca.id, x0.position))
                 gy = vb.grads_out.get((cb.id, y.position))
-                if order is not None and x0.shape == y.shape and x0.shape[-1:] == (len(order),) and p is None:
+                if order is not None and _regroupable(x0, y, p, order):
                     xo = Regrouped(x0, order)
                     gxo = Regrouped(gxo, order) if isinstance(gxo, Record) else gxo
                 items.append(PlanItem("output", xo, y, p, pair))
@@ -97,6 +106,22 @@ def plan(
             yield PlanItem("loss", x, y, None, None)
     if with_ops:
         yield from plan_ops(op_calls, (va, vb), (ops_a, ops_b), base, op_names)
+
+
+def _regroupable(x: Record, y: Record, perm: tuple[int, ...] | None, order: object) -> bool:
+    """A record whose last axis is the regrouped one, laid out as the other side's (the same
+    element count, the same last axis; leading axes may split tokens otherwise)."""
+    n = len(order)  # type: ignore[arg-type]
+    return (perm is None and x.shape[-1:] == (n,) and y.shape[-1:] == (n,)
+            and int(np.prod(x.shape)) == int(np.prod(y.shape)))
+
+
+def _weight_ndim(view: TraceView) -> dict[str, int]:
+    """A's weights (the first recorded step) by full name -> their number of axes."""
+    if not view.weights:
+        return {}
+    recs = view.weights[min(view.weights)].values()
+    return {(f"{r.module}.{r.position}" if r.module else r.position): len(r.shape) for r in recs}
 
 
 def _link(base: _Base, items: list[PlanItem]) -> None:

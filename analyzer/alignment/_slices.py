@@ -6,7 +6,7 @@ side's, in the other side's order (``Regrouped``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -85,18 +85,26 @@ class RowSlice(RecordView):
         return f"RowSlice({self.name}, {where} {self.lo}:{self.hi}{per} of {list(self.base.shape)})"
 
 
-def regroup_orders(wm: WeightMap | None) -> dict[tuple[str, str], np.ndarray]:
-    """(A module, B module) -> the order that takes the last axis of A's output into B's, for the
-    fused q|k|v projections the weight map pairs in parts packed in different groups (paddlenlp's
-    ``qkv_proj`` head by head against GPT-2's ``c_attn``, all q then all k then all v): the
-    projection's output is packed as its weight is."""
-    shares: dict[tuple[str, str], list[WeightPair]] = {}
+def regroup_orders(wm: WeightMap | None, ndim: Mapping[str, int] | None = None
+                   ) -> tuple[dict[tuple[str, str], np.ndarray], dict[tuple[str, str], np.ndarray]]:
+    """(A module, B module) -> the order that takes the last axis of A's output into B's, and the
+    same for its input: where the weight map pairs a module's weight in parts that lie in
+    another order on each side. Outputs: the output axis in shares (fused q|k|v projections
+    packed in different groups, paddlenlp's ``qkv_proj`` head by head against GPT-2's
+    ``c_attn``; chunks of features concatenated in another order). Inputs: the input axis of a
+    weight cut in reordered parts (a Linear after features concatenated in another order), and
+    the one axis of a module whose weights are all 1-D (a norm: its input is in the order of
+    its output). ``ndim``: A's weight name -> its number of axes (unknown: not 1-D)."""
+    shares: dict[tuple[tuple[str, str], int], list[WeightPair]] = {}
     for p in wm.pairs if wm is not None else ():
-        if p.a_part is not None and p.b_part is not None and p.a_groups != p.b_groups and p.axis == 0 \
-                and p.a.endswith(".weight"):
-            shares.setdefault((p.a.rpartition(".")[0], p.b.rpartition(".")[0]), []).append(p)
-    out = {}
-    for key, pieces in shares.items():
+        if p.a_part is not None and p.b_part is not None and p.axis in (0, 1) and p.a.endswith(".weight"):
+            shares.setdefault(((p.a.rpartition(".")[0], p.b.rpartition(".")[0]), p.axis), []).append(p)
+    dims: dict[str, list[int]] = {}
+    for name, n in (ndim or {}).items():
+        dims.setdefault(name.rpartition(".")[0], []).append(n)
+    outs: dict[tuple[str, str], np.ndarray] = {}
+    ins: dict[tuple[str, str], np.ndarray] = {}
+    for (key, axis), pieces in shares.items():
         n = sum((p.a_part[1] - p.a_part[0]) * p.a_groups for p in pieces if p.a_part is not None)
         order = np.full(n, -1, dtype=np.int64)
         for p in pieces:
@@ -104,9 +112,12 @@ def regroup_orders(wm: WeightMap | None) -> dict[tuple[str, str], np.ndarray]:
             a_idx, b_idx = packed_rows(n, *p.a_part, p.a_groups), packed_rows(n, *p.b_part, p.b_groups)
             if len(a_idx) == len(b_idx) and b_idx.max(initial=-1) < n and a_idx.max(initial=-1) < n:
                 order[b_idx] = a_idx
-        if (order >= 0).all():  # the shares cover the axis: a permutation
-            out[key] = order
-    return out
+        if not (order >= 0).all() or (order == np.arange(n)).all():  # not a permutation, or none
+            continue
+        (ins if axis == 1 else outs)[key] = order
+        if axis == 0 and dims.get(key[0]) and max(dims[key[0]]) == 1:
+            ins[key] = order  # elementwise over the axis: the input is in the output's order
+    return outs, ins
 
 
 class Regrouped(RecordView):

@@ -86,7 +86,9 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
                 paired: Container[int], first: Record | None, other: TraceView) -> Call | None:
     """The innermost call only this side recorded, directly in ``call`` (inside no paired child:
     a child whose output agrees checked it), that ran before ``first`` (the first differing
-    value inside ``call``), received no value that differs, and returned a new value that no
+    value inside ``call``), received only values known to agree (compared, or found in the
+    other trace: a softmax fed by scores the inline code computed is no more suspect than that
+    code), and returned a new value that no
     record of the other side compares: nothing tells whether it is right, and everything
     compared before it agrees. The latest such call is named (the last computation nobody
     checked before the difference showed); a call that returns its input (dropout in eval) is
@@ -104,8 +106,8 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
             continue
         ins = {k for r in c.tensor_inputs() if (k := value_id(r)) is not None}
         outs = {k for r in c.tensor_outputs() if (k := value_id(r)) is not None}
-        if not outs or outs <= ins or ins & bad or outs & (good | bad):
-            continue
+        if not outs or outs <= ins or not ins <= good or outs & (good | bad):
+            continue  # an input nothing verified (made by the inline code before it) makes it no more suspect
         end = max((r.seq for r in c.outputs), default=-1)
         if first is not None and end > first.seq:
             continue

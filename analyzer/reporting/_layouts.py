@@ -14,11 +14,22 @@ a Linear over flattened patches ``[out, in * p * p]`` in the other; the weight m
 them by a reshape, which flattens each patch channels first. A port that flattens it
 channels last (``(p1 p2 c)``) holds the same weights in another order: ``patch_alternatives``
 gives the mapping document that reorders the convolution's axes first.
+
+**Features concatenated in another order.** One port concatenates four neighbours (Swin's patch
+merging), gate and up, or several heads' features as ``[x0, x1, x2, x3]``, the other as ``[x0,
+x2, x1, x3]``: the same values, chunks of the feature axis in another order, and every weight
+that reads them (a norm's scale and shift, a Linear's inputs) holds its chunks in that order.
+Where the first divergence is such a value (``chunk_order``: the other side's chunks found one by
+one among this side's), ``concat_alternatives`` gives the mapping document that pairs each
+chunk of those weights with its counterpart; the comparison then reads the values in the other
+side's order (``alignment._slices.regroup_orders``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from padiff_trace.matching import ROLE_SYNONYMS, ROTARY_ROLES, ROTARY_TABLES
 
@@ -27,7 +38,10 @@ from ._pairings import Alternative, _parent, _pattern, _shapes
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["patch_alternatives", "rotary_alternatives"]
+__all__ = ["chunk_order", "concat_alternatives", "patch_alternatives", "rotary_alternatives"]
+
+_MAX_CHUNKS = 8  # concatenations of more parts than this are not looked for
+_SAME = 1e-4  # chunks this close (relative to the largest magnitude) hold the same values
 
 
 def _head_dim(view: Any) -> int | None:
@@ -115,3 +129,74 @@ def patch_alternatives(report: Report) -> list[Alternative]:
             named = d.located.a.call.module if d.located else d.pair.a.module
             out.append(Alternative(doc, said, _pattern(named or p.a.rpartition(".")[0])))
     return out[:2]
+
+
+def chunk_order(a: np.ndarray, b: np.ndarray, most: int = _MAX_CHUNKS) -> list[int] | None:
+    """The order of ``a``'s chunks of the last axis that ``b`` holds (``b``'s chunk j is ``a``'s
+    chunk ``order[j]``), for the fewest equal chunks (2 .. ``most``) where one exists and is not
+    the identity; None where no reordering of chunks makes them the same values."""
+    n = a.shape[-1]
+    if b.shape[-1] != n or a.size != b.size or not a.size:
+        return None
+    xa, xb = a.reshape(-1, n).astype(np.float64), b.reshape(-1, n).astype(np.float64)
+    tol = _SAME * max(float(np.abs(xa).max()), 1e-30)
+    for k in range(2, most + 1):
+        if n % k:
+            continue
+        c = n // k
+        order: list[int] = []
+        for j in range(k):
+            part = xb[:, j * c:(j + 1) * c]
+            hit = next((i for i in range(k) if i not in order
+                        and float(np.abs(xa[:, i * c:(i + 1) * c] - part).max()) <= tol), None)
+            if hit is None:
+                break
+            order.append(hit)
+        else:
+            return order if order != list(range(k)) else None
+    return None
+
+
+def concat_alternatives(report: Report) -> list[Alternative]:
+    """The mapping document pairing, chunk by chunk, every weight inside the module the first
+    divergence names that reads the differing value's last axis (a 1-D tensor of a module whose
+    weights are all 1-D: a norm; the input axis of a matrix), when that value is the other
+    side's with chunks of its last axis in another order (``chunk_order``); empty otherwise."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or wm is None or d.pair.role not in ("input", "output"):
+        return []
+    ra, rb = d.pair.a, d.pair.b
+    if not (hasattr(ra, "read") and hasattr(rb, "read")) or not ra.shape or not rb.shape:
+        return []
+    order = chunk_order(np.asarray(ra.read()), np.asarray(rb.read()))
+    if order is None:
+        return []
+    n, k = int(ra.shape[-1]), len(order)
+    c = n // k
+    scope = d.located.a.call.module if d.located else ra.module
+    ka, kb = wm.side_keys()
+    shapes = _shapes(report.a)
+    ndim: dict[str, int] = {}
+    for name, dims in shapes.items():
+        mod = name.rpartition(".")[0]
+        ndim[mod] = max(ndim.get(mod, 0), len(dims))
+    entries: list[dict[str, Any]] = []
+    for p in wm.pairs:
+        mod_a = p.a.rpartition(".")[0]
+        shape = shapes.get(p.a)
+        if (shape is None or p.a_part is not None or p.b_part is not None or not p.transfer or p.how == "reshape"
+                or not (not scope or mod_a == scope or mod_a.startswith(scope + "."))):
+            continue
+        canon = tuple(shape[i] for i in p.a_perm) if p.a_perm is not None else tuple(shape)
+        axis = 0 if len(canon) == 1 else 1
+        if len(canon) <= axis or canon[axis] != n or (axis == 0 and ndim.get(mod_a, 1) > 1):
+            continue  # not a reader of the value's axis (a bias sits on a matrix's output side)
+        for j, i in enumerate(order):
+            entries.append({ka: p.a, kb: p.b, f"{ka}_part": [i * c, (i + 1) * c], f"{kb}_part": [j * c, (j + 1) * c],
+                            "axis": axis})
+    if not entries:
+        return []
+    said = (f"the {k} chunks of {n} features {ka} concatenates as {list(range(k))} taken in {kb}'s order {order} "
+            f"by the weights that read them in {scope or '<root>'}")
+    doc = {"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"}
+    return [Alternative(doc, said, _pattern(scope))]

@@ -105,14 +105,15 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     which received agreeing inputs and returned a differing output while none agreed: record B
     again with another pairing (two same-shape siblings swapped in every block,
     ``analyzer.pairing_alternatives``; q and k rows in the other rotary layout,
-    ``rotary_alternatives``; a patch convolution flattened channels last, ``patch_alternatives``)
+    ``rotary_alternatives``; a patch convolution flattened channels last, ``patch_alternatives``;
+    features concatenated in another order, ``concat_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when a call of the module
     agrees there and it goes further before its first divergence, saying so in the report.
     Returns the report, the traces and the mapping file B was recorded with (None: the first
     run stands)."""
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
     alternatives = [*analyzer.pairing_alternatives(report), *analyzer.rotary_alternatives(report),
-                    *analyzer.patch_alternatives(report)]
+                    *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report)]
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
         if good or not bad:  # a call of it agrees, or none received agreeing inputs and differed

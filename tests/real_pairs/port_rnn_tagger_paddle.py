@@ -31,7 +31,6 @@ import os
 
 import numpy as np
 import paddle
-import paddle.nn.functional as F
 from paddle import nn
 
 VOCAB, EMB, HIDDEN, DEC, TAGS = 40, 16, 16, 24, 7
@@ -68,9 +67,9 @@ class RNNTagger(nn.Layer):
     def forward(self, tokens, lengths):
         x = self.embedding(tokens)
         if self.use_lengths:
-            enc, (h, c) = self.encoder(x, sequence_length=lengths)
+            enc, (h, _c) = self.encoder(x, sequence_length=lengths)
         else:
-            enc, (h, c) = self.encoder(x)
+            enc, (h, _c) = self.encoder(x)
         h0 = self.bridge(h)
         dec, _ = self.decoder(enc, initial_states=h0, sequence_length=lengths)
         logits = self.classifier(self.norm(dec))

@@ -38,7 +38,6 @@ import os
 
 import numpy as np
 import paddle
-import paddle.nn.functional as F
 from paddle import nn
 
 IMG, PATCH, IN_CHANS, EMBED_DIM, DEPTHS, HEADS, WINDOW, MLP_RATIO, CLASSES = 32, 4, 3, 16, (2, 2), (2, 4), 4, 2, 10
@@ -149,7 +148,7 @@ class SwinTransformerBlock(nn.Layer):
 
     def forward(self, x):
         H, W = self.input_resolution
-        B, L, C = x.shape
+        B, _L, C = x.shape
         shortcut = x
         x = self.norm1(x).reshape([B, H, W, C])
         if self.shift_size > 0:
@@ -172,7 +171,7 @@ class PatchMerging(nn.Layer):
 
     def forward(self, x):
         H, W = self.input_resolution
-        B, L, C = x.shape
+        B, _L, C = x.shape
         x = x.reshape([B, H, W, C])
         x0 = x[:, 0::2, 0::2, :]
         x1 = x[:, 1::2, 0::2, :]

@@ -111,7 +111,7 @@ class SwinBlock(nn.Module):
         return torch.zeros(same.shape, device=device).masked_fill(~same, float("-inf"))
 
     def forward(self, x):
-        b, h, w, c = x.shape
+        _b, h, w, _c = x.shape
         y = self.ln1(x)
         mask = None
         if self.shift:
