@@ -80,7 +80,7 @@ def _corpus() -> list[str]:
     found = sorted(p.name.removesuffix("_truth.json") for d in dirs for p in d.glob("*_truth.json"))
     if os.environ.get("PADIFF_CORPUS") == "all":
         return [f for f in found if f not in ("gpt", "opt", "bloom", "llama")]
-    return [f for f in found if f in ("distilbert", "mbart", *SET7, *SET10, *SET11)]
+    return [f for f in found if f in ("distilbert", "mbart", *SET7, *SET10, *SET11, *SET12)]
 
 
 # the families added in session 18: those both libraries ship beyond the shared notes' list
@@ -90,6 +90,8 @@ SET7 = ("megatronbert", "nezha", "deberta_v2", "nystromformer", "blenderbot", "b
 SET10 = ("qwen", "port_seq2seq")
 # session 21: a decoder written by hand twice (fused c_attn, a head tied on one side only)
 SET11 = ("port_nanogpt",)
+# session 22: window attention with a bias table, neighbours merged in another order
+SET12 = ("port_swin",)
 
 
 @pytest.mark.slow

@@ -152,3 +152,18 @@ def test_training_that_amplifies_rounding_is_aligned_and_says_so(tmp_path: Path)
     assert rc == 1, text[-4000:]
     assert _first_step(doc) == truth("mobilenet_v2_train")["bugs"]["nesterov"]["first_step"]
     assert "update_differs" in {f["code"] for f in doc["diagnosis"]}, text[-4000:]
+
+
+def test_a_gpt2_port_with_its_own_conv1d_copy_trains_aligned(tmp_path: Path) -> None:
+    """port_gpt2conv_train (set 12, held out): torch's side copies transformers' ``Conv1D`` into
+    its own file (a Linear stored [in, out], fused ``c_attn`` = q|k|v) against paddle's separate
+    Linear q, k, v; tied embeddings, dropout on, AdamW, clipping, 3 steps. The bare class name
+    says the layout, so c_fc and c_proj are not paired by their transposed shapes, and q|k|v pack
+    into c_attn: aligned."""
+    rc, doc, text = run(tmp_path, "port_gpt2conv_train")
+    assert rc == 0, text[-4000:]
+    wm = json.loads((tmp_path / "port_gpt2conv_train_torch.trace" / "weightmap.json").read_text())
+    to = {e.get("paddle"): e.get("torch") for e in wm["weights"] if "paddle_part" not in e}
+    assert to["layers.0.ffn.fc1.weight"] == "transformer.h.0.mlp.c_fc.weight"
+    packed = [e["paddle"] for e in wm["weights"] if e.get("torch") == "transformer.h.0.attn.c_attn.weight"]
+    assert packed == [f"layers.0.attn.{n}.weight" for n in ("q_proj", "k_proj", "v_proj")], packed
