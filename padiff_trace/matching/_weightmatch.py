@@ -46,8 +46,8 @@ from ._knowledge import POINTWISE_AS, WEIGHT_NORM
 from ._leftover import pair_left_over
 from ._match import group_key
 from ._packs import packed_run, regrouped
-from ._stacks import stacked_groups
 from ._reparam import G_SKIPPED
+from ._stacks import stacked_groups
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
