@@ -1,0 +1,104 @@
+"""Values in another order across two correct ports (fast, no framework).
+
+* Features concatenated in another order (Swin's patch merging takes four neighbours as
+  ``[x0, x1, x2, x3]`` in one port and ``[x0, x2, x1, x3]`` in the other): ``chunk_order`` finds
+  the order from the recorded values, ``regroup_orders`` reads a norm's input and output, and a
+  Linear's input, in the other side's order where the weights were paired chunk by chunk.
+* Module anchors: a tensor paired in parts with one tensor only is matched whole (its modules
+  anchor the call alignment); a root holding a position table is no partner of a
+  position-embedding module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from padiff_trace.analyzer.alignment._slices import regroup_orders
+from padiff_trace.analyzer.reporting._layouts import chunk_order
+
+from padiff_trace.matching import WeightMap, WeightPair
+from padiff_trace.matching._anchors import module_anchors
+
+
+def _chunked(a: np.ndarray, order: list[int]) -> np.ndarray:
+    c = a.shape[-1] // len(order)
+    return np.concatenate([a[..., i * c:(i + 1) * c] for i in order], axis=-1)
+
+
+def test_chunk_order_finds_features_concatenated_in_another_order() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 16, 64)).astype(np.float32)
+    b = _chunked(a, [0, 2, 1, 3]).reshape(2, 4, 4, 64)  # another token layout, the same rows in order
+    b = b + rng.standard_normal(b.shape).astype(np.float32) * 1e-7  # fp32 rounding of another library
+    assert chunk_order(a, b) == [0, 2, 1, 3]
+    assert chunk_order(a, _chunked(a, [1, 0])) == [1, 0]  # the fewest chunks that explain it
+    assert chunk_order(a, a.copy()) is None  # the same order: nothing to reorder
+    assert chunk_order(a, rng.standard_normal(a.shape)) is None  # other values
+    assert chunk_order(a, b[..., :32]) is None  # another width
+
+
+def _pieces(a: str, b: str, order: list[int], width: int, axis: int) -> list[WeightPair]:
+    c = width // len(order)
+    return [WeightPair(a, b, None, None, "mapping", (i * c, (i + 1) * c), (j * c, (j + 1) * c), axis)
+            for j, i in enumerate(order)]
+
+
+def test_regroup_orders_read_a_norms_values_and_a_linears_input_in_the_other_order() -> None:
+    wm = WeightMap("paddle", "torch")
+    wm.pairs += _pieces("down.norm.weight", "down.norm.weight", [0, 2, 1, 3], 8, 0)
+    wm.pairs += _pieces("down.norm.bias", "down.norm.bias", [0, 2, 1, 3], 8, 0)
+    wm.pairs += _pieces("down.reduction.weight", "down.reduction.weight", [0, 2, 1, 3], 8, 1)
+    wm.pairs.append(WeightPair("down.reduction.bias", "down.reduction.bias", None, None, "structure"))
+    ndim = {"down.norm.weight": 1, "down.norm.bias": 1, "down.reduction.weight": 2, "down.reduction.bias": 1}
+    outs, ins = regroup_orders(wm, ndim)
+    want = np.array([0, 1, 4, 5, 2, 3, 6, 7])  # B's element j is A's element want[j]
+    assert np.array_equal(outs[("down.norm", "down.norm")], want) and np.array_equal(ins[("down.norm", "down.norm")], want)
+    assert np.array_equal(ins[("down.reduction", "down.reduction")], want)
+    assert ("down.reduction", "down.reduction") not in outs  # its outputs are in one order on both sides
+    # pieces in the same order on both sides: nothing to read otherwise
+    same = WeightMap("paddle", "torch", pairs=_pieces("n.weight", "n.weight", [0, 1], 8, 0))
+    assert regroup_orders(same, {"n.weight": 1}) == ({}, {})
+
+
+def test_a_tensor_paired_in_parts_with_one_tensor_only_anchors_its_module() -> None:
+    wm = WeightMap("paddle", "torch")
+    wm.pairs += _pieces("down.norm.weight", "merge.ln.weight", [0, 2, 1, 3], 8, 0)
+    # q|k|v packed in one tensor: its parts pair with three modules, no anchor
+    for k, n in enumerate(("q", "k", "v")):
+        wm.pairs.append(WeightPair(f"attn.{n}.weight", "attn.qkv.weight", None, None, "packed", None, (4 * k, 4 * k + 4)))
+    anchors = module_anchors(wm)
+    assert anchors["down.norm"] == "merge.ln"
+    assert not any(b == "attn.qkv" for b in anchors.values())
+
+
+def test_a_root_holding_a_position_table_is_no_partner_of_a_position_module() -> None:
+    """One port keeps a raw position table on the model itself, the other an Embedding module:
+    the tensors pair, but the module holding every other module is not the embedding's call."""
+    wm = WeightMap("paddle", "torch")
+    wm.pairs += [WeightPair("embed_positions.weight", "pos_emb", None, None, "shape+order"),
+                 WeightPair("layers.0.fc.weight", "blocks.0.fc.weight", None, None, "structure"),
+                 WeightPair("layers.1.fc.weight", "blocks.1.fc.weight", None, None, "structure")]
+    anchors = module_anchors(wm)
+    assert "embed_positions" not in anchors
+    assert anchors["layers.0.fc"] == "blocks.0.fc" and anchors["layers.1.fc"] == "blocks.1.fc"
+
+class _Shaped:
+    """A record as a reconciler reads it: shape and size."""
+
+    def __init__(self, *shape: int) -> None:
+        self.shape = shape
+        self.numel = int(np.prod(shape))
+        self.is_tensor = True
+
+
+def test_a_mask_broadcast_over_another_axis_is_not_a_layout() -> None:
+    """[b, 1, s, 1] against [b, 1, 1, s] hold the same numbers broadcast along another axis (a
+    padding mask over the queries instead of the keys: electra's planted bug): no permutation
+    reconciles them, while [b, s, h, d] against [b, h, s, d] is a layout."""
+    from padiff_trace.analyzer.alignment._item import PlanItem
+    from padiff_trace.analyzer.judging._reconcile import permuted_axes
+
+    mask = PlanItem("input", _Shaped(2, 1, 12, 1), _Shaped(2, 1, 1, 12), None, None)  # type: ignore[arg-type]
+    assert permuted_axes(mask) is None
+    heads = PlanItem("output", _Shaped(2, 12, 4, 8), _Shaped(2, 4, 12, 8), None, None)  # type: ignore[arg-type]
+    got = permuted_axes(heads)
+    assert got is not None and got.perm == (0, 2, 1, 3)
