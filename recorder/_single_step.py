@@ -53,8 +53,12 @@ class SingleStep:
 
     def _value(self, seq: int, perm: list[int] | None, like: Any) -> Any | None:
         """A's recorded value for this tensor, or None where the two libraries hand this module
-        the argument in another shape (position ids [2, S] vs [1, S]): this side keeps its own
-        value there, and the comparison shows what it was."""
+        the argument in another shape (position ids [2, S] vs [1, S]), or where it is integer
+        data (one side's sequence lengths against the other's packed-sequence indices): this side
+        keeps its own value there, and the comparison shows what it was."""
+        if not self._adapter.is_floating(like):  # ids, lengths, indices: data, not a computed value
+            self.kept_own += 1
+            return None
         arr = self._trace.read(int(seq))
         if perm:
             arr = np.ascontiguousarray(np.transpose(arr, perm))

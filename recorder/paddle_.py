@@ -199,7 +199,20 @@ class PaddleAdapter(Adapter):
             model.clear_gradients()
 
     def cast_model(self, model: Any, dtype: str) -> None:
-        model.to(dtype=dtype)
+        # paddle's Layer.to(dtype=) casts integer buffers too (a relative-position index, position
+        # ids), and fails on a buffer holding no memory yet (nn.LSTM's dropout state); torch's
+        # casts floating tensors only: those are set aside and put back as they were
+        kept = []
+        for layer in model.sublayers(include_self=True):
+            for name, buf in list(layer._buffers.items()):
+                if buf is not None and (not buf._is_initialized() or not buf.is_floating_point()):
+                    kept.append((layer, name, buf if not buf._is_initialized() else buf.clone()))  # .to casts in place
+                    del layer._buffers[name]
+        try:
+            model.to(dtype=dtype)
+        finally:
+            for layer, name, buf in kept:
+                layer._buffers[name] = buf
         paddle.set_default_dtype(dtype)
 
     def cast_tensor(self, t: Any, dtype: str) -> Any:

@@ -743,3 +743,37 @@ def test_a_gated_conv_holding_filter_and_gate_is_two_weight_normed_convs() -> No
     assert got["blocks.0.conv_gate.bias"] == ("layers.0.dilated.bias", (H, 2 * H), "packed")
     assert {n for s, n, _ in wm.skipped if s == "b"} == {f"blocks.0.{n}.parametrizations.weight.original0"
                                                           for n in ("conv_filter", "conv_gate")}
+
+
+def test_experts_in_a_list_pair_with_stacked_expert_weights() -> None:
+    """A mixture of experts as a list of Linear experts (paddle, ``w1``/``w2``/``w3`` each [in,
+    out]) against 3-D stacked ``w_gate``/``w_up``/``w_down`` used as ``x @ W[e]`` in a class the
+    tables do not know: each expert is its slice of the stack, the role each stack's name says
+    choosing between the gate and the up projection (same shapes), the shapes the orientation."""
+    d, f, n = H, F, 4
+    user = {**TD, "Experts": ["port.Experts", "torch.nn.modules.module.Module"]}
+    pd = [t("moe.gate.weight", "Linear", (d, n))]
+    for e in range(n):
+        pd += [t(f"moe.experts.{e}.w1.weight", "Linear", (d, f)), t(f"moe.experts.{e}.w2.weight", "Linear", (f, d)),
+               t(f"moe.experts.{e}.w3.weight", "Linear", (d, f))]
+    th = [t("ffn.router.weight", "Linear", (n, d)), t("ffn.experts.w_gate", "Experts", (n, d, f)),
+          t("ffn.experts.w_up", "Experts", (n, d, f)), t("ffn.experts.w_down", "Experts", (n, f, d))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), user))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {(p.a, p.b_part) for p in wm.pairs if p.how == "stacked"}
+    for e in range(n):
+        assert {(f"moe.experts.{e}.w1.weight", (e, e + 1)), (f"moe.experts.{e}.w3.weight", (e, e + 1)),
+                (f"moe.experts.{e}.w2.weight", (e, e + 1))} <= got
+    by_a = {p.a: p for p in wm.pairs}
+    assert by_a["moe.experts.2.w1.weight"].b == "ffn.experts.w_gate" and by_a["moe.experts.2.w3.weight"].b == "ffn.experts.w_up"
+    assert by_a["moe.experts.0.w2.weight"].b == "ffn.experts.w_down"
+    # paddle's [in, out] expert is the stack's [in, out] slice: A transposed to canonical, B's slice too
+    assert by_a["moe.experts.0.w1.weight"].b_perm == (0, 2, 1)
+
+
+def test_a_stack_of_square_matrices_is_never_guessed() -> None:
+    pd = [t(f"experts.{e}.proj.weight", "Linear", (H, H)) for e in range(3)]
+    th = [t("experts.w", "Experts", (3, H, H))]
+    user = {**TD, "Experts": ["port.Experts", "torch.nn.modules.module.Module"]}
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), user))
+    assert not any(p.how == "stacked" for p in wm.pairs)

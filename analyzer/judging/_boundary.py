@@ -22,9 +22,7 @@ used here, for every such pair, is whether the difference *reaches anything down
   w.r.t. the differing output) differ for the same reason and are absorbed with it. A call
   handed another input convention (shapes that differ: HF's BLIP-2 takes image placeholder
   ids in ``input_ids``, paddlenlp concatenates the queries itself) is judged the same way, its
-  inputs with it, when later records were compared and all agree; so is a call whose outputs
-  have other shapes (a stage ending with its downsampling in one library, the next stage
-  starting with it in the other).
+  inputs with it, when later records were compared and all agree.
 
 * **Derived state computed another way** is in ``_derived``.
 
@@ -325,10 +323,7 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                 window = window[(window < nxt[0]) | ((cp_col[window] == nxt[1]) & (roles[window] != out_code))]
             joined = None
             other_input = c in convention_in
-            # outputs of other shapes, nothing compared: the boundary is drawn elsewhere (a stage
-            # ending with its downsampling on one side, the next stage starting with it on the other)
-            reshaped = all(not measured[i] and _shapes_differ(t, i) for i in fail_out[c])
-            if not measured[fail_out[c]].all() and not ((other_input or reshaped) and all(_shapes_differ(t, i) for i in fail_out[c])):
+            if not measured[fail_out[c]].all() and not (other_input and all(_shapes_differ(t, i) for i in fail_out[c])):
                 joined = _concat(t, out_row) if len(fail_out[c]) == 1 and "shape" in t.reasons.get(out_row, "") else None
                 if joined is None:
                     continue  # damaged or undecodable: not compared, so nothing is known of it
@@ -337,8 +332,8 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             evidence = window[measured[window]] if len(window) else window
             if len(evidence) and not passed[window].all():
                 continue  # a later record shows it: it propagates
-            if (other_input or reshaped) and not len(evidence):
-                continue  # another input convention or boundary needs later values that agree to be one
+            if other_input and not len(evidence):
+                continue  # another input convention needs later values that agree to be one
             if not len(evidence):
                 # nothing compared between this call and the next independent error: only a
                 # conventional relation (an embedding scale of sqrt(width)) decides it
@@ -348,9 +343,6 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             else:
                 relation = _relation(t, out_row)
             cp = t.call_pairs[c]
-            if reshaped and not other_input:
-                relation = ("the outputs have other shapes (the module boundary is drawn elsewhere: what one side "
-                            "computes inside this call the other computes around it), and everything after it agrees")
             if other_input:
                 relation = "another input convention (the shapes differ), and everything after it agrees"
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)

@@ -93,6 +93,7 @@ class Side:
     why: str  # "own code", "inline code", "one side only", "unverified", "state" (a weight or buffer differs), "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
+    unchecked_inputs: bool = False  # "one side only": it received values nothing verified
 
     def as_dict(self) -> dict[str, Any]:
         site = _site(self.call)
@@ -187,8 +188,21 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     params = t.subset(t.role_mask("param"))
     weighted_a, weighted_b = {p.a.module for p in params}, {p.b.module for p in params}
     twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
-    return Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
-                   _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
+    return Located(seen, *_consistent(_side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
+                                      _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b), cp_best))
+
+
+def _consistent(a: Side, b: Side, cp: CallPair) -> tuple[Side, Side]:
+    """Both sides named on the same evidence: where one side names the paired call's own code
+    and the other a call only it has, fed values nothing verified (the routing weights its
+    enclosing code computed), the other side's evidence points no deeper than the paired call:
+    it is named there too, the one-sided call kept as what agreed last is not known."""
+    own = ("own code", "inline code")
+    if a.why in own and a.call.id == cp.a.id and b.why == "one side only" and b.unchecked_inputs:
+        return a, Side(cp.b, "inline code", b.first, ())
+    if b.why in own and b.call.id == cp.b.id and a.why == "one side only" and a.unchecked_inputs:
+        return Side(cp.a, "inline code", a.first, ()), b
+    return a, b
 
 
 class _Ids:
@@ -302,7 +316,8 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
         deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)
-        return Side(made, "one side only", None, ()) if deeper is None else Side(deeper, "unverified", None, ())
+        unchecked = any((k := value_id(r)) is not None and k not in good for r in made.tensor_inputs())
+        return Side(made, "one side only", None, (), unchecked) if deeper is None else Side(deeper, "unverified", None, ())
     unseen = unverified(v, call, alone, good, bad, paired, first, twin.view)
     if unseen is not None:
         return Side(unseen, "unverified", first, ())

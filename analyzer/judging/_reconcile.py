@@ -111,9 +111,13 @@ def same_shape(item: PlanItem) -> Reconciled | None:
 
 def permuted_axes(item: PlanItem) -> Reconciled | None:
     """One library's ``[b, s, h, d]`` is the other's ``[b, h, s, d]``: compared under the one
-    permutation the shapes allow (weights keep the layout their pairing gave)."""
+    permutation the shapes allow (weights keep the layout their pairing gave). Never where only
+    axes of size one move (``[b, 1, s, 1]`` against ``[b, 1, 1, s]``): the same numbers
+    broadcast along another axis, which is what a bug does."""
     if item.perm is not None or item.role in WEIGHT_ROLES:
         return None
+    if [n for n in item.a.shape if n != 1] == [n for n in item.b.shape if n != 1]:
+        return None  # only size-one axes move: another broadcast (a mask over queries, not keys), not a layout
     p, kept = axis_permutation(item.a.shape, item.b.shape), ""
     if p is None:  # axes of equal size: the order that keeps them in place
         p, kept = stable_permutation(item.a.shape, item.b.shape), ", axes of equal size kept in order"

@@ -47,6 +47,7 @@ from ._leftover import pair_left_over
 from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
+from ._stacks import stacked_groups
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
@@ -215,6 +216,19 @@ class _Matcher:
                 x.used = True
                 self.pack_of[x.info.module] = [y.info.module for y in run]
 
+    def stacked(self) -> None:
+        """A tensor ``[N, *s]`` of one side holding a module list's N tensors of the other along a
+        new first axis (experts as a list against 3-D stacked weights, ``_stacks``)."""
+        for one, other in ((self.a, self.b), (self.b, self.a)):
+            for xs, y, transposed in stacked_groups(self.live(one), self.live(other)):
+                if transposed:  # its slices hold the matrices transposed: the canonical view swaps them
+                    y.perm = tuple((y.perm or tuple(range(len(y.cshape))))[k] for k in (0, 2, 1))
+                    y.cshape = (y.cshape[0], y.cshape[2], y.cshape[1])
+                for i, x in enumerate(xs):
+                    self.pair(x, y, "stacked", None, (i, i + 1), 0, used=False)
+                    x.used = True
+                y.used = True
+
     def reshaped(self) -> None:
         """Tensors of one type class and local name whose shapes differ by a head split or merge
         (``[d, d]`` vs ``[d, heads, head_dim]``: the same elements in the same order), or a
@@ -370,6 +384,7 @@ def match_weights(
     m.structure()
     m.reshaped()
     m.structure(by_type=False)
+    m.stacked()
     m.last_resort()
     m.tied()
     m.structure(derived=True, by_type=False)

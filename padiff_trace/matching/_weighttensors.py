@@ -30,7 +30,7 @@ from ._weightmap import TensorInfo
 from ._weightsides import WeightSide
 
 __all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "role_names",
-           "fused_roles", "roles_named", "roles_of"]
+           "fused_roles", "role_of_words", "roles_named", "roles_of"]
 
 _INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
 _SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
@@ -164,6 +164,16 @@ def roles_of(run: list[MTensor]) -> tuple[int, ...]:
 def fused_roles(run: list[MTensor]) -> bool:
     """Whether the run's names say the roles of one fused projection (``FUSED_ROLES``)."""
     return frozenset(roles_of(run)) in _FUSED
+
+
+def role_of_words(name: str) -> int | None:
+    """The role (``ROLE_SYNONYMS`` group) a name says as a whole (``gate_proj``, ``w1``) or by one
+    of its words (``w_gate``), None when it says none or several."""
+    low = name.lower()
+    if low in _SYN:
+        return _SYN[low]
+    said = {_SYN[w] for w in low.split("_") if w in _SYN}
+    return said.pop() if len(said) == 1 else None
 
 
 def roles_named(leaf: str) -> tuple[int, ...]:
