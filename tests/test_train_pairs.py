@@ -160,7 +160,7 @@ def test_a_gpt2_port_with_its_own_conv1d_copy_trains_aligned(tmp_path: Path) -> 
     Linear q, k, v; tied embeddings, dropout on, AdamW, clipping, 3 steps. The bare class name
     says the layout, so c_fc and c_proj are not paired by their transposed shapes, and q|k|v pack
     into c_attn: aligned."""
-    rc, doc, text = run(tmp_path, "port_gpt2conv_train")
+    rc, _, text = run(tmp_path, "port_gpt2conv_train")
     assert rc == 0, text[-4000:]
     wm = json.loads((tmp_path / "port_gpt2conv_train_torch.trace" / "weightmap.json").read_text())
     to = {e.get("paddle"): e.get("torch") for e in wm["weights"] if "paddle_part" not in e}
