@@ -86,10 +86,7 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
                 paired: Container[int], first: Record | None, other: TraceView) -> Call | None:
     """The innermost call only this side recorded, directly in ``call`` (inside no paired child:
     a child whose output agrees checked it), that ran before ``first`` (the first differing
-    value inside ``call``), received no value that differs and only computed (floating)
-    values known to agree (compared, or found in the other trace: a softmax fed by scores the
-    inline code computed is no more suspect than that code; position ids are data), and
-    returned a new value that no
+    value inside ``call``), received no value that differs, and returned a new value that no
     record of the other side compares: nothing tells whether it is right, and everything
     compared before it agrees. The latest such call is named (the last computation nobody
     checked before the difference showed); a call that returns its input (dropout in eval) is
@@ -106,10 +103,9 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
         if c.id in paired or parent is None or parent.id != call.id:
             continue
         ins = {k for r in c.tensor_inputs() if (k := value_id(r)) is not None}
-        computed = {k for r in c.tensor_inputs() if (k := value_id(r)) is not None and _floating(r)}
         outs = {k for r in c.tensor_outputs() if (k := value_id(r)) is not None}
-        if not outs or outs <= ins or ins & bad or not computed <= good or outs & (good | bad):
-            continue  # a computed input nothing verified (the inline code before it made it) makes it no more suspect
+        if not outs or outs <= ins or ins & bad or outs & (good | bad):
+            continue
         end = max((r.seq for r in c.outputs), default=-1)
         if first is not None and end > first.seq:
             continue
@@ -127,11 +123,6 @@ _STAT_REL = 1e-3  # statistics this close mark a candidate; the values decide
 
 
 SAME_REL = 1e-6  # ``found(strict=True)``: the same computation in the other framework, no more than rounding
-
-
-def _floating(r: Record) -> bool:
-    """A computed value (floating point), not index data (position ids, lengths, masks as integers)."""
-    return str(r.dtype).startswith(("float", "bfloat", "complex"))
 
 
 def found(other: TraceView, r: Record, strict: bool = False) -> bool:
