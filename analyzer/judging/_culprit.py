@@ -193,16 +193,13 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
 
 
 def _consistent(a: Side, b: Side, cp: CallPair) -> tuple[Side, Side]:
-    """Both sides named on the same evidence: where one side names the paired call's own code
-    and the other a call only it has, fed values nothing verified (the routing weights its
-    enclosing code computed), the other side's evidence points no deeper than the paired call:
-    it is named there too. So are both, where one side's call was fed values nothing verified
-    and the other's returned values nothing compares."""
-    own = ("own code", "inline code")
-    if a.why in own and a.call.id == cp.a.id and b.why == "one side only" and b.unchecked_inputs:
-        return a, Side(cp.b, "inline code", b.first, ())
-    if b.why in own and b.call.id == cp.b.id and a.why == "one side only" and a.unchecked_inputs:
-        return Side(cp.a, "inline code", a.first, ()), b
+    """Both sides named on the same evidence: where neither side's named call was checked by
+    anything the other side computes - one only this side has, fed values nothing verified
+    (stacked experts fed the routing weights their MoE block computed), the other one that
+    returned values nothing compares (an expert of a list) - the evidence points no deeper than
+    the paired call, and both are named there. (One side naming the paired call's own code
+    does not move the other: HF's one-sided ``attention.self`` is where the attention is
+    computed, and is named.)"""
     # neither side's module was checked by anything the other computes: one fed values nothing
     # verified, the other returning values nothing compares (a list of experts against stacked ones)
     if {a.why, b.why} == {"one side only", "unverified"} and (a.unchecked_inputs or b.unchecked_inputs):

@@ -556,13 +556,15 @@ MoE 0 of 4, the Conv1D port 0 of 4. What failed, and the general rule each neede
 - **Stacked tensors** (`_stacks`): a tensor `[N, *s]` holds a module list's N tensors along a new
   first axis (experts), each its slice; the role a stack's name says chooses between same-shape
   groups (`w_gate` ~ `w1`), the shapes the orientation, never for a square matrix.
-- **A one-sided module fed values nothing verified** (torch's stacked experts fed the routing
-  weights their MoE block computed): where one side names the paired call's own code and the
-  other such a module, both are named at the paired call. The same reading of the unverified
-  rule (a one-sided module whose computed input nothing verified is no more suspect than the
-  code before it) named Swin's bias-index bug at the attention, but it also moved GPT's
-  one-sided `attn_dropout` (the planted bug) to the attention: values alone cannot tell the two
-  apart, and that reading was taken back.
+- **Two one-sided modules, neither checked** (torch's stacked experts fed the routing weights
+  their MoE block computed; paddle's expert, fed the tokens routed to it, returning values
+  nothing compares): both are named at the paired call, the MoE block. Two wider readings were
+  tried and taken back, each after the corpus showed what it moved: a one-sided module whose
+  computed input nothing verified is no more suspect than the code before it (it named Swin's
+  bias-index bug at the attention, but moved GPT's one-sided `attn_dropout`, the planted bug,
+  to the attention too), and one side naming the paired call's own code moves the other side's
+  one-sided module there (it moved HF's `attention.attn` in MPNet and `attention.self` in NeZha,
+  where the truth names them). Values alone cannot tell those apart.
 
 After: **22 of 24**. Still failing: Swin's `paddle_rel_index_transposed` (paddle's one-sided
 Softmax module is named on its side, the attention on torch's), and the MoE's
