@@ -93,7 +93,6 @@ class Side:
     why: str  # "own code", "inline code", "one side only", "unverified", "state" (a weight or buffer differs), "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
-    unchecked_inputs: bool = False  # "one side only": it received values nothing verified
 
     def as_dict(self) -> dict[str, Any]:
         site = _site(self.call)
@@ -188,23 +187,8 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     params = t.subset(t.role_mask("param"))
     weighted_a, weighted_b = {p.a.module for p in params}, {p.b.module for p in params}
     twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
-    return Located(seen, *_consistent(_side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
-                                      _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b), cp_best))
-
-
-def _consistent(a: Side, b: Side, cp: CallPair) -> tuple[Side, Side]:
-    """Both sides named on the same evidence: where neither side's named call was checked by
-    anything the other side computes - one only this side has, fed values nothing verified
-    (stacked experts fed the routing weights their MoE block computed), the other one that
-    returned values nothing compares (an expert of a list) - the evidence points no deeper than
-    the paired call, and both are named there. (One side naming the paired call's own code
-    does not move the other: HF's one-sided ``attention.self`` is where the attention is
-    computed, and is named.)"""
-    # neither side's module was checked by anything the other computes: one fed values nothing
-    # verified, the other returning values nothing compares (a list of experts against stacked ones)
-    if {a.why, b.why} == {"one side only", "unverified"} and (a.unchecked_inputs or b.unchecked_inputs):
-        return Side(cp.a, "inline code", a.first, ()), Side(cp.b, "inline code", b.first, ())
-    return a, b
+    return Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
+                   _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
 
 
 class _Ids:
@@ -318,8 +302,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
         deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)
-        unchecked = any((k := value_id(r)) is not None and k not in good for r in made.tensor_inputs())
-        return Side(made, "one side only", None, (), unchecked) if deeper is None else Side(deeper, "unverified", None, ())
+        return Side(made, "one side only", None, ()) if deeper is None else Side(deeper, "unverified", None, ())
     unseen = unverified(v, call, alone, good, bad, paired, first, twin.view)
     if unseen is not None:
         return Side(unseen, "unverified", first, ())

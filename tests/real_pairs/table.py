@@ -556,20 +556,20 @@ MoE 0 of 4, the Conv1D port 0 of 4. What failed, and the general rule each neede
 - **Stacked tensors** (`_stacks`): a tensor `[N, *s]` holds a module list's N tensors along a new
   first axis (experts), each its slice; the role a stack's name says chooses between same-shape
   groups (`w_gate` ~ `w1`), the shapes the orientation, never for a square matrix.
-- **Two one-sided modules, neither checked** (torch's stacked experts fed the routing weights
-  their MoE block computed; paddle's expert, fed the tokens routed to it, returning values
-  nothing compares): both are named at the paired call, the MoE block. Two wider readings were
-  tried and taken back, each after the corpus showed what it moved: a one-sided module whose
-  computed input nothing verified is no more suspect than the code before it (it named Swin's
-  bias-index bug at the attention, but moved GPT's one-sided `attn_dropout`, the planted bug,
-  to the attention too), and one side naming the paired call's own code moves the other side's
-  one-sided module there (it moved HF's `attention.attn` in MPNet and `attention.self` in NeZha,
-  where the truth names them). Values alone cannot tell those apart.
+- **One-sided modules fed values nothing verified**: three readings were tried and taken back,
+  each after the corpus showed what it moved, because values alone cannot tell the cases apart.
+  (1) A one-sided module whose computed input nothing verified is no more suspect than the code
+  before it: it named Swin's bias-index bug at the attention, but moved GPT's one-sided
+  `attn_dropout`, the planted bug, to the attention too. (2) One side naming the paired call's
+  own code moves the other side's one-sided module there: it named the MoE's routing bugs at the
+  MoE block, but moved HF's `attention.attn` in MPNet and `attention.self` in NeZha, which the
+  truth names. (3) Two one-sided modules, neither checked, both moved to the paired call: the MoE
+  again, but RoFormer's `rotary` / `attention.self`, which the truth names, too.
 
-After: **22 of 24**. Still failing: Swin's `paddle_rel_index_transposed` (paddle's one-sided
-Softmax module is named on its side, the attention on torch's), and the MoE's
-`paddle_w1_w3_swapped`, a bug in paddle's expert 0, named at the MoE block: that expert's inputs
-are the tokens routed to it, which nothing verifies.
+After: **20 of 24**. Still failing: Swin's `paddle_rel_index_transposed` (paddle's one-sided
+Softmax module is named on its side, the attention on torch's), and the MoE's three bugs (a
+one-sided module is named on each side: paddle's expert, fed the tokens routed to it, and torch's
+stacked experts, fed the routing weights; the truth names the MoE block, or paddle's expert 0).
 
 The corpus run found a regression of session 21, which the rows of session 20 had hidden: the
 NCHW-against-NHWC rule compared electra's mask `[2, 1, 12, 1]` (over the queries: the planted
@@ -665,9 +665,11 @@ float64 run of it exists: exit 2 with its one line).
 - **A one-sided module after inline code** (`port_swin` `paddle_rel_index_transposed`, held out,
   session 22): the bias is added inline before paddle's Softmax module, which nothing on the
   torch side computes (scaled-dot-product attention): the Softmax is named on the paddle side.
-- **A bug in one expert of a list against stacked experts** (`port_moe` `paddle_w1_w3_swapped`,
-  held out, session 22): paddle's expert 0 receives the tokens routed to it, a value nothing on
-  the torch side holds, so the MoE block is named on both sides; the truth names the expert.
+- **Experts as a list against stacked experts** (`port_moe`, three bugs, held out, session 22):
+  each side names a module only it has (an expert of paddle's list, torch's stacked experts),
+  fed values nothing on the other side holds (the tokens routed to an expert, the routing
+  weights); the truth names the MoE block (paddle's expert 0 for a bug inside it). The clean
+  twin is aligned: each expert is its slice of the stacks.
 - **One-sided activation next to inline code** (Qwen `paddle_mlp_gate_swap`, held out,
   session 20): HF's `act_fn`, whose input agrees and whose output nothing on the paddle side
   computes, is named on the torch side; the truth names the MLP.
