@@ -161,7 +161,9 @@ def concat_alternatives(report: Report) -> list[Alternative]:
     """The mapping document pairing, chunk by chunk, every weight inside the module the first
     divergence names that reads the differing value's last axis (a 1-D tensor of a module whose
     weights are all 1-D: a norm; the input axis of a matrix), when that value is the other
-    side's with chunks of its last axis in another order (``chunk_order``); empty otherwise."""
+    side's with chunks of its last axis in another order (``chunk_order``); empty otherwise,
+    and empty where such a weight has the same full name on both sides (two libraries that
+    share a checkpoint read it as it is: MobileBERT's trigram taken in another order is a bug)."""
     d, wm = report.first_divergence, report.weight_map
     if d is None or wm is None or d.pair.role not in ("input", "output"):
         return []
@@ -191,6 +193,8 @@ def concat_alternatives(report: Report) -> list[Alternative]:
         axis = 0 if len(canon) == 1 else 1
         if len(canon) <= axis or canon[axis] != n or (axis == 0 and ndim.get(mod_a, 1) > 1):
             continue  # not a reader of the value's axis (a bias sits on a matrix's output side)
+        if p.how == "name":  # one name on both sides: a checkpoint both read as it is, so another order is a bug
+            return []
         for j, i in enumerate(order):
             entries.append({ka: p.a, kb: p.b, f"{ka}_part": [i * c, (i + 1) * c], f"{kb}_part": [j * c, (j + 1) * c],
                             "axis": axis})
