@@ -193,3 +193,15 @@ def test_clean_ports_of_built_in_layers_are_aligned_under_the_referee_and_single
     their difference rounding and the chunk order is found: the clean twins are aligned."""
     rc, _, text = run(tmp_path, family, "", flag)
     assert rc == 0, text[-4000:]
+
+
+def test_chunks_in_another_order_of_a_weight_both_libraries_name_alike_stay_a_bug(tmp_path: Path) -> None:
+    """MobileBERT's planted ``trigram`` bug concatenates the shifted embeddings in another order:
+    values that chunk_order explains, but the Linear reading them has one full name in both
+    libraries (a checkpoint both read as it is), so no other pairing is tried: exit 1 at the
+    embeddings, as the truth says."""
+    rc, doc, text = run(tmp_path, "mobilebert", "trigram")
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == ("embeddings", "embeddings"), loc
+    assert not list(tmp_path.glob("pairing-*.json"))
