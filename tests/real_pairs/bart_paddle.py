@@ -1,7 +1,12 @@
 """BART (encoder-decoder), paddlenlp side: tiny random config, no download. Twin: bart_torch.py.
 
 paddlenlp builds BART from paddle.nn.TransformerEncoder/DecoderLayer (post-norm).
+PADIFF_BUG (this side only; the torch-side names are ignored here):
+  paddle_softmax_axis -> encoder layer 0's self-attention takes the softmax of its scores over
+                         the query axis (axis=-2) instead of the key axis (-1)
 """
+import os
+
 import numpy as np
 import paddle
 from paddlenlp.transformers import BartConfig, BartModel
@@ -20,7 +25,31 @@ def model():
     paddle.seed(0)
     m = BartModel(BartConfig(**CONFIG))
     m.eval()
+    if os.environ.get("PADIFF_BUG", "") == "paddle_softmax_axis":
+        sa = m.encoder.encoder.layers[0].self_attn
+        sa.forward = _self_attn_forward(sa, softmax_axis=-2)  # should be -1 (over the keys)
     return m
+
+
+def _self_attn_forward(sa, scale=None, softmax_axis=-1):
+    """paddle.nn.MultiHeadAttention.forward (no cache, no attention weights) as re-typed by a porter."""
+    import paddle.nn.functional as F
+    from paddle.nn.layer.transformer import _convert_attention_mask
+
+    def forward(query, key=None, value=None, attn_mask=None, cache=None):
+        assert cache is None
+        key = query if key is None else key
+        value = query if value is None else value
+        q, k, v = sa._prepare_qkv(query, key, value, None)
+        s = sa.head_dim**-0.5 if scale is None else scale
+        product = paddle.matmul(x=q * s, y=k, transpose_y=True)
+        if attn_mask is not None:
+            product = product + _convert_attention_mask(attn_mask, product.dtype)
+        weights = F.softmax(product, axis=softmax_axis)
+        out = paddle.matmul(weights, v).transpose([0, 2, 1, 3])
+        out = out.reshape([0, 0, out.shape[2] * out.shape[3]])
+        return sa.out_proj(out)
+    return forward
 
 
 def _arrays():

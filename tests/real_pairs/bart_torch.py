@@ -7,6 +7,7 @@ Twin: bart_paddle.py. PADIFF_BUG:
   dec_pos_table -> the decoder's learned positions are looked up in the ENCODER's position
                  table (encoder.embed_positions.weight) instead of the decoder's own, as if the
                  two tables were shared like the token embeddings
+paddle_softmax_axis is planted on the paddle side (this side stays clean for it).
 """
 import os
 

@@ -2,6 +2,8 @@
 
 PADIFF_BUG=paddle_act plants a bug on this side (relu instead of gelu in
 encoder layer 1's feed-forward).
+PADIFF_BUG=paddle_kv_swap (this side): encoder layer 0's self-attention uses the key projection
+as values and the value projection as keys (k and v swapped after compute_kv).
 """
 import os
 
@@ -24,6 +26,15 @@ def model():
     m.eval()
     if os.environ.get("PADIFF_BUG", "") == "paddle_act":
         m.encoder.layers[1].activation = F.relu
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_kv_swap":
+        sa = m.encoder.layers[0].self_attn
+        prepare = sa._prepare_qkv
+
+        def _prepare_qkv(query, key, value, cache=None):
+            q, k, v = prepare(query, key, value, cache)
+            return q, v, k  # the bug: k and v returned in the wrong order
+
+        sa._prepare_qkv = _prepare_qkv
     return m
 
 

@@ -1,6 +1,7 @@
 """BERT, HF transformers side: tiny random config, no download.
 
 Planted bugs (PADIFF_BUG): ln_eps, act, softmax_half -- see bert_truth.json.
+(paddle_act and paddle_kv_swap are planted on the paddle side; this side stays clean for them.)
   softmax_half -> every layer's self-attention (attention.self) takes the softmax of its scores
                   in bfloat16 and casts the probabilities back to float32 (no float32 upcast)
 """

@@ -8,7 +8,7 @@ PADIFF_BUG (this side only):
                       (masks query rows) instead of [B, 1, 1, S] (key columns). A constant added
                       to a whole score row does not change its softmax, so padding is not masked
   paddle_emb_ln    -> the embeddings LayerNorm is skipped (embeddings.layer_norm returns its input)
-Other electra bugs are planted on the torch side.
+Other electra bugs (heads, head_act, pos_from_1) are planted on the torch side.
 """
 import os
 

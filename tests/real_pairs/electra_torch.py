@@ -5,6 +5,8 @@ PADIFF_BUG (this side only):
   heads    -> encoder layer 1 self-attention splits into 8 heads of 4 instead of 4 heads of 8
               (wrong nhead when porting; also scales by 1/sqrt(4))
   head_act -> discriminator head activation relu instead of gelu
+  pos_from_1 -> the embeddings look positions up from 1 (1..S) instead of 0 (0..S-1)
+(paddle_mask_axis and paddle_emb_ln are planted on the paddle side.)
 """
 import os
 
@@ -30,6 +32,19 @@ def model():
         att.num_attention_heads, att.attention_head_size = 8, 4  # all_head_size stays 32
     elif bug == "head_act":
         m.discriminator_predictions.activation = torch.nn.ReLU()
+    elif bug == "pos_from_1":
+        emb = m.electra.embeddings
+        emb_forward = emb.forward
+
+        def forward(input_ids=None, token_type_ids=None, position_ids=None, inputs_embeds=None,
+                    past_key_values_length=0):
+            if position_ids is None:
+                seq = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+                position_ids = emb.position_ids[:, 1 : seq + 1]  # the bug: should be 0 : seq
+            return emb_forward(input_ids=input_ids, token_type_ids=token_type_ids, position_ids=position_ids,
+                               inputs_embeds=inputs_embeds, past_key_values_length=past_key_values_length)
+
+        emb.forward = forward
     return m
 
 

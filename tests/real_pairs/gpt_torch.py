@@ -3,6 +3,7 @@
 Twin of gpt_paddle.py (paddlenlp GPTForCausalLM). Ground truth: gpt_truth.json.
 PADIFF_BUG: act   -> layer 1 MLP uses sigmoid GELU ("quick_gelu") instead of tanh GELU ("gelu_new")
             scale -> layer 1 attention drops the 1/sqrt(head_dim) score scale
+            mlp_residual -> layer 0 block drops the residual around its MLP (h = mlp(ln_2(h)))
 paddle_gelu_erf is planted on the paddle side (this side stays clean for it).
 """
 import os
@@ -31,9 +32,29 @@ def model():
         m.transformer.h[1].mlp.act = ACT2FN["quick_gelu"]
     elif bug == "scale":
         m.transformer.h[1].attn.scale_attn_weights = False  # read by eager_attention_forward
+    elif bug == "mlp_residual":
+        block = m.transformer.h[0]
+        block.forward = _block_without_mlp_residual(block)
     elif bug and bug != "paddle_gelu_erf":  # paddle_gelu_erf: paddle side
         raise ValueError(f"unknown PADIFF_BUG={bug!r} for gpt")
     return m.eval()
+
+
+def _block_without_mlp_residual(block):
+    """GPT2Block.forward (self-attention only, no cache) as ported with the MLP residual left out."""
+    def forward(hidden_states, past_key_values=None, cache_position=None, attention_mask=None,
+                head_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
+                use_cache=False, output_attentions=False, **kwargs):
+        residual = hidden_states
+        attn_output, _ = block.attn(
+            block.ln_1(hidden_states), past_key_values=past_key_values, cache_position=cache_position,
+            attention_mask=attention_mask, head_mask=head_mask, use_cache=use_cache,
+            output_attentions=output_attentions, **kwargs,
+        )
+        hidden_states = attn_output + residual
+        hidden_states = block.mlp(block.ln_2(hidden_states))  # the bug: `residual + ...` dropped
+        return (hidden_states,)
+    return forward
 
 
 def inputs():

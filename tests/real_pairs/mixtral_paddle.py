@@ -3,6 +3,7 @@
 Twin of mixtral_torch.py (HF MixtralForCausalLM). Ground truth: mixtral_truth.json.
 PADIFF_BUG (paddle side):
   paddle_expert_swap -> layer 0 expert 2 applies SiLU to w3 (up) instead of w1 (gate): act(w3 x) * w1 x
+(top_k, rms_eps and topk_no_renorm are planted on the torch side.)
 
 Compatibility: paddlenlp 2.8.1's MixtralSparseMoeBlock does `idx, top_x = paddle.where(mask)` and
 expects paddle 2.x results ([N, 1] index tensors); paddle 3.x returns [N]. The spec gives that one

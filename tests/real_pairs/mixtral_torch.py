@@ -4,6 +4,9 @@ Twin of mixtral_paddle.py (paddlenlp MixtralForCausalLM). Ground truth: mixtral_
 PADIFF_BUG (torch side):
   top_k   -> layer 1 MoE routes every token to 1 expert instead of num_experts_per_tok=2
   rms_eps -> layer 0 input RMSNorm eps 1e-3 instead of 1e-5
+  topk_no_renorm -> layer 0 MoE does not renormalize its top-2 routing weights to sum 1 (uses the
+                    raw softmax probabilities of the two chosen experts)
+(paddle_expert_swap is planted on the paddle side.)
 """
 import os
 
@@ -29,7 +32,32 @@ def model():
         m.model.layers[1].block_sparse_moe.top_k = 1
     elif bug == "rms_eps":
         m.model.layers[0].input_layernorm.variance_epsilon = 1e-3
+    elif bug == "topk_no_renorm":
+        moe = m.model.layers[0].block_sparse_moe
+        moe.forward = _moe_forward_no_renorm(moe)
     return m
+
+
+def _moe_forward_no_renorm(moe):
+    """MixtralSparseMoeBlock.forward (eval, no jitter) without `routing_weights /= sum`."""
+    import torch.nn.functional as F
+
+    def forward(hidden_states):
+        b, s, h = hidden_states.shape
+        x = hidden_states.view(-1, h)
+        router_logits = moe.gate(x)
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected = torch.topk(routing_weights, moe.top_k, dim=-1)
+        # the bug: routing_weights /= routing_weights.sum(dim=-1, keepdim=True) left out
+        routing_weights = routing_weights.to(x.dtype)
+        final = torch.zeros((b * s, h), dtype=x.dtype, device=x.device)
+        expert_mask = F.one_hot(selected, num_classes=moe.num_experts).permute(2, 1, 0)
+        for e in torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero():
+            idx, top_x = torch.where(expert_mask[e].squeeze(0))
+            out = moe.experts[e](x[None, top_x].reshape(-1, h)) * routing_weights[top_x, idx, None]
+            final.index_add_(0, top_x, out.to(x.dtype))
+        return final.reshape(b, s, h), router_logits
+    return forward
 
 
 def _arrays():

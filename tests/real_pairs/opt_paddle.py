@@ -9,7 +9,7 @@ import os
 import paddle
 from _decoders_common import randomize_paddle, token_ids
 
-_BUG = os.environ.get("PADIFF_BUG", "")  # opt bugs norm_order, scale are planted on the torch side
+_BUG = os.environ.get("PADIFF_BUG", "")  # opt bugs norm_order, scale, no_causal are planted on the torch side
 VOCAB, HIDDEN, LAYERS, HEADS, FFN, MAX_POS = 1000, 64, 2, 4, 128, 64
 
 

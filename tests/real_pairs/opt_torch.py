@@ -3,6 +3,8 @@
 Twin of opt_paddle.py (paddlenlp OPTForCausalLM). Ground truth: opt_truth.json.
 PADIFF_BUG: norm_order -> layer 1 is post-LN (do_layer_norm_before=False, like OPT-350m) instead of pre-LN
             scale      -> layer 1 attention drops the 1/sqrt(head_dim) query scale
+            no_causal  -> layer 1 self-attention ignores the causal attention mask it is given
+                          (every position attends to the future tokens too)
 paddle_fc1_bias is planted on the paddle side (this side stays clean for it).
 """
 import os
@@ -30,6 +32,15 @@ def model():
         m.model.decoder.layers[1].do_layer_norm_before = False
     elif bug == "scale":
         m.model.decoder.layers[1].self_attn.scaling = 1.0
+    elif bug == "no_causal":
+        attn = m.model.decoder.layers[1].self_attn
+        attn_forward = attn.forward
+
+        def forward(*args, **kwargs):
+            kwargs["attention_mask"] = None  # the bug: the causal mask is dropped
+            return attn_forward(*args, **kwargs)
+
+        attn.forward = forward
     elif bug and bug != "paddle_fc1_bias":  # paddle_fc1_bias: paddle side
         raise ValueError(f"unknown PADIFF_BUG={bug!r} for opt")
     return m.eval()

@@ -6,6 +6,8 @@ PADIFF_BUG (this side only; torch-side names are ignored here):
   paddle_ln_unbiased -> the embeddings LayerNorm is a hand-written one whose variance comes from
                         paddle.var, which defaults to the unbiased (N-1) estimator; LayerNorm
                         uses the biased (N) one
+  paddle_scale_d     -> encoder layer 0's self-attention scales the query by 1/head_dim instead
+                        of 1/sqrt(head_dim)
 """
 import os
 
@@ -28,7 +30,31 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_ln_unbiased":
         ln = m.embeddings.layer_norm
         ln.forward = _ln_unbiased_var(ln)
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_scale_d":
+        sa = m.encoder.layers[0].self_attn
+        sa.forward = _self_attn_forward(sa, scale=1.0 / sa.head_dim)  # should be head_dim**-0.5
     return m
+
+
+def _self_attn_forward(sa, scale=None, softmax_axis=-1):
+    """paddle.nn.MultiHeadAttention.forward (no cache, no attention weights) as re-typed by a porter."""
+    import paddle.nn.functional as F
+    from paddle.nn.layer.transformer import _convert_attention_mask
+
+    def forward(query, key=None, value=None, attn_mask=None, cache=None):
+        assert cache is None
+        key = query if key is None else key
+        value = query if value is None else value
+        q, k, v = sa._prepare_qkv(query, key, value, None)
+        s = sa.head_dim**-0.5 if scale is None else scale
+        product = paddle.matmul(x=q * s, y=k, transpose_y=True)
+        if attn_mask is not None:
+            product = product + _convert_attention_mask(attn_mask, product.dtype)
+        weights = F.softmax(product, axis=softmax_axis)
+        out = paddle.matmul(weights, v).transpose([0, 2, 1, 3])
+        out = out.reshape([0, 0, out.shape[2] * out.shape[3]])
+        return sa.out_proj(out)
+    return forward
 
 
 def _ln_unbiased_var(layer):

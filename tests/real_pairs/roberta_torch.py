@@ -2,6 +2,7 @@
 
 PADIFF_BUG: pos_offset -> position ids start at 0 instead of padding_idx + 1 (= 2)
             act        -> relu instead of gelu in layer 1's intermediate
+paddle_ln_unbiased and paddle_scale_d are planted on the paddle side (this side stays clean).
 """
 import os
 

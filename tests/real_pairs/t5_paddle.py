@@ -6,6 +6,8 @@ PADIFF_BUG (this side only):
                     reused by every encoder block
   paddle_ln_mean -> decoder block 1's self-attention pre-norm subtracts the mean (a plain
                     LayerNorm without bias instead of T5's RMS norm)
+  paddle_ffn_reuse -> encoder block 1's feed-forward (layer[1].DenseReluDense) calls encoder
+                    block 0's DenseReluDense: the wrong layer's weights (wi/wo of block 0)
 """
 import os
 
@@ -49,6 +51,10 @@ def model():
     elif bug == "paddle_ln_mean":
         ln = m.decoder.block[1].layer[0].layer_norm
         ln.forward = _ln_with_mean(ln)
+    elif bug == "paddle_ffn_reuse":
+        ffn0 = m.encoder.block[0].layer[1].DenseReluDense
+        ffn1 = m.encoder.block[1].layer[1].DenseReluDense
+        ffn1.forward = lambda hidden_states: ffn0(hidden_states)  # block 0's wi/wo, not its own
     return m
 
 

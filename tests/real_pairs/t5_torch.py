@@ -4,6 +4,7 @@ PADIFF_BUG (this side only):
   act          -> decoder block 0 feed-forward uses gelu instead of relu
   max_distance -> encoder block 0 self-attention buckets with relative_attention_max_distance
                   16 instead of 128 (paddlenlp always uses 128)
+(paddle_bidir, paddle_ln_mean and paddle_ffn_reuse are planted on the paddle side.)
 """
 import os
 

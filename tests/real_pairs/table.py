@@ -76,7 +76,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # (GroupNorm UNet with warm-up, HF-style Conv1D against Linear), by helpers that never
                       # ran the tool, measured once on first contact
                       "port_builtin_tf", "port_rnn_tagger", "port_swin", "port_moe",
-                      "port_diffusion_train", "port_gpt2conv_train"})
+                      "port_diffusion_train", "port_gpt2conv_train",
+                      # session 23: a selective state-space LM, latent cross-attention (built-in MHA with
+                      # kdim/vdim), an EfficientNet with squeeze-excitation, a DETR-style detector, and
+                      # training ports (a CLIP-style dual encoder, an LSTM LM with tied weights), by helpers
+                      # that never ran the tool, measured once on first contact
+                      "port_mamba", "port_perceiver", "port_efficientnet", "port_detr",
+                      "port_clip_train", "port_rnnlm_train"})
 
 
 @dataclass(frozen=True)
