@@ -78,7 +78,7 @@ class MambaMixer(nn.Layer):
     @staticmethod
     def selective_scan(u, delta, A, Bm, Cm, D):
         """u, delta [b, l, d]; A [d, n]; Bm, Cm [b, l, n]; D [d] -> y [b, l, d] (a loop over time)."""
-        b, l, d = u.shape
+        b, l, d = u.shape  # noqa: E741 (the paper's names)
         n = A.shape[1]
         delta_a = paddle.exp(delta.unsqueeze(-1) * A)  # [b, l, d, n]
         delta_b_u = delta.unsqueeze(-1) * Bm.unsqueeze(2) * u.unsqueeze(-1)  # [b, l, d, n]

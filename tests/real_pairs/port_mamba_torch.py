@@ -44,7 +44,7 @@ OTHER_BUGS = {"paddle_A_positive"}
 
 def ssm_closed_form(u, dt, A, B, C):
     """u, dt [b, l, d]; A [d, n]; B, C [b, l, n] -> y [b, l, d] without the D skip."""
-    l = u.shape[1]
+    l = u.shape[1]  # noqa: E741 (the paper's names)
     log_decay = torch.cumsum(dt.unsqueeze(-1) * A, dim=1)  # S_t [b, l, d, n]
     seg = log_decay.unsqueeze(2) - log_decay.unsqueeze(1)  # [b, t, s, d, n] = S_t - S_s
     causal = torch.tril(torch.ones(l, l, dtype=torch.bool, device=u.device))

@@ -54,7 +54,7 @@ def model():
     elif bug == "paddle_ffn_reuse":
         ffn0 = m.encoder.block[0].layer[1].DenseReluDense
         ffn1 = m.encoder.block[1].layer[1].DenseReluDense
-        ffn1.forward = lambda hidden_states: ffn0(hidden_states)  # block 0's wi/wo, not its own
+        ffn1.forward = lambda hidden_states: ffn0(hidden_states)  # noqa: PLW0108 -- block 0's wi/wo, not its own
     return m
 
 

@@ -130,9 +130,7 @@ def _init(m):
     for name, p in m.named_parameters():
         if name == "logit_scale":
             continue
-        if p.ndim >= 2 or name.endswith("class_embedding"):
-            v = paddle.normal(0.0, 0.1, p.shape)
-        elif name.endswith("bias"):
+        if p.ndim >= 2 or name.endswith(("class_embedding", "bias")):
             v = paddle.normal(0.0, 0.1, p.shape)
         else:  # LayerNorm scales
             v = 1.0 + paddle.normal(0.0, 0.1, p.shape)

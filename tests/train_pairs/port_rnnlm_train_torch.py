@@ -52,8 +52,8 @@ class RNNModel(nn.Module):
         super().__init__()
         self.encoder = nn.Embedding(ntoken, ninp)
         self.lockdrop_i = LockedDropout(dropouti)
-        self.rnns = nn.ModuleList([nn.LSTM(ninp if l == 0 else nhid, nhid, 1, batch_first=True)
-                                   for l in range(nlayers)])
+        self.rnns = nn.ModuleList([nn.LSTM(ninp if k == 0 else nhid, nhid, 1, batch_first=True)
+                                   for k in range(nlayers)])
         self.lockdrop_o = LockedDropout(dropout)
         self.decoder = nn.Linear(nhid, ntoken)
         self.decoder.weight = self.encoder.weight  # weight tying
