@@ -50,7 +50,8 @@ def _subtree_anchors(wm: WeightMap, anchors: dict[str, str]) -> dict[str, str]:
     whole: a hand-written attention with a fused ``qkv`` and a ``proj`` against torch's
     ``MultiheadAttention``, whose packed ``in_proj_weight`` is its own and whose ``out_proj`` it
     never calls. The smallest module holding a group of tensors on each side pairs with the
-    smallest holding their partners, when neither holds any other tensor with a partner."""
+    smallest holding their partners, when neither holds any other tensor with a partner and
+    each side's group is owned by more than one module."""
     part_a: dict[str, set[str]] = defaultdict(set)
     part_b: dict[str, set[str]] = defaultdict(set)
     for p in wm.pairs:
@@ -64,9 +65,15 @@ def _subtree_anchors(wm: WeightMap, anchors: dict[str, str]) -> dict[str, str]:
         mb = _common_module(tb)
         if ma in taken_a or mb in taken_b or mb in out.values() or _common_module(ta) != ma:
             continue
-        if under_b.get(mb) == tb and set().union(*(part_b[t] for t in tb)) == ta:
+        if under_b.get(mb) == tb and set().union(*(part_b[t] for t in tb)) == ta and _owners(ta) > 1 and _owners(tb) > 1:
             out[ma] = mb
     return out
+
+
+def _owners(tensors: set[str]) -> int:
+    """How many modules own ``tensors``: a group held by one module (a packed projection) is no
+    container of the other side's several (its q, k and v are not an attention's whole)."""
+    return len({t.rpartition(".")[0] for t in tensors})
 
 
 def _tensors_under(partners: dict[str, set[str]]) -> dict[str, set[str]]:

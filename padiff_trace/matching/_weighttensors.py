@@ -265,7 +265,10 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
             words = len(tx[i] & ty[j]) / union if union else 0.0
             words += len(dx[i] & dy[j])
             (si, ri, ni), (sj, rj, _) = rx[i], ry[j]
-            if si == sj:  # the rank among the members the shared words put in one part of the group
+            # registration order: the rank among the members the shared words put in one part of
+            # the group (each author registers the parts in their own order); the order of the
+            # calls is one computation's, read whole
+            if si == sj and order_weight < 1.0:
                 order = order_weight if ri == rj else 0.25 * (1 - abs(ri - rj) / ni)
             else:
                 order = order_weight if i == j else 0.25 * (1 - abs(i - j) / n)
