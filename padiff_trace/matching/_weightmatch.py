@@ -40,7 +40,7 @@ import math
 from collections.abc import Sequence
 
 from .._errors import MappingError
-from ..arrays._layout import same_order_reshape
+from ..arrays._layout import same_order_reshape, squeezed
 from ._anchors import module_anchors, module_splits
 from ._knowledge import POINTWISE_AS, WEIGHT_NORM
 from ._leftover import pair_left_over
@@ -155,7 +155,7 @@ class _Matcher:
                 continue
             if y.cshape == x.cshape and y.type_key == x.type_key:
                 self.pair(x, y, "name")
-            elif _squeezed(x.cshape) == _squeezed(y.cshape) and (y.type_key == x.type_key or not (x.known or y.known)):
+            elif squeezed(x.cshape) == squeezed(y.cshape) and (y.type_key == x.type_key or not (x.known or y.known)):
                 # the same name, shapes that differ only by axes of size 1 (a 0-d scale against a
                 # [1] one): no element moves; each author's own class holding it says nothing
                 self.pair(x, y, "reshape")
