@@ -133,3 +133,21 @@ def test_a_hand_written_attention_anchors_torch_multihead_attention_by_its_whole
     assert anchors["blocks.0.attn"] == "layers.0.self_attn"
     assert anchors["blocks.0.attn.proj"] == "layers.0.self_attn.out_proj"
     assert anchors["blocks.0"] == "layers.0" and anchors["blocks.0.norm1"] == "layers.0.ln1"
+
+
+def test_packed_self_and_cross_attention_take_their_own_projections_whatever_the_order() -> None:
+    """A decoder layer: paddle's ``self_attn`` and ``multihead_attn`` (q/k/v/out_proj each)
+    against torch's ``self_attn`` and ``cross_attn`` (packed ``in_proj_weight``):
+    each packed tensor takes the run whose path says its attention, not the first registered."""
+    pd: list[TensorInfo] = []
+    for a in ("self_attn", "multihead_attn"):
+        pd += [t(f"transformer.decoder.layers.0.{a}.{n}.weight", "Linear", (H, H)) for n in ("q_proj", "k_proj", "v_proj", "out_proj")]
+    th: list[TensorInfo] = []
+    for a in ("self_attn", "cross_attn"):
+        th += [t(f"decoder_layers.0.{a}.in_proj_weight", "MultiheadAttention", (3 * H, H)),
+               t(f"decoder_layers.0.{a}.out_proj.weight", "NonDynamicallyQuantizableLinear", (H, H))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    assert wm.ok, wm.problem_text("A", "B")
+    by_a = {p.a: p.b for p in wm.pairs}
+    assert by_a["transformer.decoder.layers.0.self_attn.k_proj.weight"] == "decoder_layers.0.self_attn.in_proj_weight"
+    assert by_a["transformer.decoder.layers.0.multihead_attn.q_proj.weight"] == "decoder_layers.0.cross_attn.in_proj_weight"

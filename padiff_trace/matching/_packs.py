@@ -57,7 +57,7 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
         by_parent[y.parent].append(y)
     slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and t.parent in by_parent)}
     named = roles_named(x.leaf)
-    mine = path_words(x.parent)
+    mine = path_words(x.info.module)  # the module holding the packed tensor: its parts' parent
     runs: list[tuple[int, int, int, list[MTensor]]] = []
     for group in by_parent.values():
         for i in range(len(group)):
