@@ -50,8 +50,8 @@ def _subtree_anchors(wm: WeightMap, anchors: dict[str, str]) -> dict[str, str]:
     whole: a hand-written attention with a fused ``qkv`` and a ``proj`` against torch's
     ``MultiheadAttention``, whose packed ``in_proj_weight`` is its own and whose ``out_proj`` it
     never calls. The smallest module holding a group of tensors on each side pairs with the
-    smallest holding their partners, when neither holds any other tensor with a partner and
-    each side's group is owned by more than one module."""
+    smallest holding their partners, when neither holds any other tensor with a partner, each
+    side's group is owned by more than one module, and no module around either holds the same."""
     part_a: dict[str, set[str]] = defaultdict(set)
     part_b: dict[str, set[str]] = defaultdict(set)
     for p in wm.pairs:
@@ -65,9 +65,18 @@ def _subtree_anchors(wm: WeightMap, anchors: dict[str, str]) -> dict[str, str]:
         mb = _common_module(tb)
         if ma in taken_a or mb in taken_b or mb in out.values() or _common_module(ta) != ma:
             continue
-        if under_b.get(mb) == tb and set().union(*(part_b[t] for t in tb)) == ta and _owners(ta) > 1 and _owners(tb) > 1:
+        if (under_b.get(mb) == tb and set().union(*(part_b[t] for t in tb)) == ta and _owners(ta) > 1 and _owners(tb) > 1
+                and _outermost(ma, ta, under_a) and _outermost(mb, tb, under_b)):
             out[ma] = mb
     return out
+
+
+def _outermost(m: str, tensors: set[str], under: dict[str, set[str]]) -> bool:
+    """Whether ``m`` is the only module holding exactly ``tensors``: no module around it holds
+    the same (paddle's DenseNet transition holds its BN+conv layer and a pool, torch's holds the
+    BN, the conv and the pool: which of the two nested paddle modules is torch's is not said by
+    the weights)."""
+    return m == "" or under.get(m.rpartition(".")[0]) != tensors
 
 
 def _owners(tensors: set[str]) -> int:
