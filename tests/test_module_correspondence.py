@@ -154,3 +154,15 @@ def test_packed_self_and_cross_attention_take_their_own_projections_whatever_the
     by_a = {p.a: p.b for p in wm.pairs}
     assert by_a["transformer.decoder.layers.0.self_attn.k_proj.weight"] == "decoder_layers.0.self_attn.in_proj_weight"
     assert by_a["transformer.decoder.layers.0.multihead_attn.q_proj.weight"] == "decoder_layers.0.cross_attn.in_proj_weight"
+
+
+def test_a_two_layer_bidirectional_lstm_named_another_way_keeps_each_layer_and_direction() -> None:
+    """``lstm.weight_hh_l1_reverse`` against ``rnn.weight_hh_l1_reverse``: the module's other
+    tensors follow its weight layer by layer (same shapes in layers 0 and 1), never crosswise."""
+    g = 4 * H
+    names = [(f"{k}_l{i}{d}", s) for i in range(2) for d in ("", "_reverse")
+             for k, s in (("weight_ih", (g, H if i == 0 else 2 * H)), ("weight_hh", (g, H)), ("bias_ih", (g,)), ("bias_hh", (g,)))]
+    pd = [t(f"lstm.{n}", "LSTM", s) for n, s in names]
+    th = [t(f"rnn.{n}", "LSTM", s) for n, s in names]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    assert {p.a: p.b for p in wm.pairs} == {f"lstm.{n}": f"rnn.{n}" for n, _ in names}

@@ -195,11 +195,12 @@ class _Matcher:
                 partner.setdefault(p.a.rpartition(".")[0], p.b.rpartition(".")[0])
         if not partner:
             return
-        by_b = {(t.info.module, t.local): t for t in self.b if not t.used and not t.derived}
+        # the layer its name says too: a multi-layer RNN holds one ``weight_hh`` per layer
+        by_b = {(t.info.module, t.local, t.sub): t for t in self.b if not t.used and not t.derived}
         for x in self.a:
             if x.used or x.derived or x.info.module not in partner:
                 continue
-            y = by_b.get((partner[x.info.module], x.local))
+            y = by_b.get((partner[x.info.module], x.local, x.sub))
             if y is not None and not y.used and y.cshape == x.cshape:
                 self.pair(x, y, "structure")
 

@@ -57,6 +57,7 @@ class MTensor:
     packed: bool  # a role of PACKED_ROLES: expected to be several tensors of the other side
     used: bool = False
     owner: str = ""  # the layer a parametrization keeps this tensor for (``PARAMETRIZED_UNDER``), else ""
+    sub: tuple[int, ...] = ()  # the layer index its local name carries (``weight_hh_l1``: (1,)), also in ``key``
 
     @property
     def module(self) -> str:
@@ -96,8 +97,10 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         key = tuple(int(x) for x in _INT.findall(t.module))
         indexed = _LAYER_INDEXED.get(ctype)
         m = indexed.match(local) if indexed is not None else None
+        sub: tuple[int, ...] = ()
         if m is not None:  # layer k of a multi-layer RNN: a block index, as rnns.{k} would be
-            local, key = m["local"] + (m["direction"] or ""), (*key, int(m["layer"]))
+            local, sub = m["local"] + (m["direction"] or ""), (int(m["layer"]),)
+            key = (*key, *sub)
         role = PACKED_ROLES.get((ctype, local))
         perm = res.layout(t.module_type, t.local) or side.layouts.get(layout_key(t.module_type, t.local))
         if perm is not None and len(perm) != len(t.shape):
@@ -108,7 +111,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         out.append(
             MTensor(
                 t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,
-                key, derived, role is not None, owner=owner,
+                key, derived, role is not None, owner=owner, sub=sub,
             )
         )
     return out
