@@ -29,6 +29,10 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   dropout module after a functional GELU against a GELU module and an inline dropout;
 * ``qkv``: a fused q|k|v packed head by head in a class no table knows: said, and pinned by one
   mapping file.
+* ``split`` (session 23): two towers registered in another order; a causal conv padded outside
+  the module on one side, inside and trimmed after it on the other; a hand-written attention
+  (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
+  one-layer LSTMs; a 0-d scale against a ``[1]`` one.
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -399,3 +403,34 @@ def test_an_unknown_fused_packing_is_said_and_one_mapping_file_fixes_it(tmp_path
     rc, doc, text = run(tmp_path / "pinned", "qkv", "--mapping", str(mapping))
     assert rc == 0, text
     assert not any(f["code"] == "packing_assumed" for f in doc["diagnosis"])
+
+
+# ------------------------------------------------------------------ split: parts split, fused, nested
+def test_split_clean_pairs_towers_layers_and_attention_and_passes(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "split")
+    assert rc == 0, text
+    (bound,) = findings(doc, "boundary_difference")
+    # the padding moved out of the conv on one side: said where each side's value sits
+    assert "seq.conv#0" in bound and "holds the other's at [2:10] of axis 2 (zeros around it)" in bound, bound
+    how = {(w["paddle"], w["torch"]): w["how"] for w in weight_map(tmp_path)["weights"]}
+    assert how[("logit_scale", "logit_scale")] == "reshape"
+    assert ("tok.lstm.weight_ih_l1", "tok.rnns.1.weight_ih_l0") in how
+    # the LSTMs of both towers in their own order, each projection in its own tower
+    assert ("seq.attn.qkv.weight", "seq.attn.in_proj_weight") in how
+    paired = {(p["a"], p["b"]) for p in doc["alignment"]}
+    assert ("seq.attn#0", "seq.attn#0") in paired  # the attention anchored by its whole subtree
+    # one LSTM holding both layers is the partner of neither one-layer LSTM
+    assert not any(a == "tok.lstm#0" for a, _ in paired)
+    assert set(doc["unpaired"]["calls_b"]) == {"tok.rnns.0#0 (LSTM)", "tok.rnns.1#0 (LSTM)"}
+
+
+@pytest.mark.parametrize(("bug", "where"), [
+    ("paddle_attn_scale", ("seq.attn", "seq.attn")),  # a hand-written attention against torch's MHA
+    # block 0's feed-forward called again for block 1: the tower's code decides which module runs
+    ("paddle_ffn_reuse", ("seq", "seq")),
+    ("trim_front", ("seq", "seq")),  # the causal trim at the wrong end, inline after the conv
+])
+def test_split_bug_is_located_past_the_split_parts(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "split", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text

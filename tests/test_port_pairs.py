@@ -205,3 +205,23 @@ def test_chunks_in_another_order_of_a_weight_both_libraries_name_alike_stay_a_bu
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == ("embeddings", "embeddings"), loc
     assert not list(tmp_path.glob("pairing-*.json"))
+
+
+# ------------------------------------------------------------------ set 13 (session 23), held out
+def test_a_causal_conv_padded_inside_against_outside_and_a_selective_scan_are_aligned(tmp_path: Path) -> None:
+    """port_mamba: paddle pads the depthwise conv's input itself, torch pads inside the conv and
+    trims after it; two such convs in a row (one per layer). Failed on first contact (exit 1 at
+    layer 0's conv: the second conv's other input convention was read as evidence)."""
+    rc, doc, text = run(tmp_path, "port_mamba")
+    assert rc == 0, text[-4000:]
+    bound = [f["text"] for f in doc["diagnosis"] if f["code"] == "boundary_difference"]
+    assert bound and "holds the other's at [3:11] of axis 2 (zeros around it)" in bound[0], bound
+
+
+def test_a_hand_written_attention_against_torch_multihead_attention_names_the_attention(tmp_path: Path) -> None:
+    """port_perceiver paddle_attn_scale: the latent self-attention (fused qkv + proj) against
+    nn.MultiheadAttention; on first contact the two were not paired and the latent block was named."""
+    rc, doc, text = run(tmp_path, "port_perceiver", "paddle_attn_scale")
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == ("self_blocks.0.attn", "layers.0.self_attn"), text[-4000:]

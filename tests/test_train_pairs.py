@@ -167,3 +167,28 @@ def test_a_gpt2_port_with_its_own_conv1d_copy_trains_aligned(tmp_path: Path) -> 
     assert to["layers.0.ffn.fc1.weight"] == "transformer.h.0.mlp.c_fc.weight"
     packed = [e["paddle"] for e in wm["weights"] if e.get("torch") == "transformer.h.0.attn.c_attn.weight"]
     assert packed == [f"layers.0.attn.{n}.weight" for n in ("q_proj", "k_proj", "v_proj")], packed
+
+
+# ------------------------------------------------------------------ set 13 (session 23), held out
+@pytest.mark.parametrize("bug", ["", "text_mlp_drop"])
+def test_a_dual_encoder_with_towers_registered_in_another_order_trains_aligned(tmp_path: Path, bug: str) -> None:
+    """port_clip_train: paddle registers the image tower first, torch the text tower first, with
+    packed attention projections; a 0-d logit scale against a [1] one. On first contact the
+    LayerNorms of each block were paired crosswise, the logit scales not at all: exit 1, clean."""
+    rc, doc, text = run(tmp_path, "port_clip_train", bug)
+    if not bug:
+        assert rc == 0, text[-4000:]
+        return
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == ("text.block.drop2", "transformer.resblocks.0.mlp.drop")
+
+
+def test_a_two_layer_lstm_against_two_one_layer_lstms_trains_aligned(tmp_path: Path) -> None:
+    """port_rnnlm_train: paddle's nn.LSTM(num_layers=2) against two one-layer torch LSTMs. On first
+    contact no weight was transferred (exit 2: weight_ih_l1 against rnns.1.weight_ih_l0)."""
+    rc, doc, text = run(tmp_path, "port_rnnlm_train")
+    assert rc == 0, text[-4000:]
+    # the two-layer LSTM is the call partner of neither one-layer LSTM
+    assert {"rnns.0#0 (LSTM)", "rnns.1#0 (LSTM)"} <= set(doc["unpaired"]["calls_b"])
+    assert "lstm#0 (LSTM)" in doc["unpaired"]["calls_a"]

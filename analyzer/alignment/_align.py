@@ -162,6 +162,12 @@ class Segmenter:
     pin_b: dict[int, Call]  # B call id -> its pinned A call
     hidden_a: set[int] = field(default_factory=set)  # inside black boxes: never paired
     hidden_b: set[int] = field(default_factory=set)
+    apart: dict[str, frozenset[str]] = field(default_factory=dict)  # A module -> B modules it never pairs with
+    # module path -> the number of its weight anchor, on each side: a call of an anchored module
+    # never pairs with a call of a module anchored elsewhere (block 0's FFN called again where
+    # the other side calls block 1's: not the same computation, whatever the order says)
+    anchor_a: dict[str, int] = field(default_factory=dict)
+    anchor_b: dict[str, int] = field(default_factory=dict)
     _types: dict[tuple[int, int], int] = field(default_factory=dict)  # type-name id pair -> _TYPE_*
     _contents: dict[tuple[str, int], Counter[str]] = field(default_factory=dict)
     _held: Held | None = None  # pins inside every call (``_carriers``), built on first use
@@ -236,7 +242,7 @@ class Segmenter:
             if ex is not None or ey is not None:  # aligned again as a segment of its own
                 gaps.append((gx if ex is None else ex, gy if ey is None else ey))
             else:
-                pairs.extend(self.type_pairs(gx, gy) or self.shape_pairs(gx, gy) or self.slot_pairs(gx, gy))
+                pairs.extend(self._apart(self.type_pairs(gx, gy) or self.shape_pairs(gx, gy) or self.slot_pairs(gx, gy)))
 
     # ------------------------------------------------------------ evidence
     def _rows(self, xs: list[Call], ys: list[Call]) -> tuple[np.ndarray, np.ndarray]:
@@ -282,7 +288,21 @@ class Segmenter:
                 if sim >= 0.5:
                     s[i, j] = 0.5 + sim
         bonus = same[..., (FULL, INS, LEAF, PATH, DEPTH)].astype(np.float32) @ _BONUS
+        for i, x in enumerate(xs):
+            if x.module in self.apart:
+                s[i, [j for j, y in enumerate(ys) if y.module in self.apart[x.module]]] = 0.0
+        if self.anchor_a:
+            ka = np.array([self.anchor_a.get(x.module, -1) for x in xs])
+            kb = np.array([self.anchor_b.get(y.module, -1) for y in ys])
+            s[(ka[:, None] >= 0) & (kb[None, :] >= 0) & (ka[:, None] != kb[None, :])] = 0.0
         return np.where(s > 0, s + bonus, s)
+
+    def _apart(self, found: list[Found]) -> list[Found]:
+        def other_anchor(f: Found) -> bool:
+            ka, kb = self.anchor_a.get(f.a.module, -1), self.anchor_b.get(f.b.module, -1)
+            return ka >= 0 and kb >= 0 and ka != kb
+
+        return [f for f in found if f.b.module not in self.apart.get(f.a.module, ()) and not other_anchor(f)]
 
     def type_pairs(self, gx: list[Call], gy: list[Call]) -> list[Found]:
         """Type differences in a gap where nothing else pairs: once one-sided types (Dropout,

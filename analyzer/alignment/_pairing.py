@@ -94,21 +94,24 @@ class _Pin:
 
 
 def align_views(
-    a: TraceView, b: TraceView, mapping: Mapping | SidedMapping | None = None, anchors: dict[str, str] | None = None
+    a: TraceView, b: TraceView, mapping: Mapping | SidedMapping | None = None, anchors: dict[str, str] | None = None,
+    apart: dict[str, frozenset[str]] | None = None,
 ) -> Alignment:
     """Pair the forward calls of the first step of both traces.
 
     ``mapping``: applied to A and B (a ``Mapping`` is oriented here, by the traces' frameworks);
     its ``modules`` entries pin calls. ``anchors``: module path in A -> module path in B for
     modules whose weights matched each other; their calls pair n-th with n-th (as mapping pins
-    do; the mapping wins). Everything else is aligned hierarchically between the pins (``_align``).
+    do; the mapping wins). ``apart``: module path in A -> B modules its calls never pair with
+    (``module_splits``: one side's module holds what the other keeps in several). Everything else is aligned hierarchically between the pins (``_align``).
     """
     sided = orient(mapping, a.framework, b.framework) if mapping is not None else None
     step_a, step_b = first_step(a), first_step(b)
     ca, cb = a.calls.get(step_a, []), b.calls.get(step_b, [])
     ta, tb = a.tree(step_a), b.tree(step_b)
     resolved = resolve(sided, _modules(a), _modules(b)) if sided is not None else []
-    pins = _pins(ca, cb, resolved, _anchor_pairs(anchors, resolved))
+    anchored = _anchor_pairs(anchors, resolved)
+    pins = _pins(ca, cb, resolved, anchored)
     if ta.roots and tb.roots and ta.roots[0].id not in pins and tb.roots[0].id not in {p.b.id for p in pins.values()}:
         pins[ta.roots[0].id] = _Pin(tb.roots[0], "root")
     hidden_a, hidden_b = _hidden(pins, a.by_id, ta, tb)
@@ -117,7 +120,8 @@ def align_views(
         ta, tb, features(ca, cb),
         pin_a={i: p.b for i, p in pins.items()},
         pin_b={p.b.id: a.by_id[i] for i, p in pins.items()},
-        hidden_a=hidden_a, hidden_b=hidden_b,
+        hidden_a=hidden_a, hidden_b=hidden_b, apart=apart or {},
+        anchor_a={x: k for k, (x, _) in enumerate(anchored)}, anchor_b={y: k for k, (_, y) in enumerate(anchored)},
     )
     opened = [(a.by_id[i], p.b) for i, p in pins.items() if p.entry is None or not p.entry.blackbox]
     pairs = [CallPair(a.by_id[i], p.b, p.how, p.entry) for i, p in pins.items()]

@@ -131,6 +131,31 @@ def _concat(t: PairTable, i: int) -> str | None:
             "concatenation is inside this module on one side, after it on the other")
 
 
+def _window(t: PairTable, i: int) -> str | None:
+    """One side's value is a contiguous window of the other's along one axis (a causal
+    convolution padded inside the module on one side and trimmed after it on the other): where
+    the smaller sits in the larger, or None."""
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data) or len(ra.shape) != len(rb.shape):
+            return None
+        diff = [k for k, (x, y) in enumerate(zip(ra.shape, rb.shape)) if x != y]
+        if len(diff) != 1 or max(ra.numel, rb.numel) > _READ_LIMIT:
+            return None
+        k = diff[0]
+        a, b = np.asarray(ra.read(), np.float64), np.asarray(rb.read(), np.float64)
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
+    big, small, side = (a, b, "A") if a.shape[k] > b.shape[k] else (b, a, "B")
+    n = small.shape[k]
+    for o in range(big.shape[k] - n + 1):
+        if agrees(np.take(big, range(o, o + n), axis=k), small):
+            rest = np.delete(big, range(o, o + n), axis=k)
+            extra = "zeros" if not np.any(rest) else "other values"
+            return f"{side}'s {t.record(i, 0 if side == 'A' else 1).name} holds the other's at [{o}:{o + n}] of axis {k} ({extra} around it)"
+    return None
+
+
 def _relation(t: PairTable, i: int) -> str:
     """What relates the two values of row ``i``, or a plain sentence."""
     plain = "the next comparable records agree: the difference does not reach anything downstream"
@@ -321,6 +346,9 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             window = rows[rows > last]
             if nxt is not None:  # up to the next independent error, and the inputs it received (they agree)
                 window = window[(window < nxt[0]) | ((cp_col[window] == nxt[1]) & (roles[window] != out_code))]
+                if nxt[1] in convention_in:  # inputs it takes in another convention show nothing either way
+                    window = window[[not (cp_col[i] == nxt[1] and not measured[i] and _shapes_differ(t, i))
+                                     for i in window.tolist()]]
             joined = None
             other_input = c in convention_in
             if not measured[fail_out[c]].all() and not (other_input and all(_shapes_differ(t, i) for i in fail_out[c])):
@@ -344,7 +372,9 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                 relation = _relation(t, out_row)
             cp = t.call_pairs[c]
             if other_input:
-                relation = "another input convention (the shapes differ), and everything after it agrees"
+                held = [w for w in (_window(t, k) for k in [*fail_in.get(c, []), *fail_out[c]]) if w]
+                relation = ("another input convention (the shapes differ" + "".join(f"; {w}" for w in held)
+                            + "), and everything after it agrees")
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
             for i in fail_out[c] + (fail_in.get(c, []) if other_input else []):
                 t.set_verdict(i, True, f"boundary difference: {relation} ({t.reasons.get(i, '')})")

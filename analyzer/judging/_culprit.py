@@ -279,10 +279,11 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             first = r
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
-    # a further call of a module whose other calls in here are paired (a shared ReLU called once
-    # more after a residual add on this side): the two sides call it a different number of
-    # times, which the enclosing code decides; it is not a module of this side only
-    repeated = {c.module for c in inside if c.id in paired}
+    # a further call of a module whose other calls are paired (a shared ReLU called once more
+    # after a residual add on this side, block 0's FFN called again for block 1): the two sides
+    # call it a different number of times, which the enclosing code decides; it is not a module
+    # of this side only, and its paired call checked its code
+    repeated = {c.module for c in v.calls.get(call.step, ()) if c.id in paired}
     inside_own = [c for c in inside if c.id in paired or c.module not in repeated]
     alone = twin.one_sided(inside_own, weighted)
     # an input no pair compares (a one-sided module fed by inline code: paddle's activation

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "transposed_rows"]
+__all__ = ["packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
 
 
 def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int = 64) -> np.ndarray:
@@ -19,6 +19,11 @@ def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int
     for c in range(0, m.shape[0], tile):
         out[:, c : c + tile] = m[c : c + tile, r0:r1].T
     return out
+
+
+def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape without its axes of size one (``[C, 1, 1]`` -> ``[C]``, ``[1]`` -> ``[]``)."""
+    return tuple(d for d in shape if d != 1)
 
 
 def same_order_reshape(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

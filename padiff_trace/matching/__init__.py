@@ -40,7 +40,7 @@ from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
 from ._observed import observed_layouts, with_observed_layouts
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
 from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
-from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, side_from_records
+from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
 from ._weightsides import in_call_order
 
 __all__ = [
@@ -88,6 +88,7 @@ __all__ = [
     "mapping_pins",
     "match_weights",
     "module_anchors",
+    "module_splits",
     "side_from_records",
     "PARAMETRIZED_UNDER",
     "ROLE_SYNONYMS",

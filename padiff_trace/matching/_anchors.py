@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from ._weightmap import WeightMap
 
-__all__ = ["module_anchors"]
+__all__ = ["module_anchors", "module_splits"]
 
 
 def module_anchors(wm: WeightMap) -> dict[str, str]:
@@ -32,11 +32,76 @@ def module_anchors(wm: WeightMap) -> dict[str, str]:
             seen[ma].add(mb)
             back[mb].add(ma)
     anchors = {ma: next(iter(mbs)) for ma, mbs in seen.items() if len(mbs) == 1 and len(back[next(iter(mbs))]) == 1}
+    kept = _both_ways(anchors)
+    kept.update(_subtree_anchors(wm, kept))
+    return _both_ways(kept)
+
+
+def _both_ways(anchors: dict[str, str]) -> dict[str, str]:
     kept = _nested_consistently(anchors)
     # and the other way: B's root holding a position table of its own is no partner of A's
     # position-embedding module, whose call holds none of the modules B's root holds
     inverse = _nested_consistently({mb: ma for ma, mb in kept.items()})
     return {ma: mb for mb, ma in inverse.items()}
+
+
+def _subtree_anchors(wm: WeightMap, anchors: dict[str, str]) -> dict[str, str]:
+    """Modules whose subtrees hold exactly each other's tensors, where no module inside pairs
+    whole: a hand-written attention with a fused ``qkv`` and a ``proj`` against torch's
+    ``MultiheadAttention``, whose packed ``in_proj_weight`` is its own and whose ``out_proj`` it
+    never calls. The smallest module holding a group of tensors on each side pairs with the
+    smallest holding their partners, when neither holds any other tensor with a partner, each
+    side's group is owned by more than one module, and no module around either holds the same."""
+    part_a: dict[str, set[str]] = defaultdict(set)
+    part_b: dict[str, set[str]] = defaultdict(set)
+    for p in wm.pairs:
+        part_a[p.a].add(p.b)
+        part_b[p.b].add(p.a)
+    under_a, under_b = _tensors_under(part_a), _tensors_under(part_b)
+    taken_a, taken_b = set(anchors), set(anchors.values())
+    out: dict[str, str] = {}
+    for ma, ta in under_a.items():
+        tb = set().union(*(part_a[t] for t in ta))
+        mb = _common_module(tb)
+        if ma in taken_a or mb in taken_b or mb in out.values() or _common_module(ta) != ma:
+            continue
+        if (under_b.get(mb) == tb and set().union(*(part_b[t] for t in tb)) == ta and _owners(ta) > 1 and _owners(tb) > 1
+                and _outermost(ma, ta, under_a) and _outermost(mb, tb, under_b)):
+            out[ma] = mb
+    return out
+
+
+def _outermost(m: str, tensors: set[str], under: dict[str, set[str]]) -> bool:
+    """Whether ``m`` is the only module holding exactly ``tensors``: no module around it holds
+    the same (paddle's DenseNet transition holds its BN+conv layer and a pool, torch's holds the
+    BN, the conv and the pool: which of the two nested paddle modules is torch's is not said by
+    the weights)."""
+    return m == "" or under.get(m.rpartition(".")[0]) != tensors
+
+
+def _owners(tensors: set[str]) -> int:
+    """How many modules own ``tensors``: a group held by one module (a packed projection) is no
+    container of the other side's several (its q, k and v are not an attention's whole)."""
+    return len({t.rpartition(".")[0] for t in tensors})
+
+
+def _tensors_under(partners: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Every module path (the root as "") -> the paired tensors its subtree holds."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for t in partners:
+        parts = t.split(".")[:-1]
+        for k in range(len(parts) + 1):
+            out[".".join(parts[:k])].add(t)
+    return out
+
+
+def _common_module(tensors: set[str]) -> str:
+    """The innermost module holding every tensor of ``tensors``."""
+    paths = [t.split(".")[:-1] for t in tensors]
+    k = 0
+    while paths and all(len(p) > k and p[k] == paths[0][k] for p in paths):
+        k += 1
+    return ".".join(paths[0][:k]) if paths else ""
 
 
 def _under(m: str, root: str) -> bool:
@@ -59,3 +124,25 @@ def _nested_consistently(anchors: dict[str, str]) -> dict[str, str]:
                 bad.add(ma)
                 break
     return {ma: mb for ma, mb in anchors.items() if ma not in bad}
+
+
+def module_splits(wm: WeightMap) -> dict[str, frozenset[str]]:
+    """A module path in A -> the B modules it must not pair with: where one side's module holds
+    tensors the other side keeps in several modules (a two-layer LSTM against two one-layer
+    LSTMs, a fused projection against separate ones), neither of those is the same computation
+    as the whole; and the other way round."""
+    b_of: dict[str, set[str]] = defaultdict(set)
+    a_of: dict[str, set[str]] = defaultdict(set)
+    for p in wm.pairs:
+        ma, mb = p.a.rpartition(".")[0], p.b.rpartition(".")[0]
+        b_of[ma].add(mb)
+        a_of[mb].add(ma)
+    apart: dict[str, set[str]] = defaultdict(set)
+    for ma, mbs in b_of.items():
+        if len(mbs) > 1:
+            apart[ma].update(mbs)
+    for mb, mas in a_of.items():
+        if len(mas) > 1:
+            for ma in mas:
+                apart[ma].add(mb)
+    return {ma: frozenset(mbs) for ma, mbs in apart.items()}

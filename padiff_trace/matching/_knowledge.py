@@ -40,6 +40,7 @@ __all__ = [
     "FRAMEWORK_PACKAGES",
     "LAYOUTS",
     "LIBRARY_TYPES",
+    "LAYER_INDEXED_LOCALS",
     "LOCAL_ALIASES",
     "PACKED_ROLES",
     "PARAMETRIZED_UNDER",
@@ -185,6 +186,15 @@ LAYOUTS: dict[tuple[str, str], tuple[int, ...]] = {
 LOCAL_ALIASES: dict[str, dict[str, str]] = {
     "batchnorm": {"_mean": "running_mean", "_variance": "running_var"},
 }
+
+# Tensors whose local name carries a layer index: a multi-layer RNN keeps layer k's tensors as
+# ``weight_ih_l{k}`` (``_reverse`` for the backward direction) in both frameworks, where a port
+# may stack k single-layer RNNs (``rnns.{k}.weight_ih_l0``). The index is a block index like a
+# module path's; the direction stays part of the name. Canonical types -> pattern with the
+# groups ``local``, ``layer`` and ``direction``.
+LAYER_INDEXED_LOCALS: dict[str, str] = dict.fromkeys(
+    ("lstm", "gru", "rnn"), r"^(?P<local>(?:weight|bias)_(?:ih|hh|hr))_l(?P<layer>\d+)(?P<direction>_reverse)?$"
+)
 
 # Weight normalisation: the local name of v -> the local name of g beside it (torch
 # ``parametrizations.weight_norm`` keeps them as ``original1``/``original0`` of

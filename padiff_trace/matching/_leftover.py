@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from ..arrays._layout import squeezed
 from ._weighttensors import MTensor, assign, distinguishing_words
 
 __all__ = ["pair_left_over"]
@@ -27,7 +28,7 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
             return False
         if len(x.cshape) != len(y.cshape):  # axes of size one more or fewer ([C, 1, 1] ~ [C]), or a
             # convolution [out, in, p, p] against a Linear over flattened patches [out, in * p * p]
-            return _squeezed(x.cshape) == _squeezed(y.cshape) or _patches(x.cshape, y.cshape)
+            return squeezed(x.cshape) == squeezed(y.cshape) or _patches(x.cshape, y.cshape)
         if len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
             return False
         return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
@@ -90,6 +91,3 @@ def _patches(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     conv, lin = (a, b) if len(a) > len(b) else (b, a)
     return len(lin) == 2 and len(conv) >= 3 and conv[0] == lin[0] and math.prod(conv[1:]) == lin[1]
 
-
-def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(d for d in shape if d != 1)

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from ._knowledge import PACK_AXIS
 from ._weightmap import WeightPair
-from ._weighttensors import MTensor, fused_roles, roles_named, roles_of
+from ._weighttensors import MTensor, fused_roles, path_words, roles_named, roles_of
 from ._weighttensors import role_names as _role_names
 
 __all__ = ["packed_run", "regrouped"]
@@ -18,20 +18,21 @@ logger = logging.getLogger(__name__)
 
 
 def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
-               side: list[MTensor]) -> tuple[list[MTensor] | None, int]:
+               side: list[MTensor], vocab: frozenset[str] = frozenset()) -> tuple[list[MTensor] | None, int]:
     """The run of the other side's tensors ``x`` packs (``run_along``) and its axis: the first of
-    x's ``PACK_AXIS`` axes that has one (a Linear's outputs, then its inputs)."""
+    x's ``PACK_AXIS`` axes that has one (a Linear's outputs, then its inputs). ``vocab``: the
+    path words of x's own side."""
     for axis in PACK_AXIS.get((x.ctype, x.local), ()):
         if x.used or len(x.cshape) <= axis:
             break
-        run = run_along(x, live, axis, same_modules, side)
+        run = run_along(x, live, axis, same_modules, side, vocab)
         if run is not None:
             return run, axis
     return None, 0
 
 
 def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None,
-              side: list[MTensor]) -> list[MTensor] | None:
+              side: list[MTensor], vocab: frozenset[str] = frozenset()) -> list[MTensor] | None:
     """The tensors of the other side (``live``, unpaired; ``side``, all of them) that ``x`` holds
     concatenated along ``axis``: siblings of one type and local name, in the same block, whose
     sizes add up to x's, and adjacent among their parent's tensors of that local name (a fused
@@ -40,8 +41,11 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     ``w3`` hold gate and up apart). Where
     several runs fit: the modules an earlier tensor of x's module packed (``same_modules``),
     then runs whose roles x's own name lists (``kv``: k then v), then runs whose names say their
-    roles, then the first (registration order: a path whose blocks carry no index,
-    ``encoder_layer_0``, takes the runs in turn)."""
+    roles, then the runs whose path words agree best with x's (a word of the run's path that x's
+    own side uses elsewhere but not in x's path counts against it: ``visual`` for the text
+    tower's packed projection, where the towers are registered in another order), then the
+    first (registration order: a path whose blocks carry no index, ``encoder_layer_0``, takes
+    the runs in turn)."""
     rest = x.cshape[:axis] + x.cshape[axis + 1 :]
     cand = [
         y for y in live
@@ -53,7 +57,8 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
         by_parent[y.parent].append(y)
     slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and t.parent in by_parent)}
     named = roles_named(x.leaf)
-    runs: list[tuple[int, int, list[MTensor]]] = []
+    mine = path_words(x.info.module)  # the module holding the packed tensor: its parts' parent
+    runs: list[tuple[int, int, int, list[MTensor]]] = []
     for group in by_parent.values():
         for i in range(len(group)):
             total = 0
@@ -69,11 +74,13 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
                     mods = [y.info.module for y in run]
                     rank = (0 if same_modules == mods else 1 if named and roles_of(run) == named
                             else 2 if _role_names(run) else 3)
-                    runs.append((rank, run[0].index, run))
+                    theirs = path_words(run[0].parent)
+                    words = len(mine & theirs) - len((theirs - mine) & vocab)
+                    runs.append((rank, -words, run[0].index, run))
     if not runs:
         return None
-    runs.sort(key=lambda r: (r[0], r[1]))
-    return runs[0][2]
+    runs.sort(key=lambda r: r[:3])
+    return runs[0][3]
 
 
 def _same_block(kx: tuple[int, ...], ky: tuple[int, ...]) -> bool:

@@ -40,8 +40,8 @@ import math
 from collections.abc import Sequence
 
 from .._errors import MappingError
-from ..arrays._layout import same_order_reshape
-from ._anchors import module_anchors
+from ..arrays._layout import same_order_reshape, squeezed
+from ._anchors import module_anchors, module_splits
 from ._knowledge import POINTWISE_AS, WEIGHT_NORM
 from ._leftover import pair_left_over
 from ._match import group_key
@@ -57,8 +57,9 @@ from ._weighttensors import groups as _groups
 from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import normalise as _normalise
 from ._weighttensors import part_shape as _part_shape
+from ._weighttensors import path_words as _path_words
 
-__all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors"]
+__all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors", "module_splits"]
 
 logger = logging.getLogger(__name__)
 
@@ -150,8 +151,14 @@ class _Matcher:
         by_b = {t.info.name: t for t in self.live(self.b)}
         for x in self.live(self.a):
             y = by_b.get(x.info.name)
-            if y is not None and not y.used and y.cshape == x.cshape and y.type_key == x.type_key:
+            if y is None or y.used:
+                continue
+            if y.cshape == x.cshape and y.type_key == x.type_key:
                 self.pair(x, y, "name")
+            elif squeezed(x.cshape) == squeezed(y.cshape) and (y.type_key == x.type_key or not (x.known or y.known)):
+                # the same name, shapes that differ only by axes of size 1 (a 0-d scale against a
+                # [1] one): no element moves; each author's own class holding it says nothing
+                self.pair(x, y, "reshape")
 
     # ------------------------------------------------------------------ pass 2: structure
     def structure(self, derived: bool = False, by_type: bool = True) -> None:
@@ -188,19 +195,21 @@ class _Matcher:
                 partner.setdefault(p.a.rpartition(".")[0], p.b.rpartition(".")[0])
         if not partner:
             return
-        by_b = {(t.info.module, t.local): t for t in self.b if not t.used and not t.derived}
+        # the layer its name says too: a multi-layer RNN holds one ``weight_hh`` per layer
+        by_b = {(t.info.module, t.local, t.sub): t for t in self.b if not t.used and not t.derived}
         for x in self.a:
             if x.used or x.derived or x.info.module not in partner:
                 continue
-            y = by_b.get((partner[x.info.module], x.local))
+            y = by_b.get((partner[x.info.module], x.local, x.sub))
             if y is not None and not y.used and y.cshape == x.cshape:
                 self.pair(x, y, "structure")
 
     # ------------------------------------------------------------------ pass 3: packed
     def packed(self) -> None:
         for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
+            vocab = frozenset().union(*(_path_words(t.info.module) for t in big_side))
             for x in self.live(big_side):
-                run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side)
+                run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side, vocab)
                 if run is None:
                     continue
                 # packed head by head (``QKV_PACKING``): each part's share of every group
@@ -348,6 +357,10 @@ class _Matcher:
                 same = [o.info.name for o in others if o.cshape == t.cshape]
                 m.suggestions[t.info.name] = same[:3]
         return m
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
 
 
 def _reorder(t: _T, axes: tuple[int, ...], source: str) -> None:

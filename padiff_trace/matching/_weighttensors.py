@@ -18,6 +18,7 @@ from .._errors import MappingError
 from ._knowledge import (
     DERIVED_STATE,
     FUSED_ROLES,
+    LAYER_INDEXED_LOCALS,
     LOCAL_ALIASES,
     PACKED_ROLES,
     PARAMETRIZED_UNDER,
@@ -29,10 +30,11 @@ from ._observed import layout_key
 from ._weightmap import TensorInfo
 from ._weightsides import WeightSide
 
-__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "role_names",
+__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "path_words", "role_names",
            "fused_roles", "role_of_words", "roles_named", "roles_of"]
 
 _INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
+_LAYER_INDEXED = {t: re.compile(p) for t, p in LAYER_INDEXED_LOCALS.items()}
 _SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
 _WORD = re.compile(r"[a-z]+|\d+")
 _FUSED = frozenset(frozenset(_SYN[n] for n in group) for group in FUSED_ROLES)
@@ -55,6 +57,7 @@ class MTensor:
     packed: bool  # a role of PACKED_ROLES: expected to be several tensors of the other side
     used: bool = False
     owner: str = ""  # the layer a parametrization keeps this tensor for (``PARAMETRIZED_UNDER``), else ""
+    sub: tuple[int, ...] = ()  # the layer index its local name carries (``weight_hh_l1``: (1,)), also in ``key``
 
     @property
     def module(self) -> str:
@@ -91,6 +94,13 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         for group, aliases in LOCAL_ALIASES.items():
             if same_canonical(group, ctype):
                 local = aliases.get(local, local)
+        key = tuple(int(x) for x in _INT.findall(t.module))
+        indexed = _LAYER_INDEXED.get(ctype)
+        m = indexed.match(local) if indexed is not None else None
+        sub: tuple[int, ...] = ()
+        if m is not None:  # layer k of a multi-layer RNN: a block index, as rnns.{k} would be
+            local, sub = m["local"] + (m["direction"] or ""), (int(m["layer"]),)
+            key = (*key, *sub)
         role = PACKED_ROLES.get((ctype, local))
         perm = res.layout(t.module_type, t.local) or side.layouts.get(layout_key(t.module_type, t.local))
         if perm is not None and len(perm) != len(t.shape):
@@ -101,7 +111,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         out.append(
             MTensor(
                 t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,
-                tuple(int(x) for x in _INT.findall(t.module)), derived, role is not None, owner=owner,
+                key, derived, role is not None, owner=owner, sub=sub,
             )
         )
     return out
@@ -204,8 +214,32 @@ def distinguishing_words(ts: list[MTensor]) -> list[frozenset[str]]:
     return _distinguishing([_tokens(t.info.name) - _GENERIC_LOCALS for t in ts])
 
 
+def _ranks_within(mine: list[frozenset[str]], other: list[frozenset[str]]) -> list[tuple[frozenset[str], int, int]]:
+    """Each member's part of the group, its rank in that part and the part's size. The parts are
+    what the distinguishing words both sides share say, where each such word marks as many
+    members on both sides (``visual`` on two LayerNorms of each): two towers registered in
+    another order (text first on one side) keep each tower's own order."""
+    count_m = Counter(w for ws in mine for w in ws)
+    count_o = Counter(w for ws in other for w in ws)
+    shared = {w for w, k in count_m.items() if count_o.get(w) == k}
+    sigs = [ws & shared for ws in mine]
+    size = Counter(sigs)
+    seen: Counter[frozenset[str]] = Counter()
+    out = []
+    for s in sigs:
+        out.append((s, seen[s], size[s]))
+        seen[s] += 1
+    return out
+
+
 def _tokens(path: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(path.lower()) if not w.isdigit())
+
+
+def path_words(path: str) -> frozenset[str]:
+    """The words of a module path (``visual.transformer.resblocks.0`` -> visual, transformer,
+    resblocks): block indices left out."""
+    return _tokens(path)
 
 
 def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> list[tuple[MTensor, MTensor, bool]]:
@@ -225,6 +259,7 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     tx = [_tokens(x.info.module) for x in xs]
     ty = [_tokens(y.info.module) for y in ys]
     dx, dy = _distinguishing(tx), _distinguishing(ty)
+    rx, ry = _ranks_within(dx, dy), _ranks_within(dy, dx)
     cand = []
     for i, x in enumerate(xs):
         for j, y in enumerate(ys):
@@ -232,7 +267,14 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
             union = len(tx[i] | ty[j])
             words = len(tx[i] & ty[j]) / union if union else 0.0
             words += len(dx[i] & dy[j])
-            order = order_weight if i == j else 0.25 * (1 - abs(i - j) / n)
+            (si, ri, ni), (sj, rj, _) = rx[i], ry[j]
+            # registration order: the rank among the members the shared words put in one part of
+            # the group (each author registers the parts in their own order); the order of the
+            # calls is one computation's, read whole
+            if si == sj and order_weight < 1.0:
+                order = order_weight if ri == rj else 0.25 * (1 - abs(ri - rj) / ni)
+            else:
+                order = order_weight if i == j else 0.25 * (1 - abs(i - j) / n)
             cand.append((-(role + words + order), abs(i - j), i, j))
     cand.sort()
     got: dict[int, int] = {}
