@@ -106,15 +106,6 @@ def test_a_two_layer_lstm_pairs_with_two_one_layer_lstms_in_layer_order() -> Non
     assert "lstm" not in module_anchors(wm)  # one module's tensors against two modules': no container
 
 
-def test_a_bidirectional_layer_keeps_its_direction_apart() -> None:
-    g = 4 * H
-    names = [f"{k}_l{i}{d}" for i in range(2) for d in ("", "_reverse") for k in ("weight_ih", "weight_hh")]
-    pd = [t(f"enc.{n}", "LSTM", (g, H)) for n in names]
-    th = [t(f"enc.{n}", "LSTM", (g, H)) for n in names]
-    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
-    assert {p.a: p.b for p in wm.pairs} == {f"enc.{n}": f"enc.{n}" for n in names}
-
-
 def test_a_hand_written_attention_anchors_torch_multihead_attention_by_its_whole_subtree() -> None:
     pd = norm("blocks.0.norm1") + [t("blocks.0.attn.qkv.weight", "Linear", (H, 3 * H)),
                                    t("blocks.0.attn.qkv.bias", "Linear", (3 * H,)),

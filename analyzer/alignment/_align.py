@@ -30,6 +30,7 @@ import numpy as np
 
 from padiff_trace.matching import align, canonical_type, is_known_type, types_equivalent
 
+from ._apart import Apart
 from ._calls import Call, CallTree, IdTable, RowMap, as_int_ids, shape_sig
 from ._carriers import Held, resolve_carriers
 
@@ -162,12 +163,7 @@ class Segmenter:
     pin_b: dict[int, Call]  # B call id -> its pinned A call
     hidden_a: set[int] = field(default_factory=set)  # inside black boxes: never paired
     hidden_b: set[int] = field(default_factory=set)
-    apart: dict[str, frozenset[str]] = field(default_factory=dict)  # A module -> B modules it never pairs with
-    # module path -> the number of its weight anchor, on each side: a call of an anchored module
-    # never pairs with a call of a module anchored elsewhere (block 0's FFN called again where
-    # the other side calls block 1's: not the same computation, whatever the order says)
-    anchor_a: dict[str, int] = field(default_factory=dict)
-    anchor_b: dict[str, int] = field(default_factory=dict)
+    apart: Apart = field(default_factory=Apart)  # call pairs the weight map rules out
     _types: dict[tuple[int, int], int] = field(default_factory=dict)  # type-name id pair -> _TYPE_*
     _contents: dict[tuple[str, int], Counter[str]] = field(default_factory=dict)
     _held: Held | None = None  # pins inside every call (``_carriers``), built on first use
@@ -288,21 +284,11 @@ class Segmenter:
                 if sim >= 0.5:
                     s[i, j] = 0.5 + sim
         bonus = same[..., (FULL, INS, LEAF, PATH, DEPTH)].astype(np.float32) @ _BONUS
-        for i, x in enumerate(xs):
-            if x.module in self.apart:
-                s[i, [j for j, y in enumerate(ys) if y.module in self.apart[x.module]]] = 0.0
-        if self.anchor_a:
-            ka = np.array([self.anchor_a.get(x.module, -1) for x in xs])
-            kb = np.array([self.anchor_b.get(y.module, -1) for y in ys])
-            s[(ka[:, None] >= 0) & (kb[None, :] >= 0) & (ka[:, None] != kb[None, :])] = 0.0
+        s[self.apart.mask(xs, ys)] = 0.0
         return np.where(s > 0, s + bonus, s)
 
     def _apart(self, found: list[Found]) -> list[Found]:
-        def other_anchor(f: Found) -> bool:
-            ka, kb = self.anchor_a.get(f.a.module, -1), self.anchor_b.get(f.b.module, -1)
-            return ka >= 0 and kb >= 0 and ka != kb
-
-        return [f for f in found if f.b.module not in self.apart.get(f.a.module, ()) and not other_anchor(f)]
+        return [f for f in found if self.apart.allows(f.a, f.b)]
 
     def type_pairs(self, gx: list[Call], gy: list[Call]) -> list[Found]:
         """Type differences in a gap where nothing else pairs: once one-sided types (Dropout,

@@ -17,6 +17,7 @@ from padiff_trace import Record
 from padiff_trace.matching import Mapping, SidedEntry, SidedMapping, orient, resolve, types_equivalent
 
 from ._align import Segmenter, features
+from ._apart import Apart
 from ._calls import Call, CallTree, TraceView, first_step
 
 __all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves"]
@@ -120,8 +121,7 @@ def align_views(
         ta, tb, features(ca, cb),
         pin_a={i: p.b for i, p in pins.items()},
         pin_b={p.b.id: a.by_id[i] for i, p in pins.items()},
-        hidden_a=hidden_a, hidden_b=hidden_b, apart=apart or {},
-        anchor_a={x: k for k, (x, _) in enumerate(anchored)}, anchor_b={y: k for k, (_, y) in enumerate(anchored)},
+        hidden_a=hidden_a, hidden_b=hidden_b, apart=Apart.of(apart, anchored),
     )
     opened = [(a.by_id[i], p.b) for i, p in pins.items() if p.entry is None or not p.entry.blackbox]
     pairs = [CallPair(a.by_id[i], p.b, p.how, p.entry) for i, p in pins.items()]

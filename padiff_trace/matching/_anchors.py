@@ -33,7 +33,7 @@ def module_anchors(wm: WeightMap) -> dict[str, str]:
             back[mb].add(ma)
     anchors = {ma: next(iter(mbs)) for ma, mbs in seen.items() if len(mbs) == 1 and len(back[next(iter(mbs))]) == 1}
     kept = _both_ways(anchors)
-    kept.update(_subtree_anchors(wm, kept))
+    kept.update(_subtree_anchors(partners, partners_b, kept))
     return _both_ways(kept)
 
 
@@ -45,18 +45,14 @@ def _both_ways(anchors: dict[str, str]) -> dict[str, str]:
     return {ma: mb for mb, ma in inverse.items()}
 
 
-def _subtree_anchors(wm: WeightMap, anchors: dict[str, str]) -> dict[str, str]:
+def _subtree_anchors(part_a: dict[str, set[str]], part_b: dict[str, set[str]], anchors: dict[str, str]) -> dict[str, str]:
     """Modules whose subtrees hold exactly each other's tensors, where no module inside pairs
     whole: a hand-written attention with a fused ``qkv`` and a ``proj`` against torch's
     ``MultiheadAttention``, whose packed ``in_proj_weight`` is its own and whose ``out_proj`` it
     never calls. The smallest module holding a group of tensors on each side pairs with the
     smallest holding their partners, when neither holds any other tensor with a partner, each
-    side's group is owned by more than one module, and no module around either holds the same."""
-    part_a: dict[str, set[str]] = defaultdict(set)
-    part_b: dict[str, set[str]] = defaultdict(set)
-    for p in wm.pairs:
-        part_a[p.a].add(p.b)
-        part_b[p.b].add(p.a)
+    side's group is owned by more than one module, and no module around either holds the same.
+    ``part_a``/``part_b``: each tensor's partners."""
     under_a, under_b = _tensors_under(part_a), _tensors_under(part_b)
     taken_a, taken_b = set(anchors), set(anchors.values())
     out: dict[str, str] = {}

@@ -1,0 +1,47 @@
+"""Call pairs the weight map rules out, whatever order or shapes say (``_align``).
+
+* A module whose tensors the other side keeps in several modules (a two-layer LSTM against two
+  one-layer LSTMs: ``matching.module_splits``) is the call partner of none of them.
+* A call of a module anchored to one partner never pairs with a call of a module anchored to
+  another (block 0's FFN called again where the other side calls block 1's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._calls import Call
+
+__all__ = ["Apart"]
+
+
+@dataclass(frozen=True)
+class Apart:
+    """What the weights rule out: ``splits`` (A module -> B modules it never pairs with) and the
+    anchors, numbered (module path -> the number of its anchor pair, on each side)."""
+
+    splits: dict[str, frozenset[str]] = field(default_factory=dict)
+    anchor_a: dict[str, int] = field(default_factory=dict)
+    anchor_b: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, splits: dict[str, frozenset[str]] | None, anchors: list[tuple[str, str]]) -> Apart:
+        return cls(splits or {}, {x: k for k, (x, _) in enumerate(anchors)}, {y: k for k, (_, y) in enumerate(anchors)})
+
+    def mask(self, xs: list[Call], ys: list[Call]) -> np.ndarray:
+        """[len(xs), len(ys)]: True where the pair is ruled out."""
+        out = np.zeros((len(xs), len(ys)), dtype=bool)
+        for i, x in enumerate(xs):
+            if x.module in self.splits:
+                out[i, [j for j, y in enumerate(ys) if y.module in self.splits[x.module]]] = True
+        if self.anchor_a:
+            ka = np.array([self.anchor_a.get(x.module, -1) for x in xs])
+            kb = np.array([self.anchor_b.get(y.module, -1) for y in ys])
+            out |= (ka[:, None] >= 0) & (kb[None, :] >= 0) & (ka[:, None] != kb[None, :])
+        return out
+
+    def allows(self, a: Call, b: Call) -> bool:
+        ka, kb = self.anchor_a.get(a.module, -1), self.anchor_b.get(b.module, -1)
+        return b.module not in self.splits.get(a.module, ()) and not (ka >= 0 and kb >= 0 and ka != kb)

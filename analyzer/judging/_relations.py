@@ -1,0 +1,166 @@
+"""What relates two values that differ across a module boundary (``_boundary``): a constant
+scale, an activation applied on one side, a saturated mask constant (``BOUNDARY_RELATIONS``),
+one side's value a window of the other's or the other's concatenated after the module's input.
+Each relation is confirmed on the recorded values, to ``RELATION_REL``."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from padiff_trace import DamagedRecordError
+
+from ._masks import saturated as _saturated
+from ._pairtable import PairTable
+
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "relation", "window_relation"]
+
+_SCALE_SAYS = re.compile(r"A = (\S+) x B: a constant scale")
+_READ_LIMIT = 1 << 22  # elements: relations are tested on tensors up to 4M elements (larger: not named)
+RELATION_REL = 1e-4  # a relation holds when it explains the two values to this relative L2 error
+
+
+def _scale(a: np.ndarray, b: np.ndarray) -> str | None:
+    """a == c * b for one constant c (a scale moved across the boundary)."""
+    nb = float(np.dot(b, b))
+    if nb == 0.0:
+        return None
+    c = float(np.dot(a, b)) / nb
+    if not np.isfinite(c) or abs(c) < 1e-12:
+        return None
+    resid = float(np.linalg.norm(a - c * b)) / max(float(np.linalg.norm(a)), 1e-30)
+    # a scale moved across a boundary is a real factor (sqrt(d), 1/sqrt(d), 0.5 ...): a factor
+    # within a hair of 1 is a small difference, not a scale
+    if abs(c - 1.0) < 1e-3 or resid >= min(1e-4, 0.01 * abs(c - 1.0)):
+        return None
+    return f"A = {c:.6g} x B: a constant scale applied inside the module on one side, after it on the other"
+
+
+def agrees(x: np.ndarray, y: np.ndarray, rel: float = RELATION_REL) -> bool:
+    """``x`` is ``y`` to within ``rel`` (``RELATION_REL``) in relative L2: fp32 rounding (~1e-5 in
+    deep models) passes, and so do a few elements near a kink that rounding put on the other
+    side, which an element-wise test refuses."""
+    ny = float(np.linalg.norm(y))
+    return float(np.linalg.norm(x - y)) <= rel * ny if ny > 0 else not np.any(x)
+
+
+def _activation(name: str, f: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray, np.ndarray], str | None]:
+    def test(a: np.ndarray, b: np.ndarray) -> str | None:
+        for x, y, side in ((a, b, "A"), (b, a, "B")):
+            if agrees(x, f(y)) and not agrees(x, y):
+                return f"{side} = {name}(the other side): the activation is fused into this module on side {side}, a module of its own on the other"
+        return None
+
+    return test
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(x, -60, 60))))
+
+
+# name -> test(a, b) -> sentence or None; a and b are float64, flattened, same length
+BOUNDARY_RELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], str | None]] = {
+    "saturated mask": _saturated,
+    "scale": _scale,
+    "relu": _activation("relu", lambda x: np.maximum(x, 0.0)),
+    "relu6": _activation("relu6", lambda x: np.clip(x, 0.0, 6.0)),
+    "sigmoid": _activation("sigmoid", _sigmoid),
+    "tanh": _activation("tanh", np.tanh),
+    "hardswish": _activation("hardswish", lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0),
+    "silu": _activation("silu", lambda x: x * _sigmoid(x)),
+}
+
+
+def _one_axis_apart(t: PairTable, i: int) -> tuple[np.ndarray, np.ndarray, str, int] | None:
+    """The two values of row ``i`` (float64) when their shapes differ along exactly one axis: the
+    larger, the smaller, which side holds the larger ("A" or "B"), the axis; else None."""
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data) or len(ra.shape) != len(rb.shape):
+            return None
+        diff = [k for k, (x, y) in enumerate(zip(ra.shape, rb.shape)) if x != y]
+        if len(diff) != 1 or max(ra.numel, rb.numel) > _READ_LIMIT:
+            return None
+        k = diff[0]
+        a, b = np.asarray(ra.read(), np.float64), np.asarray(rb.read(), np.float64)
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
+    return (a, b, "A", k) if a.shape[k] > b.shape[k] else (b, a, "B", k)
+
+
+def concat_relation(t: PairTable, i: int) -> str | None:
+    """One side's output is the other's concatenated after what the module received (a dense
+    layer returning concat(input, new) on one side, only new on the other, the block joining
+    them): the smaller is the trailing block of the larger along one axis."""
+    got = _one_axis_apart(t, i)
+    if got is None:
+        return None
+    big, small, side, k = got
+    tail = np.take(big, range(big.shape[k] - small.shape[k], big.shape[k]), axis=k)
+    if not agrees(tail, small):
+        return None
+    return (f"{side}'s output is the other's concatenated after the module's input along axis {k}: the "
+            "concatenation is inside this module on one side, after it on the other")
+
+
+def window_relation(t: PairTable, i: int) -> str | None:
+    """One side's value is a contiguous window of the other's along one axis (a causal
+    convolution padded inside the module on one side and trimmed after it on the other): where
+    the smaller sits in the larger, or None."""
+    got = _one_axis_apart(t, i)
+    if got is None:
+        return None
+    big, small, side, k = got
+    n = small.shape[k]
+    for o in range(big.shape[k] - n + 1):
+        if agrees(np.take(big, range(o, o + n), axis=k), small):
+            rest = np.delete(big, range(o, o + n), axis=k)
+            extra = "zeros" if not np.any(rest) else "other values"
+            return f"{side}'s {t.record(i, 0 if side == 'A' else 1).name} holds the other's at [{o}:{o + n}] of axis {k} ({extra} around it)"
+    return None
+
+
+def relation(t: PairTable, i: int) -> str:
+    """What relates the two values of row ``i``, or a plain sentence."""
+    plain = "the next comparable records agree: the difference does not reach anything downstream"
+    joined = concat_relation(t, i)
+    if joined:
+        return f"{joined}; {plain}"
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if not (ra.is_tensor and rb.is_tensor) or ra.numel != rb.numel or not ra.numel or ra.numel > _READ_LIMIT:
+            return plain
+        if not (ra.has_data and rb.has_data):  # statistics only
+            return plain
+        perm = t.perms.get(i)
+        a = ra.read()
+        if perm is not None:
+            a = np.transpose(a, perm)
+        a64 = np.asarray(a, np.float64).ravel()
+        b64 = np.asarray(rb.read(), np.float64).ravel()
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return plain
+    if not (np.isfinite(a64).all() and np.isfinite(b64).all()):
+        return plain
+    for test in BOUNDARY_RELATIONS.values():
+        found = test(a64, b64)
+        if found:
+            return f"{found}; {plain}"
+    return plain
+
+
+def conventional(t: PairTable, i: int, said: str) -> bool:
+    """A relation two libraries use by convention, whatever follows: a scale of sqrt(width) or
+    its inverse on the output (embeddings scaled by sqrt(d_model) inside or after the module)."""
+    m = _SCALE_SAYS.match(said)
+    if m is None:
+        return False
+    width = t.record(i, 1).shape[-1] if t.record(i, 1).shape else 0
+    if width < 2:
+        return False
+    c = abs(float(m.group(1)))
+    root = math.sqrt(width)
+    return any(abs(c - x) <= 1e-4 * x for x in (root, 1.0 / root))
