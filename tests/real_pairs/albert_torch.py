@@ -4,6 +4,9 @@ HF's AlbertConfig defaults to hidden_act="gelu_new", paddlenlp's to "gelu": pinn
 PADIFF_BUG:
   act    -> relu instead of gelu in the shared layer's feed-forward (so in every repetition)
   ln_eps -> eps 1e-3 instead of 1e-12 in the embeddings LayerNorm (width embedding_size)
+  mask_axis -> the shared layer's attention broadcasts the padding mask along the QUERY axis
+               ([B, 1, S, 1]) instead of the key axis ([B, 1, 1, S]): padded keys stay visible and
+               the padded queries' rows are masked out instead (so in every repetition)
 """
 import os
 
@@ -29,7 +32,22 @@ def model():
         shared.activation = torch.nn.ReLU()
     elif bug == "ln_eps":
         m.embeddings.LayerNorm.eps = 1e-3
+    elif bug == "mask_axis":
+        shared.attention.forward = _mask_on_query_axis(shared.attention)
     return m
+
+
+def _mask_on_query_axis(att):
+    """The shared attention's forward with the key-padding mask laid out on the query axis."""
+    orig = att.forward
+
+    def forward(hidden_states, attention_mask=None, head_mask=None, output_attentions=False):
+        if attention_mask is not None:
+            # [B, 1, 1 or S, S]: one key-padding row -> [B, 1, S, 1] (the porter's unsqueeze(-1))
+            attention_mask = attention_mask[:, :, :1, :].transpose(-1, -2)
+        return orig(hidden_states, attention_mask, head_mask, output_attentions)
+
+    return forward
 
 
 def _arrays():

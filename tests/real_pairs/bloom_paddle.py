@@ -1,13 +1,16 @@
 """BLOOM pair, paddle side: paddlenlp BloomForCausalLM (tiny random config, fp32, no downloads).
 
 Twin of bloom_torch.py (HF BloomForCausalLM). Ground truth: bloom_truth.json.
+PADIFF_BUG (paddle side):
+  paddle_gelu_erf -> layer 1's MLP activation (mlp.gelu_impl) is paddle's F.gelu, whose default is
+                     the exact erf form, instead of BLOOM's tanh approximation (precision-level)
 """
 import os
 
 import paddle
 from _decoders_common import randomize_paddle, token_ids
 
-_BUG = os.environ.get("PADIFF_BUG", "")  # bloom bugs (alibi, scale) are planted on the torch side only
+_BUG = os.environ.get("PADIFF_BUG", "")  # other bloom bugs (alibi, scale, residual_post_ln) are planted on the torch side
 VOCAB, HIDDEN, LAYERS, HEADS = 1000, 64, 2, 4
 
 
@@ -22,6 +25,9 @@ def model():
     m = BloomForCausalLM(cfg)  # lm_head reuses bloom.word_embeddings.weight (tied)
     randomize_paddle(m)
     m.eval()
+    if _BUG == "paddle_gelu_erf":
+        # a porter "simplified" BloomGelu's hand-written tanh formula to the framework GELU
+        m.bloom.h[1].mlp.gelu_impl.forward = lambda x: paddle.nn.functional.gelu(x)  # noqa: PLW0108  approximate=False
     return m
 
 

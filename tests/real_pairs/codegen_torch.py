@@ -5,6 +5,8 @@ PADIFF_BUG (torch side):
   qkv_order -> layer 0 attention reads the packed qkv_proj output as (q, k, v) per model-parallel
                chunk instead of CodeGen's (q, v, k)
   act       -> layer 1 MLP activation is ReLU instead of tanh GELU (gelu_new)
+  rope_q_only -> layer 0 attention applies the rotary embedding to the query only: the key's
+                 rotary slice is left unrotated (the porter dropped the k_rot line)
 """
 import os
 import types
@@ -48,6 +50,34 @@ def _forward_qkv_order(self, hidden_states, layer_past=None, attention_mask=None
     return attn_output, attn_weights
 
 
+def _forward_rope_q_only(self, hidden_states, layer_past=None, attention_mask=None, position_ids=None,
+                         head_mask=None, use_cache=False, output_attentions=False, cache_position=None):
+    """CodeGenAttention.forward (no cache, rotary_dim set) with the key's rotary slice never rotated."""
+    from transformers.models.codegen.modeling_codegen import apply_rotary_pos_emb
+
+    qkv = self.qkv_proj(hidden_states)
+    mp_num = 4
+    qkv_split = qkv.reshape(qkv.shape[:-1] + (mp_num, -1))
+    local_dim = self.head_dim * self.num_attention_heads // mp_num
+    query, value, key = torch.split(qkv_split, local_dim, dim=-1)
+    query = self._split_heads(query, self.num_attention_heads, self.head_dim, mp_num=mp_num)
+    key = self._split_heads(key, self.num_attention_heads, self.head_dim, mp_num=mp_num)
+    value = self._split_heads(value, self.num_attention_heads, self.head_dim, mp_num=mp_num)
+    value = value.permute(0, 2, 1, 3)
+    sincos = self.embed_positions.to(position_ids.device)[position_ids]
+    sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
+    r = self.rotary_dim
+    q_rot = apply_rotary_pos_emb(query[:, :, :, :r], sin, cos)
+    query = torch.cat([q_rot, query[:, :, :, r:]], dim=-1)  # BUG: key[..., :r] is not rotated
+    key = key.permute(0, 2, 1, 3)
+    query = query.permute(0, 2, 1, 3)
+    attn_output, attn_weights = self._attn(query, key, value, attention_mask, head_mask)
+    attn_output = self._merge_heads(attn_output, self.num_attention_heads, self.head_dim)
+    attn_output = self.out_proj(attn_output)
+    attn_output = self.resid_dropout(attn_output)
+    return attn_output, attn_weights
+
+
 def model():
     from transformers import CodeGenConfig, CodeGenForCausalLM
 
@@ -59,6 +89,9 @@ def model():
         attn.forward = types.MethodType(_forward_qkv_order, attn)
     elif bug == "act":
         m.transformer.h[1].mlp.act = torch.nn.ReLU()
+    elif bug == "rope_q_only":
+        attn = m.transformer.h[0].attn
+        attn.forward = types.MethodType(_forward_rope_q_only, attn)
     return m
 
 

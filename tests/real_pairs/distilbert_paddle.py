@@ -4,6 +4,9 @@ paddlenlp builds DistilBERT on paddle.nn.TransformerEncoder (post-norm, like HF)
 PADIFF_BUG (this side only):
   paddle_ln_eps -> the embeddings LayerNorm uses eps 1e-3 instead of 1e-12
   paddle_prenorm -> encoder layer 1 runs pre-norm (normalize_before=True) instead of post-norm
+  paddle_head_split -> layer 0's attention splits q/k/v into heads with the reshape in the wrong
+                       order ([B, S, head_dim, heads] permuted to [B, heads, S, head_dim]): each
+                       "head" gets every 4th feature instead of a contiguous slice
 Other distilbert bugs are planted on the torch side.
 """
 import os
@@ -29,7 +32,23 @@ def model():
         m.embeddings.layer_norm._epsilon = 1e-3
     elif bug == "paddle_prenorm":  # TransformerEncoderLayer reads this flag in forward
         m.encoder.layers[1].normalize_before = True
+    elif bug == "paddle_head_split":
+        att = m.encoder.layers[0].self_attn
+        att._prepare_qkv = _prepare_qkv_strided_heads(att)
     return m
+
+
+def _prepare_qkv_strided_heads(att):
+    """MultiHeadAttention._prepare_qkv (no cache) with the head split reshaped in the wrong order."""
+
+    def split(x):  # should be reshape [0, 0, heads, head_dim] + transpose [0, 2, 1, 3]
+        x = paddle.reshape(x, [0, 0, att.head_dim, att.num_heads])
+        return paddle.transpose(x, [0, 3, 1, 2])
+
+    def _prepare_qkv(query, key, value, cache=None):
+        return split(att.q_proj(query)), split(att.k_proj(key)), split(att.v_proj(value))
+
+    return _prepare_qkv
 
 
 def _arrays():

@@ -7,6 +7,8 @@ PADIFF_BUG (this side only):
   paddle_pad_idx -> word_embeddings built with the wrong padding_idx (a token id that occurs in the
                     input): paddle's Embedding OUTPUTS ZEROS for its padding_idx, so that token
                     loses its embedding (pad_token_id mismatch between the ports)
+  paddle_head_ln_eps -> the MLM head's transform LayerNorm (cls.predictions.layer_norm) has paddle's
+                        default epsilon 1e-5 instead of layer_norm_eps 1e-12 (precision-level)
 Other ernie bugs are planted on the torch side.
 """
 import os
@@ -31,6 +33,9 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_pad_idx":
         ids = _arrays()[0]
         m.ernie.embeddings.word_embeddings._padding_idx = int(ids[0, 3])  # should be 0
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_head_ln_eps":
+        # as if built by nn.LayerNorm(hidden_size) without epsilon=config.layer_norm_eps
+        m.cls.predictions.layer_norm._epsilon = 1e-5
     return m
 
 

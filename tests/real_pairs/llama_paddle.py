@@ -3,7 +3,9 @@
 Twin of llama_torch.py (HF LlamaForCausalLM). Ground truth: llama_truth.json.
 PADIFF_BUG: paddle_rope_layer1 -> layer 1's own rotary table uses base 500000 instead of 10000
             (paddlenlp keeps inv_freq/cos_cached/sin_cached per attention layer; HF has one table)
-Other llama bugs (rope_base, rms_eps) are planted on the torch side.
+            paddle_residual_normed -> layer 1's MLP residual is taken AFTER post_attention_layernorm
+                                      (h = norm(h); residual = h; h = residual + mlp(h)) instead of before it
+Other llama bugs (rope_base, rms_eps, rms_half) are planted on the torch side.
 """
 import os
 
@@ -23,6 +25,9 @@ def model():
         rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=False, use_cache=False, dtype="float32",
     )
     m = LlamaForCausalLM(cfg)
+    if os.environ.get("PADIFF_BUG", "") == "paddle_residual_normed":
+        layer = m.llama.layers[1]
+        layer.forward = _decoder_layer_residual_after_norm(layer)
     if os.environ.get("PADIFF_BUG", "") == "paddle_rope_layer1":
         rot = m.llama.layers[1].self_attn.rotary_emb
         rot.base = 500000.0
@@ -32,6 +37,24 @@ def model():
     randomize_paddle(m, embed_std=0.02)
     m.eval()
     return m
+
+
+def _decoder_layer_residual_after_norm(layer):
+    """LlamaDecoderLayer.forward (no cache, no recompute) as a porter wrote it: the second residual
+    is read after post_attention_layernorm, so the MLP branch is added to the normed hidden states."""
+    def forward(hidden_states, position_ids=None, attention_mask=None, output_attentions=False,
+                past_key_value=None, use_cache=False, alibi=None, npu_is_casual=False):
+        residual = hidden_states
+        hidden_states = layer.input_layernorm(hidden_states)
+        outputs = layer.self_attn(hidden_states, position_ids, past_key_value, attention_mask,
+                                  output_attentions, use_cache, alibi, npu_is_casual=npu_is_casual)
+        hidden_states = outputs[0] if type(outputs) is tuple else outputs
+        hidden_states = residual + hidden_states
+        hidden_states = layer.post_attention_layernorm(hidden_states)
+        residual = hidden_states  # BUG: should be taken before the norm
+        hidden_states = layer.mlp(hidden_states)
+        return residual + hidden_states
+    return forward
 
 
 def inputs():

@@ -18,7 +18,7 @@ def model():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     bug = os.environ.get("PADIFF_BUG", "")
-    if bug not in ("", "rope_base", "rms_eps", "rms_half", "paddle_rope_layer1"):  # the last is planted on the paddle side
+    if bug not in ("", "rope_base", "rms_eps", "rms_half", "paddle_rope_layer1", "paddle_residual_normed"):  # paddle_* are planted on the paddle side
         raise ValueError(f"unknown PADIFF_BUG={bug!r} for llama")
     torch.manual_seed(0)
     cfg = LlamaConfig(

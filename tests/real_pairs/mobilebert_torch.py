@@ -5,6 +5,9 @@ PADIFF_BUG:
                of [next, current, previous] (embeddings.forward replaced)
   norm_type -> layer 0's attention output norm is a real LayerNorm (eps 1e-12) instead of NoNorm
                (a normalization_type mix-up); it keeps the weight/bias names
+  bottleneck_swap -> layer 1's input bottleneck hands out its two projections the wrong way round:
+               the shared query/key input comes from `bottleneck.input` and the attention-output
+               residual from `bottleneck.attention` (Bottleneck.forward replaced)
 """
 import os
 import types
@@ -45,6 +48,14 @@ def _trigram_swapped_forward(self, input_ids=None, token_type_ids=None, position
     return self.dropout(embeddings)
 
 
+def _bottleneck_swapped_forward(self, hidden_states):
+    """Bottleneck.forward (key_query_shared_bottleneck, no bottleneck attention) with its outputs swapped."""
+    bottlenecked_hidden_states = self.input(hidden_states)
+    shared_attention_input = self.attention(hidden_states)
+    # BUG: should be (shared, shared, hidden_states, bottlenecked)
+    return (bottlenecked_hidden_states, bottlenecked_hidden_states, hidden_states, shared_attention_input)
+
+
 def model():
     torch.manual_seed(0)
     m = MobileBertModel(MobileBertConfig(**CONFIG)).eval()
@@ -54,6 +65,9 @@ def model():
         emb.forward = types.MethodType(_trigram_swapped_forward, emb)
     elif bug == "norm_type":
         m.encoder.layer[0].attention.output.LayerNorm = nn.LayerNorm(CONFIG["true_hidden_size"], eps=1e-12)
+    elif bug == "bottleneck_swap":
+        bn = m.encoder.layer[1].bottleneck
+        bn.forward = types.MethodType(_bottleneck_swapped_forward, bn)
     return m
 
 

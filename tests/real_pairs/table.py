@@ -82,7 +82,14 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # training ports (a CLIP-style dual encoder, an LSTM LM with tied weights), by helpers
                       # that never ran the tool, measured once on first contact
                       "port_mamba", "port_perceiver", "port_efficientnet", "port_detr",
-                      "port_clip_train", "port_rnnlm_train"})
+                      "port_clip_train", "port_rnnlm_train",
+                      # session 24: an RWKV LM (token shift as a pad module, a WKV recurrence written two
+                      # ways), a VQ-VAE (codebook argmin, conv-transpose decoder), PointNet (pointwise
+                      # conv against Linear on transposed points), DLRM (EmbeddingBag against Embedding
+                      # with a padding row), and training ports (a VAE, a GCN with its adjacency an input
+                      # on one side and a buffer on the other), by helpers that never ran the tool,
+                      # measured once on first contact
+                      "port_rwkv", "port_vqvae", "port_pointnet", "port_dlrm", "port_vae_train", "port_gcn_train"})
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@
 Twin of xlm_paddle.py (paddlenlp XLMWithLMHeadModel). Ground truth: xlm_truth.json.
 PADIFF_BUG (torch side):
   padding_mask -> layer 0 attention ignores the padding mask (attends to padded keys)
+  lang_zero    -> the base model embeds every token as language 0: its forward drops the `langs` it
+                  is given and looks the language embedding up with default all-zero ids
 """
 import os
 
@@ -33,6 +35,16 @@ def model():
             return orig(input, torch.ones_like(mask), *args, **kwargs)
 
         attn.forward = forward
+    elif bug == "lang_zero":
+        base = m.transformer
+        orig_base = base.forward
+
+        def base_forward(input_ids=None, *args, langs=None, **kwargs):
+            # the port's `if langs is None: langs = zeros` lost its condition
+            langs = torch.zeros_like(input_ids)
+            return orig_base(input_ids, *args, langs=langs, **kwargs)
+
+        base.forward = base_forward
     return m
 
 
