@@ -268,11 +268,17 @@ def replay_inputs(
             recs = [r for r in recs if r.call == first_call]
         local = [(pos, leaf) for pos, leaf in flatten_call(args, kwargs, adapter.is_tensor) if adapter.is_tensor(leaf)]
         if len(recs) != len(local):
-            raise UserError(
-                f"{trace_path}: recorded {len(recs)} input tensor(s) ({', '.join(r.position for r in recs) or '-'}) "
-                f"but the spec's inputs() has {len(local)} ({', '.join(p for p, _ in local) or '-'})"
-            )
-        if {r.position for r in recs} == {p for p, _ in local}:
+            pairs = _inputs_by_evidence(recs, [(pos, tuple(leaf.shape)) for pos, leaf in local])
+            taken = {id(rec) for _, rec in pairs}
+            for rec in recs:
+                if id(rec) not in taken:
+                    logger.warning(
+                        "%s: recorded input %s %s has no counterpart among the spec's inputs() (%s): a value this "
+                        "model holds itself (a buffer, a constant), or an input it does not take",
+                        trace_path, rec.position, list(rec.shape), ", ".join(p for p, _ in local) or "-")
+            order = [rec for _, rec in pairs]
+            local = [local[i] for i, _ in pairs]
+        elif {r.position for r in recs} == {p for p, _ in local}:
             by_pos = {r.position: r for r in recs}
             order = [by_pos[p] for p, _ in local]
         else:
@@ -301,3 +307,26 @@ def replay_inputs(
     new_kwargs = {k: rebuild(v, f'kwargs["{k}"]', replace, adapter.is_tensor, 1) for k, v in kwargs.items()}
     return tuple(new_args), new_kwargs
 
+
+
+def _inputs_by_evidence(recs: Sequence[Any], local: Sequence[tuple[str, tuple[int, ...]]]) -> list[tuple[int, Any]]:
+    """The spec's inputs (index into ``local``: position and shape) paired with recorded ones
+    where the two models take a different number of tensors (a normalised adjacency, a mask
+    table one model takes as an input and the other holds as a buffer): the same position and
+    shape first, then the same shape in order. A spec input with no recorded one keeps its own
+    value (``replay_inputs`` then skips it)."""
+    free = list(recs)
+    out: dict[int, Any] = {}
+    for i, (pos, shape) in enumerate(local):
+        rec = next((r for r in free if r.position == pos and tuple(r.shape) == shape), None)
+        if rec is not None:
+            out[i] = rec
+            free.remove(rec)
+    for i, (_, shape) in enumerate(local):
+        if i in out:
+            continue
+        rec = next((r for r in free if tuple(r.shape) == shape), None)
+        if rec is not None:
+            out[i] = rec
+            free.remove(rec)
+    return sorted(out.items())

@@ -182,10 +182,17 @@ def test_shape_mismatch_is_a_failing_pair_not_a_crash(tmp_path: Path) -> None:
         s.close()
         return path
 
-    r = analyzer.compare(one(tmp_path / "a", "paddle", (4, 3)), one(tmp_path / "b", "torch", (5, 3)))
+    r = analyzer.compare(one(tmp_path / "a", "paddle", (4, 3)), one(tmp_path / "b", "torch", (4, 2)))
     bad = [p for p in r.pairs if not p.passed]
-    assert len(bad) == 1 and "shape mismatch: A [4, 3] vs B [5, 3]" in bad[0].reason
+    assert len(bad) == 1 and "shape mismatch: A [4, 3] vs B [4, 2]" in bad[0].reason
     assert r.exit_code == 1
+    # a lookup table with a row more (a padding row, a padded vocabulary): the rows both have are
+    # compared, and the report says what was left out and why it may still be a bug
+    r = analyzer.compare(one(tmp_path / "c", "paddle", (4, 3)), one(tmp_path / "d", "torch", (5, 3)))
+    assert r.exit_code == 0 and all(p.passed for p in r.pairs)
+    said = [f.text for f in r.diagnosis if f.code == "extra_rows"]
+    assert said == ["lookup table B's emb.weight has rows A's emb.weight lacks: compared on the first 4 rows; a padding "
+                    "row or a padded vocabulary is a convention, a vocabulary size set wrong is not (check the config)"]
 
 
 def test_nan_and_stats_only(tmp_path: Path) -> None:

@@ -29,6 +29,12 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   dropout module after a functional GELU against a GELU module and an inline dropout;
 * ``qkv``: a fused q|k|v packed head by head in a class no table knows: said, and pinned by one
   mapping file.
+* ``graph`` (session 24): a constant taken as an input on one side and held as a buffer on the
+  other; a layer's own weight against a Linear inside the partner layer; two heads registered in
+  another order than they run against one packed head.
+* ``points`` (session 24): as many points as channels, a pointwise conv on ``[b, c, n]`` against
+  a Linear on ``[b, n, c]`` (the shapes cannot say the layout); a token shift written inline on
+  one side and as an ``nn.ZeroPad2d`` module on the other.
 * ``split`` (session 23): two towers registered in another order; a causal conv padded outside
   the module on one side, inside and trimmed after it on the other; a hand-written attention
   (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
@@ -432,5 +438,56 @@ def test_split_clean_pairs_towers_layers_and_attention_and_passes(tmp_path: Path
 ])
 def test_split_bug_is_located_past_the_split_parts(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
     rc, doc, text = run(tmp_path, "split", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ graph: held and passed differently
+def test_graph_clean_input_buffer_nested_weight_and_packed_heads(tmp_path: Path) -> None:
+    """The adjacency an input on one side and a buffer on the other (exit 2 before: the inputs'
+    count differed); a graph layer's own ``weight`` [in, out] against a Linear inside the
+    partner layer (left unpaired before: the layers' bias pairs them); two heads registered in
+    another order than they run against one packed head, settled by the order the models call
+    them."""
+    rc, doc, text = run(tmp_path, "graph")
+    assert rc == 0, text
+    assert "recorded input args[1] [6, 6] has no counterpart among the spec's inputs()" in text
+    assert any("head.bias [0:3]" in t for t in findings(doc, "convention")), doc["diagnosis"]
+    wm = json.loads((tmp_path / "call-order.json").read_text())
+    got = {(w["paddle"], w["torch"]): w for w in wm["weights"] if "paddle" in w}
+    assert got[("layers.0.weight", "conv1.lin.weight")]["paddle_axes"] == [1, 0]
+    assert got[("to_mu.weight", "head.weight")]["torch_part"] == [0, 3]
+    paired = {(p["a"], p["b"]) for p in doc["alignment"]}
+    assert ("layers.1#0", "conv2#0") in paired  # the layer, not its Linear, is the partner
+
+
+def test_graph_bug_is_located_at_the_layer_past_the_nested_weight(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "graph", bug="paddle_self_loop")
+    assert rc == 1, text
+    assert located(doc) == ("layers.1", "conv2"), text
+
+
+# ------------------------------------------------------------------ points: layouts the shapes cannot say
+def test_points_square_layouts_are_carried_by_the_layers_and_a_shift_is_no_computation(tmp_path: Path) -> None:
+    """As many points as channels: a pointwise conv's output on [b, c, n] against a Linear's on
+    [b, n, c] is compared under the permutation the layer types and the values agree on, and
+    the BatchNorm after it (torch transposes back) as stored; the twin is aligned."""
+    rc, doc, text = run(tmp_path, "points")
+    assert rc == 0, text
+    by = {(p["a"]["module"], p["a"]["position"], p["role"]): p for p in doc["pairs"] if p["step"] == 0}
+    conv_out = by[("encoder.conv2", "out", "output")]
+    assert conv_out["passed"] and conv_out["layout"] == [0, 2, 1], conv_out
+    assert "the layout its layers carry" in conv_out["reason"], conv_out["reason"]
+    bn_in = by[("encoder.bn2", "args[0]", "input")]  # torch transposed back: as stored
+    assert bn_in["passed"] and bn_in["layout"] is None, bn_in
+
+
+@pytest.mark.parametrize(("bug", "where"), [
+    # the one-sided ZeroPad2d shift only moves data: the mixer's own code is named, on both sides
+    ("paddle_mix_swap", ("mixer", "mixer")),
+    ("bn_no_transpose", ("encoder.bn2", "feat.norm2")),  # runs silently: 16 points, 16 channels
+])
+def test_points_bug_is_located_past_the_layouts(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "points", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text

@@ -111,7 +111,7 @@ def align_views(
     ca, cb = a.calls.get(step_a, []), b.calls.get(step_b, [])
     ta, tb = a.tree(step_a), b.tree(step_b)
     resolved = resolve(sided, _modules(a), _modules(b)) if sided is not None else []
-    anchored = _anchor_pairs(anchors, resolved)
+    anchored = _wrapped(_anchor_pairs(anchors, resolved), a, b, ca, cb)
     pins = _pins(ca, cb, resolved, anchored)
     if ta.roots and tb.roots and ta.roots[0].id not in pins and tb.roots[0].id not in {p.b.id for p in pins.values()}:
         pins[ta.roots[0].id] = _Pin(tb.roots[0], "root")
@@ -159,6 +159,51 @@ def _anchor_pairs(anchors: dict[str, str] | None, resolved: list[tuple[str, str,
     mapped_a = {x for x, _, _ in resolved}
     mapped_b = {y for _, y, _ in resolved}
     return [(x, y) for x, y in (anchors or {}).items() if x not in mapped_a and y not in mapped_b]
+
+
+def _kinds(c: Call) -> tuple[str, ...]:
+    """The kinds of a call's tensor inputs (float, integer, bool), in order."""
+    return tuple(str(getattr(r, "dtype", ""))[:1] for r in c.tensor_inputs())
+
+
+def _shapes(c: Call) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(getattr(r, "shape", ())) for r in c.tensor_outputs())
+
+
+def _wrapped(anchors: list[tuple[str, str]], a: TraceView, b: TraceView, ca: list[Call], cb: list[Call]) -> list[tuple[str, str]]:
+    """Anchors moved up to the module that wraps one side's weight-owner, when the owner is
+    called on another kind of input than its partner, or returns other shapes, and the wrapper
+    matches the partner there: a codebook a quantiser holds itself (called on features) against
+    an ``nn.Embedding`` inside the other side's quantiser (called on the chosen indices); an
+    ``Embedding`` whose rows a bag module sums against an ``EmbeddingBag``. The wrapper must
+    hold no other anchored module, so the weights still say it is the same computation."""
+    first_a, first_b = _by_module(ca), _by_module(cb)
+    held_a = {x for x, _ in anchors}
+    held_b = {y for _, y in anchors}
+    out = []
+    for x, y in anchors:
+        xs, ys = first_a.get(x), first_b.get(y)
+        if xs and ys and (_kinds(xs[0]) != _kinds(ys[0]) or _shapes(xs[0]) != _shapes(ys[0])):
+            wy = _up(y, ys[0], xs[0], b, held_b)
+            wx = None if wy is not None else _up(x, xs[0], ys[0], a, held_a)
+            out.append((wx or x, wy or y))
+        else:
+            out.append((x, y))
+    return out
+
+
+def _up(module: str, call: Call, partner: Call, v: TraceView, held: set[str]) -> str | None:
+    """The innermost enclosing call of ``call`` that matches ``partner`` where ``call`` does not
+    (its inputs' kinds, or its outputs' shapes), when no call between (itself included)
+    belongs to another anchored module."""
+    kinds, shapes = _kinds(partner), _shapes(partner)
+    for p in v.ancestors(call):
+        inner = {c.module for c in v.tree(p.step).descendants(p)} | {p.module}
+        if (inner & held) - {module}:
+            return None
+        if (_kinds(p) == kinds != _kinds(call)) or (_shapes(p) == shapes != _shapes(call)):
+            return p.module
+    return None
 
 
 def _pins(

@@ -18,6 +18,7 @@ from padiff_trace.matching import WeightMap
 
 from ._calls import Call, TraceView, first_step
 from ._item import PlanItem
+from ._layout_flow import LayoutFlow
 from ._ops import PRODUCER_ROLES, Links, OpCall, Producers, collect_ops, index_records, op_todo
 from ._pairing import Alignment, CallPair, pair_leaves
 from ._records import RecordLike
@@ -45,6 +46,7 @@ def plan(
     keyed: dict[tuple[str, int], CallPair] | None = None
     # outputs (fused q|k|v packed two ways) and inputs (features concatenated in another order) in B's order
     regrouped, regrouped_in = regroup_orders(wm, _weight_ndim(va))
+    flows: defaultdict[int, LayoutFlow] = defaultdict(LayoutFlow)  # layouts carried through framework layers
     for step, calls in va.calls.items():
         if step == aligned and _in_id_order(calls):
             found = _by_order(calls, al.pairs)
@@ -58,6 +60,9 @@ def plan(
             role_in = "model_input" if ca.parent == -1 and any(r.kind == Kind.MODEL_INPUT for r in ca.inputs) else "input"
             ins, _, _ = pair_leaves(ca.inputs, cb.inputs, cp.perm)
             outs, _, _ = pair_leaves(ca.outputs, cb.outputs, cp.perm)
+            flow = flows[step]
+            ins = flow.inputs(pair, ins)
+            outs = flow.outputs(pair, ins, outs)
             items: list[PlanItem] = []
             order = regrouped_in.get((ca.module, cb.module)) if regrouped_in else None
             for x0, y, p in ins:

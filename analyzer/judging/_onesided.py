@@ -29,7 +29,7 @@ from ..alignment._calls import Call, TraceView
 from ._boundary import RELATION_REL, agrees
 from ._reconcile import rearranged
 
-__all__ = ["Key", "SAME_REL", "Twin", "found", "made_by", "paired_parent", "unverified", "value_id"]
+__all__ = ["Key", "SAME_REL", "Twin", "found", "made_by", "moves_data", "paired_parent", "unverified", "value_id"]
 
 Key = tuple[Any, ...]
 
@@ -96,7 +96,7 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     order: not one-sided, so the enclosing code is what differs). A value no pair
     compares may still be in the other trace: a rotary cos/sin table one library builds in
     each attention and the other once, passing it in; every output found there (``found``)
-    verifies the call."""
+    verifies the call. A call that only moves data (``moves_data``) is not one either."""
     hits = []
     for c in calls:
         parent = paired_parent(v, c, paired)
@@ -109,7 +109,7 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
         end = max((r.seq for r in c.outputs), default=-1)
         if first is not None and end > first.seq:
             continue
-        if all(found(other, r) for r in c.tensor_outputs() if value_id(r) is not None):
+        if all(found(other, r) for r in c.tensor_outputs() if value_id(r) is not None) or moves_data(c):
             continue
         hits.append((end, c))
     if not hits:
@@ -117,6 +117,29 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     hit_ids = {c.id for _, c in hits}
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     return max(inner, key=lambda h: h[0])[1]
+
+
+_MOVED_LIMIT = 1 << 22  # elements: larger calls are not read for this
+
+
+def moves_data(c: Call) -> bool:
+    """Whether ``c`` only moves data: every element of its outputs is zero or, bit for bit, an
+    element of its inputs (a pad, a shift by one token, a crop, a flatten). Moving is not
+    computing: such a call is not named as the unverified maker of a difference (the code
+    that uses what it moved is), whichever side wrote it as a module."""
+    ins = [r for r in c.tensor_inputs() if r.has_data]
+    outs = [r for r in c.tensor_outputs() if r.has_data]
+    if not ins or not outs or sum(r.numel for r in (*ins, *outs)) > _MOVED_LIMIT:
+        return False
+    if any(r.dtype != ins[0].dtype for r in (*ins, *outs)):
+        return False
+    pool = np.concatenate([np.asarray(r.read()).ravel() for r in ins])
+    for r in outs:
+        got = np.asarray(r.read()).ravel()
+        got = got[got != 0]
+        if got.size and not np.isin(got, pool).all():
+            return False
+    return True
 
 
 _STAT_REL = 1e-3  # statistics this close mark a candidate; the values decide

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from padiff_trace import Record
-from padiff_trace.arrays import same_order_reshape
+from padiff_trace.arrays import same_order_reshape, stable_permutation
 
 from ..alignment._item import PlanItem
 from ..alignment._records import RecordLike
@@ -90,23 +90,15 @@ def axis_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] 
     return tuple(a.index(n) for n in b)
 
 
-def stable_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The permutation taking shape ``a`` to shape ``b`` that keeps axes of equal size in their
-    order (NCHW against NHWC with H == W moves C, it does not swap H and W): a layout moves an
-    axis; swapping two equal ones is what a bug does, and then the values say so."""
-    if len(a) != len(b) or a == b or sorted(a) != sorted(b):
-        return None
-    perm: list[int] = []
-    for n in b:
-        perm.append(next(i for i, m in enumerate(a) if m == n and i not in perm))
-    return tuple(perm)
-
-
 def same_shape(item: PlanItem) -> Reconciled | None:
     """A, its axes permuted as the plan says, has B's shape: nothing to reconcile."""
     if _permuted(item.a.shape, item.perm) != item.b.shape:
         return None
-    return Reconciled(item.a, item.b, item.perm, stored=True)
+    note = ""
+    if item.perm is not None and item.a.shape == item.b.shape and item.role not in WEIGHT_ROLES:
+        # an activation whose axes of equal size leave its layout to the layers around it (``_layout_flow``)
+        note = f"compared with A's axes permuted {list(item.perm)}: the layout its layers carry (axes of equal size)"
+    return Reconciled(item.a, item.b, item.perm, note, stored=True)
 
 
 def permuted_axes(item: PlanItem) -> Reconciled | None:

@@ -103,6 +103,17 @@ def _comparison(report: ReportData) -> list[Finding]:
     if wm is not None and wm.one_sided():
         out.append(Finding("structural_difference", "structural difference (not compared): "
                            + wm.one_sided_text(), "comparison"))
+    rows = [p for p in wm.pairs if p.how == "extra rows"] if wm is not None else []
+    if rows:
+        w0 = rows[0]
+        big, small = (f"A's {w0.a}", f"B's {w0.b}") if w0.a_part is not None else (f"B's {w0.b}", f"A's {w0.a}")
+        n = (w0.a_part or w0.b_part or (0, 0))[1]
+        more = f" (and {len(rows) - 1} more table(s) alike)" if len(rows) > 1 else ""
+        out.append(Finding(
+            "extra_rows",
+            f"lookup table {big} has rows {small} lacks: compared on the first {n} rows{more}; a padding row "
+            "or a padded vocabulary is a convention, a vocabulary size set wrong is not (check the config)",
+            "comparison"))
     bounds = [c for c in report.conventions if c.get("kind", "boundary") == "boundary"]
     if bounds:
         c0 = bounds[0]

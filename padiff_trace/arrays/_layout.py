@@ -26,6 +26,18 @@ def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(d for d in shape if d != 1)
 
 
+def stable_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The permutation taking shape ``a`` to shape ``b`` that keeps axes of equal size in their
+    order (NCHW against NHWC with H == W moves C, it does not swap H and W): a layout moves an
+    axis; swapping two equal ones is what a bug does, and then the values say so."""
+    if len(a) != len(b) or a == b or sorted(a) != sorted(b):
+        return None
+    perm: list[int] = []
+    for n in b:
+        perm.append(next(i for i, m in enumerate(a) if m == n and i not in perm))
+    return tuple(perm)
+
+
 def same_order_reshape(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     """Whether one shape is the other with some axes split into consecutive axes (``[64, 64]``
     vs ``[64, 4, 16]``: a head split): the same elements in the same order, so a reshape is

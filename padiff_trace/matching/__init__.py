@@ -14,6 +14,7 @@ from ._knowledge import (
     OPTIMIZER_CONVENTIONS,
     OPTIMIZER_UPDATE_RULES,
     PARAMETRIZED_UNDER,
+    POINTWISE_AS,
     QKV_PACKING,
     ROLE_SYNONYMS,
     ROTARY_ROLES,
@@ -39,11 +40,12 @@ from ._match import TypeResolver, align, canonical_type, group_key, is_known_typ
 from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
 from ._observed import observed_layouts, with_observed_layouts
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
-from ._weightmap import WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
+from ._weightmap import CANNOT_MATCH, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
 from ._weightsides import in_call_order
 
 __all__ = [
+    "CANNOT_MATCH",
     "QKV_PACKING",
     # mapping files (docs/analyzer.md#mapping-files)
     "Mapping",
@@ -91,6 +93,7 @@ __all__ = [
     "module_splits",
     "side_from_records",
     "PARAMETRIZED_UNDER",
+    "POINTWISE_AS",
     "ROLE_SYNONYMS",
     "ROTARY_ROLES",
     "ROTARY_TABLES",

@@ -31,10 +31,20 @@ def module_anchors(wm: WeightMap) -> dict[str, str]:
             ma, mb = p.a.rpartition(".")[0], p.b.rpartition(".")[0]
             seen[ma].add(mb)
             back[mb].add(ma)
-    anchors = {ma: next(iter(mbs)) for ma, mbs in seen.items() if len(mbs) == 1 and len(back[next(iter(mbs))]) == 1}
+    seen = {ma: _outer(mbs) for ma, mbs in seen.items()}
+    back = {mb: _outer(mas) for mb, mas in back.items()}
+    anchors = {ma: next(iter(mbs)) for ma, mbs in seen.items()
+               if len(mbs) == 1 and len(back.get(next(iter(mbs)), ())) == 1}
     kept = _both_ways(anchors)
     kept.update(_subtree_anchors(partners, partners_b, kept))
     return _both_ways(kept)
+
+
+def _outer(modules: set[str]) -> set[str]:
+    """``modules`` as the one among them that holds all the others, when there is one (a graph
+    layer's own bias and the weight of the Linear inside it: the layer is the partner)."""
+    top = [m for m in modules if all(_under(o, m) for o in modules)]
+    return {top[0]} if len(top) == 1 else modules
 
 
 def _both_ways(anchors: dict[str, str]) -> dict[str, str]:
@@ -135,10 +145,12 @@ def module_splits(wm: WeightMap) -> dict[str, frozenset[str]]:
         a_of[mb].add(ma)
     apart: dict[str, set[str]] = defaultdict(set)
     for ma, mbs in b_of.items():
-        if len(mbs) > 1:
-            apart[ma].update(mbs)
+        if len(mbs) > 1:  # where one of them holds the others, that one holds the whole
+            apart[ma].update(mbs - _outer(mbs) if len(_outer(mbs)) == 1 else mbs)
     for mb, mas in a_of.items():
         if len(mas) > 1:
+            whole = _outer(mas)
             for ma in mas:
-                apart[ma].add(mb)
+                if len(whole) != 1 or ma not in whole:
+                    apart[ma].add(mb)
     return {ma: frozenset(mbs) for ma, mbs in apart.items()}

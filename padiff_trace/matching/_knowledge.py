@@ -42,6 +42,7 @@ __all__ = [
     "LIBRARY_TYPES",
     "LAYER_INDEXED_LOCALS",
     "LOCAL_ALIASES",
+    "LOOKUP_TABLES",
     "PACKED_ROLES",
     "PARAMETRIZED_UNDER",
     "POINTWISE_AS",
@@ -83,6 +84,7 @@ EQUIVALENT_TYPES: dict[str, tuple[str, ...]] = {
     "instancenorm3d": ("InstanceNorm3d", "InstanceNorm3D"),
     "localresponsenorm": ("LocalResponseNorm",),
     "embedding": ("Embedding",),
+    "embeddingbag": ("EmbeddingBag",),  # torch only: paddle sums an Embedding's rows itself
     "lstm": ("LSTM",),
     "gru": ("GRU",),
     "rnn": ("RNN", "SimpleRNN"),
@@ -164,7 +166,13 @@ EQUIVALENT_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 # Canonical names that are equivalent although spelled differently (generic vs ranked).
-TYPE_GROUPS: tuple[frozenset[str], ...] = (frozenset({"batchnorm", "batchnorm1d", "batchnorm2d", "batchnorm3d"}),)
+TYPE_GROUPS: tuple[frozenset[str], ...] = (frozenset({"batchnorm", "batchnorm1d", "batchnorm2d", "batchnorm3d"}),
+                                           frozenset({"embedding", "embeddingbag"}))
+
+# Lookup tables (canonical types): rows are ids. One library may keep a table with rows more than
+# the other's (a padding row for empty bag slots, a vocabulary padded to a multiple of 64): the
+# rows both have come first.
+LOOKUP_TABLES: frozenset[str] = frozenset({"embedding", "embeddingbag"})
 
 # Library classes (qualified name) -> the canonical type they implement. Their own
 # layout, where it differs from torch's, is in LAYOUTS under the same qualified name.

@@ -12,11 +12,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CONFIDENCE", "TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE", "inverse_perm"]
+__all__ = ["CANNOT_MATCH", "CONFIDENCE", "TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE", "inverse_perm"]
 
 WEIGHT_MAP_FILE = "weightmap.json"  # in the trace directory of a model that received weights
 
 # how a pair was found -> how sure the matcher is (shown in weightmap.json and `align`)
+CANNOT_MATCH = "cannot match "  # how a refused transfer's one line starts (``run`` then tries the call order)
+
 CONFIDENCE: dict[str, str] = {
     "mapping": "given",  # a mapping file said so
     "name": "high",  # the same role by module name
@@ -27,6 +29,8 @@ CONFIDENCE: dict[str, str] = {
     "role+order": "medium",  # type, local name and shape agree; names say nothing: registration order
     "reshape": "medium",  # the same element count, a known layout family (head split/merge)
     "shape+order": "low",  # types differ: local name, shape and registration order only
+    "call order": "medium",
+    "extra rows": "medium",  # lookup tables of one width, one side's each with the same rows more  # one class, in the order both models call it, across blocks drawn apart
     "only candidate": "low",  # the one tensor left of its shape
     "tied": "low",  # an output projection the other side ties to its embedding
 }
@@ -209,7 +213,7 @@ class WeightMap:
         ua = [t for t in self.unmatched_a if t.name in amb] or self.unmatched_a
         ub = [t for t in self.unmatched_b if t.name in amb] or self.unmatched_b
         text = (
-            f"cannot match {len(ua)} {a_label} and {len(ub)} {b_label} trainable "
+            f"{CANNOT_MATCH}{len(ua)} {a_label} and {len(ub)} {b_label} trainable "
             f"tensor(s); {a_label}: {listing(ua)}; {b_label}: {listing(ub)}"
         )
         if ua:

@@ -42,8 +42,8 @@ from collections.abc import Sequence
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
 from ._anchors import module_anchors, module_splits
-from ._knowledge import POINTWISE_AS, WEIGHT_NORM
-from ._leftover import pair_left_over
+from ._knowledge import LOOKUP_TABLES, POINTWISE_AS, WEIGHT_NORM
+from ._leftover import pair_left_over, partner_scopes
 from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
@@ -186,6 +186,22 @@ class _Matcher:
                         found = "role+order"  # the names say nothing: type, role, shape and rank agree
                     self.pair(x, y, found)
 
+    def across_blocks(self) -> None:
+        """Where both sides are in the order the models call their modules: a class whose block
+        groups differ in size (a norm one model keeps before its first block and the other
+        inside it) pairs whole, in that order, when both sides have as many left."""
+        if self.order_weight <= 1:
+            return
+        ga = _groups(self.live(self.a), lambda t: (t.type_key, t.local, t.cshape))
+        gb = _groups(self.live(self.b), lambda t: (t.type_key, t.local, t.cshape))
+        for c in sorted(set(ga) & set(gb), key=lambda k: ga[k][0].index):
+            xs, ys = ga[c], gb[c]
+            if len(xs) != len(ys) or all(x.key == y.key for x, y in zip(xs, ys)):
+                continue  # block by block, structure has its say
+            for x, y in zip(xs, ys):
+                logger.info("paired %s with %s in the order the models call them, across blocks", x.info.name, y.info.name)
+                self.pair(x, y, "call order")
+
     def follow_modules(self) -> None:
         """Tensors of a module whose weight was paired whole pair with the partner module's
         tensor of the same name and shape (a bias follows its weight)."""
@@ -266,8 +282,34 @@ class _Matcher:
 
     def last_resort(self) -> None:
         """What is still left pairs where it is unique, named apart or in order (``_leftover``)."""
-        pair_left_over([t for t in self.live(self.a) if t.info.is_param],
-                       [t for t in self.live(self.b) if t.info.is_param], self._take_left)
+        whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
+        # first within modules the pairs so far make one computation, then block by block
+        for place in (partner_scopes(whole, self.a, self.b), None):
+            pair_left_over([t for t in self.live(self.a) if t.info.is_param],
+                           [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
+
+    def extra_rows(self) -> None:
+        """Lookup tables left over, one side's each with more rows than its partner's (a padding
+        row, a padded vocabulary: ``LOOKUP_TABLES``): the tables of one width pair in
+        registration order when every pair has its extra rows on the same side, by the same
+        count; the rows both have are the bigger table's first ones (only those are copied and
+        compared)."""
+        def tables(side: list[_T]) -> dict[tuple[object, ...], list[_T]]:
+            live = [t for t in self.live(side) if t.info.is_param and t.ctype in LOOKUP_TABLES and len(t.cshape) == 2]
+            return _groups(live, lambda t: (t.cshape[1],))
+
+        ga, gb = tables(self.a), tables(self.b)
+        for width in set(ga) & set(gb):
+            xs, ys = ga[width], gb[width]
+            extra = {x.cshape[0] - y.cshape[0] for x, y in zip(xs, ys)}
+            if len(xs) != len(ys) or len(extra) != 1 or 0 in extra:
+                continue
+            for x, y in zip(xs, ys):
+                n = min(x.cshape[0], y.cshape[0])
+                logger.info("paired %s %s with %s %s: the first %d rows", x.info.name, list(x.cshape), y.info.name,
+                            list(y.cshape), n)
+                big_a = x.cshape[0] > y.cshape[0]
+                self.pair(x, y, "extra rows", (0, n) if big_a else None, None if big_a else (0, n), 0)
 
     def _take_left(self, x: _T, y: _T, how: str) -> None:
         if len(x.cshape) != len(y.cshape):  # axes of size one: a reshape
@@ -275,6 +317,13 @@ class _Matcher:
         elif x.cshape != y.cshape:  # A's canonical view is taken transposed
             x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
             x.cshape = x.cshape[::-1]
+            logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
+            self.pair(x, y, how)
+            # said in the map, so that a mapping file written from it pairs them the same way
+            last = self.map.pairs[-1]
+            self.map.pairs[-1] = (dataclasses.replace(last, a_axes=(1, 0)) if x.side == "a"
+                                  else dataclasses.replace(last, b_axes=(1, 0)))
+            return
         logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
         self.pair(x, y, how)
 
@@ -397,8 +446,10 @@ def match_weights(
     m.structure()
     m.reshaped()
     m.structure(by_type=False)
+    m.across_blocks()
     m.stacked()
     m.last_resort()
+    m.extra_rows()
     m.tied()
     m.structure(derived=True, by_type=False)
     m.shared_derived()

@@ -21,9 +21,36 @@ from padiff_trace.recorder import RecordJob
 from ._children import Children
 from ._runsteps import Progress, RunTraces, record_child, variant, writing
 
-__all__ = ["try_call_order", "try_pairings"]
+__all__ = ["settle_by_call_order", "try_call_order", "try_pairings"]
 
 logger = logging.getLogger(__name__)
+
+
+def settle_by_call_order(kids: Children, say: Progress, traces: RunTraces, job_b: Callable[..., RecordJob],
+                         refused: RecordingFailedError) -> str:
+    """B's recording refused A's weights (same-shape tensors the order each author registers
+    modules in cannot tell apart: a norm one model keeps before its first block, the other
+    inside it): record B once with its own weights to see the order it calls its modules in,
+    pair the weights in the order both models compute (``weight_map(call_order=True)``), and
+    record B again with that pairing. Returns the mapping file B was recorded with; raises
+    ``refused`` when that pairing leaves tensors unmatched too."""
+    own = variant(traces.b, "own-weights")
+    say(f"{refused}; recording {Path(traces.b).stem} with its own weights to pair them in the order the models call "
+        f"their modules -> {own}")
+    try:
+        record_child(kids, f"recording {own.stem}", job_b(own, None, weights_from=None))
+        ordered = analyzer.weight_map(traces.a, own, call_order=True)
+    except (RecordingFailedError, MappingError) as exc:
+        logger.warning("the pairing in call order was not tried: %s", exc)
+        raise refused from exc
+    if ordered is None or not ordered.ok:
+        raise refused
+    path = traces.a.parent / "call-order.json"
+    with writing(path, "write the pairing in call order"):
+        path.write_text(json.dumps(ordered.to_json(), indent=1))
+    say(f"recording {Path(traces.b).stem} again with the weights paired in call order ({path.name}) -> {traces.b}")
+    record_child(kids, f"recording {Path(traces.b).stem}", job_b(traces.b, str(path)))
+    return str(path)
 
 
 def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
@@ -38,7 +65,7 @@ def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTra
     current = report.weight_map
     if ordered is None or current is None or ordered.ambiguous:
         return report, traces, None
-    moved = sorted(_whole_pairs(ordered) - _whole_pairs(current))
+    moved = sorted(_whole_pairs(ordered) - _whole_pairs(current), key=lambda p: (p[0], p[1], p[2] or (-1, -1), p[3] or (-1, -1)))
     if not moved:
         return report, traces, None
     path = traces.a.parent / "call-order.json"
@@ -54,12 +81,17 @@ def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTra
         logger.info("the pairing in %s diverges earlier: the first run stands", path)
         other.close()
         return report, traces, None
-    shown = ", ".join(f"{a} ~ {b}" for a, b in moved[:3]) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
+    shown = ", ".join(f"{a} ~ {b}" + _part(pa, pb) for a, b, pa, pb in moved[:3]) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
     other.add_convention(
         f"weights paired in the order the models call their modules, not the order they register them: {shown} "
         f"({path.name}: the mapping used; B's first recording kept beside)")
     report.close()
     return other, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b), str(path)
+
+
+def _part(pa: tuple[int, int] | None, pb: tuple[int, int] | None) -> str:
+    part = pa or pb
+    return f" [{part[0]}:{part[1]}]" if part is not None else ""
 
 
 def _merged(base: dict[str, Any], alt: dict[str, Any]) -> dict[str, Any]:
@@ -76,8 +108,10 @@ def _merged(base: dict[str, Any], alt: dict[str, Any]) -> dict[str, Any]:
             "modules": base.get("modules", []) + alt.get("modules", [])}
 
 
-def _whole_pairs(wm: Any) -> set[tuple[str, str]]:
-    return {(p.a, p.b) for p in wm.pairs if p.transfer}
+def _whole_pairs(wm: Any) -> set[tuple[Any, ...]]:
+    """The transferred pairs, with the part of a packed tensor each one takes (two heads that
+    take a packed projection's halves the other way round are another pairing)."""
+    return {(p.a, p.b, p.a_part, p.b_part) for p in wm.pairs if p.transfer}
 
 
 def _record_alternative(kids: Children, traces: RunTraces, opts: CompareOptions, job_b: Callable[..., RecordJob],

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from padiff_trace import (
+    RecordingFailedError,
     SpecError,
     TraceExistsError,
     TraceWriteError,
@@ -23,11 +24,11 @@ from padiff_trace import (
     is_trace,
 )
 from padiff_trace.analyzer import CompareOptions, Report
-from padiff_trace.matching import load_mapping
+from padiff_trace.matching import CANNOT_MATCH, load_mapping
 from padiff_trace.options import check_options
 from padiff_trace.recorder import RecordJob, RecordOptions
 
-from ._alternatives import try_call_order, try_pairings
+from ._alternatives import settle_by_call_order, try_call_order, try_pairings
 from ._children import Children
 from ._runsteps import Progress, RunTraces, failed, record_child, variant, writing
 
@@ -161,9 +162,13 @@ def run(
         """One child's job; ``cross_framework`` False: a trace of A's own spec (its referee),
         which pairs with A by identical paths, without the mapping."""
         m = mapping_s if source and cross_framework else None
-        return dataclasses.replace(base, spec=spec, out=str(trace), inputs_from=source, weights_from=source, mapping=m,
-                                   random_from=source, **changes)
+        fields: dict[str, Any] = {"inputs_from": source, "weights_from": source, "mapping": m, "random_from": source, **changes}
+        return dataclasses.replace(base, spec=spec, out=str(trace), **fields)
 
+    def job_b(trace: Path, m: str | None, **kw: Any) -> RecordJob:
+        return dataclasses.replace(job(spec_b, trace, **kw), mapping=m)
+
+    settled: str | None = None  # the mapping file B was recorded with when A's weights needed the call order
     with Children(out_dir / JOB_DIR, env, hold_errors=True) as kids:
         job_a = dataclasses.replace(base, spec=spec_a, out=str(trace_a))
         if concurrent:
@@ -172,20 +177,30 @@ def run(
         else:
             for spec, j in ((spec_a, job_a), (spec_b, job(spec_b, trace_b))):
                 say(f"recording {spec} -> {j.out}")
-                record_child(kids, f"recording {spec}", j)
+                try:
+                    record_child(kids, f"recording {spec}", j)
+                except RecordingFailedError as exc:
+                    if spec is spec_a or not source or mapping_s is not None or CANNOT_MATCH not in str(exc):
+                        raise  # only a transfer the registration order refused is tried in call order
+                    settled = settle_by_call_order(kids, say, traces, job_b, exc)
+                    compare_opts = dataclasses.replace(compare_opts, mapping=settled)
         if traces.reference_a is not None and traces.reference_b is not None:
             for spec, ref, cross in ((spec_a, traces.reference_a, False), (spec_b, traces.reference_b, True)):
                 say(f"recording {spec} in float64 (referee) -> {ref}")
                 # the exact reference: float64 without the runs' autocast (--autocast), never rounded to bf16
                 exact = dataclasses.replace(base.options, autocast=None)
-                record_child(kids, f"float64 recording of {spec}", job(spec, ref, cross_framework=cross, dtype="float64", options=exact))
+                j = job(spec, ref, cross_framework=cross, dtype="float64", options=exact)
+                if cross and settled is not None:
+                    j = dataclasses.replace(j, mapping=settled)
+                record_child(kids, f"float64 recording of {spec}", j)
             compare_opts = dataclasses.replace(compare_opts, reference=str(traces.reference_a), reference_b=str(traces.reference_b))
         report = analyzer.compare(trace_a, trace_b, compare_opts)
-        pinned = None  # a pairing the values confirmed: the mapping file B was recorded again with
-        if report.exit_code == 1 and source and mapping_s is None and not concurrent:
-            def job_b(trace: Path, m: str, **kw: Any) -> RecordJob:
-                return dataclasses.replace(job(spec_b, trace, **kw), mapping=m)
-
+        pinned = settled  # a pairing the values confirmed: the mapping file B was recorded again with
+        if settled is not None:
+            report.add_convention(
+                "weights paired in the order the models call their modules: the order they register them left "
+                f"same-shape tensors apart ({Path(settled).name}: the mapping used)")
+        if report.exit_code == 1 and source and mapping_s is None and not concurrent and settled is None:
             report, traces, pinned = try_call_order(kids, say, report, traces, compare_opts, job_b)
             if report.exit_code == 1:
                 report, traces, tried = try_pairings(kids, say, report, traces, compare_opts, job_b, pinned)
