@@ -35,6 +35,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``points`` (session 24): as many points as channels, a pointwise conv on ``[b, c, n]`` against
   a Linear on ``[b, n, c]`` (the shapes cannot say the layout); a token shift written inline on
   one side and as an ``nn.ZeroPad2d`` module on the other.
+* ``moved`` (session 24): a norm before the first block on one side and inside it on the
+  other, which only the order both models call their modules can pair.
 * ``split`` (session 23): two towers registered in another order; a causal conv padded outside
   the module on one side, inside and trimmed after it on the other; a hand-written attention
   (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
@@ -491,3 +493,26 @@ def test_points_bug_is_located_past_the_layouts(tmp_path: Path, bug: str, where:
     rc, doc, text = run(tmp_path, "points", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ moved: a norm across a block boundary
+def test_moved_norm_pairs_in_call_order_after_the_transfer_refused(tmp_path: Path) -> None:
+    """A norm before the first block on one side, inside it on the other: registration order
+    cannot pair the LayerNorms (the transfer refuses: exit 2 before session 24); `run` records
+    B with its own weights, pairs them in the order both models call them, records B again,
+    and says so; the twin is aligned."""
+    rc, doc, text = run(tmp_path, "moved")
+    assert rc == 0, text
+    assert "recording moved_torch with its own weights" in text
+    (said,) = [t for t in findings(doc, "convention") if "call order" in t or "order the models call" in t]
+    assert "call-order.json" in said
+    wm = json.loads((tmp_path / "call-order.json").read_text())
+    got = {(w["paddle"], w["torch"]): w["how"] for w in wm["weights"] if "paddle" in w}
+    assert got[("pre_norm.weight", "blocks.0.ln0.weight")] == "call order"
+    assert ("blocks.0.norm.weight", "blocks.0.ln.weight") in got and ("final_norm.weight", "ln_out.weight") in got
+
+
+def test_moved_norm_bug_is_located_after_the_call_order_pairing(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "moved", bug="paddle_skip_pre")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.1", "blocks.1"), text

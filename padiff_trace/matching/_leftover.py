@@ -3,14 +3,20 @@ evidence left is unambiguous (``_weightmatch``)."""
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import defaultdict
 from collections.abc import Callable
 
 from ..arrays._layout import squeezed
-from ._weighttensors import MTensor, assign, distinguishing_words
+from ._knowledge import LOOKUP_TABLES
+from ._weighttensors import MTensor, assign, distinguishing_words, groups
 
-__all__ = ["pair_left_over", "partner_scopes"]
+Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, axis)``
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_left_over", "pair_tied", "partner_scopes"]
 
 
 def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None],
@@ -146,3 +152,60 @@ def partner_scopes(pairs: list[tuple[str, str]], a: list[MTensor], b: list[MTens
         return (partner if x.side == "a" else inverse)[sx] == sy
 
     return same_place
+
+
+def pair_across_blocks(la: list[MTensor], lb: list[MTensor], pair: Pair) -> None:
+    """Both sides in the order the models call their modules (the caller checks): a class whose
+    block groups differ in size (a norm one model keeps before its first block and the other
+    inside it) pairs whole, in that order, when both sides have as many left."""
+    ga = groups(la, lambda t: (t.type_key, t.local, t.cshape))
+    gb = groups(lb, lambda t: (t.type_key, t.local, t.cshape))
+    for c in sorted(set(ga) & set(gb), key=lambda k: ga[k][0].index):
+        xs, ys = ga[c], gb[c]
+        if len(xs) != len(ys) or all(x.key == y.key for x, y in zip(xs, ys)):
+            continue  # block by block, structure has its say
+        for x, y in zip(xs, ys):
+            logger.info("paired %s with %s in the order the models call them, across blocks", x.info.name, y.info.name)
+            pair(x, y, "call order")
+
+
+def pair_extra_rows(la: list[MTensor], lb: list[MTensor], pair: Pair) -> None:
+    """Lookup tables left over, one side's each with more rows than its partner's (a padding row,
+    a padded vocabulary: ``LOOKUP_TABLES``): the tables of one width pair in registration order
+    when every pair has its extra rows on the same side, by the same count; the rows both have
+    are the bigger table's first ones (only those are copied and compared)."""
+    def tables(live: list[MTensor]) -> dict[tuple[object, ...], list[MTensor]]:
+        return groups([t for t in live if t.info.is_param and t.ctype in LOOKUP_TABLES and len(t.cshape) == 2],
+                      lambda t: (t.cshape[1],))
+
+    ga, gb = tables(la), tables(lb)
+    for width in set(ga) & set(gb):
+        xs, ys = ga[width], gb[width]
+        extra = {x.cshape[0] - y.cshape[0] for x, y in zip(xs, ys)}
+        if len(xs) != len(ys) or len(extra) != 1 or 0 in extra:
+            continue
+        for x, y in zip(xs, ys):
+            n = min(x.cshape[0], y.cshape[0])
+            logger.info("paired %s %s with %s %s: the first %d rows", x.info.name, list(x.cshape), y.info.name,
+                        list(y.cshape), n)
+            big_a = x.cshape[0] > y.cshape[0]
+            pair(x, y, "extra rows", (0, n) if big_a else None, None if big_a else (0, n), 0)
+
+
+def pair_tied(a: list[MTensor], b: list[MTensor], live: Callable[[list[MTensor]], list[MTensor]], pair: Pair) -> None:
+    """An output projection one model ties to its token embedding (the embedding matrix used
+    again, no tensor of its own) and the other keeps as a tensor: when a side's only trainable
+    matrix left has exactly the shape of the other side's only embedding matrix of that shape (a
+    position table beside it is another shape), and the other side has no matrix left, it is
+    that embedding again (copied from it; in training they part by design: a tied matrix takes
+    both uses' gradients). ``live``: a side's tensors not paired yet."""
+    for one, other in ((a, b), (b, a)):
+        left = [t for t in live(one) if t.info.is_param and t.info.trainable and len(t.cshape) == 2]
+        if len(left) != 1 or any(t.info.is_param and len(t.cshape) == 2 for t in live(other)):
+            continue
+        y = left[0]
+        embs = [x for x in other if x.ctype == "embedding" and x.info.trainable and x.cshape == y.cshape]
+        if len(embs) != 1:
+            continue
+        logger.info("paired %s with %s: tied to the embedding on one side only", embs[0].info.name, y.info.name)
+        pair(embs[0], y, "tied")

@@ -42,8 +42,8 @@ from collections.abc import Sequence
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
 from ._anchors import module_anchors, module_splits
-from ._knowledge import LOOKUP_TABLES, POINTWISE_AS, WEIGHT_NORM
-from ._leftover import pair_left_over, partner_scopes
+from ._knowledge import POINTWISE_AS, WEIGHT_NORM
+from ._leftover import pair_across_blocks, pair_extra_rows, pair_left_over, pair_tied, partner_scopes
 from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
@@ -187,20 +187,8 @@ class _Matcher:
                     self.pair(x, y, found)
 
     def across_blocks(self) -> None:
-        """Where both sides are in the order the models call their modules: a class whose block
-        groups differ in size (a norm one model keeps before its first block and the other
-        inside it) pairs whole, in that order, when both sides have as many left."""
-        if self.order_weight <= 1:
-            return
-        ga = _groups(self.live(self.a), lambda t: (t.type_key, t.local, t.cshape))
-        gb = _groups(self.live(self.b), lambda t: (t.type_key, t.local, t.cshape))
-        for c in sorted(set(ga) & set(gb), key=lambda k: ga[k][0].index):
-            xs, ys = ga[c], gb[c]
-            if len(xs) != len(ys) or all(x.key == y.key for x, y in zip(xs, ys)):
-                continue  # block by block, structure has its say
-            for x, y in zip(xs, ys):
-                logger.info("paired %s with %s in the order the models call them, across blocks", x.info.name, y.info.name)
-                self.pair(x, y, "call order")
+        if self.order_weight > 1:  # both sides in the order the models call their modules
+            pair_across_blocks(self.live(self.a), self.live(self.b), self.pair)
 
     def follow_modules(self) -> None:
         """Tensors of a module whose weight was paired whole pair with the partner module's
@@ -289,27 +277,7 @@ class _Matcher:
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
 
     def extra_rows(self) -> None:
-        """Lookup tables left over, one side's each with more rows than its partner's (a padding
-        row, a padded vocabulary: ``LOOKUP_TABLES``): the tables of one width pair in
-        registration order when every pair has its extra rows on the same side, by the same
-        count; the rows both have are the bigger table's first ones (only those are copied and
-        compared)."""
-        def tables(side: list[_T]) -> dict[tuple[object, ...], list[_T]]:
-            live = [t for t in self.live(side) if t.info.is_param and t.ctype in LOOKUP_TABLES and len(t.cshape) == 2]
-            return _groups(live, lambda t: (t.cshape[1],))
-
-        ga, gb = tables(self.a), tables(self.b)
-        for width in set(ga) & set(gb):
-            xs, ys = ga[width], gb[width]
-            extra = {x.cshape[0] - y.cshape[0] for x, y in zip(xs, ys)}
-            if len(xs) != len(ys) or len(extra) != 1 or 0 in extra:
-                continue
-            for x, y in zip(xs, ys):
-                n = min(x.cshape[0], y.cshape[0])
-                logger.info("paired %s %s with %s %s: the first %d rows", x.info.name, list(x.cshape), y.info.name,
-                            list(y.cshape), n)
-                big_a = x.cshape[0] > y.cshape[0]
-                self.pair(x, y, "extra rows", (0, n) if big_a else None, None if big_a else (0, n), 0)
+        pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)
 
     def _take_left(self, x: _T, y: _T, how: str) -> None:
         if len(x.cshape) != len(y.cshape):  # axes of size one: a reshape
@@ -328,22 +296,7 @@ class _Matcher:
         self.pair(x, y, how)
 
     def tied(self) -> None:
-        """An output projection one model ties to its token embedding (the embedding matrix used
-        again, no tensor of its own) and the other keeps as a tensor: when a side's only
-        trainable matrix left has exactly the shape of the other side's only embedding matrix of
-        that shape (a position table beside it is another shape), and the other side has no
-        matrix left, it is that embedding again (copied from it; in training they part by
-        design: a tied matrix takes both uses' gradients)."""
-        for one, other in ((self.a, self.b), (self.b, self.a)):
-            left = [t for t in self.live(one) if t.info.is_param and t.info.trainable and len(t.cshape) == 2]
-            if len(left) != 1 or any(t.info.is_param and len(t.cshape) == 2 for t in self.live(other)):
-                continue
-            y = left[0]
-            embs = [x for x in other if x.ctype == "embedding" and x.info.trainable and x.cshape == y.cshape]
-            if len(embs) != 1:
-                continue
-            logger.info("paired %s with %s: tied to the embedding on one side only", embs[0].info.name, y.info.name)
-            self.pair(embs[0], y, "tied")
+        pair_tied(self.a, self.b, self.live, self.pair)
 
     def shared_derived(self) -> None:
         """Derived state that one model keeps once, outside any block, and the other once per
@@ -406,10 +359,6 @@ class _Matcher:
                 same = [o.info.name for o in others if o.cshape == t.cshape]
                 m.suggestions[t.info.name] = same[:3]
         return m
-
-
-def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(n for n in shape if n != 1)
 
 
 def _reorder(t: _T, axes: tuple[int, ...], source: str) -> None:

@@ -35,8 +35,9 @@ def settle_by_call_order(kids: Children, say: Progress, traces: RunTraces, job_b
     record B again with that pairing. Returns the mapping file B was recorded with; raises
     ``refused`` when that pairing leaves tensors unmatched too."""
     own = variant(traces.b, "own-weights")
-    say(f"{refused}; recording {Path(traces.b).stem} with its own weights to pair them in the order the models call "
-        f"their modules -> {own}")
+    logger.info("%s", refused)
+    say(f"registration order left same-shape weights unpaired; recording {Path(traces.b).stem} with its own weights to "
+        f"pair them in the order the models call their modules -> {own}")
     try:
         record_child(kids, f"recording {own.stem}", job_b(own, None, weights_from=None))
         ordered = analyzer.weight_map(traces.a, own, call_order=True)
