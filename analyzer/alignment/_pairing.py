@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from collections import Counter, abc
 from dataclasses import dataclass, field
 
@@ -166,13 +167,15 @@ def _kinds(c: Call) -> tuple[str, ...]:
     return tuple(str(getattr(r, "dtype", ""))[:1] for r in c.tensor_inputs())
 
 
-def _shapes(c: Call) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(getattr(r, "shape", ())) for r in c.tensor_outputs())
+def _shapes(c: Call) -> tuple[int, ...]:
+    """The element counts of a call's tensor outputs (a layout moves no element: a patch
+    convolution's ``[b, c, h, w]`` is a Linear's ``[b, h * w, c]``)."""
+    return tuple(math.prod(getattr(r, "shape", ())) for r in c.tensor_outputs())
 
 
 def _wrapped(anchors: list[tuple[str, str]], a: TraceView, b: TraceView, ca: list[Call], cb: list[Call]) -> list[tuple[str, str]]:
     """Anchors moved up to the module that wraps one side's weight-owner, when the owner is
-    called on another kind of input than its partner, or returns other shapes, and the wrapper
+    called on another kind of input than its partner, or returns other sizes, and the wrapper
     matches the partner there: a codebook a quantiser holds itself (called on features) against
     an ``nn.Embedding`` inside the other side's quantiser (called on the chosen indices); an
     ``Embedding`` whose rows a bag module sums against an ``EmbeddingBag``. The wrapper must
@@ -194,7 +197,7 @@ def _wrapped(anchors: list[tuple[str, str]], a: TraceView, b: TraceView, ca: lis
 
 def _up(module: str, call: Call, partner: Call, v: TraceView, held: set[str]) -> str | None:
     """The innermost enclosing call of ``call`` that matches ``partner`` where ``call`` does not
-    (its inputs' kinds, or its outputs' shapes), when no call between (itself included)
+    (its inputs' kinds, or its outputs' sizes), when no call between (itself included)
     belongs to another anchored module."""
     kinds, shapes = _kinds(partner), _shapes(partner)
     for p in v.ancestors(call):
