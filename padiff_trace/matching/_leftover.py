@@ -104,7 +104,7 @@ def _patches(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 
 
 
-def partner_scopes(pairs: list[tuple[str, str]], a: list[MTensor], b: list[MTensor]) -> Callable[[MTensor, MTensor], bool]:
+def partner_scopes(pairs: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], bool]:
     """Where two tensors left over may pair because the modules around them are one computation:
     modules whose tensors paired whole, one module to one module (``pairs``: the paired tensor
     names), and, upward, parents whose partnered children all have their partners under one

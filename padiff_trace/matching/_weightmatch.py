@@ -272,7 +272,7 @@ class _Matcher:
         """What is still left pairs where it is unique, named apart or in order (``_leftover``)."""
         whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
         # first within modules the pairs so far make one computation, then block by block
-        for place in (partner_scopes(whole, self.a, self.b), None):
+        for place in (partner_scopes(whole), None):
             pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
 
