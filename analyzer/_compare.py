@@ -34,6 +34,7 @@ from .judging._noise import noise_floor
 from .judging._optimizer import OptimizerDiff, optimizer_diff
 from .judging._optreplay import verify_update_convention
 from .judging._pairtable import PairDraft, PairTable
+from .judging._precision import half_undeclared
 from .judging._randomness import random_draws
 from .judging._referee import side_errors
 from .judging._updates import absorb_buffer_rounding, absorb_update_rounding, flag_hidden_updates
@@ -214,7 +215,9 @@ def _referee_view(path: str | os.PathLike[str], role: str, opened: list[Trace]) 
 
 def _context(o: CompareOptions, va: TraceView, vb: TraceView, mapping: Mapping | None, opened: list[Trace]) -> JudgeContext:
     """Noise floors of both traces; with a referee, every side's errors against float64."""
-    ctx = JudgeContext(noise_floor(va), noise_floor(vb))
+    half = half_undeclared(va, vb)  # the side computing in half precision nobody declared: judged at float32
+    ctx = JudgeContext(noise_floor(va, "float32" if half == "a" else None),
+                       noise_floor(vb, "float32" if half == "b" else None), half_undeclared=half is not None)
     if o.reference is None:
         if o.reference_b is not None:
             raise UserError(f"{o.reference_b}: --reference-b needs --reference (the float64 run of the other model)")

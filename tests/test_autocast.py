@@ -65,6 +65,13 @@ FC1_FP32 = """with torch.autocast(device_type="cpu", enabled=False):
             h = self.fc1(x.float())
         return self.fc2(self.act(h))"""
 
+# fc2 under an autocast region of the model's own code (left over from a training script): no
+# recording option declares it
+FC2_HALF = """h = self.act(self.fc1(x))
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+            y = self.fc2(h)
+        return y.float()"""
+
 PADDLE_MLP = '''
 import numpy as np
 import paddle
@@ -226,6 +233,31 @@ def test_one_module_outside_autocast_is_named(tmp_path: Path) -> None:
     assert (prec["first"]["a_dtype"], prec["first"]["b_dtype"]) == ("bfloat16", "float32")
     text = next(f["text"] for f in rep["diagnosis"] if f["code"] == "precision_difference")
     assert text.startswith("precision difference: the output of fc1#0 [Linear] computed in bfloat16 in A and float32 in B")
+
+
+# ---------------------------------------------------------------------- (iv) half precision nobody declared
+def test_half_precision_nobody_declared_is_a_divergence(tmp_path: Path) -> None:
+    """B's own code runs fc2 under bfloat16 autocast; neither recording declares it, and both
+    compute in float32 elsewhere: fc2 is judged at float32, the first divergence, named with
+    its dtypes. When both sides run that region in bfloat16, it is judged at bfloat16: aligned."""
+    a, b = torch_spec(tmp_path, "mlp_a"), torch_spec(tmp_path, "mlp_b", FC2_HALF)
+    out = tmp_path / "run"
+    proc = cli("run", a, b, "--out", out)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert output_dtypes(out / "mlp_b.trace")["fc2"] == "bfloat16"
+    rep = report(out / "report")
+    assert rep["precision"]["undeclared"] is True
+    first = next(p for p in rep["pairs"] if p["index"] == rep["first_divergence"]["index"])
+    assert first["role"] == "output" and first["a"]["module"] == first["b"]["module"] == "fc2"
+    c = codes(rep)
+    assert "precision_undeclared" in c and "precision_explains" not in c
+    said = rep["diagnosis"][c.index("precision_undeclared")]["text"]
+    assert "B computing the output of fc2#0 [Linear] in bfloat16" in said and "judged at float32" in said
+    both = tmp_path / "both"
+    c2 = torch_spec(tmp_path, "mlp_c", FC2_HALF)
+    proc = cli("run", b, c2, "--out", both)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "precision_undeclared" not in codes(report(both / "report"))
 
 
 # ---------------------------------------------------------------------- recording changes no number

@@ -37,6 +37,7 @@ from ._metric_table import Metrics
 from ._metrics import measure, uncomparable
 from ._noise import NoiseFloor, pair_noise
 from ._pairtable import PairDraft
+from ._precision import judged_dtypes
 from ._reconcile import Reconciled, reconcile
 from ._referee import Referee, classify
 from ._tolerance import Tolerance, tolerance_for, verdict
@@ -71,6 +72,7 @@ class JudgeContext:
     floor_64: tuple[NoiseFloor, NoiseFloor] | None = None
     two: bool = False
     info: dict[str, object] | None = None
+    half_undeclared: bool = False  # half precision on one side only is judged as float32 (``_precision``)
     # shared bytes, measured once: the latest ``MEASURED_KEPT`` measured pairs (a tensor is
     # recorded again close by - one call's output is the next call's input), so it stays small
     measured: OrderedDict[DataKey, Metrics] = field(default_factory=OrderedDict)
@@ -240,7 +242,8 @@ STEPS: tuple[Step, ...] = (not_tensors, python_values, shapes, undecodable, empt
 def judge(item: PlanItem, options: JudgeOptions, ctx: JudgeContext | None = None) -> PairDraft:
     """The metrics and verdict of one plan item (``STEPS``, in order, until one is final)."""
     a, b = item.a, item.b
-    tol = tolerance_for(a.dtype, b.dtype, options.mode, options.atol, options.rtol)
+    da, db = judged_dtypes(a.dtype, b.dtype, ctx is not None and ctx.half_undeclared)
+    tol = tolerance_for(da, db, options.mode, options.atol, options.rtol)
     draft = PairDraft(item.role, a.step, a, b, item.perm, item.call_pair, tol, None, False, "",
                       (a.step, phase_rank(a), a.seq))
     j = Judging(item, draft, options, ctx)

@@ -128,8 +128,14 @@ def _reduction(c: Call, weights: Mapping[tuple[str, str], Record]) -> int:
     return int(last_in)
 
 
-def noise_floor(view: TraceView) -> NoiseFloor:
-    """Estimate ``rel`` and ``scale`` for every record of ``view`` (all steps)."""
+def noise_floor(view: TraceView, half_as: str | None = None) -> NoiseFloor:
+    """Estimate ``rel`` and ``scale`` for every record of ``view`` (all steps). ``half_as``: the
+    dtype whose rounding bfloat16/float16 records are expected to have (half precision nobody
+    declared, judged at float32: ``_precision.half_undeclared``)."""
+
+    def unit_roundoff(dtype: str) -> float:
+        return UNIT_ROUNDOFF.get(half_as if half_as and dtype in ("bfloat16", "float16") else dtype, 0.0)
+
     rel = np.full(len(view.trace), math.nan)
     scale = np.full(len(view.trace), math.nan)
     for step, calls in view.calls.items():

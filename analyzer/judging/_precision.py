@@ -9,6 +9,14 @@ so before any numeric divergence (``precision_difference``), and when the first 
 is at or after the first such pair, that the precision difference explains it
 (``precision_explains``): one side rounds to 8 bits of mantissa where the other keeps 24.
 
+Half precision nobody declared is judged at the precision around it. When neither trace was
+recorded under autocast and both compute in float32 (or better) almost everywhere, a call whose
+output is bfloat16 or float16 on one side only is a difference of the port (an autocast region,
+a ``.half()`` the other side lacks): its pairs are judged as float32 pairs (``judged_dtypes``),
+so the call that drops to half precision is the first divergence, named with its dtypes. Two
+runs that both compute in half precision, or one recorded under ``--autocast``, keep being
+judged at the less precise side's precision.
+
 Column work only: the dtypes come from the traces' index (string ids), never one record at
 a time, so a million pairs cost a few numpy passes.
 """
@@ -24,13 +32,14 @@ if TYPE_CHECKING:
     from ..alignment._calls import TraceView
     from ._pairtable import PairTable
 
-__all__ = ["FLOAT_RANK", "PrecisionDiff", "pair_eps", "precision_diff"]
+__all__ = ["FLOAT_RANK", "PrecisionDiff", "half_undeclared", "judged_dtypes", "pair_eps", "precision_diff"]
 
 # float dtypes from the least to the most precise (machine epsilon: 7.8e-3, 9.8e-4, 1.2e-7, 2.2e-16)
 FLOAT_RANK = {"bfloat16": 0, "float16": 1, "float32": 2, "complex64": 2, "float64": 3, "complex128": 3}
 _EPS_BY_RANK = {0: 2.0**-7, 1: 2.0**-10, 2: 2.0**-23, 3: 2.0**-52}
 _ROLES = ("output", "op_output", "loss")  # what a call computed (inputs are what an earlier one did)
 _LISTED = 5  # dtype-differing pairs listed by name in report.json
+_WORKING = 0.5  # "computes in float32 almost everywhere": more than this share of its float records
 
 
 @dataclass
@@ -43,6 +52,7 @@ class PrecisionDiff:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     dtypes: dict[str, list[str]] = field(default_factory=dict)  # side -> float dtypes of its outputs, least precise first
     autocast: dict[str, Any] = field(default_factory=dict)  # side -> the trace's meta "autocast" (None: none)
+    undeclared: bool = False  # half precision nobody declared: judged at float32 (``half_undeclared``)
 
     @property
     def first_index(self) -> int | None:
@@ -56,7 +66,8 @@ class PrecisionDiff:
 
     def as_dict(self) -> dict[str, Any]:
         return {"count": self.count, "compared": self.compared, "first": self.pairs[0] if self.pairs else None,
-                "pairs": self.pairs, "dtypes": self.dtypes, "autocast": self.autocast}
+                "pairs": self.pairs, "dtypes": self.dtypes, "autocast": self.autocast,
+                "undeclared": self.undeclared}
 
     def sentences(self, divergence_index: int | None) -> list[tuple[str, str, bool]]:
         """(code, text, hint): the difference, then whether it explains the first divergence."""
@@ -77,6 +88,15 @@ class PrecisionDiff:
                     f"precision difference: {p['what']} computed in {p['a_dtype']} in A and {p['b_dtype']} in B "
                     f"(step {p['step']}){more}{_policy(self.autocast)}", False))
         first = self.first_index
+        if self.undeclared:
+            half = p["a_dtype"] if FLOAT_RANK[p["a_dtype"]] < FLOAT_RANK[p["b_dtype"]] else p["b_dtype"]
+            side = "A" if half == p["a_dtype"] else "B"
+            out.append(("precision_undeclared",
+                        f"neither run was recorded under autocast and both compute in float32 elsewhere: {side} "
+                        f"computing {p['what']} in {half} is a difference of the port (an autocast region or a cast "
+                        f"the other side lacks), judged at float32; record both sides with the same --autocast if "
+                        "it is meant", False))
+            return out
         if divergence_index is not None and first is not None and divergence_index >= first:
             low = min(p["a_dtype"], p["b_dtype"], key=FLOAT_RANK.__getitem__)
             out.append(("precision_explains",
@@ -92,6 +112,35 @@ def _policy(autocast: dict[str, Any]) -> str:
 
     a, b = one(autocast.get("a")), one(autocast.get("b"))
     return "" if a == b else f" (recorded with A: {a}, B: {b})"
+
+
+def _floats(view: TraceView) -> np.ndarray:
+    """FLOAT_RANK of every float record of ``view``'s trace."""
+    ranks = _ranks(view, np.asarray(view.trace.table["dtype"], dtype=np.int64))
+    return ranks[ranks >= 0]
+
+
+def half_undeclared(a: TraceView, b: TraceView) -> str | None:
+    """The side ("a"/"b") whose bfloat16/float16 records are a difference of the port, or None:
+    neither trace was recorded under autocast, the other side holds no half-precision record,
+    and this side computes in float32 or better almost everywhere (``_WORKING``)."""
+    if a.trace.meta.get("autocast") or b.trace.meta.get("autocast"):
+        return None
+    ra, rb = _floats(a), _floats(b)
+    for side, mine, other in (("a", ra, rb), ("b", rb, ra)):
+        half = mine < FLOAT_RANK["float32"]
+        if half.any() and not (other < FLOAT_RANK["float32"]).any() and float(np.mean(~half)) > _WORKING:
+            return side
+    return None
+
+
+def judged_dtypes(dtype_a: str, dtype_b: str, undeclared: bool) -> tuple[str, str]:
+    """The dtypes a pair is judged as: a bfloat16/float16 side paired with a float32 (or better)
+    one is judged as float32 when nobody declared half precision (``half_undeclared``)."""
+    ra, rb = FLOAT_RANK.get(dtype_a, -1), FLOAT_RANK.get(dtype_b, -1)
+    if not undeclared or min(ra, rb) < 0 or max(ra, rb) < FLOAT_RANK["float32"]:
+        return dtype_a, dtype_b
+    return ("float32" if ra < 2 else dtype_a), ("float32" if rb < 2 else dtype_b)
 
 
 def _dtype_ids(view: TraceView, seqs: np.ndarray) -> np.ndarray:
@@ -123,19 +172,24 @@ def pair_eps(t: PairTable) -> np.ndarray:
     paired with a float32 one rounds at bfloat16."""
     if not len(t):
         return np.zeros(0)
+    undeclared = half_undeclared(t.va, t.vb) is not None
     eps = np.array([_EPS_BY_RANK[0], _EPS_BY_RANK[1], _EPS_BY_RANK[2], _EPS_BY_RANK[3], _EPS_BY_RANK[2]])  # [-1]: not float
-    out = np.zeros(len(t))
-    for view, col in ((t.va, "seq_a"), (t.vb, "seq_b")):
-        ranks = _ranks(view, _dtype_ids(view, np.asarray(t.col(col), dtype=np.int64)))
-        out = np.maximum(out, eps[ranks])
+    ranks = [_ranks(view, _dtype_ids(view, np.asarray(t.col(col), dtype=np.int64)))
+             for view, col in ((t.va, "seq_a"), (t.vb, "seq_b"))]
+    if undeclared:  # half against float32, nobody declared it: rounding is float32's (``judged_dtypes``)
+        lift = (np.minimum(*ranks) >= 0) & (np.maximum(*ranks) >= FLOAT_RANK["float32"])
+        ranks = [np.where(lift, np.maximum(r, FLOAT_RANK["float32"]), r) for r in ranks]
+    out = np.maximum(eps[ranks[0]], eps[ranks[1]])
     for r, recs in t.records.items():  # slices and views: their own dtypes
-        out[r] = max(_EPS_BY_RANK[FLOAT_RANK.get(x.dtype, 2)] for x in recs)
+        dtypes = judged_dtypes(recs[0].dtype, recs[1].dtype, undeclared)
+        out[r] = max(_EPS_BY_RANK[FLOAT_RANK.get(d, 2)] for d in dtypes)
     return out
 
 
 def precision_diff(t: PairTable, a: TraceView, b: TraceView) -> PrecisionDiff:
     """See the module docstring."""
-    out = PrecisionDiff(autocast={k: v.trace.meta.get("autocast") for k, v in (("a", a), ("b", b))})
+    out = PrecisionDiff(autocast={k: v.trace.meta.get("autocast") for k, v in (("a", a), ("b", b))},
+                        undeclared=half_undeclared(a, b) is not None)
     if not len(t):
         return out
     rows = np.flatnonzero(t.role_mask(*_ROLES))
