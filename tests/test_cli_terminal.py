@@ -92,6 +92,8 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line(pair: tuple[Path, Path]) -
             time.sleep(1.5 * bare + (whole - 1.5 * bare) * 0.9 * k / 12)  # from our first statement to the end
             p.send_signal(signal.SIGINT)
             _, err = p.communicate(timeout=120)
+            if k < 3 and "Traceback" in err and not _our_frames(err):
+                continue  # under load the interpreter's own start-up (site, before our first statement) can still be running
             assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
             if p.returncode == 130:
                 interrupted += 1
@@ -101,6 +103,11 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line(pair: tuple[Path, Path]) -
     finally:
         signal.signal(signal.SIGINT, old)
     assert interrupted >= 4, f"only {interrupted} of 12 runs were interrupted while running ({whole:.2f} s each)"
+
+
+def _our_frames(err: str) -> list[str]:
+    """The traceback lines of ``err`` that are frames of padiff-trace's own code."""
+    return [line for line in err.splitlines() if line.lstrip().startswith("File ") and "padiff_trace" in line]
 
 
 def test_paths_with_control_characters_are_shown_as_escapes(pair: tuple[Path, Path], tmp_path: Path) -> None:

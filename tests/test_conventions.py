@@ -37,6 +37,9 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   one side and as an ``nn.ZeroPad2d`` module on the other.
 * ``moved`` (session 24): a norm before the first block on one side and inside it on the
   other, which only the order both models call their modules can pair.
+* ``standing`` (session 25): an embedding against a pointwise conv over one-hot tokens, a Linear
+  against a transposed conv on a 1x1 input, a user layer's weight stored with two axes swapped:
+  each the only trainable tensor left with its element count, paired in the one layout that fits.
 * ``split`` (session 23): two towers registered in another order; a causal conv padded outside
   the module on one side, inside and trimmed after it on the other; a hand-written attention
   (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
@@ -56,6 +59,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from padiff_trace.matching import load_mapping
 
 pytestmark = pytest.mark.slow
 
@@ -226,6 +231,10 @@ def test_heads_reshape_and_one_sided_tensors(tmp_path: Path) -> None:
     q = next(w for w in wm["weights"] if w.get("paddle") == "attn.q")
     assert (q["torch"], q["how"], q["convert"]) == ("attn.q", "reshape", "reshape")
     assert wm["one_sided"] == {"torch": {"extra": ["weight", "bias"]}}
+    # the weight map, one-sided tensors listed, is a mapping file the next run can be given
+    (path,) = tmp_path.glob("*_torch.trace/weightmap.json")
+    mapping = load_mapping(path)
+    assert {"paddle": "attn.q", "torch": "attn.q"} in [w.names for w in mapping.weights]
     (structural,) = findings(doc, "structural_difference")
     assert "only in B: extra (weight, bias)" in structural
     grads = [p for p in doc["param_grads"] if p["a"]["module"] == "attn" and p["a"]["position"] == "q"]
@@ -516,3 +525,32 @@ def test_moved_norm_bug_is_located_after_the_call_order_pairing(tmp_path: Path) 
     rc, doc, text = run(tmp_path, "moved", bug="paddle_skip_pre")
     assert rc == 1, text
     assert located(doc) == ("blocks.1", "blocks.1"), text
+
+
+# ------------------------------------------------------------------ standing: the last tensor left, any layout
+def test_standing_tensors_pair_by_elements_and_layout_and_round_trip(tmp_path: Path) -> None:
+    """An embedding against a pointwise conv over one-hot tokens, a Linear against a transposed
+    conv on a 1x1 input, a user layer's ``[P, Q, R]`` against ``[Q, P, R]``: each the only
+    trainable tensor left with its element count, paired in the one layout that fits, so the
+    clean pair is aligned; the weight map, given back as a mapping file, pairs them the same."""
+    rc, doc, text = run(tmp_path / "run", "standing")
+    assert rc == 0, text
+    wm = weight_map(tmp_path / "run")
+    got = {(w["paddle"], w["torch"]): w["convert"] for w in wm["weights"]}
+    assert got[("embed.weight", "lookup.weight")] == "reshape, transpose"
+    assert got[("up.weight", "up.weight")] == "reshape"
+    assert got[("mixer.w", "mix.weight")] == "permute [1, 0, 2]"
+    assert "one_sided" not in wm and not findings(doc, "structural_difference")
+    (path,) = (tmp_path / "run").glob("*_torch.trace/weightmap.json")
+    again = tmp_path / "again"
+    rc, doc, text = run(again, "standing", "--mapping", str(path))
+    assert rc == 0, text
+
+
+@pytest.mark.parametrize(("bug", "where"), [("paddle_mix_axis", ("mixer", "mix")), ("torch_up_stride", ("", ""))])
+def test_standing_bugs_are_located_past_the_layouts(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    """The user layer contracting the wrong axes is named; a flip in the code after the
+    transposed conv is the model's own code, not the conv paired with a Linear."""
+    rc, doc, text = run(tmp_path, "standing", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text

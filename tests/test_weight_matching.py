@@ -777,3 +777,26 @@ def test_a_stack_of_square_matrices_is_never_guessed() -> None:
     user = {**TD, "Experts": ["port.Experts", "torch.nn.modules.module.Module"]}
     wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), user))
     assert not any(p.how == "stacked" for p in wm.pairs)
+
+
+def test_the_last_tensors_left_pair_by_element_count_and_the_one_layout_that_fits() -> None:
+    """Trainable tensors no rule paired, each the only one of its element count on both sides
+    (a table against a one-hot pointwise conv, a Linear against a transposed conv on a 1x1
+    input): paired in the one axis order that fits; a square one is never guessed."""
+    from padiff_trace.arrays._layout import axes_between
+
+    assert axes_between((32, 16), (16, 32, 1)) == (1, 0)
+    assert axes_between((512, 16), (16, 32, 4, 4)) == (1, 0)  # cuts one axis, not two (512 = 16 * 32 too)
+    assert axes_between((128, 5, 8, 4), (5, 128, 4, 8)) == (1, 0, 3, 2)
+    assert axes_between((16, 16), (16, 16)) is None and axes_between((64, 64), (64, 4, 16)) is None
+    conv = {"Conv1d": ["torch.nn.modules.conv.Conv1d", "torch.nn.modules.module.Module"],
+            "ConvTranspose2d": ["torch.nn.modules.conv.ConvTranspose2d", "torch.nn.modules.module.Module"]}
+    a = WeightSide("paddle", (t("embed.weight", "Embedding", (12, 6)), t("up.weight", "Linear", (6, 36)),
+                              t("mix.w", "Mixer", (8, 8))), PD)
+    b = WeightSide("torch", (t("lookup.weight", "Conv1d", (6, 12, 1)), t("up.weight", "ConvTranspose2d", (6, 4, 3, 3)),
+                             t("blend.weight", "Blender", (8, 8))), {**TD, **conv})
+    wm = match_weights(a, b)
+    got = {p.a: (p.b, p.conversion()) for p in wm.pairs}
+    assert got["embed.weight"] == ("lookup.weight", "reshape, transpose")
+    assert got["up.weight"] == ("up.weight", "reshape")  # paddle's stored [in, out] is the transposed conv's order
+    assert "mix.w" not in got and {x.name for x in wm.unmatched_a} == {"mix.w"}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 
-__all__ = ["packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
+__all__ = ["axes_between", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
 
 
 def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int = 64) -> np.ndarray:
@@ -24,6 +25,45 @@ def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int
 def squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape without its axes of size one (``[C, 1, 1]`` -> ``[C]``, ``[1]`` -> ``[]``)."""
     return tuple(d for d in shape if d != 1)
+
+
+def axes_between(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The one reordering of ``a``'s axes after which ``a`` holds ``b``'s elements: its shape is
+    ``b``'s (axes of size one aside: ``[V, C]`` against ``[C, V, 1]``), else it becomes ``b`` by
+    a reshape that keeps the element order (``[in, out]`` against ``[in, C, k, k]``). None when
+    no reordering fits, or several that move elements differently (``[d, d]``: its layout is
+    unknown)."""
+    if len(a) > 6:
+        return None
+    exact: dict[tuple[int, ...], tuple[int, ...]] = {}
+    reshaped: dict[tuple[int, ...], tuple[int, ...]] = {}
+    for q in itertools.permutations(range(len(a))):
+        s = tuple(a[k] for k in q)
+        moved = tuple(k for k in q if a[k] != 1)  # reorderings of size-one axes move no element
+        if squeezed(s) == squeezed(b):
+            exact.setdefault(moved, q)
+        elif same_order_reshape(s, b):
+            reshaped.setdefault(moved, q)
+    if reshaped and not exact:  # the reorderings that cut the fewest axes in pieces ([in, C*k*k]: one)
+        fewest = min(_cut(s, b) for s in ({tuple(a[k] for k in q) for q in reshaped.values()}))
+        reshaped = {m: q for m, q in reshaped.items() if _cut(tuple(a[k] for k in q), b) == fewest}
+    for found in (exact, reshaped):
+        if found:
+            return next(iter(found.values())) if len(found) == 1 else None
+    return None
+
+
+def _cut(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """How many axes of the shape with fewer axes a same-order reshape cuts into several of the
+    other's (``same_order_reshape`` holds)."""
+    small, big = (squeezed(a), squeezed(b)) if len(squeezed(a)) <= len(squeezed(b)) else (squeezed(b), squeezed(a))
+    cuts, j = 0, 0
+    for n in small:
+        prod, used = 1, 0
+        while j < len(big) and prod < n:
+            prod, used, j = prod * big[j], used + 1, j + 1
+        cuts += used > 1
+    return cuts
 
 
 def stable_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:

@@ -8,7 +8,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 
-from ..arrays._layout import squeezed
+from ..arrays._layout import axes_between, squeezed
 from ._knowledge import LOOKUP_TABLES
 from ._weighttensors import MTensor, assign, distinguishing_words, groups
 
@@ -16,7 +16,7 @@ Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, ax
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_left_over", "pair_tied", "partner_scopes"]
+__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_standing", "pair_left_over", "pair_tied", "partner_scopes"]
 
 
 def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None],
@@ -96,6 +96,39 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
                 if y is not None:
                     take(x, y, how)
                     progress = True
+
+
+def pair_last_standing(la: list[MTensor], lb: list[MTensor],
+                       take: Callable[[MTensor, MTensor, tuple[int, ...]], None],
+                       same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
+    """Trainable tensors still left pair, whatever their classes, where each is the other's only
+    candidate in its place: as many elements, and one reordering of its axes makes one the other
+    (``axes_between``): an embedding table ``[V, C]`` against a pointwise convolution
+    ``[C, V, 1]`` fed one-hot tokens, a Linear ``[in, C*k*k]`` against a transposed
+    convolution ``[in, C, k, k]`` fed a 1x1 input, a user class's ``[n, m, p]`` against
+    ``[m, n, p]``. Nothing else left on either side there could be its partner; the values of
+    the run then confirm it or not. ``same_place`` as for ``pair_left_over``."""
+    place = same_place or (lambda x, y: x.key == y.key)
+
+    def left(t: MTensor) -> bool:
+        return not t.used and t.info.trainable and t.cshape != ()
+
+    def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
+        if not (left(x) and left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
+            return None
+        return axes_between(x.cshape, y.cshape)
+
+    progress = True
+    while progress:
+        progress = False
+        for x in la:
+            ys = [(y, q) for y in lb if (q := fit(x, y)) is not None]
+            if len(ys) != 1:
+                continue
+            y, q = ys[0]
+            if sum(1 for o in la if fit(o, y) is not None) == 1:
+                take(x, y, q)
+                progress = True
 
 
 def _patches(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

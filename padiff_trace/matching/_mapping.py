@@ -55,7 +55,7 @@ MAPPING_COLUMNS = ("paddle", "torch")  # the two sides of a mapping entry, in th
 _KEYS = {*MAPPING_COLUMNS, "blackbox", "transpose"}
 _SIDES = ("paddle", "torch", "source", "target")
 _WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), "axis", "skip", "how", "confidence", "convert", "why", "transfer"}
-_INFO_KEYS = {"generated_by", "source_trace", "target_trace", "unmatched", "note"}  # written by weightmap.json
+_INFO_KEYS = {"generated_by", "source_trace", "target_trace", "unmatched", "one_sided", "note"}  # written by weightmap.json
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
 from ._anchors import module_anchors, module_splits
 from ._knowledge import POINTWISE_AS, WEIGHT_NORM
-from ._leftover import pair_across_blocks, pair_extra_rows, pair_left_over, pair_tied, partner_scopes
+from ._leftover import pair_across_blocks, pair_extra_rows, pair_last_standing, pair_left_over, pair_tied, partner_scopes
 from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
@@ -275,6 +275,8 @@ class _Matcher:
         for place in (partner_scopes(whole), None):
             pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
+        for place in (partner_scopes(whole), None):  # then the last one standing in its place, any layout
+            pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
 
     def extra_rows(self) -> None:
         pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)
@@ -294,6 +296,19 @@ class _Matcher:
             return
         logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
         self.pair(x, y, how)
+
+    def _take_axes(self, x: _T, y: _T, q: tuple[int, ...]) -> None:
+        """Pair ``x`` (A) with ``y`` taking A's canonical axes in the order ``q`` (said in the map
+        for a mapping file's round trip), then by a reshape where the shapes still differ."""
+        if q != tuple(range(len(q))):
+            x.perm = tuple(x.perm[k] for k in q) if x.perm is not None else q
+            x.cshape = tuple(x.cshape[k] for k in q)
+        how = "reshape" if x.cshape != y.cshape else "only candidate"
+        logger.info("paired %s with %s, the last left in their place (axes %s, %s)", x.info.name, y.info.name,
+                    list(q), how)
+        self.pair(x, y, how)
+        if q != tuple(range(len(q))):
+            self.map.pairs[-1] = dataclasses.replace(self.map.pairs[-1], a_axes=q)
 
     def tied(self) -> None:
         pair_tied(self.a, self.b, self.live, self.pair)
