@@ -89,7 +89,15 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # with a padding row), and training ports (a VAE, a GCN with its adjacency an input
                       # on one side and a buffer on the other), by helpers that never ran the tool,
                       # measured once on first contact
-                      "port_rwkv", "port_vqvae", "port_pointnet", "port_dlrm", "port_vae_train", "port_gcn_train"})
+                      "port_rwkv", "port_vqvae", "port_pointnet", "port_dlrm", "port_vae_train", "port_gcn_train",
+                      # session 25: WaveNet (packed filter|gate conv, embedding against a one-hot conv), a
+                      # RealNVP flow (masked heads against packed, flipped ones), a GAT (attention vectors
+                      # packed against two), a DCGAN (Linear against a transposed conv on 1x1), a Hyena
+                      # long convolution (FFT against direct), a capsule network (routing inline against a
+                      # module), and training ports (a GAN in one model, a classifier with decay groups and
+                      # clipping), by helpers that never ran the tool, measured once on first contact
+                      "port_wavenet", "port_realnvp", "port_gat", "port_dcgan", "port_hyena", "port_capsnet",
+                      "port_gan_train", "port_cls_accum_train"})
 
 
 @dataclass(frozen=True)
