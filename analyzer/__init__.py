@@ -31,7 +31,14 @@ from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._html import write_html
 from .reporting._layouts import concat_alternatives, patch_alternatives, rotary_alternatives
-from .reporting._pairings import Alternative, confirmed, divergence_key, pairing_alternatives
+from .reporting._pairings import (
+    Alternative,
+    confirmed,
+    divergence_key,
+    diverges_inside,
+    pairing_alternatives,
+    part_alternatives,
+)
 from .reporting._report import SCHEMA_VERSION, Report
 from .reporting._text import alignment_text
 
@@ -71,6 +78,8 @@ __all__ = [
     "local_vs_accumulated",
     "noise_floor",
     "pairing_alternatives",
+    "part_alternatives",
+    "diverges_inside",
     "rotary_alternatives",
     "concat_alternatives",
     "patch_alternatives",

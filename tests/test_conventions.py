@@ -532,25 +532,32 @@ def test_standing_tensors_pair_by_elements_and_layout_and_round_trip(tmp_path: P
     """An embedding against a pointwise conv over one-hot tokens, a Linear against a transposed
     conv on a 1x1 input, a user layer's ``[P, Q, R]`` against ``[Q, P, R]``: each the only
     trainable tensor left with its element count, paired in the one layout that fits, so the
-    clean pair is aligned; the weight map, given back as a mapping file, pairs them the same."""
+    clean pair is aligned; two vectors left beside one that holds both are its parts, in the
+    order the values choose; the weight map, given back as a mapping file, pairs them the same."""
     rc, doc, text = run(tmp_path / "run", "standing")
     assert rc == 0, text
-    wm = weight_map(tmp_path / "run")
+    path = Path(doc["b"]["path"]) / "weightmap.json"  # the B recording the report compared
+    wm = json.loads(path.read_text())
     got = {(w["paddle"], w["torch"]): w["convert"] for w in wm["weights"]}
     assert got[("embed.weight", "lookup.weight")] == "reshape, transpose"
     assert got[("up.weight", "up.weight")] == "reshape"
     assert got[("mixer.w", "mix.weight")] == "permute [1, 0, 2]"
     assert "one_sided" not in wm and not findings(doc, "structural_difference")
-    (path,) = (tmp_path / "run").glob("*_torch.trace/weightmap.json")
-    again = tmp_path / "again"
-    rc, doc, text = run(again, "standing", "--mapping", str(path))
+    # registration order put the source vector first; the values chose the target half first
+    assert got[("score.a_dst", "scorer.att")] == "B part 0:2 of axis 1"
+    (said,) = [c for c in findings(doc, "convention") if "weights paired by the recorded values" in c]
+    assert "score.a_dst with scorer.att part [0, 2]" in said, said
+    rc, doc, text = run(tmp_path / "again", "standing", "--mapping", str(path))
     assert rc == 0, text
 
 
-@pytest.mark.parametrize(("bug", "where"), [("paddle_mix_axis", ("mixer", "mix")), ("torch_up_stride", ("", ""))])
+@pytest.mark.parametrize(("bug", "where"), [("paddle_mix_axis", ("mixer", "mix")), ("torch_up_stride", ("", "")),
+                                         ("paddle_score_slope", ("score.act", "scorer.act"))])
 def test_standing_bugs_are_located_past_the_layouts(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
     """The user layer contracting the wrong axes is named; a flip in the code after the
-    transposed conv is the model's own code, not the conv paired with a Linear."""
+    transposed conv is the model's own code, not the conv paired with a Linear; a wrong slope
+    inside the scorer is named although no call of the scorer agrees under either order of its
+    vectors: the order the values chose makes its activation's input agree."""
     rc, doc, text = run(tmp_path, "standing", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text

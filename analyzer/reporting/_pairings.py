@@ -25,7 +25,7 @@ from padiff_trace.matching import module_pattern
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["Alternative", "confirmed", "divergence_key", "pairing_alternatives"]
+__all__ = ["Alternative", "confirmed", "diverges_inside", "divergence_key", "pairing_alternatives", "part_alternatives"]
 
 _INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
 _MAX_TRIES = 2
@@ -94,6 +94,52 @@ def pairing_alternatives(report: Report) -> list[Alternative]:
     return out[:_MAX_TRIES]
 
 
+def part_alternatives(report: Report) -> list[Alternative]:
+    """Mapping documents (``{"weights": [...]}``) swapping the two equal parts of a packed
+    tensor that the weight map filled in registration order from two tensors no name told
+    apart (``[1, H, D]`` source and target vectors against one ``[H, 2D]``), for every tensor
+    packed from tensors of the same local names, when the first divergence is inside the module
+    holding them. Empty otherwise."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or wm is None:
+        return []
+    ka, kb = wm.side_keys()
+    scope = {d.located.a.call.module, d.located.b.call.module} if d.located else {d.pair.a.module, d.pair.b.module}
+    held: dict[tuple[str, str], list[Any]] = {}  # (side holding the parts, its tensor) -> the pairs
+    for p in wm.pairs:
+        if p.how != "packed" or (p.a_part is None) == (p.b_part is None) or p.a_groups > 1 or p.b_groups > 1:
+            continue
+        side, name = (kb, p.b) if p.b_part is not None else (ka, p.a)
+        held.setdefault((side, name), []).append(p)
+
+    def local(name: str) -> str:
+        return name.rpartition(".")[2]
+
+    kinds: dict[tuple[str, str, tuple[str, ...]], list[list[Any]]] = {}
+    for (side, name), ps in held.items():
+        parts = [p.b_part if side == kb else p.a_part for p in ps]
+        if len(ps) != 2 or parts[0][1] - parts[0][0] != parts[1][1] - parts[1][0]:
+            continue
+        others = tuple(local(p.a if side == kb else p.b) for p in ps)
+        kinds.setdefault((side, local(name), others), []).append(ps)
+    out = []
+    for (side, _, _), groups in kinds.items():
+        mods = {n.rpartition(".")[0] for ps in groups for p in ps for n in (p.a, p.b)}
+        if not any(m == s or m.startswith(s + ".") or (s and s.startswith(m + ".")) for m in mods for s in scope if s):
+            continue
+        entries = []
+        for p1, p2 in groups:
+            for p, q in ((p1, p2), (p2, p1)):
+                part = list(q.b_part if side == kb else q.a_part)
+                entries.append({ka: p.a, kb: p.b, f"{side}_part": part, "axis": p.axis})
+        said = " and ".join(f"{p.a} with {p.b} part {list(q.b_part if side == kb else q.a_part)}"
+                            for p, q in ((groups[0][0], groups[0][1]), (groups[0][1], groups[0][0])))
+        holder = _pattern(groups[0][0].a.rpartition(".")[0])
+        out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
+                               said, holder))
+    return out[:_MAX_TRIES]
+
+
 def confirmed(report: Report, holder: str) -> tuple[int, int]:
     """The calls of the modules matching ``holder`` (A's paths, ``*`` one component: the module
     holding the two weights, in every block) whose inputs all agree: (how many return outputs
@@ -123,6 +169,22 @@ def _shapes(view: Any) -> dict[str, tuple[int, ...]]:
         return {}
     recs = view.weights[min(view.weights)].values()
     return {(f"{r.module}.{r.position}" if r.module else r.position): tuple(r.shape) for r in recs}
+
+
+def diverges_inside(report: Report, holder: str) -> bool:
+    """Whether the first divergence is named inside a module matching ``holder`` (or at it): a
+    run that goes further than another there made a value inside it agree that differed, which
+    confirms its pairing where a bug elsewhere in the module keeps every call of it differing."""
+    d = report.first_divergence
+    if d is None:
+        return False
+    rx = module_pattern(holder)
+    m = d.located.a.call.module if d.located else d.pair.a.module
+    while m:
+        if rx.match(m):
+            return True
+        m = m.rpartition(".")[0]
+    return False
 
 
 def divergence_key(report: Report) -> tuple[float, float, float]:

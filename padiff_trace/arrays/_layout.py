@@ -122,4 +122,7 @@ def put_packed_part(buf: np.ndarray, value: np.ndarray, start: int, stop: int, a
     """Write ``value`` into ``buf`` where ``packed_part(buf, start, stop, axis, groups)`` reads."""
     idx: list[Any] = [slice(None)] * buf.ndim
     idx[axis] = slice(start, stop) if groups == 1 else packed_rows(buf.shape[axis], start, stop, groups)
+    slot = buf[tuple(idx)].shape
+    if value.shape != slot and squeezed(value.shape) == squeezed(slot):  # a part [1, H, D] of a [H, k*D] tensor
+        value = value.reshape(slot)
     buf[tuple(idx)] = value

@@ -16,7 +16,7 @@ Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, ax
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_standing", "pair_left_over", "pair_tied", "partner_scopes"]
+__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_left_over", "pair_tied", "partner_scopes"]
 
 
 def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None],
@@ -129,6 +129,53 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
             if sum(1 for o in la if fit(o, y) is not None) == 1:
                 take(x, y, q)
                 progress = True
+
+
+def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,
+                     same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
+    """The one trainable tensor left in its place on one side holds the several left beside it
+    on the other, concatenated along one axis (axes of size one aside: two attention vectors
+    ``[1, H, D]`` against one ``[H, 2D]``): each is its part, in registration order (``run``
+    lets the values try the other order where that diverges). ``same_place`` as for
+    ``pair_left_over``."""
+    place = same_place or (lambda x, y: x.key == y.key)
+
+    def left(t: MTensor) -> bool:
+        return not t.used and t.info.trainable and t.cshape != ()
+
+    for big_side, small_side in ((lb, la), (la, lb)):
+        for y in big_side:
+            if not left(y):
+                continue
+            xs = [x for x in small_side if left(x) and place(x, y)]
+            if len(xs) < 2 or any(o is not y and left(o) and any(place(x, o) for x in xs) for o in big_side):
+                continue
+            axis = _concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
+            if axis is None:
+                continue
+            start = 0
+            for x in sorted(xs, key=lambda t: t.index):
+                stop = start + squeezed(x.cshape)[[k for k, n in enumerate(y.cshape) if n != 1].index(axis)]
+                logger.info("paired %s with part %d:%d of %s, the last left in their place", x.info.name, start, stop,
+                            y.info.name)
+                pair(x, y, "packed", None, (start, stop), axis, used=False)
+                x.used = True
+                start = stop
+            y.used = True
+
+
+def _concat_axis(parts: list[tuple[int, ...]], whole: tuple[int, ...]) -> int | None:
+    """The axis of ``whole`` (its own numbering) along which ``parts`` (shapes without axes of
+    size one) concatenate to it, or None."""
+    kept = [k for k, n in enumerate(whole) if n != 1]
+    w = tuple(whole[k] for k in kept)
+    if any(len(p) != len(w) for p in parts):
+        return None
+    for j in range(len(w)):
+        rest = w[:j] + w[j + 1 :]
+        if all(p[:j] + p[j + 1 :] == rest for p in parts) and sum(p[j] for p in parts) == w[j]:
+            return kept[j]
+    return None
 
 
 def _patches(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

@@ -43,7 +43,15 @@ from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
 from ._anchors import module_anchors, module_splits
 from ._knowledge import POINTWISE_AS, WEIGHT_NORM
-from ._leftover import pair_across_blocks, pair_extra_rows, pair_last_standing, pair_left_over, pair_tied, partner_scopes
+from ._leftover import (
+    pair_across_blocks,
+    pair_extra_rows,
+    pair_last_packed,
+    pair_last_standing,
+    pair_left_over,
+    pair_tied,
+    partner_scopes,
+)
 from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
@@ -114,7 +122,7 @@ class _Matcher:
                 self.pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
                 self.map.pairs[-1] = dataclasses.replace(self.map.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes)
                 continue
-            if sa != sb:
+            if squeezed(sa) != squeezed(sb):  # axes of size one aside: a part [1, H, D] of a [H, k*D] tensor
                 raise MappingError(
                     f"{p.source}: {ta.info.name} {list(ta.info.shape)} (canonical {list(sa)}) cannot be "
                     f"{tb.info.name} {list(tb.info.shape)} (canonical {list(sb)}): shapes differ"
@@ -275,8 +283,9 @@ class _Matcher:
         for place in (partner_scopes(whole), None):
             pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
-        for place in (partner_scopes(whole), None):  # then the last one standing in its place, any layout
+        for place in (partner_scopes(whole), None):  # then the last ones standing in their place, any layout
             pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
+            pair_last_packed(self.live(self.a), self.live(self.b), self.pair, place)
 
     def extra_rows(self) -> None:
         pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)

@@ -139,15 +139,18 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     """A divergence inside a module whose weights the names may have paired wrongly, a call of
     which received agreeing inputs and returned a differing output while none agreed: record B
     again with another pairing (two same-shape siblings swapped in every block,
-    ``analyzer.pairing_alternatives``; q and k rows in the other rotary layout,
+    ``analyzer.pairing_alternatives``; two equal parts of a packed tensor swapped,
+    ``part_alternatives``; q and k rows in the other rotary layout,
     ``rotary_alternatives``; a patch convolution flattened channels last, ``patch_alternatives``;
     features concatenated in another order, ``concat_alternatives``)
-    on top of ``base`` (a mapping file already kept), and keep that run when a call of the module
-    agrees there and it goes further before its first divergence, saying so in the report.
+    on top of ``base`` (a mapping file already kept), and keep that run when it goes further
+    before its first divergence and a call of the module agrees there or the divergence is still
+    inside it (a value in it that differed agrees now), saying so in the report.
     Returns the report, the traces and the mapping file B was recorded with (None: the first
     run stands)."""
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
-    alternatives = [*analyzer.pairing_alternatives(report), *analyzer.rotary_alternatives(report),
+    alternatives = [*analyzer.pairing_alternatives(report), *analyzer.part_alternatives(report),
+                    *analyzer.rotary_alternatives(report),
                     *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report)]
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
@@ -163,7 +166,10 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         other, alt_ref = _record_alternative(kids, traces, opts, job_b, alt_b, path)
         if other is None:
             continue
-        if not analyzer.confirmed(other, alt.holder)[0] or analyzer.divergence_key(other) <= analyzer.divergence_key(report):
+        further = analyzer.divergence_key(other) > analyzer.divergence_key(report)
+        # confirmed: a call of the module agrees now, or a value inside it that differed agrees (a bug
+        # further on in the module keeps each of its calls differing)
+        if not further or not (analyzer.confirmed(other, alt.holder)[0] or analyzer.diverges_inside(other, alt.holder)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
             continue

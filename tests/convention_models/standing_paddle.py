@@ -5,11 +5,14 @@
   ``[C, V, 1]`` over one-hot tokens there;
 * a ``Linear`` ``[C, F*k*k]`` whose output is reshaped to ``[F, k, k]`` here against a
   ``ConvTranspose2d`` ``[C, F, k, k]`` on a 1x1 input there;
-* a user layer's own weight ``[P, Q, R]`` used by einsum here against ``[Q, P, R]`` there.
+* a user layer's own weight ``[P, Q, R]`` used by einsum here against ``[Q, P, R]`` there;
+* two score vectors ``[1, H, D]`` registered source first here against one ``[H, 2D]`` holding
+  the target half first there: no name says which half is which; the values do.
 
 PADIFF_BUG (this side): paddle_mix_axis -> the user layer contracts its weight over the wrong
 axis pairing (its two first axes swapped in the einsum, square in neither: P != Q, so it uses
-the transposed weight's elements as another shape)."""
+the transposed weight's elements as another shape); paddle_score_slope -> the scorer's
+LeakyReLU left at paddle's default slope 0.01 instead of 0.2."""
 import numpy as np
 import paddle
 import paddle.nn.functional as F
@@ -18,6 +21,7 @@ from paddle import nn
 
 V, C, FM, K, B, T = 12, 6, 4, 3, 2, 5
 P, Q, R = 3, 4, 2
+H, D = 2, 2  # H * D == Q
 
 
 class Mixer(nn.Layer):
@@ -33,6 +37,19 @@ class Mixer(nn.Layer):
         return paddle.einsum("npr,pqr->nq", x, self.w)
 
 
+class Scorer(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        init = nn.initializer.Normal(0.0, 1.0)
+        self.a_src = self.create_parameter([1, H, D], default_initializer=init)
+        self.a_dst = self.create_parameter([1, H, D], default_initializer=init)
+        self.act = nn.LeakyReLU() if bug() == "paddle_score_slope" else nn.LeakyReLU(0.2)
+
+    def forward(self, x):  # [N, H*D] -> [N, H]
+        h = x.reshape([x.shape[0], H, D])
+        return self.act((h * self.a_dst).sum(-1)) - (h * self.a_src).sum(-1)
+
+
 class Net(nn.Layer):
     def __init__(self):
         super().__init__()
@@ -40,13 +57,14 @@ class Net(nn.Layer):
         self.up = nn.Linear(C, FM * K * K, bias_attr=False)
         self.conv = nn.Conv2D(FM, P * R, K)
         self.mixer = Mixer()
-        self.head = nn.Linear(Q, 1)
+        self.score = Scorer()
+        self.head = nn.Linear(H, 1)
 
     def forward(self, tokens):
         h = self.embed(tokens).reshape([B * T, C])
         img = F.relu(self.up(h).reshape([B * T, FM, K, K]))
         feat = F.relu(self.conv(img)).reshape([B * T, P * R])
-        return self.head(F.tanh(self.mixer(feat))).reshape([B, T])
+        return self.head(self.score(F.tanh(self.mixer(feat)))).reshape([B, T])
 
 
 def model():

@@ -1,5 +1,6 @@
 """The last tensor standing, torch side (see standing_paddle.py): one-hot tokens through a
-pointwise Conv1d, a ConvTranspose2d on a 1x1 input, a user layer's weight stored ``[Q, P, R]``.
+pointwise Conv1d, a ConvTranspose2d on a 1x1 input, a user layer's weight stored ``[Q, P, R]``,
+the two score vectors packed target half first in one ``[H, 2D]``.
 
 PADIFF_BUG (this side): torch_up_stride -> the transposed convolution's output is flipped
 along its width (a porter reading the kernel the other way round)."""
@@ -11,6 +12,7 @@ from torch import nn
 
 V, C, FM, K, B, T = 12, 6, 4, 3, 2, 5
 P, Q, R = 3, 4, 2
+H, D = 2, 2
 
 
 class Mixer(nn.Module):
@@ -23,6 +25,18 @@ class Mixer(nn.Module):
         return torch.einsum("npr,qpr->nq", x, self.weight)
 
 
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.att = nn.Parameter(torch.randn(H, 2 * D))
+        self.act = nn.LeakyReLU(0.2)
+
+    def forward(self, x):
+        h = x.view(x.shape[0], H, D)
+        a_i, a_j = self.att[:, :D], self.att[:, D:]
+        return self.act((h * a_i).sum(-1)) - (h * a_j).sum(-1)
+
+
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -30,7 +44,8 @@ class Net(nn.Module):
         self.up = nn.ConvTranspose2d(C, FM, K, bias=False)
         self.conv = nn.Conv2d(FM, P * R, K)
         self.mix = Mixer()
-        self.out = nn.Linear(Q, 1)
+        self.scorer = Scorer()
+        self.out = nn.Linear(H, 1)
 
     def forward(self, tokens):
         onehot = F.one_hot(tokens, V).float().transpose(1, 2)  # [B, V, T]
@@ -39,7 +54,7 @@ class Net(nn.Module):
         if bug() == "torch_up_stride":
             img = img.flip(-1)
         feat = F.relu(self.conv(F.relu(img))).reshape(B * T, P * R)
-        return self.out(torch.tanh(self.mix(feat))).view(B, T)
+        return self.out(self.scorer(torch.tanh(self.mix(feat)))).view(B, T)
 
 
 def model():
