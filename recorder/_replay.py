@@ -133,8 +133,9 @@ def transfer_weights(
                 packed.setdefault(p.b, []).append(p)
                 continue
             arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups), p.b_perm)
-            if p.reshape:  # a head split or merge: the same elements in the same order
-                arr = arr.reshape(tuple(tensors[p.b].shape))
+            shape = tuple(tensors[p.b].shape)
+            if p.reshape or (arr.shape != shape and tuple(d for d in arr.shape if d != 1) == tuple(d for d in shape if d != 1)):
+                arr = arr.reshape(shape)  # a head split or merge, or axes of size one: the same elements in order
             if rank is not None:
                 arr = rank_value(p, arr)  # a partial sum: zeros on ranks other than 0
             adapter.assign(tensors[p.b], arr)

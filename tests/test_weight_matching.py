@@ -800,3 +800,18 @@ def test_the_last_tensors_left_pair_by_element_count_and_the_one_layout_that_fit
     assert got["embed.weight"] == ("lookup.weight", "reshape, transpose")
     assert got["up.weight"] == ("up.weight", "reshape")  # paddle's stored [in, out] is the transposed conv's order
     assert "mix.w" not in got and {x.name for x in wm.unmatched_a} == {"mix.w"}
+
+
+def test_a_module_called_twice_is_each_copy_of_it_on_the_other_side() -> None:
+    """One Sin layer with a frequency vector called twice in a Sequential against two copies of
+    it: the copy left over is the same tensor again (tied: its gradient is compared with the
+    sum of the copies'); a structural extra of another class stays one-sided."""
+    a = WeightSide("paddle", (*paddle_linear("f.0", 4, 8), t("f.1.freq", "Sin", (1, 8)), *paddle_linear("f.2", 8, 8),
+                              *paddle_linear("f.4", 8, 2)), PD)
+    b = WeightSide("torch", (*torch_linear("mlp.0", 4, 8), t("mlp.1.freq", "Sin", (8,)), *torch_linear("mlp.2", 8, 8),
+                             t("mlp.3.freq", "Sin", (8,)), *torch_linear("mlp.4", 8, 2), t("extra.scale", "Scale", (3,))),
+                   {**TD, "Sin": ["Sin"], "Scale": ["Scale"]})
+    wm = match_weights(a, b)
+    freq = sorted((p.b, p.how) for p in wm.pairs if p.a == "f.1.freq")
+    assert [b for b, _ in freq] == ["mlp.1.freq", "mlp.3.freq"] and ("mlp.3.freq", "tied") in freq
+    assert [x.name for x in wm.unmatched_b] == ["extra.scale"]

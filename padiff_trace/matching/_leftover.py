@@ -16,7 +16,7 @@ Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, ax
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_left_over", "pair_tied", "partner_scopes"]
+__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_shared", "pair_left_over", "pair_tied", "partner_scopes"]
 
 
 def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None],
@@ -162,6 +162,34 @@ def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,
                 x.used = True
                 start = stop
             y.used = True
+
+
+def pair_shared(la: list[MTensor], lb: list[MTensor], partner: Callable[[MTensor], MTensor | None], pair: Pair,
+                same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
+    """A module one model calls twice and the other keeps as two copies (a shared activation
+    with a parameter in a Sequential, a layer reused across depth): a trainable tensor left over
+    whose sibling of its class, local name and shape under the same parent paired with a tensor
+    of the other side, where that side has nothing of the kind left in the place, is that tensor
+    again: paired as tied (copied from it; its gradient is compared with the sum of the copies').
+    ``partner``: the tensor a tensor paired with whole, or None."""
+    place = same_place or (lambda x, y: x.key == y.key)
+
+    def left(t: MTensor) -> bool:
+        return not t.used and t.info.trainable and t.cshape != ()
+
+    for mine, theirs in ((lb, la), (la, lb)):
+        for y in mine:
+            if not left(y):
+                continue
+            twins = [t for t in mine if t is not y and t.used and t.parent == y.parent and t.ctype == y.ctype
+                     and t.local == y.local and t.cshape == y.cshape and t.info.module != y.info.module]
+            xs = [x for t in twins if (x := partner(t)) is not None]
+            if len(xs) != 1 or any(left(o) and o.ctype == y.ctype and o.local == y.local and place(o, y)
+                                   for o in theirs):
+                continue
+            logger.info("paired %s with %s: one module called again on one side, a copy of it on the other",
+                        xs[0].info.name, y.info.name)
+            pair(xs[0], y, "tied")
 
 
 def _concat_axis(parts: list[tuple[int, ...]], whole: tuple[int, ...]) -> int | None:

@@ -49,6 +49,7 @@ from ._leftover import (
     pair_last_packed,
     pair_last_standing,
     pair_left_over,
+    pair_shared,
     pair_tied,
     partner_scopes,
 )
@@ -286,6 +287,7 @@ class _Matcher:
         for place in (partner_scopes(whole), None):  # then the last ones standing in their place, any layout
             pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
             pair_last_packed(self.live(self.a), self.live(self.b), self.pair, place)
+            pair_shared(self.a, self.b, self._partner, self.pair, place)
 
     def extra_rows(self) -> None:
         pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)
@@ -305,6 +307,13 @@ class _Matcher:
             return
         logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
         self.pair(x, y, how)
+
+    def _partner(self, t: _T) -> _T | None:
+        """The tensor ``t`` paired with whole (None: none, or only parts)."""
+        for p in self.map.pairs:
+            if p.a_part is None and p.b_part is None and (p.a, p.b)[t.side == "b"] == t.info.name:
+                return self.by_name["b" if t.side == "a" else "a"].get(p.b if t.side == "a" else p.a)
+        return None
 
     def _take_axes(self, x: _T, y: _T, q: tuple[int, ...]) -> None:
         """Pair ``x`` (A) with ``y`` taking A's canonical axes in the order ``q`` (said in the map
