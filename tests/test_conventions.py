@@ -561,3 +561,12 @@ def test_standing_bugs_are_located_past_the_layouts(tmp_path: Path, bug: str, wh
     rc, doc, text = run(tmp_path, "standing", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text
+
+
+def test_standing_under_the_referee_casts_what_the_model_makes_in_float32(tmp_path: Path) -> None:
+    """torch's side makes its one-hot tokens with ``.float()``: in the float64 referee run, the
+    pointwise conv that takes them would refuse float32 against its float64 weights; the
+    recorder casts what a layer receives to its weights' dtype there, and the referee runs."""
+    rc, doc, text = run(tmp_path, "standing", "--referee")
+    assert rc == 0, text
+    assert doc["referees"] and doc["referees"]["reference"], text
