@@ -98,6 +98,11 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
                     progress = True
 
 
+def _left(t: MTensor) -> bool:
+    """A trainable tensor no pass paired yet (a 0-d one aside)."""
+    return not t.used and t.info.trainable and t.cshape != ()
+
+
 def pair_last_standing(la: list[MTensor], lb: list[MTensor],
                        take: Callable[[MTensor, MTensor, tuple[int, ...]], None],
                        same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
@@ -110,11 +115,8 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
     the run then confirm it or not. ``same_place`` as for ``pair_left_over``."""
     place = same_place or (lambda x, y: x.key == y.key)
 
-    def left(t: MTensor) -> bool:
-        return not t.used and t.info.trainable and t.cshape != ()
-
     def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
-        if not (left(x) and left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
+        if not (_left(x) and _left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
             return None
         return axes_between(x.cshape, y.cshape)
 
@@ -140,15 +142,12 @@ def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,
     ``pair_left_over``."""
     place = same_place or (lambda x, y: x.key == y.key)
 
-    def left(t: MTensor) -> bool:
-        return not t.used and t.info.trainable and t.cshape != ()
-
     for big_side, small_side in ((lb, la), (la, lb)):
         for y in big_side:
-            if not left(y):
+            if not _left(y):
                 continue
-            xs = [x for x in small_side if left(x) and place(x, y)]
-            if len(xs) < 2 or any(o is not y and left(o) and any(place(x, o) for x in xs) for o in big_side):
+            xs = [x for x in small_side if _left(x) and place(x, y)]
+            if len(xs) < 2 or any(o is not y and _left(o) and any(place(x, o) for x in xs) for o in big_side):
                 continue
             axis = _concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
             if axis is None:
@@ -174,17 +173,14 @@ def pair_shared(la: list[MTensor], lb: list[MTensor], partner: Callable[[MTensor
     ``partner``: the tensor a tensor paired with whole, or None."""
     place = same_place or (lambda x, y: x.key == y.key)
 
-    def left(t: MTensor) -> bool:
-        return not t.used and t.info.trainable and t.cshape != ()
-
     for mine, theirs in ((lb, la), (la, lb)):
         for y in mine:
-            if not left(y):
+            if not _left(y):
                 continue
             twins = [t for t in mine if t is not y and t.used and t.parent == y.parent and t.ctype == y.ctype
                      and t.local == y.local and t.cshape == y.cshape and t.info.module != y.info.module]
             xs = [x for t in twins if (x := partner(t)) is not None]
-            if len(xs) != 1 or any(left(o) and o.ctype == y.ctype and o.local == y.local and place(o, y)
+            if len(xs) != 1 or any(_left(o) and o.ctype == y.ctype and o.local == y.local and place(o, y)
                                    for o in theirs):
                 continue
             logger.info("paired %s with %s: one module called again on one side, a copy of it on the other",
