@@ -41,18 +41,9 @@ from collections.abc import Sequence
 
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
+from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._knowledge import POINTWISE_AS, WEIGHT_NORM
-from ._leftover import (
-    pair_across_blocks,
-    pair_extra_rows,
-    pair_last_packed,
-    pair_last_standing,
-    pair_left_over,
-    pair_shared,
-    pair_tied,
-    partner_scopes,
-)
 from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
@@ -197,7 +188,7 @@ class _Matcher:
 
     def across_blocks(self) -> None:
         if self.order_weight > 1:  # both sides in the order the models call their modules
-            pair_across_blocks(self.live(self.a), self.live(self.b), self.pair)
+            leftover.pair_across_blocks(self.live(self.a), self.live(self.b), self.pair)
 
     def follow_modules(self) -> None:
         """Tensors of a module whose weight was paired whole pair with the partner module's
@@ -281,16 +272,16 @@ class _Matcher:
         """What is still left pairs where it is unique, named apart or in order (``_leftover``)."""
         whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
         # first within modules the pairs so far make one computation, then block by block
-        for place in (partner_scopes(whole), None):
-            pair_left_over([t for t in self.live(self.a) if t.info.is_param],
+        for place in (leftover.partner_scopes(whole), None):
+            leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
-        for place in (partner_scopes(whole), None):  # then the last ones standing in their place, any layout
-            pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
-            pair_last_packed(self.live(self.a), self.live(self.b), self.pair, place)
-            pair_shared(self.a, self.b, self._partner, self.pair, place)
+        for place in (leftover.partner_scopes(whole), None):  # then the last ones standing in their place, any layout
+            leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
+            leftover.pair_last_packed(self.live(self.a), self.live(self.b), self.pair, place)
+            leftover.pair_shared(self.a, self.b, self._partner, self.pair, place)
 
     def extra_rows(self) -> None:
-        pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)
+        leftover.pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)
 
     def _take_left(self, x: _T, y: _T, how: str) -> None:
         if len(x.cshape) != len(y.cshape):  # axes of size one: a reshape
@@ -329,7 +320,7 @@ class _Matcher:
             self.map.pairs[-1] = dataclasses.replace(self.map.pairs[-1], a_axes=q)
 
     def tied(self) -> None:
-        pair_tied(self.a, self.b, self.live, self.pair)
+        leftover.pair_tied(self.a, self.b, self.live, self.pair)
 
     def shared_derived(self) -> None:
         """Derived state that one model keeps once, outside any block, and the other once per
