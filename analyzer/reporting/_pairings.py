@@ -40,6 +40,10 @@ class Alternative:
     mapping: dict[str, Any]
     swapped: str
     holder: str
+    # no name paired the weights (parts of one tensor in registration order): a value inside the
+    # holder that agrees now is confirmation enough (``diverges_inside``); names that paired two
+    # sibling modules need a call of the holder to agree
+    unnamed: bool = False
 
 
 def _pattern(module: str) -> str:
@@ -136,7 +140,7 @@ def part_alternatives(report: Report) -> list[Alternative]:
                             for p, q in ((groups[0][0], groups[0][1]), (groups[0][1], groups[0][0])))
         holder = _pattern(groups[0][0].a.rpartition(".")[0])
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
-                               said, holder))
+                               said, holder, unnamed=True))
     return out[:_MAX_TRIES]
 
 

@@ -144,8 +144,9 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     ``rotary_alternatives``; a patch convolution flattened channels last, ``patch_alternatives``;
     features concatenated in another order, ``concat_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when it goes further
-    before its first divergence and a call of the module agrees there or the divergence is still
-    inside it (a value in it that differed agrees now), saying so in the report.
+    before its first divergence and a call of the module agrees there, or, for parts no name
+    paired, the divergence is still inside it (a value in it that differed agrees now), saying
+    so in the report.
     Returns the report, the traces and the mapping file B was recorded with (None: the first
     run stands)."""
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
@@ -167,9 +168,10 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         if other is None:
             continue
         further = analyzer.divergence_key(other) > analyzer.divergence_key(report)
-        # confirmed: a call of the module agrees now, or a value inside it that differed agrees (a bug
-        # further on in the module keeps each of its calls differing)
-        if not further or not (analyzer.confirmed(other, alt.holder)[0] or analyzer.diverges_inside(other, alt.holder)):
+        # confirmed: a call of the module agrees now, or, for parts no name paired, a value inside it
+        # that differed agrees (a bug further on in the module keeps each of its calls differing)
+        inside = alt.unnamed and analyzer.diverges_inside(other, alt.holder)
+        if not further or not (analyzer.confirmed(other, alt.holder)[0] or inside):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
             continue
