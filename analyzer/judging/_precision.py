@@ -10,12 +10,13 @@ is at or after the first such pair, that the precision difference explains it
 (``precision_explains``): one side rounds to 8 bits of mantissa where the other keeps 24.
 
 Half precision nobody declared is judged at the precision around it. When neither trace was
-recorded under autocast and both compute in float32 (or better) almost everywhere, a call whose
-output is bfloat16 or float16 on one side only is a difference of the port (an autocast region,
-a ``.half()`` the other side lacks): its pairs are judged as float32 pairs (``judged_dtypes``),
-so the call that drops to half precision is the first divergence, named with its dtypes. Two
-runs that both compute in half precision, or one recorded under ``--autocast``, keep being
-judged at the less precise side's precision.
+recorded under autocast, one side holds bfloat16/float16 records and the other none, and that
+side computes in float32 (or better) for most of its float records (``half_undeclared``), its
+half-precision outputs are a difference of the port (an autocast region, a ``.half()`` the other
+side lacks): their pairs are judged as float32 pairs (``judged_dtypes``), so the call that drops
+to half precision is the first divergence, named with its dtypes. Two runs that both hold
+half-precision records, or one recorded under ``--autocast``, keep being judged at the less
+precise side's precision.
 
 Column work only: the dtypes come from the traces' index (string ids), never one record at
 a time, so a million pairs cost a few numpy passes.
