@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from padiff_trace import Deferred, Kind, UserError, WeightTransferError, open_trace
 from padiff_trace.arrays import packed_part, put_packed_part, transposed_rows
+from padiff_trace.arrays._layout import squeezed
 from padiff_trace.matching import (
     QKV_PACKING,
     Mapping,
@@ -134,7 +135,7 @@ def transfer_weights(
                 continue
             arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups), p.b_perm)
             shape = tuple(tensors[p.b].shape)
-            if p.reshape or (arr.shape != shape and tuple(d for d in arr.shape if d != 1) == tuple(d for d in shape if d != 1)):
+            if p.reshape or (arr.shape != shape and squeezed(arr.shape) == squeezed(shape)):
                 arr = arr.reshape(shape)  # a head split or merge, or axes of size one: the same elements in order
             if rank is not None:
                 arr = rank_value(p, arr)  # a partial sum: zeros on ranks other than 0

@@ -218,15 +218,13 @@ class PaddleAdapter(Adapter):
         def own_dtype(layer: Any, inputs: tuple[Any, ...]) -> Any:
             # the model's own code made a tensor in another dtype (``.astype("float32")``): the
             # layer would refuse it against its cast weights
-            own = list(layer.parameters(include_sublayers=False))
-            if not any(str(p.dtype).endswith(dtype) for p in own):
-                return None
             odd = [isinstance(t, paddle.Tensor) and t.is_floating_point() and not str(t.dtype).endswith(dtype)
                    for t in inputs]
             return tuple(t.astype(dtype) if o else t for t, o in zip(inputs, odd)) if any(odd) else None
 
-        for layer in model.sublayers(include_self=True):
-            layer.register_forward_pre_hook(own_dtype)
+        for layer in model.sublayers(include_self=True):  # only layers with floating weights of their own
+            if any(p.is_floating_point() for p in layer.parameters(include_sublayers=False)):
+                layer.register_forward_pre_hook(own_dtype)
 
     def cast_tensor(self, t: Any, dtype: str) -> Any:
         out = t.detach().astype(dtype)

@@ -251,15 +251,14 @@ class TorchAdapter(Adapter):
         def own_dtype(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             # the model's own code made a tensor in another dtype (``one_hot(...).float()``): the
             # layer would refuse it against its cast weights
-            if not any(p.dtype == want for p in module.parameters(recurse=False)):
-                return None
             if not any(isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != want
                        for t in (*args, *kwargs.values())):
                 return None
             return tuple(cast(t) for t in args), {k: cast(v) for k, v in kwargs.items()}
 
-        for m in model.modules():
-            m.register_forward_pre_hook(own_dtype, prepend=True, with_kwargs=True)
+        for m in model.modules():  # only layers with floating weights of their own (now ``want``)
+            if any(p.is_floating_point() for p in m.parameters(recurse=False)):
+                m.register_forward_pre_hook(own_dtype, prepend=True, with_kwargs=True)
 
     def cast_tensor(self, t: Any, dtype: str) -> Any:
         return t.detach().to(_NP_TO_TORCH[dtype]).requires_grad_(t.requires_grad)

@@ -133,8 +133,8 @@ def noise_floor(view: TraceView, half_as: str | None = None) -> NoiseFloor:
     dtype whose rounding bfloat16/float16 records are expected to have (half precision nobody
     declared, judged at float32: ``_precision.half_undeclared``)."""
 
-    def unit_roundoff(dtype: str) -> float:
-        return UNIT_ROUNDOFF.get(half_as if half_as and dtype in ("bfloat16", "float16") else dtype, 0.0)
+    def u_of(dtype: str) -> float:  # ``unit_roundoff``, half precision taken as ``half_as``
+        return unit_roundoff(half_as if half_as and dtype in ("bfloat16", "float16") else dtype)
 
     rel = np.full(len(view.trace), math.nan)
     scale = np.full(len(view.trace), math.nan)
@@ -150,7 +150,7 @@ def noise_floor(view: TraceView, half_as: str | None = None) -> NoiseFloor:
                 exit2[open_.pop()] = run2
             entry2[i] = run2
             if c.id not in has_child:
-                u = max((unit_roundoff(r.dtype) for r in c.tensor_outputs()), default=0.0)
+                u = max((u_of(r.dtype) for r in c.tensor_outputs()), default=0.0)
                 run2 += (u * (1.0 + math.sqrt(_reduction(c, weights)))) ** 2
                 exit2[i] = run2
             else:
@@ -166,19 +166,19 @@ def noise_floor(view: TraceView, half_as: str | None = None) -> NoiseFloor:
             ins, outs = c.inputs, c.outputs
             enter, leave = float(entry2[i]), float(exit2[i])
             for r in ins:
-                u = unit_roundoff(r.dtype)
+                u = u_of(r.dtype)
                 rel[r.row] = max(math.sqrt(enter), u)
             for r in outs:
-                rel[r.row] = max(math.sqrt(leave), unit_roundoff(r.dtype))
+                rel[r.row] = max(math.sqrt(leave), u_of(r.dtype))
             for r in outs:
                 g = view.grads_out.get((c.id, r.position))
                 if g is not None:
-                    rel[g.row] = max(math.sqrt(total2 + total2 - leave), unit_roundoff(g.dtype))
+                    rel[g.row] = max(math.sqrt(total2 + total2 - leave), u_of(g.dtype))
                     scale[g.row] = max(_rms(g), seed)
             for r in ins:
                 g = view.grads_in.get((c.id, r.position))
                 if g is not None:
-                    rel[g.row] = max(math.sqrt(total2 + total2 - enter), unit_roundoff(g.dtype))
+                    rel[g.row] = max(math.sqrt(total2 + total2 - enter), u_of(g.dtype))
                     scale[g.row] = max(_rms(g), seed)
         pgrads = view.param_grads.get(step, {})
         wanted = {mod for mod, _ in pgrads}  # only modules with parameter gradients: a record each
@@ -189,7 +189,7 @@ def noise_floor(view: TraceView, half_as: str | None = None) -> NoiseFloor:
                 if ins:
                     first_in[c.module] = ins[0]
         for (mod, _), r in pgrads.items():
-            rel[r.row] = max(math.sqrt(2.0 * total2), unit_roundoff(r.dtype))
+            rel[r.row] = max(math.sqrt(2.0 * total2), u_of(r.dtype))
             x = first_in.get(mod)
             s = seed
             if x is not None and x.shape:
@@ -199,7 +199,7 @@ def noise_floor(view: TraceView, half_as: str | None = None) -> NoiseFloor:
         for r in view.losses.get(step, []):
             root = next((c for c in calls if c.parent == -1), None)
             n = sum(o.numel for o in root.tensor_outputs()) if root is not None else 1
-            u = unit_roundoff(r.dtype)
+            u = u_of(r.dtype)
             rel[r.row] = math.sqrt(total2 + (u * (1 + math.sqrt(n))) ** 2)
             # a loss near 0 (mean of a LayerNorm output) is noise relative to what it averages
             scale[r.row] = max(_rms(r), max((_rms(o) for o in root.tensor_outputs()), default=0.0) if root else 0.0)
