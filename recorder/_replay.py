@@ -17,8 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import Deferred, Kind, UserError, WeightTransferError, open_trace
-from padiff_trace.arrays import packed_part, put_packed_part, transposed_rows
-from padiff_trace.arrays._layout import squeezed
+from padiff_trace.arrays import packed_part, put_packed_part, squeezed, transposed_rows
 from padiff_trace.matching import (
     QKV_PACKING,
     Mapping,

@@ -7,13 +7,24 @@ never from the private modules behind it.
 from __future__ import annotations
 
 from ._dtypes import UNCAPTURED, decode, dtype_name, storage_dtype, to_float64, to_storage
-from ._layout import packed_part, packed_rows, put_packed_part, same_order_reshape, stable_permutation, transposed_rows
+from ._layout import (
+    axes_between,
+    packed_part,
+    packed_rows,
+    put_packed_part,
+    same_order_reshape,
+    squeezed,
+    stable_permutation,
+    transposed_rows,
+)
 from ._native import kernel, kind_of
 from ._recent import Recent
 from ._stats import CHUNK_ELEMS, copy_with_stats, stats_tuple
 
 __all__ = [
     "Recent",
+    "axes_between",
+    "squeezed",
     "packed_part",
     "packed_rows",
     "put_packed_part",
