@@ -40,6 +40,13 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``standing`` (session 25): an embedding against a pointwise conv over one-hot tokens, a Linear
   against a transposed conv on a 1x1 input, a user layer's weight stored with two axes swapped:
   each the only trainable tensor left with its element count, paired in the one layout that fits.
+* ``nest`` (session 26): a filter MLP called beside a weight-free window on one side and inside
+  a module that windows it on the other (two nested calls hold the MLP's weights: the one of the
+  partner's output shape pairs); a causal conv padded before it on one side and inside it on the
+  other, which passes although a bug later makes everything after it differ.
+* ``cells`` (session 26): an embedding scaling inside itself against one inside a wrapper that
+  scales (the call returning the same values pairs); a GELU at the end of a block against one
+  called after it; two ``GRUCell`` in ``nn.BiRNN`` against one bidirectional ``nn.GRU``.
 * ``split`` (session 23): two towers registered in another order; a causal conv padded outside
   the module on one side, inside and trimmed after it on the other; a hand-written attention
   (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
@@ -525,6 +532,54 @@ def test_moved_norm_bug_is_located_after_the_call_order_pairing(tmp_path: Path) 
     rc, doc, text = run(tmp_path, "moved", bug="paddle_skip_pre")
     assert rc == 1, text
     assert located(doc) == ("blocks.1", "blocks.1"), text
+
+
+# ------------------------------------------------------------------ nest: a boundary drawn elsewhere, twice
+def test_nest_pairs_the_inner_twin_and_passes_moved_padding(tmp_path: Path) -> None:
+    """torch's ``kernel`` and ``kernel.mlp`` hold exactly the MLP's weights; the MLP pairs with
+    the one returning its shape, and the causal conv's padding, inside it on one side and before
+    it on the other, is a boundary difference with the window named."""
+    rc, doc, text = run(tmp_path, "nest")
+    assert rc == 0, text
+    pairs = {(p["a"], p["b"]) for p in doc["alignment"]}
+    assert ("filter_mlp#0", "kernel.mlp#0") in pairs and not any(b == "kernel#0" for _, b in pairs), text
+    (said,) = findings(doc, "boundary_difference")
+    assert "causal#0" in said and "padding applied inside the module on one side and before it" in said, said
+
+
+@pytest.mark.parametrize(("bug", "where"), [("torch_window_sign", ("window", "kernel")), ("paddle_trim_head", ("", ""))])
+def test_nest_bugs_are_located_past_the_boundaries(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    """A window inside torch's ``kernel`` is named there (and at paddle's window), not at the
+    MLP; a trim in the model's own code after the conv is the model's code: the conv computed
+    the same values in a window, although everything after it differs."""
+    rc, doc, text = run(tmp_path, "nest", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ cells: moved layers, wrappers, RNN cells
+def test_cells_pair_a_layer_moved_a_scaling_wrapper_and_rnn_cells(tmp_path: Path) -> None:
+    """The GRU cells' tensors pair with the bidirectional layer's, direction by direction; the
+    embedding pairs with the wrapper that returns its values, not the table inside; the GELU
+    inside paddle's block pairs with the one torch calls after its block."""
+    rc, doc, text = run(tmp_path, "cells")
+    assert rc == 0, text
+    got = {(w["paddle"], w["torch"]) for w in weight_map(tmp_path)["weights"]}
+    assert {("rnn.cell_fw.weight_ih", "gru.weight_ih_l0"), ("rnn.cell_bw.weight_hh", "gru.weight_hh_l0_reverse"),
+            ("rnn.cell_bw.bias_ih", "gru.bias_ih_l0_reverse")} <= got, got
+    pairs = {(p["a"], p["b"]): p["how"] for p in doc["alignment"]}
+    assert pairs.get(("embed#0", "word_emb#0")) == "anchor", pairs
+    assert pairs.get(("block.act#0", "act#0")) == "moved", pairs
+
+
+@pytest.mark.parametrize(("bug", "where"), [("torch_gelu_tanh", ("block.act", "act")), ("paddle_residual_twice", ("", ""))])
+def test_cells_bugs_are_located_past_the_moved_boundaries(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    """A GELU that differs is named at the moved pair; a residual added twice in the model's
+    own code is the model's code, not the block whose edge layer sits outside its partner nor
+    the embedding whose scale sits in a wrapper."""
+    rc, doc, text = run(tmp_path, "cells", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text
 
 
 # ------------------------------------------------------------------ standing: the last tensor left, any layout

@@ -18,6 +18,11 @@ Two rules make every pin visible at the level where its neighbours are aligned:
   holds the LayerNorm) is replaced by its children, on both sides, until the pins face
   each other as siblings.
 
+Calls nested inside each other may hold the same pins (torch's ``kernel`` wraps the filter
+MLP ``kernel.mlp`` and windows its output; paddle calls the MLP and the window as two
+siblings). Of such a nest, the call that pairs is the one whose outputs have the partner's
+shape (squeezed) where the outermost's do not: the outer call is expanded down to it.
+
 The segment is then split at its pins, so a parameter-free call is aligned only with
 calls between the same two anchors, never across one. Pinned calls are never expanded
 (their children are aligned under the pin); a carrier whose pins all pair outside this
@@ -29,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ._calls import Call, CallTree
+from ._calls import Call, CallTree, shape_sig
 
 __all__ = ["Held", "resolve_carriers"]
 
@@ -116,6 +121,13 @@ def resolve_carriers(
             s = sa.get(x.id)
             if s is None or not s & reach_b:
                 continue
+            y = open_b.get(s)
+            if y is not None and _twin_inside(tb, y, x, s, held.b):
+                grow_b.add(y.id)
+                continue
+            if y is not None and _twin_inside(ta, x, y, s, held.a):
+                grow_a.add(x.id)
+                continue
             y = open_b.pop(s, None)
             if y is not None:
                 found.append((x, y))
@@ -130,6 +142,19 @@ def resolve_carriers(
             return xs, ys, found
         xs = _expand(ta, xs, grow_a)
         ys = _expand(tb, ys, grow_b)
+
+
+def _out_shapes(c: Call) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(n for n in sh if n != 1) for sh in shape_sig(c.outputs))
+
+
+def _twin_inside(tree: CallTree, outer: Call, partner: Call, s: frozenset[int], side: _Side) -> bool:
+    """Whether a call nested in ``outer`` holds exactly the pins ``s`` and returns outputs of
+    ``partner``'s shapes, which ``outer``'s are not."""
+    want = _out_shapes(partner)
+    if not want or _out_shapes(outer) == want:
+        return False
+    return any(side.sets.get(c.id) == s and _out_shapes(c) == want for c in tree.descendants(outer))
 
 
 def _expand(tree: CallTree, calls: list[Call], ids: set[int]) -> list[Call]:

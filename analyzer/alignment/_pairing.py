@@ -20,6 +20,7 @@ from padiff_trace.matching import Mapping, SidedEntry, SidedMapping, orient, res
 from ._align import Segmenter, features
 from ._apart import Apart
 from ._calls import Call, CallTree, TraceView, first_step
+from ._moved import moved_across
 
 __all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves"]
 
@@ -57,6 +58,7 @@ HOW: dict[str, str] = {
     "order": "call order, nesting, equivalent types and shapes",
     "type": "same slot and shapes, different module types",
     "shape": "the only module of its type in its slot, same input shapes, different output shapes",
+    "moved": "the same layer type at the edge of a paired call on one side, next to its partner on the other",
 }
 
 
@@ -127,6 +129,7 @@ def align_views(
     opened = [(a.by_id[i], p.b) for i, p in pins.items() if p.entry is None or not p.entry.blackbox]
     pairs = [CallPair(a.by_id[i], p.b, p.how, p.entry) for i, p in pins.items()]
     pairs += [CallPair(f.a, f.b, f.how) for f in seg.run(opened)]
+    pairs += [CallPair(x, y, "moved") for x, y in moved_across([(p.a, p.b) for p in pairs], ta, tb, a.by_id, b.by_id)]
     pairs.sort(key=lambda p: p.a.id)
     used_a, used_b = {p.a.id for p in pairs}, {p.b.id for p in pairs}
     al = Alignment(
@@ -190,23 +193,48 @@ def _wrapped(anchors: list[tuple[str, str]], a: TraceView, b: TraceView, ca: lis
             wy = _up(y, ys[0], xs[0], b, held_b)
             wx = None if wy is not None else _up(x, xs[0], ys[0], a, held_a)
             out.append((wx or x, wy or y))
+        elif xs and ys and not _same_stats(xs[0], ys[0]):
+            wy = _up(y, ys[0], xs[0], b, held_b, _same_stats)
+            wx = None if wy is not None else _up(x, xs[0], ys[0], a, held_a, _same_stats)
+            out.append((wx or x, wy or y))
         else:
             out.append((x, y))
     return out
 
 
-def _up(module: str, call: Call, partner: Call, v: TraceView, held: set[str]) -> str | None:
+def _up(module: str, call: Call, partner: Call, v: TraceView, held: set[str],
+        same: abc.Callable[[Call, Call], bool] | None = None) -> str | None:
     """The innermost enclosing call of ``call`` that matches ``partner`` where ``call`` does not
-    (its inputs' kinds, or its outputs' sizes), when no call between (itself included)
-    belongs to another anchored module."""
+    (its inputs' kinds, or its outputs' sizes; with ``same``, that test), when no call between
+    (itself included) belongs to another anchored module."""
     kinds, shapes = _kinds(partner), _shapes(partner)
     for p in v.ancestors(call):
         inner = {c.module for c in v.tree(p.step).descendants(p)} | {p.module}
         if (inner & held) - {module}:
             return None
-        if (_kinds(p) == kinds != _kinds(call)) or (_shapes(p) == shapes != _shapes(call)):
+        if same is not None:
+            if same(p, partner):
+                return p.module
+        elif (_kinds(p) == kinds != _kinds(call)) or (_shapes(p) == shapes != _shapes(call)):
             return p.module
     return None
+
+
+def _same_stats(x: Call, y: Call) -> bool:
+    """Whether the first tensor outputs of two calls have the same statistics (any layout: sums
+    and extremes do not depend on the order of the elements) to 1e-3: with one side's weights
+    copied into the other, the call that computes the same thing returns the same values, where
+    the weight-owner inside a wrapper that scales its output (an embedding times sqrt(width)
+    inside the module on one side, in a wrapper on the other) does not."""
+    ox, oy = x.tensor_outputs(), y.tensor_outputs()
+    if not ox or not oy:
+        return True  # nothing to tell them apart
+    try:
+        sx, sy = ox[0].stats, oy[0].stats
+        pairs = [(float(sx[k]), float(sy[k])) for k in ("l2", "mean_abs", "max", "min")]
+    except (AttributeError, KeyError, TypeError, ValueError, OSError):
+        return True
+    return all(abs(p - q) <= 1e-3 * max(abs(p), abs(q), 1e-12) for p, q in pairs)
 
 
 def _pins(

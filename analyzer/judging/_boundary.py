@@ -23,6 +23,18 @@ used here, for every such pair, is whether the difference *reaches anything down
   handed another input convention (shapes that differ: HF's BLIP-2 takes image placeholder
   ids in ``input_ids``, paddlenlp concatenates the queries itself) is judged the same way, its
   inputs with it, when later records were compared and all agree.
+* **Padding moved across the boundary.** A call whose inputs differ only by zeros around them
+  (one library pads before the convolution, the other inside it) and whose outputs hold each
+  other in a window (the extra positions the inner padding computes, trimmed after the call)
+  computed the same values: it passes whatever happens later, and a difference further on is
+  left to the call or code that makes it.
+
+* **A layer moved across a boundary.** A layer at the edge of a call on one side and next to
+  its partner on the other (a block ending with its own GELU against one whose caller applies
+  it: alignment pairs them, ``how`` ``"moved"``) makes the two calls hand over values on either
+  side of it. Where the moved pair agrees, a record of the enclosing pair that holds one of the
+  moved layer's values on each side (A's block output is its GELU's output, B's block output
+  that GELU's input) passes: the values were compared across the moved layer.
 
 * **Derived state computed another way** is in ``_derived``.
 
@@ -39,11 +51,11 @@ import numpy as np
 
 from ..alignment._calls import TraceView
 from ._pairtable import PairTable
-from ._relations import BOUNDARY_RELATIONS, RELATION_REL, agrees, concat_relation, conventional, window_relation
+from ._relations import BOUNDARY_RELATIONS, RELATION_REL, agrees, concat_relation, conventional, window_fit, window_relation
 from ._relations import relation as describe
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_inner_ops", "absorb_unused_inputs", "agrees",
-           "value_key"]
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_inner_ops", "absorb_moved", "absorb_unused_inputs",
+           "agrees", "value_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +137,31 @@ def absorb_unused_inputs(t: PairTable) -> None:
                                    f"number ({t.reasons.get(i, '')})")
 
 
+def absorb_moved(t: PairTable) -> int:
+    """Records of a call pair that hold, on each side, a value of an agreeing moved layer's pair
+    pass (see the module docstring). Returns how many passed."""
+    if not len(t):
+        return 0
+    cp_col = t.col("cp")
+    fwd = t.role_mask("input", "output")
+    moved = [c for c, p in enumerate(t.call_pairs) if p.how == "moved"]
+    n = 0
+    for c in moved:
+        rows = np.flatnonzero((cp_col == c) & fwd)
+        if not len(rows) or not t.passed[rows].all():
+            continue
+        ka = {k for i in rows.tolist() if (k := value_key(t.record(i, 0))) is not None}
+        kb = {k for i in rows.tolist() if (k := value_key(t.record(i, 1))) is not None}
+        mp = t.call_pairs[c]
+        for i in np.flatnonzero((cp_col >= 0) & (cp_col != c) & fwd & ~t.passed).tolist():
+            if value_key(t.record(i, 0)) in ka and value_key(t.record(i, 1)) in kb:
+                t.set_verdict(i, True, f"boundary difference: {mp.a.label} / {mp.b.label} is one layer at the edge of a "
+                                       f"call on one side and next to it on the other; compared across it, the values "
+                                       f"agree ({t.reasons.get(i, '')})")
+                n += 1
+    return n
+
+
 def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
     """Pass the differing outputs that no later record shows (see the module docstring); returns
     one entry per absorbed call pair: step, the calls, the relation found. Repeated until
@@ -202,6 +239,12 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                                      for i in window.tolist()]]
             joined = None
             other_input = c in convention_in
+            moved = _padding_moved(t, fail_in.get(c, []), fail_out[c]) if other_input else None
+            if moved is not None:
+                _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + fail_in.get(c, []),
+                           "padding applied inside the module on one side and before it on the other ("
+                           + "; ".join(moved) + "): the values it computes agree", out)
+                continue
             if not measured[fail_out[c]].all() and not (other_input and all(_shapes_differ(t, i) for i in fail_out[c])):
                 joined = concat_relation(t, out_row) if len(fail_out[c]) == 1 and "shape" in t.reasons.get(out_row, "") else None
                 if joined is None:
@@ -227,16 +270,35 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                 relation = ("another input convention (the shapes differ" + "".join(f"; {w}" for w in held)
                             + "), and everything after it agrees")
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
-            for i in fail_out[c] + (fail_in.get(c, []) if other_input else []):
-                t.set_verdict(i, True, f"boundary difference: {relation} ({t.reasons.get(i, '')})")
-            grads = np.flatnonzero(in_step & grad_mask & (cp_col == c) & ~t.passed)
-            for i in grads.tolist():
-                t.set_verdict(i, True, f"boundary difference (the gradient w.r.t. the output of {cp.a.label}, whose "
-                                       f"forward difference does not propagate) ({t.reasons.get(i, '')})")
-            out.append({"step": int(s), "a_id": cp.a.id, "a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type,
-                        "b_type": cp.b.module_type, "relation": relation})
-            logger.info("boundary difference at %s / %s: %s", cp.a.label, cp.b.label, relation)
+            _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + (fail_in.get(c, []) if other_input else []), relation, out)
     return out
+
+
+def _padding_moved(t: PairTable, ins: list[int], outs: list[int]) -> list[str] | None:
+    """What relates each differing input (the other's with zeros around it) and output (a window
+    of the other's) of one call, or None where any of them does not fit."""
+    if not ins or not outs:
+        return None
+    fits = [window_fit(t, i) for i in ins]
+    if not all(f is not None and f[1] for f in fits):
+        return None
+    fits += [window_fit(t, i) for i in outs]
+    return [f[0] for f in fits if f is not None] if all(f is not None for f in fits) else None
+
+
+def _pass_call(t: PairTable, c: int, step: int, grad_rows: np.ndarray, rows: list[int], relation: str,
+               out: list[dict[str, Any]]) -> None:
+    """Pass call pair ``c``'s differing ``rows`` as a boundary difference, with the gradients
+    w.r.t. its output, and note it in ``out``."""
+    cp = t.call_pairs[c]
+    for i in rows:
+        t.set_verdict(i, True, f"boundary difference: {relation} ({t.reasons.get(i, '')})")
+    for i in np.flatnonzero(grad_rows & (t.col("cp") == c) & ~t.passed).tolist():
+        t.set_verdict(i, True, f"boundary difference (the gradient w.r.t. the output of {cp.a.label}, whose "
+                               f"forward difference does not propagate) ({t.reasons.get(i, '')})")
+    out.append({"step": int(step), "a_id": cp.a.id, "a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type,
+                "b_type": cp.b.module_type, "relation": relation})
+    logger.info("boundary difference at %s / %s: %s", cp.a.label, cp.b.label, relation)
 
 
 def absorb_inner_ops(t: PairTable) -> int:

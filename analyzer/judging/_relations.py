@@ -16,7 +16,7 @@ from padiff_trace import DamagedRecordError
 from ._masks import saturated as _saturated
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "relation", "window_relation"]
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "relation", "window_fit", "window_relation"]
 
 _SCALE_SAYS = re.compile(r"A = (\S+) x B: a constant scale")
 _READ_LIMIT = 1 << 22  # elements: relations are tested on tensors up to 4M elements (larger: not named)
@@ -106,10 +106,10 @@ def concat_relation(t: PairTable, i: int) -> str | None:
             "concatenation is inside this module on one side, after it on the other")
 
 
-def window_relation(t: PairTable, i: int) -> str | None:
+def window_fit(t: PairTable, i: int) -> tuple[str, bool] | None:
     """One side's value is a contiguous window of the other's along one axis (a causal
     convolution padded inside the module on one side and trimmed after it on the other): where
-    the smaller sits in the larger, or None."""
+    the smaller sits in the larger, and whether only zeros lie around it (padding); or None."""
     got = _one_axis_apart(t, i)
     if got is None:
         return None
@@ -117,10 +117,16 @@ def window_relation(t: PairTable, i: int) -> str | None:
     n = small.shape[k]
     for o in range(big.shape[k] - n + 1):
         if agrees(np.take(big, range(o, o + n), axis=k), small):
-            rest = np.delete(big, range(o, o + n), axis=k)
-            extra = "zeros" if not np.any(rest) else "other values"
-            return f"{side}'s {t.record(i, 0 if side == 'A' else 1).name} holds the other's at [{o}:{o + n}] of axis {k} ({extra} around it)"
+            zeros = not np.any(np.delete(big, range(o, o + n), axis=k))
+            around = "zeros" if zeros else "other values"
+            return f"{side}'s {t.record(i, 0 if side == 'A' else 1).name} holds the other's at [{o}:{o + n}] of axis {k} ({around} around it)", zeros
     return None
+
+
+def window_relation(t: PairTable, i: int) -> str | None:
+    """``window_fit``'s sentence."""
+    got = window_fit(t, i)
+    return got[0] if got else None
 
 
 def relation(t: PairTable, i: int) -> str:

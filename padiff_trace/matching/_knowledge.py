@@ -47,6 +47,8 @@ __all__ = [
     "PARAMETRIZED_UNDER",
     "POINTWISE_AS",
     "PACK_AXIS",
+    "RNN_CELL_LAYERS",
+    "BACKWARD_WORDS",
     "QKV_PACKING",
     "ROLE_SYNONYMS",
     "ROTARY_ROLES",
@@ -203,6 +205,14 @@ LOCAL_ALIASES: dict[str, dict[str, str]] = {
 LAYER_INDEXED_LOCALS: dict[str, str] = dict.fromkeys(
     ("lstm", "gru", "rnn"), r"^(?P<local>(?:weight|bias)_(?:ih|hh|hr))_l(?P<layer>\d+)(?P<direction>_reverse)?$"
 )
+
+# A single RNN cell holds what its layer holds for one layer and direction, under the same local
+# names without the suffix (``weight_ih`` against ``weight_ih_l0`` / ``weight_ih_l0_reverse``):
+# PaddleSpeech-style ports run one ``GRUCell`` per direction where the other side has one
+# bidirectional ``nn.GRU``. Canonical cell type -> canonical layer type; the cell's direction is
+# backward when a word of its module path says so (``BACKWARD_WORDS``: ``bw_cell``, ``cell_bw``).
+RNN_CELL_LAYERS: dict[str, str] = {"grucell": "gru", "lstmcell": "lstm", "rnncell": "rnn"}
+BACKWARD_WORDS: frozenset[str] = frozenset({"bw", "bwd", "backward", "reverse", "reversed", "rev"})
 
 # Weight normalisation: the local name of v -> the local name of g beside it (torch
 # ``parametrizations.weight_norm`` keeps them as ``original1``/``original0`` of

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 
 from .._errors import MappingError
 from ._knowledge import (
+    BACKWARD_WORDS,
     DERIVED_STATE,
     FUSED_ROLES,
     LAYER_INDEXED_LOCALS,
     LOCAL_ALIASES,
     PACKED_ROLES,
     PARAMETRIZED_UNDER,
+    RNN_CELL_LAYERS,
     ROLE_SYNONYMS,
     WEIGHT_NORM,
 )
@@ -34,6 +36,7 @@ __all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "
            "fused_roles", "role_of_words", "roles_named", "roles_of"]
 
 _INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
+_CELL_LOCAL = re.compile(r"^(?:weight|bias)_(?:ih|hh|hr)$")
 _LAYER_INDEXED = {t: re.compile(p) for t, p in LAYER_INDEXED_LOCALS.items()}
 _SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
 _WORD = re.compile(r"[a-z]+|\d+")
@@ -95,6 +98,10 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             if same_canonical(group, ctype):
                 local = aliases.get(local, local)
         key = tuple(int(x) for x in _INT.findall(t.module))
+        layer_type = RNN_CELL_LAYERS.get(ctype)
+        if layer_type is not None and _CELL_LOCAL.match(local):  # one cell: its layer's tensors, one direction
+            ctype = layer_type
+            local += "_reverse" if _tokens(t.module) & BACKWARD_WORDS else ""
         indexed = _LAYER_INDEXED.get(ctype)
         m = indexed.match(local) if indexed is not None else None
         sub: tuple[int, ...] = ()

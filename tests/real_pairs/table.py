@@ -97,7 +97,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # module), and training ports (a GAN in one model, a classifier with decay groups and
                       # clipping), by helpers that never ran the tool, measured once on first contact
                       "port_wavenet", "port_realnvp", "port_gat", "port_dcgan", "port_hyena", "port_capsnet",
-                      "port_gan_train", "port_cls_accum_train"})
+                      "port_gan_train", "port_cls_accum_train",
+                      # session 26: retention with per-head decay, Fourier mixing, efficient attention
+                      # with spatial reduction, a fused detection backbone, tabular tokenizers, relative
+                      # positions with memory, a shared-weight siamese tower and a CTC speech model
+                      # (training), by helpers that never ran the tool, measured once on first contact
+                      "port_retnet", "port_fnet", "port_segformer", "port_yolo", "port_tabtransformer",
+                      "port_transformer_xl", "port_siamese_train", "port_ctc_train"})
 
 
 @dataclass(frozen=True)
