@@ -47,6 +47,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``cells`` (session 26): an embedding scaling inside itself against one inside a wrapper that
   scales (the call returning the same values pairs); a GELU at the end of a block against one
   called after it; two ``GRUCell`` in ``nn.BiRNN`` against one bidirectional ``nn.GRU``.
+* ``branches`` (session 26): two conv+BN branches concatenated against one conv+BN with both
+  branches' channels: paired module by module, statistics included.
 * ``split`` (session 23): two towers registered in another order; a causal conv padded outside
   the module on one side, inside and trimmed after it on the other; a hand-written attention
   (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
@@ -578,6 +580,30 @@ def test_cells_bugs_are_located_past_the_moved_boundaries(tmp_path: Path, bug: s
     own code is the model's code, not the block whose edge layer sits outside its partner nor
     the embedding whose scale sits in a wrapper."""
     rc, doc, text = run(tmp_path, "cells", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ branches: parallel branches fused into one module
+def test_branches_pair_unit_by_unit_into_the_fused_module(tmp_path: Path) -> None:
+    """``conv1`` and ``conv2`` (conv+BN each) are the two halves of ``cv12``'s output channels,
+    weights, BatchNorm affine and running statistics alike; ``conv3`` is ``cv3``. No name says
+    so: the one order-preserving way the modules' tensors fit."""
+    rc, doc, text = run(tmp_path, "branches")
+    assert rc == 0, text
+    got = {(w.get("paddle"), w.get("torch")): w for w in weight_map(tmp_path)["weights"]}
+    assert got[("csp.conv1.conv.weight", "c3.cv12.conv.weight")]["torch_part"] == [0, 4]
+    assert got[("csp.conv2.conv.weight", "c3.cv12.conv.weight")]["torch_part"] == [4, 8]
+    assert got[("csp.conv2.bn._variance", "c3.cv12.bn.running_var")]["torch_part"] == [4, 8]
+    assert got[("csp.conv3.bn.bias", "c3.cv3.bn.bias")]["how"] == "units"
+
+
+@pytest.mark.parametrize(("bug", "where"), [("torch_c3_eps", ("csp.conv3.bn", "c3.cv3.bn")),
+                                         ("paddle_branch_order", ("csp", "c3.cv12"))])
+def test_branches_bugs_are_located_past_the_fused_module(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    """An epsilon after the fused module is named at its BatchNorm; branches concatenated the
+    other way round are paddle's block code, against torch's fused module that returned them."""
+    rc, doc, text = run(tmp_path, "branches", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text
 

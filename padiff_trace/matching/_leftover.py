@@ -16,7 +16,7 @@ Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, ax
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_shared", "pair_left_over", "pair_tied", "partner_scopes"]
+__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_shared", "pair_left_over", "pair_tied", "partner_modules", "partner_scopes"]
 
 
 def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None],
@@ -208,14 +208,10 @@ def _patches(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 
 
 
-def partner_scopes(pairs: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], bool]:
-    """Where two tensors left over may pair because the modules around them are one computation:
-    modules whose tensors paired whole, one module to one module (``pairs``: the paired tensor
-    names), and, upward, parents whose partnered children all have their partners under one
-    parent of the other side. A tensor's scope is its innermost partnered module (the root
-    aside: that is no evidence); two tensors are in the same place when their scopes are
-    partners (a graph layer's own ``weight`` against a Linear inside its partner's layer; a
-    time-mix vector ``[d]`` against ``[1, 1, d]`` in the partner attention)."""
+def partner_modules(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Modules that are one computation, A's path -> B's: modules whose tensors paired whole,
+    one module to one module (``pairs``: the paired tensor names), and, upward, parents whose
+    partnered children all have their partners under one parent of the other side."""
     seen_a: dict[str, set[str]] = defaultdict(set)
     seen_b: dict[str, set[str]] = defaultdict(set)
     for na, nb in pairs:
@@ -240,6 +236,16 @@ def partner_scopes(pairs: list[tuple[str, str]]) -> Callable[[MTensor, MTensor],
                 partner[pa] = pb
                 taken.add(pb)
                 grown = True
+    return partner
+
+
+def partner_scopes(pairs: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], bool]:
+    """Where two tensors left over may pair because the modules around them are one computation
+    (``partner_modules``). A tensor's scope is its innermost partnered module (the root aside:
+    that is no evidence); two tensors are in the same place when their scopes are partners (a
+    graph layer's own ``weight`` against a Linear inside its partner's layer; a time-mix vector
+    ``[d]`` against ``[1, 1, d]`` in the partner attention)."""
+    partner = partner_modules(pairs)
     inverse = {mb: ma for ma, mb in partner.items()}
 
     def scope(module: str, known: dict[str, str]) -> str | None:

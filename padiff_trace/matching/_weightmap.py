@@ -32,6 +32,7 @@ CONFIDENCE: dict[str, str] = {
     "call order": "medium",
     "extra rows": "medium",  # lookup tables of one width, one side's each with the same rows more  # one class, in the order both models call it, across blocks drawn apart
     "only candidate": "low",  # the one tensor left of its shape
+    "units": "medium",  # child modules of partnered modules, the one order-preserving way their tensors fit
     "tied": "low",  # an output projection the other side ties to its embedding
 }
 

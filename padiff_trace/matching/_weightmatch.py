@@ -48,6 +48,7 @@ from ._match import group_key
 from ._packs import packed_run, regrouped
 from ._reparam import G_SKIPPED
 from ._stacks import stacked_groups
+from ._units import pair_packed_units
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
@@ -272,6 +273,7 @@ class _Matcher:
         """What is still left pairs where it is unique, named apart or in order (``_leftover``)."""
         whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
         # first within modules the pairs so far make one computation, then block by block
+        pair_packed_units(self.live(self.a), self.live(self.b), leftover.partner_modules(whole), self.pair)
         for place in (leftover.partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
@@ -279,6 +281,7 @@ class _Matcher:
             leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
             leftover.pair_last_packed(self.live(self.a), self.live(self.b), self.pair, place)
             leftover.pair_shared(self.a, self.b, self._partner, self.pair, place)
+        self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
 
     def extra_rows(self) -> None:
         leftover.pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)
