@@ -15,7 +15,7 @@ import math
 
 import paddle
 import paddle.nn.functional as F
-from _common import B, D, S, V, bug, ids
+from _common import D, V, bug, ids
 from paddle import nn
 
 

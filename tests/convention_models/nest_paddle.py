@@ -12,7 +12,7 @@ PADIFF_BUG (this side): paddle_trim_head -> the convolution's output trimmed at 
 import numpy as np
 import paddle
 import paddle.nn.functional as F
-from _common import B, D, S, bug, hidden
+from _common import D, S, bug, hidden
 from paddle import nn
 
 E, HID, K = 5, 12, 3

@@ -30,7 +30,6 @@ import os
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 IMG, DIMS, HEADS, SR, DEPTHS, MLP_RATIO, EMBED, CLASSES = 32, (32, 64), (1, 2), (2, 1), (2, 1), 4, 32, 5
@@ -63,7 +62,7 @@ class EfficientSelfAttention(nn.Module):
     def forward(self, x, h, w):
         kv = x
         if self.sr_ratio > 1:
-            b, n, c = x.shape
+            b, _, c = x.shape
             kv = self.sr(x.transpose(1, 2).reshape(b, c, h, w))
             kv = self.sr_norm(kv.flatten(2).transpose(1, 2))
         out, _ = self.attn(x, kv, kv, need_weights=False)
