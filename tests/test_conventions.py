@@ -589,7 +589,7 @@ def test_branches_pair_unit_by_unit_into_the_fused_module(tmp_path: Path) -> Non
     """``conv1`` and ``conv2`` (conv+BN each) are the two halves of ``cv12``'s output channels,
     weights, BatchNorm affine and running statistics alike; ``conv3`` is ``cv3``. No name says
     so: the one order-preserving way the modules' tensors fit."""
-    rc, doc, text = run(tmp_path, "branches")
+    rc, _doc, text = run(tmp_path, "branches")
     assert rc == 0, text
     got = {(w.get("paddle"), w.get("torch")): w for w in weight_map(tmp_path)["weights"]}
     assert got[("csp.conv1.conv.weight", "c3.cv12.conv.weight")]["torch_part"] == [0, 4]

@@ -14,7 +14,7 @@ paired call on one side, the one adjacent to the partner, on the same edge, on t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from padiff_trace.matching import types_equivalent
 
@@ -23,7 +23,7 @@ from ._calls import Call, CallTree
 __all__ = ["moved_across"]
 
 
-def _siblings(tree: CallTree, c: Call, by_id: dict[int, Call]) -> list[Call]:
+def _siblings(tree: CallTree, c: Call, by_id: Mapping[int, Call]) -> list[Call]:
     parent = by_id.get(c.parent)
     return tree.children(parent) if parent is not None else tree.roots
 
@@ -32,7 +32,7 @@ def _sizes(c: Call) -> tuple[int, ...]:
     return tuple(math.prod(getattr(r, "shape", ())) for r in c.tensor_inputs())
 
 
-def _neighbour(tree: CallTree, c: Call, by_id: dict[int, Call], step: int) -> Call | None:
+def _neighbour(tree: CallTree, c: Call, by_id: Mapping[int, Call], step: int) -> Call | None:
     sib = _siblings(tree, c, by_id)
     k = next((i for i, s in enumerate(sib) if s.id == c.id), None)
     if k is None or not 0 <= k + step < len(sib):
@@ -40,8 +40,8 @@ def _neighbour(tree: CallTree, c: Call, by_id: dict[int, Call], step: int) -> Ca
     return sib[k + step]
 
 
-def moved_across(pairs: Sequence[tuple[Call, Call]], ta: CallTree, tb: CallTree, by_a: dict[int, Call],
-                 by_b: dict[int, Call]) -> list[tuple[Call, Call]]:
+def moved_across(pairs: Sequence[tuple[Call, Call]], ta: CallTree, tb: CallTree, by_a: Mapping[int, Call],
+                 by_b: Mapping[int, Call]) -> list[tuple[Call, Call]]:
     """The (A call, B call) pairs of layers moved across a paired call's boundary (see the
     module docstring); ``pairs``: the alignment's pairs so far; ``by_*``: each side's calls by id."""
     used_a = {x.id for x, _ in pairs}

@@ -76,7 +76,7 @@ class DWConv(nn.Module):
         self.dw = nn.Conv2d(dim, dim, 3, 1, 1, groups=dim)
 
     def forward(self, x, h, w):
-        b, n, c = x.shape
+        b, _, c = x.shape
         if self.no_transpose:
             x = x.reshape(b, c, h, w)
         else:

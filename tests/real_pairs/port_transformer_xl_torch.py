@@ -165,7 +165,7 @@ class MemTransformerLM(nn.Module):
 
     def forward(self, data, mems):
         dec_inp = data.t()  # [qlen, bsz]
-        qlen, bsz = dec_inp.size()
+        qlen, _ = dec_inp.size()
         word_emb = self.word_emb(dec_inp)
         mlen = mems[0].size(0)
         klen = mlen + qlen

@@ -125,8 +125,8 @@ class Detect(nn.Module):
 
     def forward(self, xs):
         z = []
-        for i, x in enumerate(xs):
-            x = self.m[i](x)
+        for i, xi in enumerate(xs):
+            x = self.m[i](xi)
             bs, _, ny, nx = x.shape
             y = x.view(bs, NA, NO, ny, nx).permute(0, 1, 3, 4, 2).sigmoid()
             xy, wh, conf = y.split((2, 2, NO - 4), dim=4)
