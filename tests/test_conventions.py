@@ -49,6 +49,9 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   called after it; two ``GRUCell`` in ``nn.BiRNN`` against one bidirectional ``nn.GRU``.
 * ``branches`` (session 26): two conv+BN branches concatenated against one conv+BN with both
   branches' channels: paired module by module, statistics included.
+* ``stages`` (session 26): stages numbered inside a word (``block1.0``, ``block2.0``) against
+  ``stages.N.blocks.M``; a ``q`` and a packed ``kv`` against ``nn.MultiheadAttention``'s
+  ``in_proj_weight``, packed in the partner of the norms beside them.
 * ``split`` (session 23): two towers registered in another order; a causal conv padded outside
   the module on one side, inside and trimmed after it on the other; a hand-written attention
   (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
@@ -606,6 +609,24 @@ def test_branches_bugs_are_located_past_the_fused_module(tmp_path: Path, bug: st
     rc, doc, text = run(tmp_path, "branches", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ stages: block indices counting other things
+def test_stages_pack_q_and_kv_into_in_proj_whatever_the_indices_count(tmp_path: Path) -> None:
+    """``block2.0`` has paddle's block index 0 and torch's ``stages.1.blocks.0`` (1, 0): the
+    packing of ``q`` and ``kv`` into ``in_proj_weight`` is found in the attention whose norm
+    paired, and the biases wait for their weights instead of pairing by rank."""
+    rc, _doc, text = run(tmp_path, "stages")
+    assert rc == 0, text
+    got = {(w.get("paddle"), w.get("torch")): w for w in weight_map(tmp_path)["weights"]}
+    assert got[("block2.0.kv.weight", "stages.1.blocks.0.attn.in_proj_weight")]["torch_part"] == [32, 96]
+    assert got[("block1.1.q.bias", "stages.0.blocks.1.attn.in_proj_bias")]["torch_part"] == [0, 16]
+
+
+def test_stages_bug_is_located_at_its_attention(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "stages", bug="paddle_kv_swapped")
+    assert rc == 1, text
+    assert located(doc) == ("block1.0", "stages.0.blocks.0"), text
 
 
 # ------------------------------------------------------------------ standing: the last tensor left, any layout

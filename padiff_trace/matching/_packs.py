@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 
 from ._knowledge import PACK_AXIS
 from ._weightmap import WeightPair
@@ -18,24 +19,26 @@ logger = logging.getLogger(__name__)
 
 
 def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
-               side: list[MTensor], vocab: frozenset[str] = frozenset()) -> tuple[list[MTensor] | None, int]:
+               side: list[MTensor], vocab: frozenset[str] = frozenset(),
+               place: Callable[[MTensor, MTensor], bool] | None = None) -> tuple[list[MTensor] | None, int]:
     """The run of the other side's tensors ``x`` packs (``run_along``) and its axis: the first of
     x's ``PACK_AXIS`` axes that has one (a Linear's outputs, then its inputs). ``vocab``: the
-    path words of x's own side."""
+    path words of x's own side; ``place``: whether two tensors sit in partnered modules."""
     for axis in PACK_AXIS.get((x.ctype, x.local), ()):
         if x.used or len(x.cshape) <= axis:
             break
-        run = run_along(x, live, axis, same_modules, side, vocab)
+        run = run_along(x, live, axis, same_modules, side, vocab, place)
         if run is not None:
             return run, axis
     return None, 0
 
 
 def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None,
-              side: list[MTensor], vocab: frozenset[str] = frozenset()) -> list[MTensor] | None:
+              side: list[MTensor], vocab: frozenset[str] = frozenset(),
+              place: Callable[[MTensor, MTensor], bool] | None = None) -> list[MTensor] | None:
     """The tensors of the other side (``live``, unpaired; ``side``, all of them) that ``x`` holds
     concatenated along ``axis``: siblings of one type and local name, in the same block, whose
-    sizes add up to x's, and adjacent among their parent's tensors of that local name (a fused
+    sizes add up to x's (in the same block, or in the partner of x's module: ``place``), and adjacent among their parent's tensors of that local name (a fused
     projection replaces neighbours: ``q``, ``kv``, ``proj`` hold no ``q|proj``) unless every
     part's name says a role of one fused projection (``FUSED_ROLES``: Mixtral's ``w1``, ``w2``,
     ``w3`` hold gate and up apart). Where
@@ -49,7 +52,8 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     rest = x.cshape[:axis] + x.cshape[axis + 1 :]
     cand = [
         y for y in live
-        if y.ctype == x.ctype and y.local == x.local and _same_block(x.key, y.key) and len(y.cshape) == len(x.cshape)
+        if y.ctype == x.ctype and y.local == x.local and (_same_block(x.key, y.key) or (place is not None and place(x, y)))
+        and len(y.cshape) == len(x.cshape)
         and y.cshape[:axis] + y.cshape[axis + 1 :] == rest and y.cshape[axis] < x.cshape[axis]
     ]
     by_parent: dict[str, list[MTensor]] = defaultdict(list)

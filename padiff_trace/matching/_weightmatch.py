@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
@@ -173,8 +173,8 @@ class _Matcher:
         for c in sorted(set(ga) & set(gb), key=lambda k: (k[1] != "weight", ga[k][0].index)):
             if c[1] != "weight" and not derived:
                 self.follow_modules()
-            xs_all = [t for t in ga[c] if not t.used]
-            ys_all = [t for t in gb[c] if not t.used]
+            xs_all = [t for t in ga[c] if not t.used and (derived or c[1] == "weight" or not self._weight_left(t))]
+            ys_all = [t for t in gb[c] if not t.used and (derived or c[1] == "weight" or not self._weight_left(t))]
             for xs, ys in _by_blocks(xs_all, ys_all):
                 if len(xs) != len(ys):
                     continue
@@ -186,6 +186,17 @@ class _Matcher:
                     if found == "structure" and len(xs) > 1 and not _names_agree(x, y):
                         found = "role+order"  # the names say nothing: type, role, shape and rank agree
                     self.pair(x, y, found)
+
+    def _place(self) -> Callable[[_T, _T], bool] | None:
+        """Whether two tensors sit in modules the whole pairs so far make one computation."""
+        whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
+        return leftover.partner_scopes(whole) if whole else None
+
+    def _weight_left(self, t: _T) -> bool:
+        """Whether ``t``'s module has a weight still unpaired: its other tensors (a bias) wait
+        for it, and pair by following it (``follow_modules``), never by rank on their own."""
+        w = self.by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight")
+        return w is not None and w is not t and not w.used and not w.derived
 
     def across_blocks(self) -> None:
         if self.order_weight > 1:  # both sides in the order the models call their modules
@@ -211,10 +222,13 @@ class _Matcher:
 
     # ------------------------------------------------------------------ pass 3: packed
     def packed(self) -> None:
+        # parts in the partner of the packed tensor's module (its other tensors paired there) are
+        # in its block whatever the two sides' block indices count
+        place = self._place()
         for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
             vocab = frozenset().union(*(_path_words(t.info.module) for t in big_side))
             for x in self.live(big_side):
-                run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side, vocab)
+                run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side, vocab, place)
                 if run is None:
                     continue
                 # packed head by head (``QKV_PACKING``): each part's share of every group
