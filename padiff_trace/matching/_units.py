@@ -7,7 +7,8 @@ Linear+LayerNorm heads where the other fuses them. Tensor by tensor nothing tell
 which, and the names share no word. Module by module it is plain: inside two modules already
 known to be one computation (their other tensors paired: ``partner_modules``), the child
 modules still holding tensors left over are *units*; a unit's signature is its tensors' classes
-(type, local name) in a fixed order. Each unit of one side is either one unit of the other (the
+(type, local name) in a fixed order, each class once (a unit holding two tensors of one class
+cannot say which is which, and fits nothing). Each unit of one side is either one unit of the other (the
 same signature and shapes) or a run of consecutive units there (in registration order) whose
 tensors concatenate, position by position, along the first axis to its own (output channels,
 features, per-channel statistics). The units pair when exactly one order-preserving
@@ -57,8 +58,10 @@ def _sig(u: list[MTensor]) -> tuple[tuple[str, str], ...]:
 
 def _fits(run: list[list[MTensor]], one: list[MTensor]) -> bool:
     """Whether the units ``run`` are ``one`` (a run of one: the same shapes) or, concatenated
-    position by position along the first axis, make it."""
-    if any(_sig(u) != _sig(one) for u in run):
+    position by position along the first axis, make it. A unit holding two tensors of one class
+    (two LayerNorms' weights) says nothing of which is which: it fits nothing."""
+    sig = _sig(one)
+    if len(set(sig)) != len(sig) or any(_sig(u) != sig for u in run):
         return False
     for k, y in enumerate(one):
         shapes = [u[k].cshape for u in run]
@@ -107,7 +110,8 @@ def pair_packed_units(la: list[MTensor], lb: list[MTensor], partners: dict[str, 
     """Pair the units left in every two partnered modules, the models' roots included (see the
     module docstring). Where each side has one unit left, the two are one place: their own
     units are tried."""
-    todo = list({"": "", **partners}.items())
+    # deepest first (popped from the end): a unit left inside a unit is paired before its container
+    todo = sorted({"": "", **partners}.items(), key=lambda kv: (kv[0].count(".") + bool(kv[0]), kv[0]))
     while todo:
         sa, sb = todo.pop()
         ua, ub = _units([t for t in la if not t.used], sa), _units([t for t in lb if not t.used], sb)
