@@ -173,8 +173,12 @@ class _Matcher:
         for c in sorted(set(ga) & set(gb), key=lambda k: (k[1] != "weight", ga[k][0].index)):
             if c[1] != "weight" and not derived:
                 self.follow_modules()
-            xs_all = [t for t in ga[c] if not t.used and (derived or c[1] == "weight" or not self._weight_left(t))]
-            ys_all = [t for t in gb[c] if not t.used and (derived or c[1] == "weight" or not self._weight_left(t))]
+            xs_all = [t for t in ga[c] if not t.used]
+            ys_all = [t for t in gb[c] if not t.used]
+            if not derived and c[1] != "weight" and (len(xs_all) > 1 or len(ys_all) > 1):
+                # several of a kind: a bias pairs by following its weight, never by rank on its own
+                xs_all = [t for t in xs_all if not self._weight_left(t)]
+                ys_all = [t for t in ys_all if not self._weight_left(t)]
             for xs, ys in _by_blocks(xs_all, ys_all):
                 if len(xs) != len(ys):
                     continue
@@ -193,8 +197,9 @@ class _Matcher:
         return leftover.partner_scopes(whole) if whole else None
 
     def _weight_left(self, t: _T) -> bool:
-        """Whether ``t``'s module has a weight still unpaired: its other tensors (a bias) wait
-        for it, and pair by following it (``follow_modules``), never by rank on their own."""
+        """Whether ``t``'s module has a weight still unpaired: where several tensors of its class
+        are left, its other tensors (a bias) wait for it and pair by following it
+        (``follow_modules``), never by rank on their own."""
         w = self.by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight")
         return w is not None and w is not t and not w.used and not w.derived
 
