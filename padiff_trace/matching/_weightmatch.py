@@ -191,10 +191,20 @@ class _Matcher:
                         found = "role+order"  # the names say nothing: type, role, shape and rank agree
                     self.pair(x, y, found)
 
-    def _place(self) -> Callable[[_T, _T], bool] | None:
-        """Whether two tensors sit in modules the whole pairs so far make one computation."""
+    def _partner_of(self) -> Callable[[_T, _T], bool]:
+        """Whether ``y``'s module is a child of the partner of ``x``'s module or of its parent
+        (the modules the whole pairs so far make one computation: the attention whose norm
+        paired), whatever the two sides' block indices count."""
         whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
-        return leftover.partner_scopes(whole) if whole else None
+        fwd = leftover.partner_modules(whole)
+        back = {mb: ma for ma, mb in fwd.items()}
+
+        def near(x: _T, y: _T) -> bool:
+            known = fwd if x.side == "a" else back
+            up = x.info.module.rpartition(".")[0]
+            return bool(y.parent) and any(m and known.get(m) == y.parent for m in (x.info.module, up))
+
+        return near
 
     def _weight_left(self, t: _T) -> bool:
         """Whether ``t``'s module has a weight still unpaired: where several tensors of its class
@@ -229,7 +239,7 @@ class _Matcher:
     def packed(self) -> None:
         # parts in the partner of the packed tensor's module (its other tensors paired there) are
         # in its block whatever the two sides' block indices count
-        place = self._place()
+        place = self._partner_of()
         for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
             vocab = frozenset().union(*(_path_words(t.info.module) for t in big_side))
             for x in self.live(big_side):

@@ -960,11 +960,24 @@ of 6, `--single-step` 6 of 6, `--referee` 6 of 6.
   `torch_softmax_in_caps`, held out, session 25): torch's capsule layer hands its inline
   predictions to a routing module whose output is the layer's; what that module receives is
   compared with nothing on the paddle side. The layers are named; the truth names the module.
-- **A filter MLP nested in a module that also windows it, and an in-projection split in another
-  order** (`port_hyena`, four cases, held out, session 25): paddle's implicit-filter MLP pairs
-  with torch's `kernel` (which holds the same weights and applies the decay window) instead of
-  the MLP inside it, and the in-projection's three chunks (x0|x1|v against v|x1|x2) are not
-  reordered by any rule.
+- **An in-projection split in another order** (`port_hyena`, three cases, held out, session
+  25; `torch_decay_sign` passes since session 26, when the filter MLP pairs with the MLP nested in
+  torch's `kernel` and the causal conv's moved padding passes): the in-projection's three chunks
+  are used as x0|x1|v on one side and v|x1|x2 on the other; no rule reorders the chunks of one
+  packed tensor, so under the weights as stored the clean twin diverges in the mixer's own code
+  (and `torch_split_order`, which uses the chunks as paddle does, is exit 0).
+- **Stages numbered inside a word, next to a projection of one shape elsewhere**
+  (`port_segformer`, four cases, held out, session 26): `q` and the packed `kv` now pack into
+  torch's `in_proj_weight` (exit 2 before), but paddle's `block1.0.attn.proj` pairs with the
+  decoder's `mlps.0.proj` of the same shape by name (`proj`) and rank before the attention is
+  known to be its partner: the clean twin diverges at the second block.
+- **Per-column tables against one shared table with a reserved row** (`port_tabtransformer`,
+  four cases, held out, session 26): the first per-column table pairs with the numerical
+  tokenizer of the same shape; a table packed from several with a reserved row is not a layout
+  the matcher knows.
+- **A layer of its own against inline code** (`port_fnet torch_fft_batch_axis`, held out,
+  session 26): the tool names paddle's `fourier` layer (one-sided, the value it returned is the
+  first that differs) and torch's block; the truth names paddle's block around it.
 - **Masked heads against packed, flipped ones** (`port_realnvp`, four cases, exit 2, held out,
   session 25): paddle's coupling heads hold inert masked entries the torch model does not have,
   and torch flips the vector after every coupling; the transfer refuses (ambiguous same-shape
