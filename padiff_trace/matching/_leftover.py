@@ -16,7 +16,7 @@ Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, ax
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_shared", "pair_left_over", "pair_tied", "partner_modules", "partner_scopes"]
+__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_shared", "pair_left_over", "pair_shared_derived", "pair_tied", "partner_modules", "partner_scopes"]
 
 
 def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None],
@@ -319,3 +319,23 @@ def pair_tied(a: list[MTensor], b: list[MTensor], live: Callable[[list[MTensor]]
             continue
         logger.info("paired %s with %s: tied to the embedding on one side only", embs[0].info.name, y.info.name)
         pair(embs[0], y, "tied")
+
+
+def pair_shared_derived(la: list[MTensor], lb: list[MTensor], pair: Pair) -> None:
+    """Derived state (``la``/``lb``: each side's derived tensors left) that one model keeps once,
+    outside any block, and the other once per block (one rotary table for the model vs one per
+    attention layer; one causal mask vs one per layer): every per-block copy is compared with
+    the single one. Never copied."""
+    for one, many in ((la, lb), (lb, la)):
+        singles = groups([t for t in one if not t.used], lambda t: (t.local, t.cshape))
+        copies = groups([t for t in many if not t.used], lambda t: (t.local, t.cshape))
+        for c in set(singles) & set(copies):
+            xs, ys = singles[c], copies[c]
+            keys = [y.key for y in ys]  # block indices: one copy in each block
+            if len(xs) != 1 or xs[0].key or len(ys) < 2 or not all(keys) or len(set(keys)) != len(keys):
+                continue
+            x = xs[0]
+            for y in ys:
+                pair(x, y, "shared derived", used=False)
+                y.used = True
+            x.used = True

@@ -43,12 +43,12 @@ from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
-from ._knowledge import POINTWISE_AS, WEIGHT_NORM
+from ._knowledge import POINTWISE_AS
 from ._match import group_key
 from ._packs import packed_run, regrouped
-from ._reparam import G_SKIPPED
 from ._stacks import stacked_groups
 from ._units import pair_packed_units
+from ._unmatched import close_map
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
@@ -356,66 +356,11 @@ class _Matcher:
         leftover.pair_tied(self.a, self.b, self.live, self.pair)
 
     def shared_derived(self) -> None:
-        """Derived state that one model keeps once, outside any block, and the other once per
-        block (one rotary table for the model vs one per attention layer; one causal mask vs
-        one per layer): every per-block copy is compared with the single one. Never copied."""
-        for one, many in ((self.a, self.b), (self.b, self.a)):
-            singles = _groups(self.live(one, derived=True), lambda t: (t.local, t.cshape))
-            copies = _groups(self.live(many, derived=True), lambda t: (t.local, t.cshape))
-            for c in set(singles) & set(copies):
-                xs, ys = singles[c], copies[c]
-                keys = [y.key for y in ys]  # block indices: one copy in each block
-                if len(xs) != 1 or xs[0].key or len(ys) < 2 or not all(keys) or len(set(keys)) != len(keys):
-                    continue
-                x = xs[0]
-                for y in ys:
-                    self.pair(x, y, "shared derived", used=False)
-                    y.used = True
-                x.used = True
+        leftover.pair_shared_derived(self.live(self.a, derived=True), self.live(self.b, derived=True), self.pair)
 
     # ------------------------------------------------------------------ result
-    def _magnitude_of_paired(self, side: str, t: _T) -> bool:
-        """``t`` is the g of a weight-normed layer whose v was paired whole with the other side's
-        plain weight, or with a part of it (a fused filter | gate), the other side's g, if any,
-        left unpaired."""
-        owner, _, local = t.info.name.rpartition(".")
-        v_local = next((v for v, g in WEIGHT_NORM.items() if g == local), None)
-        if v_local is None:
-            return False
-        v = self.by_name[side].get(f"{owner}.{v_local}" if owner else v_local)
-        return v is not None and v.used and any((p.a if side == "a" else p.b) == v.info.name
-                                                and (p.a_part if side == "a" else p.b_part) is None for p in self.map.pairs)
-
     def finish(self) -> WeightMap:
-        m = self.map
-        for side, items, bucket in (("a", self.a, m.unmatched_a), ("b", self.b, m.unmatched_b)):
-            for t in items:
-                if t.used:
-                    continue
-                if self._magnitude_of_paired(side, t):
-                    t.used = True
-                    m.skipped.append((side, t.info.name, G_SKIPPED))
-                elif t.derived:
-                    m.skipped.append((side, t.info.name, "derived state (the model computes it): not copied"))
-                elif not t.info.is_param:
-                    m.skipped.append((side, t.info.name, "buffer with no counterpart on the other side"))
-                elif not t.info.trainable:
-                    m.skipped.append((side, t.info.name, "frozen parameter with no counterpart on the other side"))
-                else:
-                    bucket.append(t.info)
-        left_a = [t for t in self.a if not t.used and not t.derived]
-        left_b = [t for t in self.b if not t.used and not t.derived]
-        ga = _groups(left_a, lambda t: (t.type_key, t.local))
-        gb = _groups(left_b, lambda t: (t.type_key, t.local))
-        for c in set(ga) & set(gb):
-            for xs, ys in _by_blocks(ga[c], gb[c]):
-                if len(xs) == len(ys):
-                    m.mismatched += [(x.info.name, y.info.name) for x, y in zip(xs, ys)]
-        for t, others in [(t, left_b) for t in left_a] + [(t, left_a) for t in left_b]:
-            if t.info.is_param and t.info.trainable:
-                same = [o.info.name for o in others if o.cshape == t.cshape]
-                m.suggestions[t.info.name] = same[:3]
-        return m
+        return close_map(self.map, self.a, self.b, self.by_name)
 
 
 def _reorder(t: _T, axes: tuple[int, ...], source: str) -> None:
