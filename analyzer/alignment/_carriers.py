@@ -34,6 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from padiff_trace.arrays import squeezed
+
 from ._calls import Call, CallTree, shape_sig
 
 __all__ = ["Held", "resolve_carriers"]
@@ -145,7 +147,7 @@ def resolve_carriers(
 
 
 def _out_shapes(c: Call) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(n for n in sh if n != 1) for sh in shape_sig(c.outputs))
+    return tuple(squeezed(sh) for sh in shape_sig(c.outputs))
 
 
 def _twin_inside(tree: CallTree, outer: Call, partner: Call, s: frozenset[int], side: _Side) -> bool:
