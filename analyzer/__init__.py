@@ -30,7 +30,7 @@ from .judging._referee import CLASSES, RATIO
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._html import write_html
-from .reporting._layouts import concat_alternatives, patch_alternatives, rotary_alternatives
+from .reporting._layouts import concat_alternatives, patch_alternatives, rotary_alternatives, square_alternatives
 from .reporting._pairings import (
     Alternative,
     confirmed,
@@ -83,6 +83,7 @@ __all__ = [
     "rotary_alternatives",
     "concat_alternatives",
     "patch_alternatives",
+    "square_alternatives",
     "single_step_plan",
     "weight_map",
     "write_html",

@@ -26,7 +26,7 @@ from .judging._boundary import absorb_boundaries, absorb_inner_ops, absorb_moved
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
 from .judging._conventions import apply_conventions
 from .judging._derived import absorb_reparametrized
-from .judging._gradflow import absorb_unpropagated_gradients
+from .judging._gradflow import absorb_unpropagated_gradients, absorb_unreached_gradients
 from .judging._judge import JudgeContext, judge
 from .judging._masks import absorb_saturated
 from .judging._metrics import worker_pool
@@ -128,6 +128,7 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_moved(table)
         conventions += absorb_boundaries(table, va)
         absorb_unpropagated_gradients(table)
+        absorb_unreached_gradients(table)
         absorb_inner_ops(table)
         since = _optimizer_differs_from(optimizer)
         if since is not None:

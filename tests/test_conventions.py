@@ -52,6 +52,16 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``stages`` (session 26): stages numbered inside a word (``block1.0``, ``block2.0``) against
   ``stages.N.blocks.M``; a ``q`` and a packed ``kv`` against ``nn.MultiheadAttention``'s
   ``in_proj_weight``, packed in the partner of the norms beside them.
+* ``mit`` (session 27): two LayerNorms per block registered in another order, told apart by
+  their names in blocks of one rank; an attention holding nothing else whose ``q`` and ``kv``
+  pack in the block whose norms paired; block index 0 in a word and in a list counting different
+  things.
+* ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
+  vectors against the one vector of a cell whose projections were found packed.
+* ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
+  the conv receiving it agrees, so it stays a boundary difference.
+* ``path`` (session 27): positional arguments in another order, paired by dtype and shape; a
+  square matrix of a port's own stored transposed, paired by the recorded values.
 * ``split`` (session 23): two towers registered in another order; a causal conv padded outside
   the module on one side, inside and trimmed after it on the other; a hand-written attention
   (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
@@ -674,3 +684,79 @@ def test_standing_under_the_referee_casts_what_the_model_makes_in_float32(tmp_pa
     rc, doc, text = run(tmp_path, "standing", "--referee")
     assert rc == 0, text
     assert doc["referees"] and doc["referees"]["reference"], text
+
+
+# ------------------------------------------------------------------ mit: norms by name, blocks by the norms
+def test_mit_norms_pair_by_name_and_the_attention_packs_in_the_block(tmp_path: Path) -> None:
+    """Two LayerNorms per block registered in another order on each side pair by their names
+    (``norm1`` ~ ``norm1``) in blocks of one rank; stage 2's ``q`` and ``kv`` pack into
+    ``in_proj_weight`` inside the block whose norms paired (its attention holds nothing else);
+    paddle's ``head`` pairs with ``decoder.0``, whose block index 0 is not ``block1.0``'s."""
+    rc, _doc, text = run(tmp_path, "mit")
+    assert rc == 0, text
+    got = {(w.get("paddle"), w.get("torch")): w for w in weight_map(tmp_path)["weights"]}
+    assert ("block1.0.norm1.weight", "stages.0.blocks.0.norm1.weight") in got
+    assert ("block1.1.norm2.weight", "stages.0.blocks.1.norm2.weight") in got
+    assert got[("block2.0.attn.kv.weight", "stages.1.blocks.0.attn.in_proj_weight")]["torch_part"] == [32, 96]
+    assert ("block1.0.attn.proj.weight", "stages.0.blocks.0.attn.out_proj.weight") in got
+    assert ("head.weight", "decoder.0.weight") in got
+
+
+def test_mit_bug_in_the_second_norm_is_located_there(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "mit", bug="paddle_norm2_eps")
+    assert rc == 1, text
+    assert located(doc) == ("block1.0.norm2", "stages.0.blocks.0.norm2"), text
+
+
+# ------------------------------------------------------------------ fields: tables and vectors packed
+def test_fields_tables_and_own_vectors_pack_into_one(tmp_path: Path) -> None:
+    """Per-field lookup tables are the rows of one table, in order; a cell's own vectors are the
+    parts of the other cell's one vector, once its projections were found packed."""
+    rc, _doc, text = run(tmp_path, "fields")
+    assert rc == 0, text
+    got = {(w.get("paddle"), w.get("torch")): w for w in weight_map(tmp_path)["weights"]}
+    assert got[("fields.tables.1.weight", "embed.table.weight")]["torch_part"] == [5, 12]
+    assert got[("cell.v_b", "cell.weight_c")]["torch_part"] == [16, 32]
+    assert got[("cell.w_b.weight", "cell.proj.weight")]["torch_part"] == [16, 32]
+
+
+@pytest.mark.parametrize(("bug", "where"), [("paddle_cell_sigmoid", ("cell", "cell")),
+                                         ("torch_offsets_shift", ("fields", "embed"))])
+def test_fields_bugs_are_located(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "fields", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ fused: a boundary its consumer absorbs
+def test_fused_activation_passes_although_a_later_bug_breaks_its_unit(tmp_path: Path) -> None:
+    """The BatchNorm with its ReLU fused differs from torch's BatchNorm by the ReLU; the conv
+    receiving it receives values that agree, so it is a boundary difference even when a bug
+    later in the same unit makes everything after it differ; the unit's own code is named on
+    both sides, not paddle's pool, whose input agrees where paddle's conv path hands it on."""
+    rc, doc, _text = run(tmp_path / "clean", "fused")
+    assert rc == 0
+    rc, doc, text = run(tmp_path / "bug", "fused", bug="torch_gate_after_add")
+    assert rc == 1, text
+    assert located(doc) == ("unit", "unit"), text
+    said = " ".join(findings(doc, "boundary_difference"))
+    assert "unit.bn1" in said and "relu" in said, said
+
+
+# ------------------------------------------------------------------ path: arguments and a matrix in another order
+def test_path_arguments_pair_by_shape_and_the_matrix_by_the_values(tmp_path: Path) -> None:
+    """``scorer(emissions, lengths, tags)`` against ``scorer(emissions, tags, lengths)``: the
+    arguments pair by dtype and shape, not position; the square transition matrix, stored
+    ``[from, to]`` against ``[to, from]``, is paired transposed because the values say so."""
+    rc, doc, text = run(tmp_path, "path")
+    assert rc == 0, text
+    (said,) = [c for c in findings(doc, "convention") if "weights paired by the recorded values" in c]
+    assert "scorer.trans transposed against scorer.transitions" in said, said
+    inputs = [p for p in doc["pairs"] if p["role"] == "input" and p["a"]["module"] == "scorer"]
+    assert inputs and all(p["passed"] for p in inputs), inputs
+
+
+def test_path_bug_is_located_in_the_scorer(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "path", bug="paddle_path_no_mask")
+    assert rc == 1, text
+    assert located(doc) == ("scorer", "scorer"), text

@@ -225,3 +225,22 @@ def test_a_hand_written_attention_against_torch_multihead_attention_names_the_at
     assert rc == 1, text[-4000:]
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == ("self_blocks.0.attn", "layers.0.self_attn"), text[-4000:]
+
+
+# set 17 (session 27), measured once on first contact: one table against per-field tables,
+# stages numbered inside a word, two 1x1 convs of one shape registered in another order than
+# they run, and a fused BatchNorm activation inside a block a later bug breaks
+SET17 = [("port_deepfm", ""), ("port_segformer", ""), ("port_seresnext", "torch_stride_on_1x1"),
+         ("port_seresnext", "torch_se_after_add")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET17)
+def test_set17_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    rc, doc, text = run(tmp_path, family, bug)
+    if not bug:
+        assert rc == 0, text[-4000:]
+        return
+    truth = json.loads((PAIRS / f"{family}_truth.json").read_text())["bugs"][bug]
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]

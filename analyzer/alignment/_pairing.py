@@ -310,7 +310,7 @@ def pair_leaves(
     left unpaired on each side, of broadcastable shapes, is the same argument named twice."""
     ta = [r for r in ra if r.is_tensor]
     tb = [r for r in rb if r.is_tensor]
-    if [r.position for r in ta] == [r.position for r in tb]:
+    if [r.position for r in ta] == [r.position for r in tb] and not _reordered(ta, tb, perm):
         out = []
         for x, y in zip(ta, tb):
             p = perm if _permuted(x.shape, perm) == y.shape and x.shape != y.shape else None
@@ -350,6 +350,18 @@ def pair_leaves(
         out.append((left_a[0], left_b[0], None))
         return out, [], []
     return out, left_a, left_b
+
+
+def _reordered(ta: list[Record], tb: list[Record], perm: tuple[int, ...] | None) -> bool:
+    """Arguments at the same positions whose shapes disagree where another order makes each
+    one's dtype and shape those of exactly one on the other side (``crf(emissions, lengths,
+    tags)`` against ``crf(emissions, tags, lengths)``): the two libraries order the arguments
+    differently; they pair by shape then, not by position."""
+    if all(x.shape == y.shape or _permuted(x.shape, perm) == y.shape for x, y in zip(ta, tb)):
+        return False
+    sig_a = [(x.dtype, tuple(x.shape)) for x in ta]
+    sig_b = [(y.dtype, tuple(y.shape)) for y in tb]
+    return all(x.shape for x in ta) and len(set(sig_a)) == len(sig_a) and sorted(sig_a, key=str) == sorted(sig_b, key=str)
 
 
 def _named(position: str) -> bool:

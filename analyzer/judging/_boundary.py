@@ -253,7 +253,11 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                 continue  # ids, masks, indices are exact data: a difference there is never a boundary
             evidence = window[measured[window]] if len(window) else window
             if len(evidence) and not passed[window].all():
-                continue  # a later record shows it: it propagates
+                handed = _consumers_agree(t, rows, c, fail_out[c])
+                if handed is None:
+                    continue  # a later record shows it: it propagates
+                _pass_call(t, c, s, in_step & grad_mask, fail_out[c], handed, out)
+                continue
             if other_input and not len(evidence):
                 continue  # another input convention needs later values that agree to be one
             if not len(evidence):
@@ -272,6 +276,30 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
             _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + (fail_in.get(c, []) if other_input else []), relation, out)
     return out
+
+
+def _consumers_agree(t: PairTable, rows: np.ndarray, c: int, outs: list[int]) -> str | None:
+    """What relates call pair ``c``'s differing outputs (a known relation: an activation applied
+    on one side, a constant factor) where every later call that received one of them, as
+    recorded on either side, received values that agree: each consumer absorbed the difference,
+    whatever a later, independent error makes differ further on. None where any output fits no
+    known relation, no consumer is recorded, or one received values that differ."""
+    said = []
+    for i in outs:
+        found = describe(t, i)
+        if found.startswith("the next comparable"):
+            return None
+        said.append(found.split(";")[0])
+    keys = [(value_key(t.record(i, 0)), value_key(t.record(i, 1))) for i in outs]
+    ka = {k for k, _ in keys if k is not None}
+    kb = {k for _, k in keys if k is not None}
+    cp_col, out_code, roles = t.col("cp"), t.roles.index("output"), t.col("role")
+    later = rows[(rows > max(outs)) & (cp_col[rows] != c) & (roles[rows] != out_code)]
+    got = [i for i in later.tolist() if value_key(t.record(i, 0)) in ka or value_key(t.record(i, 1)) in kb]
+    if not got or not t.passed[got].all():
+        return None
+    shown = t.call_pairs[int(cp_col[got[0]])].a.label
+    return f"{'; '.join(dict.fromkeys(said))}; what it hands over agrees where {shown} receives it"
 
 
 def _padding_moved(t: PairTable, ins: list[int], outs: list[int]) -> list[str] | None:

@@ -277,6 +277,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
                 (good if p.passed else bad).add(k)
         if not p.passed and r.call in ids and (first is None or r.seq < first.seq):
             first = r
+    disputed = good & bad  # right where one pair compares it, handed on differently where another does
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
     # a further call of a module whose other calls are paired (a shared ReLU called once more
@@ -297,7 +298,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             asked.add(k)
             if found(twin.view, r):
                 good.add(k)
-    made = made_by(v, inside_own, good, bad, paired)
+    made = made_by(v, inside_own, good - disputed, bad, paired)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part
     if made is not None:  # inside it, a call nothing checked may have made the value it returns

@@ -16,6 +16,13 @@ with ``input_grads``; otherwise the output gradients of the calls that produced 
 found by value: ``value_key``) and its module's parameter gradients, at least one of them
 compared. A gradient difference that any of them shows is left to the first-divergence
 locator.
+
+``absorb_unreached_gradients`` is the same principle for a whole step: where every forward
+value, the loss and every parameter gradient of the step agree (at least one compared), a
+gradient of an intermediate value that differs reached nothing that trains. Two frameworks
+report such gradients differently where a model differentiates twice (a gradient penalty taking
+the gradient of the critic with respect to its input, ``create_graph=True``): the module hooks
+see the first backward on one side and both on the other.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import numpy as np
 from ._boundary import value_key
 from ._pairtable import PairTable
 
-__all__ = ["absorb_unpropagated_gradients"]
+__all__ = ["absorb_unpropagated_gradients", "absorb_unreached_gradients"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,3 +104,29 @@ def _producers(t: PairTable) -> dict[tuple[int, object], list[int]]:
             if key is not None:
                 out[(cp.a.step, key)].append(c)
     return out
+
+
+def absorb_unreached_gradients(t: PairTable) -> int:
+    """Pass the failing output and input gradients of every step whose forward values, losses
+    and parameter gradients all agree (module docstring); returns how many passed."""
+    if not len(t):
+        return 0
+    step_col = t.col("step")
+    grads = t.role_mask("grad_output", "grad_input")
+    failing = np.flatnonzero(grads & ~t.passed)
+    if not len(failing):
+        return 0
+    pg = t.role_mask("param_grad")
+    rest = ~grads  # forward values, losses, weights and parameter gradients
+    n = 0
+    for s in np.unique(step_col[failing]).tolist():
+        in_step = step_col == s
+        if not (pg & in_step & t.measured).any() or not t.passed[rest & in_step].all():
+            continue
+        for i in failing[step_col[failing] == s].tolist():
+            t.set_verdict(i, True, "gradient difference that reaches nothing that trains: every forward value, loss and "
+                                   f"parameter gradient of step {s} agrees ({t.reasons.get(i, '')})")
+            n += 1
+    if n:
+        logger.info("%d intermediate gradient(s) differ where every parameter gradient agrees", n)
+    return n

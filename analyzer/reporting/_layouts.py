@@ -15,6 +15,11 @@ them by a reshape, which flattens each patch channels first. A port that flatten
 channels last (``(p1 p2 c)``) holds the same weights in another order: ``patch_alternatives``
 gives the mapping document that reorders the convolution's axes first.
 
+**Square matrices transposed.** A matrix of a class of a port's own (a CRF's transitions) that
+is square holds ``[from, to]`` in one port and ``[to, from]`` in the other with one shape:
+``square_alternatives`` gives the mapping document that transposes it, for such matrices inside
+the module the first divergence names.
+
 **Features concatenated in another order.** One port concatenates four neighbours (Swin's patch
 merging), gate and up, or several heads' features as ``[x0, x1, x2, x3]``, the other as ``[x0,
 x2, x1, x3]``: the same values, chunks of the feature axis in another order, and every weight
@@ -38,7 +43,7 @@ from ._pairings import Alternative, _parent, _pattern, _shapes
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["chunk_order", "concat_alternatives", "patch_alternatives", "rotary_alternatives"]
+__all__ = ["chunk_order", "concat_alternatives", "patch_alternatives", "rotary_alternatives", "square_alternatives"]
 
 _MAX_CHUNKS = 8  # concatenations of more parts than this are not looked for
 _SAME = 1e-4  # chunks this close (relative to the largest magnitude) hold the same values
@@ -128,6 +133,32 @@ def patch_alternatives(report: Report) -> list[Alternative]:
             # judged by the calls of the module named (its inputs agree; the patches are cut inside it)
             named = d.located.a.call.module if d.located else d.pair.a.module
             out.append(Alternative(doc, said, _pattern(named or p.a.rpartition(".")[0])))
+    return out[:2]
+
+
+def square_alternatives(report: Report) -> list[Alternative]:
+    """Mapping documents pairing a square matrix of a class no layout table knows, inside the
+    module the first divergence names, transposed: a transition matrix one port stores
+    ``[from, to]`` and the other ``[to, from]`` has one shape either way, and only the values
+    can say which (``run`` keeps the pairing a call of the module confirms)."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or wm is None or d.located is None:
+        return []
+    ka, kb = wm.side_keys()
+    named = d.located.a.call.module
+    shapes = _shapes(report.a)
+    out = []
+    for p in wm.pairs:
+        shape = shapes.get(p.a)
+        mod = p.a.rpartition(".")[0]
+        if (shape is None or len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2 or not p.transfer
+                or p.a_part is not None or p.b_part is not None or p.a_perm is not None or p.b_perm is not None
+                or not named or not (mod == named or mod.startswith(named + "."))):
+            continue
+        said = f"{p.a} transposed against {p.b}"
+        doc = {"version": 1, "weights": [{ka: p.a, kb: p.b, f"{ka}_axes": [1, 0]}],
+               "note": f"written by padiff-trace run: {said}"}
+        out.append(Alternative(doc, said, _pattern(named)))
     return out[:2]
 
 

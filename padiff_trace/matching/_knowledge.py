@@ -250,6 +250,9 @@ PACK_AXIS: dict[tuple[str, str], tuple[int, ...]] = {
     ("conv1d", "bias"): (0,),
     ("conv2d", "weight"): (0,),
     ("conv2d", "bias"): (0,),
+    # several lookup tables as one: each table's rows after the previous one's (a recommender's
+    # per-field tables against one table read at per-field offsets)
+    ("embedding", "weight"): (0,),
 }
 
 # How attention classes with a fused q|k|v projection pack it. Head by head: the packed axis

@@ -45,6 +45,7 @@ from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._knowledge import POINTWISE_AS
 from ._match import group_key
+from ._ownpacks import packed_places, pair_own_packs
 from ._packs import packed_run, regrouped
 from ._stacks import stacked_groups
 from ._units import pair_packed_units
@@ -192,17 +193,21 @@ class _Matcher:
                     self.pair(x, y, found)
 
     def _partner_of(self) -> Callable[[_T, _T], bool]:
-        """Whether ``y``'s module is a child of the partner of ``x``'s module or of its parent
-        (the modules the whole pairs so far make one computation: the attention whose norm
-        paired), whatever the two sides' block indices count."""
+        """Whether ``y``'s module is inside the partner of x's module, parent or grandparent,
+        the nearest that has one (the modules the whole pairs so far make one computation: the
+        attention whose norm paired, the block whose norms paired), whatever the two sides'
+        block indices count; never the root's."""
         whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
         fwd = leftover.partner_modules(whole)
         back = {mb: ma for ma, mb in fwd.items()}
 
         def near(x: _T, y: _T) -> bool:
             known = fwd if x.side == "a" else back
-            up = x.info.module.rpartition(".")[0]
-            return bool(y.parent) and any(m and known.get(m) == y.parent for m in (x.info.module, up))
+            m, up = x.info.module, 0
+            while m and m not in known and up < 2:  # the nearest of x's module, parent, grandparent with a partner
+                m, up = m.rpartition(".")[0], up + 1
+            mine = known.get(m, "") if m else ""
+            return bool(mine) and (y.info.module + ".").startswith(mine + ".")
 
         return near
 
@@ -284,8 +289,13 @@ class _Matcher:
             return same_order_reshape(x.cshape, y.cshape) or x.cshape == y.cshape
 
         ga, gb = _groups(self.live(self.a), cls), _groups(self.live(self.b), cls)
-        for c in sorted(set(ga) & set(gb), key=lambda k: ga[k][0].index):
-            for xs, ys in _by_blocks(ga[c], gb[c]):
+        # weights first, as in ``structure``: a bias follows the module its weight paired with
+        for c in sorted(set(ga) & set(gb), key=lambda k: (k[1] != "weight", ga[k][0].index)):
+            if c[1] != "weight":
+                self.follow_modules()
+            xs_all = [t for t in ga[c] if not t.used]
+            ys_all = [t for t in gb[c] if not t.used]
+            for xs, ys in _by_blocks(xs_all, ys_all):
                 if len(xs) != len(ys) or not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue
                 for x, y, _ in _assign(xs, ys, self.order_weight):
@@ -304,6 +314,7 @@ class _Matcher:
         # first within modules the pairs so far make one computation, then block by block
         self.follow_modules()  # a paired module's buffers first: what is left in a unit is the unit's
         pair_packed_units(self.live(self.a), self.live(self.b), leftover.partner_modules(whole), self.pair)
+        pair_own_packs(self.live(self.a), self.live(self.b), packed_places(self.map.pairs), self.pair)
         for place in (leftover.partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)

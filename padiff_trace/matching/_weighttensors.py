@@ -145,14 +145,20 @@ def by_blocks(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor],
     When the block indices name different blocks (``blocks.0.bn1`` vs ``features.3.body.1``:
     the numbers do not count the same things) and the class holds as many tensors on each
     side, it stays whole and pairs by registration order; with other counts too, it is split
-    where the indices agree and the rest stays unmatched."""
+    where the indices agree and the rest stays unmatched, unless the two sides index at other
+    depths (``block1.0`` against ``stages.0.blocks.0`` and ``decoder.mlps.0``: an index one
+    side writes into a word; equal numbers there are a coincidence)."""
     ka, kb = Counter(t.key for t in xs), Counter(t.key for t in ys)
-    if not set(ka) & set(kb) or (set(ka) != set(kb) and len(xs) == len(ys)):
+    if not set(ka) & set(kb) or (set(ka) != set(kb) and (len(xs) == len(ys) or _depths(ka) != _depths(kb))):
         return [(xs, ys)]
     out = []
     for k in sorted(set(ka) | set(kb)):
         out.append(([t for t in xs if t.key == k], [t for t in ys if t.key == k]))
     return out
+
+
+def _depths(keys: Counter[tuple[int, ...]]) -> set[int]:
+    return {len(k) for k in keys if k}
 
 
 def names_agree(x: MTensor, y: MTensor) -> bool:
@@ -249,6 +255,19 @@ def path_words(path: str) -> frozenset[str]:
     return _tokens(path)
 
 
+def _named_apart(ts: list[MTensor]) -> dict[int, int]:
+    """Members whose parent holds several members of the group, each under another name
+    (``norm1``, ``norm2``: the same block's two norms; a list index is no name): member index ->
+    the rank of its parent among such parents, in the group's order."""
+    leaves: dict[str, list[str]] = defaultdict(list)
+    for t in ts:
+        leaves[t.parent].append(t.leaf)
+    apart = [p for p, ls in leaves.items()
+             if len(ls) > 1 and len(set(ls)) == len(ls) and all(any(c.isalpha() for c in x) for x in ls)]
+    rank = {p: k for k, p in enumerate(apart)}
+    return {i: rank[t.parent] for i, t in enumerate(ts) if t.parent in rank}
+
+
 def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> list[tuple[MTensor, MTensor, bool]]:
     """Pairs of two equally long groups. Each candidate pair scores its evidence: the same role
     by module name (``query`` ~ ``q_proj``: 3), a path word that tells members of the group
@@ -267,10 +286,15 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     ty = [_tokens(y.info.module) for y in ys]
     dx, dy = _distinguishing(tx), _distinguishing(ty)
     rx, ry = _ranks_within(dx, dy), _ranks_within(dy, dx)
+    px, py = _named_apart(xs), _named_apart(ys)
     cand = []
     for i, x in enumerate(xs):
         for j, y in enumerate(ys):
             role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
+            if not role and x.leaf == y.leaf and i in px and px[i] == py.get(j):
+                # ``norm1`` ~ ``norm1`` beside ``norm2`` (the digits are part of the name), in
+                # parents of one rank: the same block's two norms, registered in another order
+                role = 1.5
             union = len(tx[i] | ty[j])
             words = len(tx[i] & ty[j]) / union if union else 0.0
             words += len(dx[i] & dy[j])

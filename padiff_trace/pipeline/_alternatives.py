@@ -78,7 +78,9 @@ def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTra
     other, alt_ref = _record_alternative(kids, traces, opts, job_b, alt_b, path)
     if other is None:
         return report, traces, None
-    if analyzer.divergence_key(other) < analyzer.divergence_key(report):  # the order both compute in: kept unless worse
+    # the order both compute in: kept unless A's first differing record comes earlier (the same A
+    # record paired with an earlier call of B is no worse: that call is the one B computes first)
+    if analyzer.divergence_key(other)[:2] < analyzer.divergence_key(report)[:2]:
         logger.info("the pairing in %s diverges earlier: the first run stands", path)
         other.close()
         return report, traces, None
@@ -142,7 +144,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     ``analyzer.pairing_alternatives``; two equal parts of a packed tensor swapped,
     ``part_alternatives``; q and k rows in the other rotary layout,
     ``rotary_alternatives``; a patch convolution flattened channels last, ``patch_alternatives``;
-    features concatenated in another order, ``concat_alternatives``)
+    features concatenated in another order, ``concat_alternatives``; a square matrix of a class
+    of the port's own transposed, ``square_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when it goes further
     before its first divergence and a call of the module agrees there, or, for parts no name
     paired, the divergence is still inside it (a value in it that differed agrees now), saying
@@ -152,7 +155,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
     alternatives = [*analyzer.pairing_alternatives(report), *analyzer.part_alternatives(report),
                     *analyzer.rotary_alternatives(report),
-                    *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report)]
+                    *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report),
+                    *analyzer.square_alternatives(report)]
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
         if good or not bad:  # a call of it agrees, or none received agreeing inputs and differed

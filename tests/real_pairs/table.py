@@ -103,7 +103,19 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # positions with memory, a shared-weight siamese tower and a CTC speech model
                       # (training), by helpers that never ran the tool, measured once on first contact
                       "port_retnet", "port_fnet", "port_segformer", "port_yolo", "port_tabtransformer",
-                      "port_transformer_xl", "port_siamese_train", "port_ctc_train"})
+                      "port_transformer_xl", "port_siamese_train", "port_ctc_train",
+                      # session 27: gMLP (spatial gating on a packed projection), Linformer (low-rank
+                      # sequence projections), SE-ResNeXt (grouped convs, SE as conv vs Linear), DeepFM
+                      # (per-field tables against one table at offsets), a GQA decoder with sliding
+                      # window and interleaved rope, a NeRF MLP (encodings in another feature order), and
+                      # training ports (LoRA adapters on frozen weights, an SRU LM with packed cell
+                      # vectors), by helpers that never ran the tool, measured once on first contact
+                      "port_gmlp", "port_linformer", "port_seresnext", "port_deepfm", "port_gqa", "port_nerf",
+                      "port_lora_train", "port_sru_train",
+                      # session 27, set 18: MobileViT (unfold/fold around attention), a BiGRU-CRF tagger
+                      # (hand-written forward algorithm), a masked autoencoder (given keep order, gather
+                      # unshuffle, loss on masked patches) and a WGAN-GP critic step (double backward)
+                      "port_mobilevit", "port_bigru_crf", "port_vit_mae", "port_wgan_gp_train"})
 
 
 @dataclass(frozen=True)

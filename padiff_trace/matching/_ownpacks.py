@@ -1,0 +1,106 @@
+"""A module's own tensors, packed into fewer on the other side: a pass of the weight matcher's
+last resort (``_weightmatch``).
+
+A hand-written SRU cell keeps its peepholes and gate biases as four vectors ``v_f``, ``v_r``,
+``b_f``, ``b_r`` ``[d]``; the ``sru`` package's cell keeps two, ``weight_c`` ``[2d]`` (``v_f|v_r``)
+and ``bias`` ``[2d]`` (``b_f|b_r``). No name, type or shape says which is which, but the modules
+say where they are: the one cell's three projection Linears were found packed into the other
+cell's one projection weight, so the two cells are one computation (``packed_places``). The
+tensors each of the two modules holds itself, left over, then pair when, in registration order,
+each tensor of the side holding fewer is a run of consecutive tensors of the other concatenated
+along one axis (its own shape aside from axes of size one), every tensor of both sides used once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from ..arrays import squeezed
+from ._weightmap import WeightPair
+from ._weighttensors import MTensor
+
+__all__ = ["packed_places", "pair_own_packs"]
+
+logger = logging.getLogger(__name__)
+
+Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, axis, used=...)``
+
+
+def _module(name: str) -> str:
+    return name.rpartition(".")[0]
+
+
+def packed_places(pairs: list[WeightPair]) -> list[tuple[str, str, str]]:
+    """(side of the packed tensor, module holding the parts' modules, module holding the packed
+    tensor) for every packed tensor whose parts sit in sibling modules of one parent."""
+    parts: dict[tuple[str, str], set[str]] = {}
+    for p in pairs:
+        if p.b_part is not None and p.a_part is None:
+            parts.setdefault(("b", p.b), set()).add(_module(_module(p.a)))
+        elif p.a_part is not None and p.b_part is None:
+            parts.setdefault(("a", p.a), set()).add(_module(_module(p.b)))
+    return [(side, next(iter(ps)), _module(name)) for (side, name), ps in parts.items() if len(ps) == 1]
+
+
+def _runs(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor], MTensor, int]] | None:
+    """Each of ``ys`` with the run of consecutive ``xs`` it holds and the axis, every tensor of
+    both used once; None when the sizes do not cut that way."""
+    out, i = [], 0
+    for y in ys:
+        whole = y.cshape
+        kept = [k for k, n in enumerate(whole) if n != 1]
+        if not kept:
+            return None
+        run: list[MTensor] = []
+        for axis in kept:
+            rest = tuple(whole[k] for k in kept if k != axis)
+            total, j = 0, i
+            while j < len(xs) and total < whole[axis]:
+                s = squeezed(xs[j].cshape)
+                if len(s) != len(kept) or s[: kept.index(axis)] + s[kept.index(axis) + 1 :] != rest:
+                    break
+                total += s[kept.index(axis)]
+                j += 1
+            if total == whole[axis] and j > i:
+                run = xs[i:j]
+                break
+        if not run:
+            return None
+        out.append((run, y, axis))
+        i += len(run)
+    return out if i == len(xs) and any(len(r) > 1 for r, _, _ in out) else None
+
+
+def pair_own_packs(la: list[MTensor], lb: list[MTensor], places: list[tuple[str, str, str]], pair: Pair) -> None:
+    """Pair the trainable tensors two modules ``places`` names one computation hold themselves
+    (the packed tensor's module or its parent on the one side, the parts' modules' parent on the
+    other; see the module docstring)."""
+    def own(ts: list[MTensor], modules: set[str]) -> list[MTensor]:
+        return sorted((t for t in ts if not t.used and t.info.trainable and t.info.module in modules),
+                      key=lambda t: t.index)
+
+    for side, parts_parent, packed_module in places:
+        big = {packed_module, _module(packed_module)} - {""}
+        small = {parts_parent} - {""}
+        if not big or not small:
+            continue
+        xs, ys = (own(lb, small), own(la, big)) if side == "a" else (own(la, small), own(lb, big))
+        if len(xs) < 2 or len(ys) >= len(xs) or not ys:
+            continue
+        runs = _runs(xs, ys)
+        if runs is None:
+            continue
+        for run, y, axis in runs:
+            if len(run) == 1:
+                pair(run[0], y, "units")
+                continue
+            start = 0
+            for x in run:
+                stop = start + squeezed(x.cshape)[[k for k, n in enumerate(y.cshape) if n != 1].index(axis)]
+                logger.info("paired %s with part %d:%d of %s: a module's own tensors packed", x.info.name, start, stop,
+                            y.info.name)
+                pair(x, y, "packed", None, (start, stop), axis, used=False)
+                x.used = True
+                start = stop
+            y.used = True
