@@ -192,3 +192,19 @@ def test_a_two_layer_lstm_against_two_one_layer_lstms_trains_aligned(tmp_path: P
     # the two-layer LSTM is the call partner of neither one-layer LSTM
     assert {"rnns.0#0 (LSTM)", "rnns.1#0 (LSTM)"} <= set(doc["unpaired"]["calls_b"])
     assert "lstm#0 (LSTM)" in doc["unpaired"]["calls_a"]
+
+
+# set 17 and 18 (session 27), measured once on first contact: cell vectors packed into one, a
+# gradient penalty (hooks see another backward on each side), a shared dropout module of the
+# wrong rate on the other side (its first call is the divergence, not its second)
+@pytest.mark.parametrize(("family", "bug"), [("port_sru_train", ""), ("port_wgan_gp_train", ""),
+                                             ("port_lora_train", "lora_drop_default")])
+def test_set17_training_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    rc, doc, text = run(tmp_path, family, bug)
+    if not bug:
+        assert rc == 0, text[-4000:]
+        return
+    want = truth(family)["bugs"][bug]
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (want["paddle_module"], want["torch_module"]), text[-4000:]

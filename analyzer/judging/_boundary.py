@@ -14,7 +14,8 @@ used here, for every such pair, is whether the difference *reaches anything down
 * **Boundary differences (outputs).** A call whose inputs agree and whose output differs is
   where an error is made only if the error propagates: some record after it, before the next
   independent error (another call whose inputs agree and whose output differs), differs as
-  well. When every later record up to that point agrees, and at least one later output was
+  well (another call of the same module that stays failing is not independent: the same
+  error again). When every later record up to that point agrees, and at least one later output was
   compared and agreed, the next comparable point absorbed the difference: the pair passes as
   a *boundary difference*, with what relates the two values where one of the known relations
   fits (``BOUNDARY_RELATIONS``: a constant factor, an activation applied on one side), and the
@@ -222,7 +223,9 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             # independent error that ends every window (label smoothing on one side)
             rows = rows[~loss_mask[rows]]
         starts = sorted((first_row[c], c) for _, c in cands)
-        for out_row, c in cands:
+        # latest first: whether a later call of the same module stays failing is known when an
+        # earlier one is judged
+        for out_row, c in reversed(cands):
             call = t.call_pairs[c].a
             if call.parent < 0:
                 continue  # the model's own output: only a loss follows it, no comparable point
@@ -231,6 +234,8 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                 continue
             last = max(fail_out[c])
             nxt = next(((r0, c2) for r0, c2 in starts if r0 > last and t.call_pairs[c2].a.id not in ancestors), None)
+            if nxt is not None and _same_module(t, c, nxt[1]) and not t.passed[fail_out[nxt[1]]].all():
+                continue  # the next error is this module's again (a dropout of the wrong rate, each call): not independent
             window = rows[rows > last]
             if nxt is not None:  # up to the next independent error, and the inputs it received (they agree)
                 window = window[(window < nxt[0]) | ((cp_col[window] == nxt[1]) & (roles[window] != out_code))]
@@ -276,6 +281,12 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
             _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + (fail_in.get(c, []) if other_input else []), relation, out)
     return out
+
+
+def _same_module(t: PairTable, c: int, d: int) -> bool:
+    """Whether call pairs ``c`` and ``d`` are calls of one module on either side."""
+    x, y = t.call_pairs[c], t.call_pairs[d]
+    return x.a.module == y.a.module or x.b.module == y.b.module
 
 
 def _consumers_agree(t: PairTable, rows: np.ndarray, c: int, outs: list[int]) -> str | None:
