@@ -142,10 +142,10 @@ def square_alternatives(report: Report) -> list[Alternative]:
     ``[from, to]`` and the other ``[to, from]`` has one shape either way, and only the values
     can say which (``run`` keeps the pairing a call of the module confirms)."""
     d, wm = report.first_divergence, report.weight_map
-    if d is None or wm is None or d.located is None:
+    if d is None or wm is None:
         return []
     ka, kb = wm.side_keys()
-    named = d.located.a.call.module
+    named = d.located.a.call.module if d.located else d.pair.a.module
     shapes = _shapes(report.a)
     out = []
     for p in wm.pairs:
