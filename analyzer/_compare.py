@@ -22,7 +22,7 @@ from .alignment._plan import plan
 from .alignment._records import RecordLike
 from .alignment._traces import as_mapping
 from .alignment._weights import pair_by_map, trace_weight_map
-from .judging._boundary import absorb_boundaries, absorb_inner_ops, absorb_moved, absorb_unused_inputs
+from .judging._boundary import absorb_boundaries, absorb_checked_inside, absorb_inner_ops, absorb_moved, absorb_unused_inputs
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
 from .judging._conventions import apply_conventions
 from .judging._derived import absorb_reparametrized
@@ -126,7 +126,8 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_saturated(table)
         absorb_reparametrized(table, {(p.a, p.b) for p in wm.pairs if not p.transfer} if wm is not None else set())
         absorb_moved(table)
-        conventions += absorb_boundaries(table, va)
+        absorb_checked_inside(table, (va, vb))
+        conventions += absorb_boundaries(table, va, vb)
         absorb_unpropagated_gradients(table)
         absorb_unreached_gradients(table)
         absorb_inner_ops(table)

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from padiff_trace import Deferred, Kind, UserError, WeightTransferError, open_trace
-from padiff_trace.arrays import packed_part, put_packed_part, squeezed, transposed_rows
+from padiff_trace import STAT_FIELDS, Deferred, Kind, UserError, WeightTransferError, open_trace
+from padiff_trace.arrays import packed_part, put_packed_part, squeezed, stats_tuple, transposed_rows
 from padiff_trace.matching import (
     QKV_PACKING,
     Mapping,
@@ -26,6 +26,7 @@ from padiff_trace.matching import (
     WeightPair,
     WeightSide,
     inverse_perm,
+    is_pattern,
     mapping_pins,
     match_weights,
     norm_like,
@@ -82,9 +83,20 @@ def model_side(adapter: Adapter, model: Any) -> tuple[WeightSide, dict[str, Any]
     for name, t, is_param in adapter.named_state(model):
         mod, _, local = name.rpartition(".")
         trainable = is_param and adapter.requires_grad(t)
-        infos.append(TensorInfo(name, mod, local, types.get(mod, ""), tuple(t.shape), is_param, trainable, name not in volatile))
+        infos.append(TensorInfo(name, mod, local, types.get(mod, ""), tuple(t.shape), is_param, trainable, name not in volatile,
+                                not is_param and _pattern(adapter, t)))
         tensors[name] = t
     return WeightSide(adapter.name, tuple(infos), module_classes(adapter, model), pack_groups=pack_groups(adapter, model)), tensors
+
+
+def _pattern(adapter: Adapter, t: Any) -> bool:
+    """Whether buffer ``t`` holds a mask (``is_pattern``), judged by the statistics a trace keeps."""
+    data, dtype, _, _ = adapter.to_host(t)
+    if isinstance(data, Deferred):
+        data = data.fetch()
+    if not isinstance(data, np.ndarray) or not data.size:
+        return False
+    return is_pattern(dtype, dict(zip(STAT_FIELDS, stats_tuple(data, dtype), strict=True)))
 
 
 def match_onto_model(

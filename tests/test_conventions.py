@@ -760,3 +760,95 @@ def test_path_bug_is_located_in_the_scorer(tmp_path: Path) -> None:
     rc, doc, text = run(tmp_path, "path", bug="paddle_path_no_mask")
     assert rc == 1, text
     assert located(doc) == ("scorer", "scorer"), text
+
+
+# ------------------------------------------------------------------ experts: a list of experts against one batched module
+def test_experts_stack_pairs_with_the_list_and_the_clean_twin_passes(tmp_path: Path) -> None:
+    """Three expert layers (``fc1``, ``fc2``) on paddle's side against one module holding
+    ``w_in [E, D, H]`` and ``w_out [E, H, D]`` on torch's: no name says which stack is which and
+    each fits both lists (one transposed, one as is); registration order pairs them."""
+    rc, _, text = run(tmp_path, "experts")
+    assert rc == 0, text
+    wm = {(w["paddle"], w["torch"]) for w in weight_map(tmp_path)["weights"] if "torch" in w and "paddle" in w}
+    assert {("moe.experts.2.fc1.weight", "moe.experts.w_in"), ("moe.experts.0.fc2.weight", "moe.experts.w_out")} <= wm, wm
+
+
+def test_experts_bug_is_named_at_the_block_not_at_an_unchecked_expert(tmp_path: Path) -> None:
+    """The top-2 weights not renormalised (the block's own code): nothing compares what a paddle
+    expert returns, so no expert is named; both sides name the block and list what was not checked."""
+    rc, doc, text = run(tmp_path, "experts", bug="paddle_moe_no_renorm")
+    assert rc == 1, text
+    assert located(doc) == ("moe", "moe"), text
+    loc = doc["first_divergence"]["located"]
+    assert loc["a"]["why"] == loc["b"]["why"] == "unchecked", loc
+    assert [c.split("#")[0] for c in loc["a"]["unchecked"]] == ["moe.experts.0", "moe.experts.1", "moe.experts.2"], loc
+    assert loc["b"]["unchecked"] == ["moe.experts#0"], loc
+
+
+# ------------------------------------------------------------------ masked: a mask buffer is a pattern, not a weight
+@pytest.mark.parametrize("bug", ["paddle_mask_centre", "torch_mask_b_first"])
+def test_masked_conv_mask_is_compared_not_copied(tmp_path: Path, bug: str) -> None:
+    """A persistent 0/1 buffer is a mask each port builds: copying paddle's onto torch's would
+    hide a mask built wrong on either side (exit 0); compared, it is named at the first layer."""
+    rc, doc, text = run(tmp_path, "masked", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == ("first", "conv_a"), text
+    masks = [w for w in weight_map(tmp_path)["weights"] if w.get("paddle", "").endswith(".mask")]
+    assert masks and all(w.get("transfer") is False and w["how"] == "derived" for w in masks), masks
+
+
+def test_masked_clean_twin_passes_with_its_own_masks(tmp_path: Path) -> None:
+    rc, _, text = run(tmp_path, "masked")
+    assert rc == 0, text
+
+
+# ------------------------------------------------------------------ skip: a side output used only at the end
+def test_skip_clean_twin_passes_with_the_late_layer_adding_the_image(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "skip")
+    assert rc == 0, text
+    assert any("to_image" in f for f in findings(doc, "boundary_difference")), text
+
+
+def test_skip_bug_in_the_early_image_is_not_a_boundary(tmp_path: Path) -> None:
+    """Only records that run beside the early image follow it before the late layer: their
+    agreement says nothing of it, so its difference is the first divergence."""
+    rc, doc, text = run(tmp_path, "skip", bug="torch_small_flipped")
+    assert rc == 1, text
+    assert located(doc) == ("to_image_small", "early"), text
+    assert not any("to_image_small" in f for f in findings(doc, "boundary_difference")), text
+
+
+# ------------------------------------------------------------------ adaln: an activation before the block or inside it
+def test_adaln_input_checked_inside_the_block_and_the_bug_named_in_it(tmp_path: Path) -> None:
+    """``block(x, silu(c))`` against ``block(x, c)`` with SiLU inside: the block's second input
+    differs by design, and the value paddle hands over is compared again inside (the modulation
+    Linear's input) and agrees, so the bug in the block's own code is named at the block."""
+    rc, _, text = run(tmp_path, "adaln")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "adaln", bug="torch_no_one")
+    assert rc == 1, text
+    assert located(doc) == ("block", "block"), text
+    (arg,) = [p for p in doc["pairs"] if p["role"] == "input" and (p["a"]["module"], p["a"]["position"]) == ("block", "args[1]")]
+    assert arg["passed"] and "compared inside" in arg["reason"], arg
+
+
+# ------------------------------------------------------------------ styled: units nested apart, a user class's square matrix
+def test_styled_units_pair_by_what_they_hold_and_the_square_turns_with_its_class(tmp_path: Path) -> None:
+    """StyleGAN2's layer (weight, bias, noise strength, ``affine``) against a rewrite's
+    (``conv.weight [1, C, C, 3, 3]``, ``conv.modulation``, ``noise``, ``activate``): the
+    subtrees pair one to one; the user FC class stores ``[in, out]``, so its square matrix is
+    turned as its other matrices are."""
+    rc, _, text = run(tmp_path, "styled")
+    assert rc == 0, text
+    wm = {(w.get("paddle"), w.get("torch")): w for w in weight_map(tmp_path)["weights"]}
+    assert ("synthesis.l1.bias", "convs.1.activate.bias") in wm, sorted(wm)
+    assert ("synthesis.l1.noise_strength", "convs.1.noise.weight") in wm, sorted(wm)
+    assert wm[("mapping.fc1.weight", "style.2.weight")]["convert"] == "transpose", wm
+
+
+@pytest.mark.parametrize(("bug", "where"), [("paddle_noise_unscaled", ("synthesis.l1", "convs.1")),
+                                            ("torch_style_no_bias", ("synthesis.l0.affine", "convs.0.conv.modulation"))])
+def test_styled_bugs_are_located(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "styled", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text

@@ -244,3 +244,23 @@ def test_set17_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     assert rc == 1, text[-4000:]
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]
+
+
+# set 19 (session 28), measured once on first contact: a generator whose layers two ports nest
+# apart (unit by unit pairing, a user class's square matrix), a masked convolution's mask built
+# wrong on one side (a pattern buffer, compared and not copied), and an activation applied
+# before a block on one side and inside it on the other (the input checked inside)
+SET19 = [("port_stylegan_mod", ""), ("port_stylegan_mod", "torch_torgb_no_eqlr"),
+         ("port_pixelcnn", "torch_first_mask_b"), ("port_dit", "torch_modulate_no_one")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET19)
+def test_set19_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    rc, doc, text = run(tmp_path, family, bug)
+    if not bug:
+        assert rc == 0, text[-4000:]
+        return
+    truth = json.loads((PAIRS / f"{family}_truth.json").read_text())["bugs"][bug]
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]

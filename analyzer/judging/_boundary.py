@@ -37,6 +37,12 @@ used here, for every such pair, is whether the difference *reaches anything down
   moved layer's values on each side (A's block output is its GELU's output, B's block output
   that GELU's input) passes: the values were compared across the moved layer.
 
+* **An input checked inside the call.** An input that differs while the very same value (one
+  side's) is received again by a call inside the one it was handed to, and agrees with its
+  partner there, is right: the other side transforms it on the other side of this boundary
+  (a SiLU applied before a block against one applied inside it) and the transformed values
+  agree. The input passes whatever the call returns.
+
 * **Derived state computed another way** is in ``_derived``.
 
 Nothing here ever turns a propagating difference into a pass: a difference that any later
@@ -52,10 +58,20 @@ import numpy as np
 
 from ..alignment._calls import TraceView
 from ._pairtable import PairTable
-from ._relations import BOUNDARY_RELATIONS, RELATION_REL, agrees, concat_relation, conventional, window_fit, window_relation
+from ._relations import (
+    BOUNDARY_RELATIONS,
+    RELATION_REL,
+    agrees,
+    concat_relation,
+    conventional,
+    resize_relation,
+    window_fit,
+    window_relation,
+)
 from ._relations import relation as describe
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_inner_ops", "absorb_moved", "absorb_unused_inputs",
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_checked_inside", "absorb_inner_ops", "absorb_moved",
+           "absorb_unused_inputs",
            "agrees", "value_key"]
 
 logger = logging.getLogger(__name__)
@@ -138,6 +154,41 @@ def absorb_unused_inputs(t: PairTable) -> None:
                                    f"number ({t.reasons.get(i, '')})")
 
 
+def absorb_checked_inside(t: PairTable, views: tuple[TraceView, TraceView]) -> int:
+    """Differing inputs whose value, on one side, a call inside the receiving call receives
+    again and there agrees with its partner pass (see the module docstring). Returns how many."""
+    cp_col, passed = t.col("cp"), t.passed
+    ins = t.role_mask("input") & (cp_col >= 0)
+    failing = np.flatnonzero(ins & ~passed)
+    if not len(failing):
+        return 0
+    agreed = np.flatnonzero(ins & passed)
+    n = 0
+    for side, v in enumerate(views):
+        index: dict[tuple[Any, ...], list[int]] = {}
+        for j in agreed.tolist():
+            k = value_key(t.record(j, side))
+            if k is not None:
+                index.setdefault(k, []).append(j)
+        for i in failing.tolist():
+            if passed[i]:
+                continue
+            k = value_key(t.record(i, side))
+            pair = t.call_pairs[int(cp_col[i])]
+            outer = (pair.b if side else pair.a).id
+            for j in index.get(k, []) if k is not None else []:
+                inner = t.call_pairs[int(cp_col[j])]
+                call = inner.b if side else inner.a
+                if j > i and any(x.id == outer for x in v.ancestors(call)):
+                    t.set_verdict(i, True, f"boundary difference: the same value is compared inside, where "
+                                           f"{inner.a.label} / {inner.b.label} receives it, and agrees; the other "
+                                           f"side transforms it on the other side of this boundary "
+                                           f"({t.reasons.get(i, '')})")
+                    n += 1
+                    break
+    return n
+
+
 def absorb_moved(t: PairTable) -> int:
     """Records of a call pair that hold, on each side, a value of an agreeing moved layer's pair
     pass (see the module docstring). Returns how many passed."""
@@ -163,7 +214,7 @@ def absorb_moved(t: PairTable) -> int:
     return n
 
 
-def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
+def absorb_boundaries(t: PairTable, va: TraceView, vb: TraceView) -> list[dict[str, Any]]:
     """Pass the differing outputs that no later record shows (see the module docstring); returns
     one entry per absorbed call pair: step, the calls, the relation found. Repeated until
     nothing more passes: an outer boundary absorbed (a dense layer's concatenation) clears the
@@ -171,7 +222,7 @@ def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     under: set[int] | None = None  # later rounds: only calls inside one absorbed in the round before
     for _ in range(_ROUNDS):
-        more = _absorb_boundaries_once(t, va, under)
+        more = _absorb_boundaries_once(t, (va, vb), under)
         if not more:
             break
         out += more
@@ -184,9 +235,10 @@ def absorb_boundaries(t: PairTable, va: TraceView) -> list[dict[str, Any]]:
 _ROUNDS = 8
 
 
-def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None) -> list[dict[str, Any]]:
+def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], under: set[int] | None) -> list[dict[str, Any]]:
     if not len(t):
         return []
+    va = views[0]
     out: list[dict[str, Any]] = []
     step_col, cp_col, roles = t.col("step"), t.col("cp"), t.col("role")
     fwd_mask = t.role_mask(*_FWD)
@@ -233,7 +285,9 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
             if under is not None and not ancestors & under:
                 continue
             last = max(fail_out[c])
-            nxt = next(((r0, c2) for r0, c2 in starts if r0 > last and t.call_pairs[c2].a.id not in ancestors), None)
+            # the next error still standing: a later one already judged a boundary (latest first) is none
+            nxt = next(((r0, c2) for r0, c2 in starts if r0 > last and t.call_pairs[c2].a.id not in ancestors
+                        and not t.passed[fail_out[c2]].all()), None)
             if nxt is not None and _same_module(t, c, nxt[1]) and not t.passed[fail_out[nxt[1]]].all():
                 continue  # the next error is this module's again (a dropout of the wrong rate, each call): not independent
             window = rows[rows > last]
@@ -251,13 +305,19 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                            + "; ".join(moved) + "): the values it computes agree", out)
                 continue
             if not measured[fail_out[c]].all() and not (other_input and all(_shapes_differ(t, i) for i in fail_out[c])):
-                joined = concat_relation(t, out_row) if len(fail_out[c]) == 1 and "shape" in t.reasons.get(out_row, "") else None
+                joined = ((concat_relation(t, out_row) or resize_relation(t, out_row))
+                          if len(fail_out[c]) == 1 and "shape" in t.reasons.get(out_row, "") else None)
                 if joined is None:
                     continue  # damaged or undecodable: not compared, so nothing is known of it
             if not all(_floating(t, i) for i in fail_out[c]):
                 continue  # ids, masks, indices are exact data: a difference there is never a boundary
+            if joined:  # the same values, one side's concatenated or resized at its edge: nothing left to propagate
+                _pass_call(t, c, s, in_step & grad_mask, fail_out[c], joined, out)
+                continue
             evidence = window[measured[window]] if len(window) else window
-            if len(evidence) and not passed[window].all():
+            if len(evidence) and t.passed[window].all() and not _reached(t, views, c, fail_out[c], evidence):
+                evidence = evidence[:0]  # nothing compared there received the difference: it shows nothing
+            if len(evidence) and not t.passed[window].all():
                 handed = _consumers_agree(t, rows, c, fail_out[c])
                 if handed is None:
                     continue  # a later record shows it: it propagates
@@ -281,6 +341,38 @@ def _absorb_boundaries_once(t: PairTable, va: TraceView, under: set[int] | None)
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
             _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + (fail_in.get(c, []) if other_input else []), relation, out)
     return out
+
+
+def _reached(t: PairTable, views: tuple[TraceView, TraceView], c: int, outs: list[int], evidence: np.ndarray) -> bool:
+    """Whether a record of ``evidence`` (compared, after call pair ``c``) could show ``c``'s
+    differing outputs: one that is beside them on neither side. A value is *beside* them on a
+    side when it was recorded there before them (the same dtype, shape and statistics: a
+    residual stream, a style vector), or it is the output of a call whose every input is beside
+    them: the next block's convolutions, run while an image only a later layer adds waits,
+    compute the same whatever that image holds, and their agreement shows nothing of it.
+    Anything else may depend on them, through inline code no record shows."""
+    beside = [_beside(t, v, c, outs, evidence, side) for side, v in enumerate(views)]
+    return any(i not in beside[0] and i not in beside[1] for i in evidence.tolist())
+
+
+def _beside(t: PairTable, v: TraceView, c: int, outs: list[int], evidence: np.ndarray, side: int) -> set[int]:
+    """The rows of ``evidence`` whose value on ``side`` is beside call pair ``c``'s differing
+    outputs (``_reached``)."""
+    made = t.call_pairs[c].b if side else t.call_pairs[c].a
+    cut = max(t.record(i, side).seq for i in outs)
+    end = max(t.record(i, side).seq for i in evidence.tolist())
+    known: set[tuple[Any, ...]] = set()
+    for x in v.calls.get(made.step, ()):  # entry order: a call's inputs before the calls inside it
+        ins = x.tensor_inputs()
+        if ins and min(r.seq for r in ins) > end:
+            break
+        for r in (*ins, *x.tensor_outputs()):
+            k = value_key(r)
+            if k is not None and r.seq < cut:
+                known.add(k)
+        if ins and min(r.seq for r in ins) > cut and all(value_key(r) in known for r in ins):
+            known.update(k for r in x.tensor_outputs() if (k := value_key(r)) is not None)
+    return {i for i in evidence.tolist() if value_key(t.record(i, side)) in known}
 
 
 def _same_module(t: PairTable, c: int, d: int) -> bool:

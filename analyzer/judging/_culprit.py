@@ -90,9 +90,10 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "unverified", "state" (a weight or buffer differs), "backward"
+    why: str  # "own code", "inline code", "one side only", "unverified", "unchecked", "state" (a weight or buffer differs), "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
+    unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
 
     def as_dict(self) -> dict[str, Any]:
         site = _site(self.call)
@@ -105,6 +106,7 @@ class Side:
             "first": self.first.name if self.first is not None else None,
             "first_stack": [list(f) for f in self.first.stack] if self.first is not None else [],
             "fine": [c.label for c in self.fine],
+            "unchecked": [c.label for c in self.unchecked],
         }
 
 
@@ -127,9 +129,11 @@ class Located(Generic[R]):
             site = _site(s.call)
             where = f" ({site[-1].file}:{site[-1].line})" if site else ""
             text = f"{tag}: the error is made in {s.call.label} [{s.call.module_type}]{where}: {_WHY[s.why]}"
-            if s.why in ("inline code", "unverified") and s.first is not None and s.first.stack:
+            if s.why in ("inline code", "unverified", "unchecked") and s.first is not None and s.first.stack:
                 f = s.first.stack[-1]
                 text += f"; the first differing value is {s.first.name} ({f.file}:{f.line})"
+            if s.unchecked:
+                text += "; unchecked: " + ", ".join(c.label for c in s.unchecked)
             if s.fine:
                 text += "; agreed before it: " + ", ".join(c.module.rsplit(".", 1)[-1] or "<root>" for c in s.fine)
             out.append((f"made_in_{tag.lower()}", text))
@@ -144,6 +148,8 @@ _WHY = {
     "unverified": "a module recorded on this side only, which ran before the first differing value and returned "
                   "a value that no record of the other side compares (everything compared before it agrees): "
                   "the difference is made by it or by the code between it and that value",
+    "unchecked": "its inputs agree and its output differs; inside it, calls recorded on this side only returned "
+                 "values nothing compares: one of them, or its own code around them, made the difference",
     "state": "a weight or buffer of it differs (compared before the forward pass)",
     "backward": "every forward value agrees, and the first gradient that differs is the one it passes back for "
                 "an input (the output of the call before it): its backward made the difference",
@@ -187,8 +193,23 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     params = t.subset(t.role_mask("param"))
     weighted_a, weighted_b = {p.a.module for p in params}, {p.b.module for p in params}
     twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
-    return Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
-                   _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
+    return _level(Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
+                          _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b)), cp_best.a, cp_best.b)
+
+
+def _level(found: Located[PairView], call_a: Call, call_b: Call) -> Located[PairView]:
+    """Both sides named at one level: where one side can only name the pair's call (several
+    unchecked calls side by side inside it), a call of the other side's own inside the pair is
+    not evidence either; the pair's call is named there too, with that call as unchecked."""
+    a, b = found.a, found.b
+    if a.why == "unchecked" and b.why in _ONE_SIDED:
+        b = Side(call_b, "unchecked", b.first, (), (b.call,))
+    elif b.why == "unchecked" and a.why in _ONE_SIDED:
+        a = Side(call_a, "unchecked", a.first, (), (a.call,))
+    return Located(found.pair, a, b)
+
+
+_ONE_SIDED = ("one side only", "unverified")
 
 
 class _Ids:
@@ -304,10 +325,12 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
         deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)
-        return Side(made, "one side only", None, ()) if deeper is None else Side(deeper, "unverified", None, ())
+        return Side(deeper[0], "unverified", None, ()) if len(deeper) == 1 else Side(made, "one side only", None, ())
     unseen = unverified(v, call, alone, good, bad, paired, first, twin.view)
-    if unseen is not None:
-        return Side(unseen, "unverified", first, ())
+    if len(unseen) == 1:
+        return Side(unseen[0], "unverified", first, ())
+    if unseen:  # several unchecked calls side by side: the call holding them is what the values show
+        return Side(call, "unchecked", first, (), unseen)
     fine = tuple(
         c for c in inside
         if c.id in paired and paired_parent(v, c, paired) is call

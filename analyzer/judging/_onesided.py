@@ -29,7 +29,7 @@ from ..alignment._calls import Call, TraceView
 from ._boundary import RELATION_REL, agrees
 from ._reconcile import rearranged
 
-__all__ = ["Key", "SAME_REL", "Twin", "found", "made_by", "moves_data", "paired_parent", "unverified", "value_id"]
+__all__ = ["Key", "SAME_REL", "Twin", "found", "made_by", "moves_data", "paired_parent", "side_by_side", "unverified", "value_id"]
 
 Key = tuple[Any, ...]
 
@@ -83,7 +83,7 @@ def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], pair
 
 
 def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad: set[Key],
-                paired: Container[int], first: Record | None, other: TraceView) -> Call | None:
+                paired: Container[int], first: Record | None, other: TraceView) -> tuple[Call, ...]:
     """The innermost call only this side recorded, directly in ``call`` (inside no paired child:
     a child whose output agrees checked it), that ran before ``first`` (the first differing
     value inside ``call``), received no value that differs, and returned a new value that no
@@ -96,7 +96,12 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     order: not one-sided, so the enclosing code is what differs). A value no pair
     compares may still be in the other trace: a rotary cos/sin table one library builds in
     each attention and the other once, passing it in; every output found there (``found``)
-    verifies the call. A call that only moves data (``moves_data``) is not one either."""
+    verifies the call. A call that only moves data (``moves_data``) is not one either.
+
+    Several such calls of one type that ran side by side (none received what another returned:
+    a mixture's experts, each a module on this side, against one batched module on the other)
+    are returned together: the values cannot say which of them, or the enclosing code that
+    combines them, made the difference. Empty when there is none."""
     hits = []
     for c in calls:
         parent = paired_parent(v, c, paired)
@@ -113,10 +118,27 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
             continue
         hits.append((end, c))
     if not hits:
-        return None
+        return ()
     hit_ids = {c.id for _, c in hits}
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
-    return max(inner, key=lambda h: h[0])[1]
+    latest = max(inner, key=lambda h: h[0])[1]
+    return side_by_side(latest, [c for _, c in inner]) or (latest,)
+
+
+def side_by_side(latest: Call, calls: list[Call]) -> tuple[Call, ...]:
+    """``latest`` and the other calls of its type in ``calls``, in call order, when there are
+    several and none received a value another returned (parallel branches, not a chain); empty
+    otherwise."""
+    kind = canonical_type(latest.module_type)
+    group = sorted((c for c in calls if canonical_type(c.module_type) == kind), key=lambda c: c.id)
+    if len(group) < 2:
+        return ()
+    outs = [{k for r in c.tensor_outputs() if (k := value_id(r)) is not None} for c in group]
+    for i, c in enumerate(group):
+        ins = {k for r in c.tensor_inputs() if (k := value_id(r)) is not None}
+        if any(ins & o for j, o in enumerate(outs) if j != i):
+            return ()
+    return tuple(group)
 
 
 _MOVED_LIMIT = 1 << 22  # elements: larger calls are not read for this

@@ -106,6 +106,34 @@ def concat_relation(t: PairTable, i: int) -> str | None:
             "concatenation is inside this module on one side, after it on the other")
 
 
+def resize_relation(t: PairTable, i: int) -> str | None:
+    """One side's output is the other's resized by nearest-neighbour repetition, by an integer
+    factor along each axis whose size differs (an upsampling layer at the end of the module on
+    one side, called just after it on the other: HRNet's fuse branch)."""
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data) or len(ra.shape) != len(rb.shape):
+            return None
+        diff = [k for k, (x, y) in enumerate(zip(ra.shape, rb.shape)) if x != y]
+        if not diff or max(ra.numel, rb.numel) > _READ_LIMIT:
+            return None
+        a, b = np.asarray(ra.read(), np.float64), np.asarray(rb.read(), np.float64)
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
+    big, small, side = (a, b, "A") if a.size > b.size else (b, a, "B")
+    factors = {k: big.shape[k] // small.shape[k] for k in diff}
+    if any(small.shape[k] == 0 or big.shape[k] != f * small.shape[k] or f < 2 for k, f in factors.items()):
+        return None
+    grown = small
+    for k, f in factors.items():
+        grown = np.repeat(grown, f, axis=k)
+    if not agrees(grown, big):
+        return None
+    by = ", ".join(f"x{f} along axis {k}" for k, f in factors.items())
+    return (f"{side}'s output is the other's resized by nearest neighbour ({by}): the resize is inside this module "
+            "on one side, after it on the other")
+
+
 def window_fit(t: PairTable, i: int) -> tuple[str, bool] | None:
     """One side's value is a contiguous window of the other's along one axis (a causal
     convolution padded inside the module on one side and trimmed after it on the other): where
@@ -132,7 +160,7 @@ def window_relation(t: PairTable, i: int) -> str | None:
 def relation(t: PairTable, i: int) -> str:
     """What relates the two values of row ``i``, or a plain sentence."""
     plain = "the next comparable records agree: the difference does not reach anything downstream"
-    joined = concat_relation(t, i)
+    joined = concat_relation(t, i) or resize_relation(t, i)
     if joined:
         return f"{joined}; {plain}"
     try:

@@ -43,7 +43,8 @@ from ._pairings import Alternative, _parent, _pattern, _shapes
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["chunk_order", "concat_alternatives", "patch_alternatives", "rotary_alternatives", "square_alternatives"]
+__all__ = ["chunk_order", "concat_alternatives", "grouped_alternatives", "patch_alternatives", "rotary_alternatives",
+           "square_alternatives"]
 
 _MAX_CHUNKS = 8  # concatenations of more parts than this are not looked for
 _SAME = 1e-4  # chunks this close (relative to the largest magnitude) hold the same values
@@ -160,6 +161,70 @@ def square_alternatives(report: Report) -> list[Alternative]:
                "note": f"written by padiff-trace run: {said}"}
         out.append(Alternative(doc, said, _pattern(named)))
     return out[:2]
+
+
+# a head's feature count in the order a packed projection of unknown layout is tried head by head
+_HEAD_SIZES = (64, 128, 32, 16, 8, 80, 96, 256)
+_GROUP_TRIES = 3
+
+
+def grouped_alternatives(report: Report) -> list[Alternative]:
+    """Mapping documents taking the parts of a packed tensor the weight map cut ``[q | k | v]``
+    (one range each, in registration order: its class is not among the known packings) head by
+    head instead, ``[q_0 k_0 v_0 | q_1 k_1 v_1 | ...]``: each part's share of every one of ``g``
+    equal groups (``*_groups``). The head count is not recorded: ``g`` is tried for the head
+    sizes ``_HEAD_SIZES`` the parts allow, in that order, when the first divergence is in the
+    module holding the packed tensor or around it; ``run`` keeps the one a call confirms."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or wm is None:
+        return []
+    ka, kb = wm.side_keys()
+    scope = {d.located.a.call.module, d.located.b.call.module} if d.located else {d.pair.a.module, d.pair.b.module}
+    held: dict[tuple[str, str], list[Any]] = {}  # (side holding the parts, its tensor) -> its pairs
+    for p in wm.pairs:
+        if p.how != "packed" or (p.a_part is None) == (p.b_part is None) or p.a_groups > 1 or p.b_groups > 1:
+            continue
+        side, name = (kb, p.b) if p.b_part is not None else (ka, p.a)
+        held.setdefault((side, name), []).append(p)
+    kinds: dict[tuple[str, str, tuple[int, ...]], list[list[Any]]] = {}
+    near: set[tuple[str, str, tuple[int, ...]]] = set()  # kinds with a tensor where the divergence is
+    for (side, name), ps in held.items():
+        ps.sort(key=lambda p: (p.b_part if side == kb else p.a_part)[0])
+        parts = [p.b_part if side == kb else p.a_part for p in ps]
+        if len(ps) < 2:
+            continue
+        kind = (side, _pattern(name), tuple(hi - lo for lo, hi in parts))
+        kinds.setdefault(kind, []).append(ps)
+        if any(_near(name.rpartition(".")[0], s) for s in scope if s):
+            near.add(kind)
+    out = []
+    for (side, pattern, sizes), groups in kinds.items():
+        if (side, pattern, sizes) not in near:
+            continue
+        tried = 0
+        for hd in _HEAD_SIZES:
+            g = sizes[0] // hd if sizes[0] % hd == 0 else 0
+            if g < 2 or any(n % g for n in sizes) or tried == _GROUP_TRIES:
+                continue
+            tried += 1
+            entries = []
+            for ps in groups:
+                lo = 0
+                for p, n in zip(ps, sizes):
+                    entries.append({ka: p.a, kb: p.b, f"{side}_part": [lo, lo + n // g], f"{side}_groups": g,
+                                    "axis": p.axis})
+                    lo += n // g
+            said = f"{pattern} packed head by head, {g} groups of {'|'.join(str(n // g) for n in sizes)} rows"
+            # judged by the calls of the module around A's projection (the attention)
+            holder = _pattern(_parent(_parent(groups[0][0].a)))
+            out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
+                                   said, holder, unnamed=True))
+    return out
+
+
+def _near(module: str, scope: str) -> bool:
+    """``module`` is ``scope``, inside it, or its parent's child (a projection beside the call named)."""
+    return module == scope or module.startswith(scope + ".") or scope.startswith(module.rpartition(".")[0] + ".")
 
 
 def chunk_order(a: np.ndarray, b: np.ndarray, most: int = _MAX_CHUNKS) -> list[int] | None:

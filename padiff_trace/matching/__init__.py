@@ -42,7 +42,7 @@ from ._observed import observed_layouts, with_observed_layouts
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
 from ._weightmap import CANNOT_MATCH, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
-from ._weightsides import in_call_order
+from ._weightsides import in_call_order, is_pattern
 
 __all__ = [
     "CANNOT_MATCH",
@@ -92,6 +92,7 @@ __all__ = [
     "module_anchors",
     "module_splits",
     "side_from_records",
+    "is_pattern",
     "PARAMETRIZED_UNDER",
     "POINTWISE_AS",
     "ROLE_SYNONYMS",

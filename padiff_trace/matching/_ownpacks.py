@@ -20,7 +20,7 @@ from ..arrays import squeezed
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
-__all__ = ["packed_places", "pair_own_packs"]
+__all__ = ["packed_places", "pair_own_packs", "pair_partner_packs"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +58,12 @@ def _runs(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor], MTe
             total, j = 0, i
             while j < len(xs) and total < whole[axis]:
                 s = squeezed(xs[j].cshape)
-                if len(s) != len(kept) or s[: kept.index(axis)] + s[kept.index(axis) + 1 :] != rest:
+                if s == rest and axis == kept[0]:  # one slice of a stack (``[2, 2]`` holding two ``[2]``)
+                    total += 1
+                elif len(s) != len(kept) or s[: kept.index(axis)] + s[kept.index(axis) + 1 :] != rest:
                     break
-                total += s[kept.index(axis)]
+                else:
+                    total += s[kept.index(axis)]
                 j += 1
             if total == whole[axis] and j > i:
                 run = xs[i:j]
@@ -91,16 +94,43 @@ def pair_own_packs(la: list[MTensor], lb: list[MTensor], places: list[tuple[str,
         runs = _runs(xs, ys)
         if runs is None:
             continue
-        for run, y, axis in runs:
-            if len(run) == 1:
-                pair(run[0], y, "units")
-                continue
-            start = 0
-            for x in run:
-                stop = start + squeezed(x.cshape)[[k for k, n in enumerate(y.cshape) if n != 1].index(axis)]
-                logger.info("paired %s with part %d:%d of %s: a module's own tensors packed", x.info.name, start, stop,
-                            y.info.name)
-                pair(x, y, "packed", None, (start, stop), axis, used=False)
-                x.used = True
-                start = stop
-            y.used = True
+        _pair_runs(runs, pair)
+
+
+def pair_partner_packs(la: list[MTensor], lb: list[MTensor], partner: dict[str, str], pair: Pair) -> None:
+    """Pair the trainable tensors that two partner modules (one computation: their children
+    paired, ``partner_modules``) hold themselves, left over, where one holds fewer and each of
+    those is a run of the other's, concatenated or stacked along its first axis (BiFPN fusion
+    weights: one vector per node on one side, one tensor per path on the other)."""
+    def own(ts: list[MTensor], module: str) -> list[MTensor]:
+        return sorted((t for t in ts if not t.used and t.info.trainable and t.info.module == module),
+                      key=lambda t: t.index)
+
+    for ma, mb in partner.items():
+        if not ma or not mb:
+            continue
+        xa, xb = own(la, ma), own(lb, mb)
+        xs, ys = (xa, xb) if len(xa) > len(xb) else (xb, xa)
+        if len(xs) < 2 or not ys or len(ys) >= len(xs):
+            continue
+        runs = _runs(xs, ys)
+        if runs is not None:
+            _pair_runs(runs, pair)
+
+
+def _pair_runs(runs: list[tuple[list[MTensor], MTensor, int]], pair: Pair) -> None:
+    for run, y, axis in runs:
+        if len(run) == 1:
+            pair(run[0], y, "units")
+            continue
+        start = 0
+        kept = [k for k, n in enumerate(y.cshape) if n != 1]
+        rest = tuple(y.cshape[k] for k in kept if k != axis)
+        for x in run:
+            stop = start + (1 if squeezed(x.cshape) == rest and axis == kept[0] else squeezed(x.cshape)[kept.index(axis)])
+            logger.info("paired %s with part %d:%d of %s: a module's own tensors packed", x.info.name, start, stop,
+                        y.info.name)
+            pair(x, y, "packed", None, (start, stop), axis, used=False)
+            x.used = True
+            start = stop
+        y.used = True

@@ -8,7 +8,9 @@ A stack pairs with the group of tensors whose module paths differ only in their 
 to, one shape ``s`` throughout: the stack's slices as they are, or (matrices) transposed - a
 stack of an unknown class is used as ``x @ W[i]`` as often as ``x @ W[i].T``, and the shapes
 decide, never for a square matrix. Where several groups fit one stack, the role its name says
-(``w_gate`` ~ ``w1``/``gate_proj``, ``ROLE_SYNONYMS``) chooses; otherwise nothing is paired.
+(``w_gate`` ~ ``w1``/``gate_proj``, ``ROLE_SYNONYMS``) chooses. Where no name says one (``w_in``,
+``w_out`` against ``fc1``, ``fc2``), a module's stacks take the groups that fit them in
+registration order, one to one and all in one orientation; otherwise nothing is paired.
 """
 
 from __future__ import annotations
@@ -61,24 +63,42 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
         xs = [members.get(i) for i in range(len(members))]
         if len(xs) > 1 and all(x is not None for x in xs) and len({x.cshape for x in xs if x is not None}) == 1:
             groups.append([x for x in xs if x is not None])
-    out = []
+    out: list[tuple[list[MTensor], MTensor, bool]] = []
     taken: set[int] = set()
+    unsaid: dict[str, list[MTensor]] = defaultdict(list)  # module -> its stacks several groups fit, no name choosing
     for y in b:
         if len(y.cshape) < 2 or not y.info.trainable:
             continue
-        fits = [(g, t) for g in groups if id(g[0]) not in taken and len(g) == y.cshape[0]
-                and _blocks_agree(g[0], y) and (t := _orientation(g[0].cshape, y)) is not None]
+        fits = _fits(groups, y, taken)
         if len(fits) > 1:  # the role y's name says chooses
             role = role_of_words(y.local) or role_of_words(y.leaf)
-            fits = [(g, t) for g, t in fits if role is not None and role_of_words(g[0].leaf) == role]
-        if len(fits) != 1:
-            continue
-        g, t = fits[0]
-        taken.add(id(g[0]))
-        out.append((g, y, t))
-        logger.info("%s holds %s .. %s stacked%s", y.info.name, g[0].info.name, g[-1].info.name,
-                    " (each transposed)" if t else "")
+            said = [(g, t) for g, t in fits if role is not None and role_of_words(g[0].leaf) == role]
+            if not said:
+                unsaid[y.info.module].append(y)
+            fits = said
+        if len(fits) == 1:
+            _take(out, taken, fits[0][0], y, fits[0][1])
+    for ys in unsaid.values():  # names say nothing: the stacks in the order the groups are registered
+        cands = sorted({id(g[0]): g for y in ys for g, _ in _fits(groups, y, taken)}.values(), key=lambda g: g[0].index)
+        order = [next((t for g2, t in _fits([g], y, taken) if g2 is g), None) for y, g in zip(ys, cands)]
+        if len(cands) == len(ys) and all(t is not None for t in order) and len(set(order)) == 1:
+            for y, g, t in zip(ys, cands, order):
+                _take(out, taken, g, y, bool(t))
     return out
+
+
+def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int]) -> list[tuple[list[MTensor], bool]]:
+    """The groups not yet taken that ``y`` can hold stacked, each with its orientation."""
+    return [(g, t) for g in groups if id(g[0]) not in taken and len(g) == y.cshape[0]
+            and _blocks_agree(g[0], y) and (t := _orientation(g[0].cshape, y)) is not None]
+
+
+def _take(out: list[tuple[list[MTensor], MTensor, bool]], taken: set[int], g: list[MTensor], y: MTensor,
+          transposed: bool) -> None:
+    taken.add(id(g[0]))
+    out.append((g, y, transposed))
+    logger.info("%s holds %s .. %s stacked%s", y.info.name, g[0].info.name, g[-1].info.name,
+                " (each transposed)" if transposed else "")
 
 
 def _blocks_agree(x: MTensor, y: MTensor) -> bool:

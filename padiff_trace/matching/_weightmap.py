@@ -49,6 +49,7 @@ class TensorInfo:
     is_param: bool
     trainable: bool = True
     persistent: bool = True  # in the state dict (non-persistent buffers are derived)
+    pattern: bool = False  # a buffer of 0/1 entries (``is_pattern``): a mask built from the configuration
 
 
 @dataclass(frozen=True)

@@ -43,11 +43,13 @@ from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
+from ._classlayout import squares_like_their_class
 from ._knowledge import POINTWISE_AS
 from ._match import group_key
-from ._ownpacks import packed_places, pair_own_packs
+from ._ownpacks import packed_places, pair_own_packs, pair_partner_packs
 from ._packs import packed_run, regrouped
 from ._stacks import stacked_groups
+from ._subtrees import pair_by_units
 from ._units import pair_packed_units
 from ._unmatched import close_map
 from ._weightmap import WeightMap, WeightPair
@@ -315,6 +317,7 @@ class _Matcher:
         self.follow_modules()  # a paired module's buffers first: what is left in a unit is the unit's
         pair_packed_units(self.live(self.a), self.live(self.b), leftover.partner_modules(whole), self.pair)
         pair_own_packs(self.live(self.a), self.live(self.b), packed_places(self.map.pairs), self.pair)
+        pair_partner_packs(self.live(self.a), self.live(self.b), leftover.partner_modules(whole), self.pair)
         for place in (leftover.partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
@@ -322,6 +325,9 @@ class _Matcher:
             leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
             leftover.pair_last_packed(self.live(self.a), self.live(self.b), self.pair, place)
             leftover.pair_shared(self.a, self.b, self._partner, self.pair, place)
+        pair_by_units([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
+                      lambda xs, ys: leftover.pair_last_standing(xs, ys, self._take_axes, lambda x, y: True),
+                      self._take_axes)
         self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
 
     def extra_rows(self) -> None:
@@ -371,6 +377,7 @@ class _Matcher:
 
     # ------------------------------------------------------------------ result
     def finish(self) -> WeightMap:
+        self.map.pairs = squares_like_their_class(self.map.pairs, self.by_name)
         return close_map(self.map, self.a, self.b, self.by_name)
 
 

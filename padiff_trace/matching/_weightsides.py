@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from ..trace._schema import Kind
 from ._mapping import Mapping, SidedMapping, orient, resolve
 from ._weightmap import TensorInfo
 
-__all__ = ["WeightSide", "WeightPin", "in_call_order", "mapping_pins", "side_from_records"]
+__all__ = ["WeightSide", "WeightPin", "in_call_order", "is_pattern", "mapping_pins", "side_from_records"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,21 @@ class WeightSide:
     call_ordered: bool = False
 
 
+def is_pattern(dtype: str, stats: AbcMapping[str, float]) -> bool:
+    """Whether a buffer's values say it is a mask the model builds from its configuration (a
+    masked convolution's kernel mask, a causal mask): booleans, or floats that are all 0 or 1
+    and not all one of them. Values in [0, 1] are all 0 or 1 exactly when their variance is
+    mean * (1 - mean), the largest any such values can have; fresh BatchNorm statistics (all 0,
+    all 1) are not patterns. Such a buffer is derived state: compared, never copied, so that a
+    port building its mask wrong is not handed the other port's."""
+    if dtype == "bool":
+        return True
+    lo, hi, mean, std = (float(stats.get(k, math.nan)) for k in ("min", "max", "mean", "std"))
+    if not dtype.startswith(("float", "bfloat")) or lo != 0.0 or hi != 1.0 or not 0.0 < mean < 1.0:
+        return False
+    return abs(std * std - mean * (1.0 - mean)) <= 1e-6 * mean * (1.0 - mean)
+
+
 def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSide:
     """A trace's weights (PARAM/BUFFER records of one step, in recorded order) as a matcher side.
 
@@ -51,12 +67,21 @@ def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSid
         is_param = r.kind == Kind.PARAM
         infos.append(
             TensorInfo(name, r.module, r.position, r.module_type, tuple(r.shape), is_param,
-                       is_param and name not in frozen, name not in volatile)
+                       is_param and name not in frozen, name not in volatile,
+                       not is_param and is_pattern(str(r.dtype), _stats(r)))
         )
     classes = meta.get("module_classes")
     groups = meta.get("pack_groups")
     return WeightSide(str(meta.get("framework", "none")), tuple(infos), dict(classes) if isinstance(classes, dict) else {},
                       pack_groups={str(k): int(v) for k, v in groups.items()} if isinstance(groups, dict) else {})
+
+
+def _stats(r: Any) -> AbcMapping[str, float]:
+    try:
+        stats: AbcMapping[str, float] = r.stats
+    except (AttributeError, KeyError, IndexError, ValueError, OSError):
+        return {}
+    return stats
 
 
 def in_call_order(side: WeightSide, first_call: AbcMapping[str, int]) -> WeightSide:

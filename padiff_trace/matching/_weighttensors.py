@@ -114,7 +114,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             perm = None
         cshape = tuple(t.shape[k] for k in perm) if perm is not None else tuple(t.shape)
         derived = (local in DERIVED_STATE or t.local in DERIVED_STATE) and not t.trainable
-        derived = derived or (not t.is_param and not t.persistent)
+        derived = derived or (not t.is_param and (not t.persistent or t.pattern))
         out.append(
             MTensor(
                 t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,

@@ -143,7 +143,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     again with another pairing (two same-shape siblings swapped in every block,
     ``analyzer.pairing_alternatives``; two equal parts of a packed tensor swapped,
     ``part_alternatives``; q and k rows in the other rotary layout,
-    ``rotary_alternatives``; a patch convolution flattened channels last, ``patch_alternatives``;
+    ``rotary_alternatives``; a packed q|k|v taken head by head, ``grouped_alternatives``; a patch
+    convolution flattened channels last, ``patch_alternatives``;
     features concatenated in another order, ``concat_alternatives``; a square matrix of a class
     of the port's own transposed, ``square_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when it goes further
@@ -154,7 +155,7 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     run stands)."""
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
     alternatives = [*analyzer.pairing_alternatives(report), *analyzer.part_alternatives(report),
-                    *analyzer.rotary_alternatives(report),
+                    *analyzer.rotary_alternatives(report), *analyzer.grouped_alternatives(report),
                     *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report),
                     *analyzer.square_alternatives(report)]
     for i, alt in enumerate(alternatives, start=1):

@@ -115,7 +115,19 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # session 27, set 18: MobileViT (unfold/fold around attention), a BiGRU-CRF tagger
                       # (hand-written forward algorithm), a masked autoencoder (given keep order, gather
                       # unshuffle, loss on masked patches) and a WGAN-GP critic step (double backward)
-                      "port_mobilevit", "port_bigru_crf", "port_vit_mae", "port_wgan_gp_train"})
+                      "port_mobilevit", "port_bigru_crf", "port_vit_mae", "port_wgan_gp_train",
+                      # session 28, set 19: a wav2vec2 front end (weight norm, GroupNorm per channel), a
+                      # gated PixelCNN (mask buffers), a DiT (adaLN-Zero), a StyleGAN2 synthesis stack
+                      # (layers nested apart, modulated convs), BYOL (EMA target) and a warmup-cosine
+                      # AdamW run with decay groups and clipping
+                      "port_wav2vec_fe", "port_pixelcnn", "port_dit", "port_stylegan_mod", "port_byol_train",
+                      "port_sched_clip_train",
+                      # session 28, set 20 (written after set 19's rules): a Tacotron-2 decoder core (LSTM cells,
+                      # location-sensitive attention), a tiny HRNet (branches and fuse layers), an ALiBi LM (q|k|v
+                      # packed head by head), a BiFPN (fusion weights per node against per path), PPO and a
+                      # mixup CNN with Nesterov SGD
+                      "port_tacotron_attn", "port_hrnet_tiny", "port_alibi_lm", "port_bifpn", "port_ppo_train",
+                      "port_mixup_train"})
 
 
 @dataclass(frozen=True)

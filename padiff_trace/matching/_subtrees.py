@@ -1,0 +1,92 @@
+"""Units told apart by what they hold: the modules of two ports whose subtrees hold the same
+tensors, where no name, type or block index relates them.
+
+Two ports of one generator (StyleGAN2's official code against a rewrite) nest the same layers
+differently: ``synthesis.b8.conv0`` (a layer holding its weight, bias and noise strength, with
+an ``affine`` child) against ``convs.0`` (``conv`` with a ``modulation`` child, ``noise``,
+``activate``), with leading axes of size one on one side, matrices transposed, and every name
+its own. What they share is the shape of each subtree: the same tensors, up to axes of size one
+and the order of axes (``unit_key``). Left over after every other pass, the modules of each side
+are put in classes by that key; a class with as many modules on each side (more than one tensor
+each, fewer than all) pairs them in registration order, the largest units first, and the search
+goes on inside each pair, down to tensors that are the last of their kind in their unit
+(``pair_last_standing``). Nothing is paired across units, and a class whose counts differ pairs
+nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable
+
+from ..arrays._layout import squeezed
+from ._weighttensors import MTensor
+
+__all__ = ["pair_by_units"]
+
+Within = Callable[[list[MTensor], list[MTensor]], None]  # pairs the last of their kind in one unit pair
+Take = Callable[[MTensor, MTensor, tuple[int, ...]], None]  # pairs A's tensor with B's, A's axes in that order
+
+_Key = tuple[tuple[tuple[int, ...], int], ...]
+
+
+def _tensor_key(t: MTensor) -> tuple[int, ...]:
+    return tuple(sorted(squeezed(t.cshape)))
+
+
+def unit_key(ts: list[MTensor]) -> _Key:
+    """What a subtree holds: how many tensors of each shape (axes of size one and axis order aside)."""
+    return tuple(sorted(Counter(_tensor_key(t) for t in ts).items()))
+
+
+def _units(ts: list[MTensor]) -> dict[_Key, list[list[MTensor]]]:
+    """The subtrees of the modules holding ``ts`` (more than one tensor, not all of them), by
+    ``unit_key``, each once (a module holding exactly what its only child holds is that child),
+    in registration order."""
+    under: dict[str, list[MTensor]] = defaultdict(list)
+    for t in ts:
+        parts = t.module.split(".") if t.module else []
+        for k in range(len(parts) + 1):
+            under[".".join(parts[:k])].append(t)
+    seen: set[frozenset[int]] = set()
+    out: dict[_Key, list[list[MTensor]]] = defaultdict(list)
+    for members in under.values():
+        ids = frozenset(id(t) for t in members)
+        if 1 < len(members) < len(ts) and ids not in seen:
+            seen.add(ids)
+            out[unit_key(members)].append(sorted(members, key=lambda t: t.index))
+    for units in out.values():
+        units.sort(key=lambda u: u[0].index)
+    return out
+
+
+def pair_by_units(xs: list[MTensor], ys: list[MTensor], within: Within, take: Take, top: bool = True) -> None:
+    """Pair ``xs`` (A's tensors left) with ``ys`` (B's) unit by unit (module docstring); below
+    the top, what no smaller unit took is handed to ``within``, then to ``take`` for those
+    whose shapes agree in stored order."""
+    if not xs or not ys:
+        return
+    ua, ub = _units(xs), _units(ys)
+    claimed: set[int] = set()
+    for key in sorted(ua.keys() & ub.keys(), key=lambda k: -sum(n for _, n in k)):
+        units_a, units_b = ua[key], ub[key]
+        if len(units_a) != len(units_b) or any(id(t) in claimed for u in (*units_a, *units_b) for t in u):
+            continue
+        for u, v in zip(units_a, units_b):
+            claimed.update(id(t) for t in (*u, *v))
+            pair_by_units(u, v, within, take, top=False)
+    if not top:
+        within([t for t in xs if not t.used], [t for t in ys if not t.used])
+        _last_in_stored_order([t for t in xs if not t.used], [t for t in ys if not t.used], take)
+
+
+def _last_in_stored_order(xs: list[MTensor], ys: list[MTensor], take: Take) -> None:
+    """The last tensors of one unit pair whose shapes agree axis by axis, axes of size one aside
+    (``[C, C, k, k]`` against ``[1, C, C, k, k]``, which ``within`` leaves: two equal axes could
+    be swapped), each the only one of its shape there: paired in the order they are stored."""
+    by_x, by_y = Counter(squeezed(t.cshape) for t in xs), Counter(squeezed(t.cshape) for t in ys)
+    for x in xs:
+        s = squeezed(x.cshape)
+        if by_x[s] == 1 and by_y[s] == 1 and x.info.trainable:
+            y = next(t for t in ys if squeezed(t.cshape) == s)
+            take(x, y, tuple(range(len(x.cshape))))
