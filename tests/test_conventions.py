@@ -852,3 +852,52 @@ def test_styled_bugs_are_located(tmp_path: Path, bug: str, where: tuple[str, str
     rc, doc, text = run(tmp_path, "styled", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ headwise: q|k|v packed head by head, class unknown
+def test_headwise_packing_is_tried_when_the_attention_refutes_the_plain_cut(tmp_path: Path) -> None:
+    """A fused projection of a class no packing table knows, laid out ``[q_0 k_0 v_0 | q_1 ...]``:
+    cut ``[q | k | v]`` the attention diverges; the head-by-head cut, weight and bias together,
+    is recorded and confirmed by the attention's call."""
+    rc, doc, text = run(tmp_path, "headwise")
+    assert rc == 0, text
+    (said,) = [c for c in findings(doc, "convention") if "weights paired by the recorded values" in c]
+    assert "packed head by head, 2 groups of 8|8|8 rows" in said, said
+    used = json.loads(next(tmp_path.glob("pairing-*.json")).read_text())["weights"]
+    assert {(w["torch"], tuple(w["paddle_part"]), w["paddle_groups"]) for w in used} >= {
+        ("attn.q.weight", (0, 8), 2), ("attn.k.bias", (8, 16), 2), ("attn.v.weight", (16, 24), 2)}, used
+
+
+def test_headwise_bug_in_the_attention_is_not_paired_away(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "headwise", bug="torch_no_scale")
+    assert rc == 1, text
+    assert located(doc) == ("attn", "attn"), text
+
+
+# ------------------------------------------------------------------ fusion: weights per node against per path
+def test_fusion_vectors_pair_as_runs_of_the_partner_layers_tensors(tmp_path: Path) -> None:
+    """``w_top`` [2] and ``w_mid`` [2] are the rows of ``top_down`` [2, 2] and ``w_out`` [3] is
+    ``bottom_up``: the layers are one computation (their convolutions paired), so the vectors
+    each holds itself pair in registration order, a stack's rows one by one."""
+    rc, doc, text = run(tmp_path, "fusion")
+    assert rc == 0, text
+    wm = {(w.get("paddle"), w.get("torch")): w for w in weight_map(tmp_path)["weights"]}
+    assert wm[("fusion.w_mid", "fusion.top_down")]["torch_part"] == [1, 2], wm
+    assert ("fusion.w_out", "fusion.bottom_up") in wm, sorted(wm)
+    rc, doc, text = run(tmp_path / "bug", "fusion", bug="paddle_no_norm")
+    assert rc == 1, text
+    assert located(doc) == ("fusion", "fusion"), text
+
+
+# ------------------------------------------------------------------ resize: an upsample inside the module or after it
+def test_resize_at_a_modules_edge_is_a_boundary_and_bugs_around_it_are_located(tmp_path: Path) -> None:
+    """One branch's output is the other's repeated by nearest neighbour (its ``nn.Upsample``
+    inside the module against an inline ``F.interpolate`` after it): a boundary difference,
+    whatever a later bug makes differ; a bilinear resize inline is not that relation."""
+    rc, doc, text = run(tmp_path, "resize")
+    assert rc == 0, text
+    assert any("resized by nearest neighbour" in f for f in findings(doc, "boundary_difference")), text
+    for bug in ("paddle_bilinear", "torch_head_offset"):
+        rc, doc, text = run(tmp_path / bug, "resize", bug=bug)
+        assert rc == 1, text
+        assert located(doc) == ("", ""), text

@@ -186,37 +186,42 @@ def grouped_alternatives(report: Report) -> list[Alternative]:
             continue
         side, name = (kb, p.b) if p.b_part is not None else (ka, p.a)
         held.setdefault((side, name), []).append(p)
-    kinds: dict[tuple[str, str, tuple[int, ...]], list[list[Any]]] = {}
-    near: set[tuple[str, str, tuple[int, ...]]] = set()  # kinds with a tensor where the divergence is
+    kinds: dict[tuple[str, str], list[list[Any]]] = {}  # (side, module pattern) -> each packed tensor's pairs
+    near: set[tuple[str, str]] = set()  # modules with a packed tensor where the divergence is
     for (side, name), ps in held.items():
         ps.sort(key=lambda p: (p.b_part if side == kb else p.a_part)[0])
-        parts = [p.b_part if side == kb else p.a_part for p in ps]
         if len(ps) < 2:
             continue
-        kind = (side, _pattern(name), tuple(hi - lo for lo, hi in parts))
+        kind = (side, _pattern(name.rpartition(".")[0]))
         kinds.setdefault(kind, []).append(ps)
         if any(_near(name.rpartition(".")[0], s) for s in scope if s):
             near.add(kind)
     out = []
-    for (side, pattern, sizes), groups in kinds.items():
-        if (side, pattern, sizes) not in near:
+    for (side, pattern), tensors in kinds.items():
+        if (side, pattern) not in near:
             continue
+        first = [hi - lo for lo, hi in ((p.b_part if side == kb else p.a_part) for p in tensors[0])]
         tried = 0
         for hd in _HEAD_SIZES:
-            g = sizes[0] // hd if sizes[0] % hd == 0 else 0
-            if g < 2 or any(n % g for n in sizes) or tried == _GROUP_TRIES:
+            g = first[0] // hd if first[0] % hd == 0 else 0
+            if g < 2 or tried == _GROUP_TRIES:
                 continue
-            tried += 1
             entries = []
-            for ps in groups:
+            for ps in tensors:  # the weight and the bias of the module, in every block
+                sizes = [hi - lo for lo, hi in ((p.b_part if side == kb else p.a_part) for p in ps)]
+                if any(n % g for n in sizes):
+                    continue
                 lo = 0
                 for p, n in zip(ps, sizes):
                     entries.append({ka: p.a, kb: p.b, f"{side}_part": [lo, lo + n // g], f"{side}_groups": g,
                                     "axis": p.axis})
                     lo += n // g
-            said = f"{pattern} packed head by head, {g} groups of {'|'.join(str(n // g) for n in sizes)} rows"
+            if not entries:
+                continue
+            tried += 1
+            said = f"{pattern} packed head by head, {g} groups of {'|'.join(str(n // g) for n in first)} rows"
             # judged by the calls of the module around A's projection (the attention)
-            holder = _pattern(_parent(_parent(groups[0][0].a)))
+            holder = _pattern(_parent(_parent(tensors[0][0].a)))
             out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
                                    said, holder, unnamed=True))
     return out
