@@ -264,3 +264,14 @@ def test_set19_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     assert rc == 1, text[-4000:]
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]
+
+
+def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
+    """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
+    residual argument. That value agrees where the attention's q|k|v projection receives it, but
+    paddle hands it to the attention as its other argument: a real difference of what the call
+    receives, not a transform the other side applies inside (the DiT SiLU), so the block is named."""
+    rc, doc, text = run(tmp_path, "bloom", "residual_post_ln")
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == ("bloom.h.1", "transformer.h.1"), text[-4000:]

@@ -41,7 +41,9 @@ used here, for every such pair, is whether the difference *reaches anything down
   side's) is received again by a call inside the one it was handed to, and agrees with its
   partner there, is right: the other side transforms it on the other side of this boundary
   (a SiLU applied before a block against one applied inside it) and the transformed values
-  agree. The input passes whatever the call returns.
+  agree. The input passes whatever the call returns. Not when the partner value there is one the
+  other side handed to the call as another argument: then the two sides hand the call different
+  things (BLOOM's residual argument given the normed input), which is a real difference.
 
 * **Derived state computed another way** is in ``_derived``.
 
@@ -176,10 +178,14 @@ def absorb_checked_inside(t: PairTable, views: tuple[TraceView, TraceView]) -> i
             k = value_key(t.record(i, side))
             pair = t.call_pairs[int(cp_col[i])]
             outer = (pair.b if side else pair.a).id
+            handed = {value_key(r) for r in (pair.a if side else pair.b).tensor_inputs()}  # the other side's
             for j in index.get(k, []) if k is not None else []:
                 inner = t.call_pairs[int(cp_col[j])]
                 call = inner.b if side else inner.a
-                if j > i and any(x.id == outer for x in v.ancestors(call)):
+                # the partner value must be made inside the other side's call: one it was handed as
+                # another argument (a residual passed where the normed input is) is a real difference
+                if (j > i and any(x.id == outer for x in v.ancestors(call))
+                        and value_key(t.record(j, 1 - side)) not in handed):
                     t.set_verdict(i, True, f"boundary difference: the same value is compared inside, where "
                                            f"{inner.a.label} / {inner.b.label} receives it, and agrees; the other "
                                            f"side transforms it on the other side of this boundary "
