@@ -275,3 +275,13 @@ def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp
     assert rc == 1, text[-4000:]
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == ("bloom.h.1", "transformer.h.1"), text[-4000:]
+
+
+def test_a_value_the_call_computed_inside_is_not_beside_its_output(tmp_path: Path) -> None:
+    """DeBERTa-v2 clean: paddlenlp's encoder returns another first output than HF's, and the
+    model's output (the last layer's, recorded inside the encoder before the encoder returns)
+    agrees. A later value equal to one computed inside the call is not independent of what the
+    call returns: it is evidence that the difference stops there (a boundary), exit 0."""
+    rc, doc, text = run(tmp_path, "deberta_v2")
+    assert rc == 0, text[-4000:]
+    assert any("encoder" in f["text"] for f in doc["diagnosis"] if f["code"] == "boundary_difference"), text[-4000:]

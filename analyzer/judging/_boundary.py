@@ -367,11 +367,14 @@ def _beside(t: PairTable, v: TraceView, c: int, outs: list[int], evidence: np.nd
     made = t.call_pairs[c].b if side else t.call_pairs[c].a
     cut = max(t.record(i, side).seq for i in outs)
     end = max(t.record(i, side).seq for i in evidence.tolist())
-    known: set[tuple[Any, ...]] = set()
+    inside = v.descendants(made)  # what it computes is not beside what it returns
+    known: set[tuple[Any, ...]] = {k for r in made.tensor_inputs() if (k := value_key(r)) is not None}
     for x in v.calls.get(made.step, ()):  # entry order: a call's inputs before the calls inside it
         ins = x.tensor_inputs()
         if ins and min(r.seq for r in ins) > end:
             break
+        if x.id == made.id or x.id in inside:
+            continue
         for r in (*ins, *x.tensor_outputs()):
             k = value_key(r)
             if k is not None and r.seq < cut:
