@@ -126,13 +126,13 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
 
 
 def side_by_side(latest: Call, calls: list[Call]) -> tuple[Call, ...]:
-    """``latest`` and the other calls of its type in ``calls``, in call order, when there are
-    several and none received a value another returned (parallel branches, not a chain); empty
-    otherwise."""
+    """``latest`` and the other calls of its type in ``calls``, in call order, when they are calls
+    of several modules and none received a value another returned (parallel branches, not a
+    chain); empty otherwise."""
     kind = canonical_type(latest.module_type)
     group = sorted((c for c in calls if canonical_type(c.module_type) == kind), key=lambda c: c.id)
-    if len(group) < 2:
-        return ()
+    if len({c.module for c in group}) < 2:
+        return ()  # one module called again (a table built for the key term, then the value term): one suspect
     outs = [{k for r in c.tensor_outputs() if (k := value_id(r)) is not None} for c in group]
     for i, c in enumerate(group):
         ins = {k for r in c.tensor_inputs() if (k := value_id(r)) is not None}

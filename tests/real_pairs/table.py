@@ -1037,6 +1037,84 @@ After: set 17 **26 of 32** (clean twins 6 of 8), set 18 **18 of 18**; SegFormer 
   (torch's `decoder.up`; torch's `dwconv` wrapper), where the tool names the enclosing head and,
   on paddle's side, the MLP around the conv the truth names.
 
+## Units, masks and boundaries each port draws its own way, held out (session 28)
+
+Set 19, written by helpers that never ran the tool (NOTES-set19-h44..h46): `port_wav2vec_fe`
+(a wav2vec2 front end: GroupNorm per channel, a weight-normed positional conv, paddle's
+`weight_norm` against torch's parametrization), `port_pixelcnn` (a gated PixelCNN: masked
+convolutions whose masks are persistent 0/1 buffers), `port_dit` (a DiT: adaLN-Zero modulation,
+the conditioning vector activated before the block on one side and inside it on the other),
+`port_stylegan_mod` (a StyleGAN2 synthesis stack in NVIDIA's layout against rosinality's: layers
+nested apart, weights with leading axes of size one, a fully connected class of each port's own
+storing `[in, out]` against `[out, in]`, modulated convs as a grouped conv against a loop), and
+two training ports, `port_byol_train` (BYOL: an EMA target network, BatchNorm in the projector)
+and `port_sched_clip_train` (warm-up-cosine AdamW with decay groups and clipping by global
+norm). Set 20, written after set 19's rules (NOTES-set20-h47..h49): `port_tacotron_attn` (a
+Tacotron-2 decoder core unrolled over six steps: LSTM cells, location-sensitive attention),
+`port_hrnet_tiny` (two branches and fuse layers, an upsample inside a `Sequential` against an
+inline `F.interpolate`), `port_alibi_lm` (an ALiBi LM whose q|k|v projection is packed head by
+head in a class of its own), `port_bifpn` (a BiFPN: fusion weights one vector per node against
+one tensor per path), `port_ppo_train` (a PPO update) and `port_mixup_train` (mixup with
+Nesterov SGD).
+
+First contact, with the code of the session's start: set 19 **20 of 28** (clean twins 5 of 6):
+wav2vec2 5 of 5, DiT 4 of 5, PixelCNN 3 of 5 (two mask bugs exit 0: the mask was copied from
+one port onto the other), StyleGAN2 0 of 5 (exit 2), BYOL 4 of 4, the schedule run 4 of 4; set
+20 **17 of 28** (clean twins 3 of 6): Tacotron 3 of 5, HRNet 2 of 5, ALiBi 3 of 5, BiFPN 2 of 5,
+PPO 4 of 4, mixup 4 of 4. What failed, and the general rule each needed:
+
+- **Layers nested apart** (StyleGAN2, exit 2): a layer holding its weight, bias and noise
+  strength with an `affine` child against `conv` (with a `modulation` child), `noise` and
+  `activate`; no name, type or index relates them. Left over after every other pass, modules
+  pair by what their subtrees hold (shapes, axes of size one and axis order aside), one class
+  at a time in registration order, largest units first, down to the last tensor of its kind in
+  a unit (`_subtrees.py`).
+- **A user class's square matrix** (StyleGAN2): the mapping network's `[32, 32]` layers have no
+  shape to say their layout; the non-square matrices of the same pair of classes were all
+  paired transposed, so the square ones are too (`_classlayout.py`).
+- **A mask copied from one port onto the other** (PixelCNN, two bugs exit 0): a persistent
+  buffer of 0/1 entries is a pattern each port builds from its configuration: compared, never
+  copied (`is_pattern`, checked on the values: variance mean x (1 - mean)).
+- **A side output used only at the end** (StyleGAN2 `torch_torgb_no_eqlr`): the first RGB
+  image's difference was passed as a boundary because the next records agreed, but those run on
+  the feature stream beside it. Records whose values are provably beside a difference (recorded
+  before it outside its call, or computed only from such values) are no evidence.
+- **An activation before the block or inside it** (DiT `torch_modulate_no_one`): the block's
+  conditioning input differs by design; the value one side hands over is received again inside
+  and agrees there, so the input passes and the block's own bug is named. Not when the partner
+  value there is another argument of the call (BLOOM's residual given the normed input, which
+  the first version of this rule passed: caught by the corpus).
+- **Experts side by side** (`port_moe`, held out since session 22, two of its three known
+  failures): several unchecked expert calls inside a block are not one more likely than
+  another; the block is named on both sides, with them listed (`paddle_w1_w3_swapped`, whose
+  truth names the first expert, still fails).
+- **q|k|v packed head by head in an unknown class** (ALiBi clean and `torch_swiglu_swapped`):
+  `run` tries the head-by-head cut for likely head sizes, weight and bias together, and keeps
+  the one the attention confirms.
+- **Fusion weights per node against per path** (BiFPN clean): the tensors two partner layers
+  hold themselves pair as runs (concatenated or stacked) of the other's.
+- **An upsample at a module's edge** (HRNet clean and two bugs): one output is the other's
+  repeated by nearest neighbour: the same values, a boundary whatever follows.
+- **An LSTM cell returning `(h, (h, c))` against `(h, c)`**, once per decoder step (Tacotron,
+  after the rule on beside values): the window of a boundary ends at the next error still
+  standing, not at a later call already judged a boundary.
+
+How this session's table was made: the whole corpus ran at commit CORPUS_COMMIT, with every rule above.
+
+After: set 19 **27 of 28** (clean twins 6 of 6), set 20 **24 of 28** (clean twins 6 of 6). The
+misses:
+- `port_stylegan_mod paddle_pixelnorm_l2`, `port_tacotron_attn paddle_stop_no_sigmoid`,
+  `port_bifpn paddle_p5_relu`: paddle computes inline what torch computes in a module of its own
+  (a PixelNorm, a Sigmoid, an activation), and the bug is paddle's. The tool names torch's
+  one-sided module (its inputs agree, its output is the value that differs); the truth names
+  the module around it on torch's side. The values cannot say which side is wrong.
+- `port_tacotron_attn torch_prenet_last_relu_missing`: paddle runs the prenet once over all
+  frames, torch once per decoder step; the calls pair one to one in order, and the decoder
+  cells are named.
+- `port_bifpn torch_pool_zero_pad`: torch pads before its max-pool inside a wrapper; paddle's
+  pool pairs with torch's inner pool, whose input is the padded one (another shape), so paddle's
+  pool is not a candidate and paddle's layer is named.
+
 ## Other modes on clean twins
 
 A sample of eight families (bert, gpt, llama, distilbert, mbart, t5, mobilenet_v3_small,
