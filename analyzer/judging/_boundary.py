@@ -59,6 +59,8 @@ from typing import Any
 import numpy as np
 
 from ..alignment._calls import TraceView
+from ._beside import reached
+from ._inside import absorb_checked_inside
 from ._pairtable import PairTable
 from ._relations import (
     BOUNDARY_RELATIONS,
@@ -71,6 +73,7 @@ from ._relations import (
     window_relation,
 )
 from ._relations import relation as describe
+from ._values import value_key
 
 __all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_checked_inside", "absorb_inner_ops", "absorb_moved",
            "absorb_unused_inputs",
@@ -99,19 +102,6 @@ def _shapes_differ(t: PairTable, i: int) -> bool:
 
 def _floating(t: PairTable, i: int) -> bool:
     return all(str(getattr(t.record(i, k), "dtype", "")).startswith(("float", "bfloat", "complex")) for k in (0, 1))
-
-
-def value_key(r: Any) -> tuple[Any, ...] | None:
-    """One value's identity within a trace: dtype, shape and statistics (the writer keeps a
-    tensor recorded twice close together once, but the same mask handed to every layer is
-    stored again further on: its statistics are what stay the same)."""
-    if not getattr(r, "is_tensor", False) or getattr(r, "device", "") == "python" or not getattr(r, "numel", 0):
-        return None
-    try:
-        stats = r.stats
-    except (AttributeError, KeyError, IndexError, ValueError, OSError):
-        return None
-    return (r.dtype, tuple(r.shape), *sorted(stats.items()))
 
 
 def absorb_unused_inputs(t: PairTable) -> None:
@@ -154,45 +144,6 @@ def absorb_unused_inputs(t: PairTable) -> None:
         if shown is not None:
             t.set_verdict(i, True, f"the same value is received by {shown}, whose outputs all agree: not used as a "
                                    f"number ({t.reasons.get(i, '')})")
-
-
-def absorb_checked_inside(t: PairTable, views: tuple[TraceView, TraceView]) -> int:
-    """Differing inputs whose value, on one side, a call inside the receiving call receives
-    again and there agrees with its partner pass (see the module docstring). Returns how many."""
-    cp_col, passed = t.col("cp"), t.passed
-    ins = t.role_mask("input") & (cp_col >= 0)
-    failing = np.flatnonzero(ins & ~passed)
-    if not len(failing):
-        return 0
-    agreed = np.flatnonzero(ins & passed)
-    n = 0
-    for side, v in enumerate(views):
-        index: dict[tuple[Any, ...], list[int]] = {}
-        for j in agreed.tolist():
-            k = value_key(t.record(j, side))
-            if k is not None:
-                index.setdefault(k, []).append(j)
-        for i in failing.tolist():
-            if passed[i]:
-                continue
-            k = value_key(t.record(i, side))
-            pair = t.call_pairs[int(cp_col[i])]
-            outer = (pair.b if side else pair.a).id
-            handed = {value_key(r) for r in (pair.a if side else pair.b).tensor_inputs()}  # the other side's
-            for j in index.get(k, []) if k is not None else []:
-                inner = t.call_pairs[int(cp_col[j])]
-                call = inner.b if side else inner.a
-                # the partner value must be made inside the other side's call: one it was handed as
-                # another argument (a residual passed where the normed input is) is a real difference
-                if (j > i and any(x.id == outer for x in v.ancestors(call))
-                        and value_key(t.record(j, 1 - side)) not in handed):
-                    t.set_verdict(i, True, f"boundary difference: the same value is compared inside, where "
-                                           f"{inner.a.label} / {inner.b.label} receives it, and agrees; the other "
-                                           f"side transforms it on the other side of this boundary "
-                                           f"({t.reasons.get(i, '')})")
-                    n += 1
-                    break
-    return n
 
 
 def absorb_moved(t: PairTable) -> int:
@@ -321,7 +272,7 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                 _pass_call(t, c, s, in_step & grad_mask, fail_out[c], joined, out)
                 continue
             evidence = window[measured[window]] if len(window) else window
-            if len(evidence) and t.passed[window].all() and not _reached(t, views, c, fail_out[c], evidence):
+            if len(evidence) and t.passed[window].all() and not reached(t, views, c, fail_out[c], evidence):
                 evidence = evidence[:0]  # nothing compared there received the difference: it shows nothing
             if len(evidence) and not t.passed[window].all():
                 handed = _consumers_agree(t, rows, c, fail_out[c])
@@ -347,41 +298,6 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
             _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + (fail_in.get(c, []) if other_input else []), relation, out)
     return out
-
-
-def _reached(t: PairTable, views: tuple[TraceView, TraceView], c: int, outs: list[int], evidence: np.ndarray) -> bool:
-    """Whether a record of ``evidence`` (compared, after call pair ``c``) could show ``c``'s
-    differing outputs: one that is beside them on neither side. A value is *beside* them on a
-    side when it was recorded there before them (the same dtype, shape and statistics: a
-    residual stream, a style vector), or it is the output of a call whose every input is beside
-    them: the next block's convolutions, run while an image only a later layer adds waits,
-    compute the same whatever that image holds, and their agreement shows nothing of it.
-    Anything else may depend on them, through inline code no record shows."""
-    beside = [_beside(t, v, c, outs, evidence, side) for side, v in enumerate(views)]
-    return any(i not in beside[0] and i not in beside[1] for i in evidence.tolist())
-
-
-def _beside(t: PairTable, v: TraceView, c: int, outs: list[int], evidence: np.ndarray, side: int) -> set[int]:
-    """The rows of ``evidence`` whose value on ``side`` is beside call pair ``c``'s differing
-    outputs (``_reached``)."""
-    made = t.call_pairs[c].b if side else t.call_pairs[c].a
-    cut = max(t.record(i, side).seq for i in outs)
-    end = max(t.record(i, side).seq for i in evidence.tolist())
-    inside = v.descendants(made)  # what it computes is not beside what it returns
-    known: set[tuple[Any, ...]] = {k for r in made.tensor_inputs() if (k := value_key(r)) is not None}
-    for x in v.calls.get(made.step, ()):  # entry order: a call's inputs before the calls inside it
-        ins = x.tensor_inputs()
-        if ins and min(r.seq for r in ins) > end:
-            break
-        if x.id == made.id or x.id in inside:
-            continue
-        for r in (*ins, *x.tensor_outputs()):
-            k = value_key(r)
-            if k is not None and r.seq < cut:
-                known.add(k)
-        if ins and min(r.seq for r in ins) > cut and all(value_key(r) in known for r in ins):
-            known.update(k for r in x.tensor_outputs() if (k := value_key(r)) is not None)
-    return {i for i in evidence.tolist() if value_key(t.record(i, side)) in known}
 
 
 def _same_module(t: PairTable, c: int, d: int) -> bool:
