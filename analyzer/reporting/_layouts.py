@@ -38,7 +38,7 @@ import numpy as np
 
 from padiff_trace.matching import ROLE_SYNONYMS, ROTARY_ROLES, ROTARY_TABLES
 
-from ._pairings import Alternative, _parent, _pattern, _shapes
+from ._pairings import Alternative, _parent, _pattern, _shapes, packed_in_order
 
 if TYPE_CHECKING:
     from ._report import Report
@@ -180,12 +180,7 @@ def grouped_alternatives(report: Report) -> list[Alternative]:
         return []
     ka, kb = wm.side_keys()
     scope = {d.located.a.call.module, d.located.b.call.module} if d.located else {d.pair.a.module, d.pair.b.module}
-    held: dict[tuple[str, str], list[Any]] = {}  # (side holding the parts, its tensor) -> its pairs
-    for p in wm.pairs:
-        if p.how != "packed" or (p.a_part is None) == (p.b_part is None) or p.a_groups > 1 or p.b_groups > 1:
-            continue
-        side, name = (kb, p.b) if p.b_part is not None else (ka, p.a)
-        held.setdefault((side, name), []).append(p)
+    held = packed_in_order(wm)
     kinds: dict[tuple[str, str], list[list[Any]]] = {}  # (side, module pattern) -> each packed tensor's pairs
     near: set[tuple[str, str]] = set()  # modules with a packed tensor where the divergence is
     for (side, name), ps in held.items():

@@ -109,12 +109,7 @@ def part_alternatives(report: Report) -> list[Alternative]:
         return []
     ka, kb = wm.side_keys()
     scope = {d.located.a.call.module, d.located.b.call.module} if d.located else {d.pair.a.module, d.pair.b.module}
-    held: dict[tuple[str, str], list[Any]] = {}  # (side holding the parts, its tensor) -> the pairs
-    for p in wm.pairs:
-        if p.how != "packed" or (p.a_part is None) == (p.b_part is None) or p.a_groups > 1 or p.b_groups > 1:
-            continue
-        side, name = (kb, p.b) if p.b_part is not None else (ka, p.a)
-        held.setdefault((side, name), []).append(p)
+    held = packed_in_order(wm)
 
     def local(name: str) -> str:
         return name.rpartition(".")[2]
@@ -142,6 +137,19 @@ def part_alternatives(report: Report) -> list[Alternative]:
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
                                said, holder, unnamed=True))
     return out[:_MAX_TRIES]
+
+
+def packed_in_order(wm: Any) -> dict[tuple[str, str], list[Any]]:
+    """(side holding the parts, its tensor) -> the weight map's pairs of a packed tensor cut one
+    range per part (no ``*_groups``): the parts the matcher filled in registration order."""
+    ka, kb = wm.side_keys()
+    held: dict[tuple[str, str], list[Any]] = {}
+    for p in wm.pairs:
+        if p.how != "packed" or (p.a_part is None) == (p.b_part is None) or p.a_groups > 1 or p.b_groups > 1:
+            continue
+        side, name = (kb, p.b) if p.b_part is not None else (ka, p.a)
+        held.setdefault((side, name), []).append(p)
+    return held
 
 
 def confirmed(report: Report, holder: str) -> tuple[int, int]:

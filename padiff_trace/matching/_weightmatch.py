@@ -315,9 +315,10 @@ class _Matcher:
         whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
         # first within modules the pairs so far make one computation, then block by block
         self.follow_modules()  # a paired module's buffers first: what is left in a unit is the unit's
-        pair_packed_units(self.live(self.a), self.live(self.b), leftover.partner_modules(whole), self.pair)
+        partners = leftover.partner_modules(whole)
+        pair_packed_units(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_own_packs(self.live(self.a), self.live(self.b), packed_places(self.map.pairs), self.pair)
-        pair_partner_packs(self.live(self.a), self.live(self.b), leftover.partner_modules(whole), self.pair)
+        pair_partner_packs(self.live(self.a), self.live(self.b), partners, self.pair)
         for place in (leftover.partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
