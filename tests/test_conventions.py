@@ -56,6 +56,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   their names in blocks of one rank; an attention holding nothing else whose ``q`` and ``kv``
   pack in the block whose norms paired; block index 0 in a word and in a list counting different
   things.
+* ``encode`` (session 29): a positional encoding ordered per frequency against one ordered per
+  function; parts of unequal widths concatenated the other way round.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -901,3 +903,21 @@ def test_resize_at_a_modules_edge_is_a_boundary_and_bugs_around_it_are_located(t
         rc, doc, text = run(tmp_path / bug, "resize", bug=bug)
         assert rc == 1, text
         assert located(doc) == ("", ""), text
+
+
+# ------------------------------------------------------------------ encode: feature columns in another order
+def test_encoding_columns_in_another_order_pair_by_the_values_and_bugs_are_located(tmp_path: Path) -> None:
+    """A positional encoding ordered per frequency against one ordered per function, and parts of
+    unequal widths concatenated the other way round: every matrix reading them holds its input
+    columns in the other order, found column by column (``column_order``) and confirmed by a call
+    of a matrix reading them. A head taking two arguments against a Linear on their concatenation
+    is no candidate on the strength of inputs nothing compared; a ``Sequential`` ending in a ReLU
+    is not named for the ReLU's value."""
+    rc, doc, text = run(tmp_path, "encode")
+    assert rc == 0, text
+    assert any("input columns of" in c for c in findings(doc, "convention")), text
+    for bug, where in (("paddle_pi", ("enc", "encoding")), ("paddle_relu_after_cat", ("", "")),
+                       ("torch_skip_tanh", ("", ""))):
+        rc, doc, text = run(tmp_path / bug, "encode", bug=bug)
+        assert rc == 1, text
+        assert located(doc) == where, text

@@ -46,6 +46,7 @@ def plan(
     keyed: dict[tuple[str, int], CallPair] | None = None
     # outputs (fused q|k|v packed two ways) and inputs (features concatenated in another order) in B's order
     regrouped, regrouped_in = regroup_orders(wm, _weight_ndim(va))
+    same_value = _regrouped_values(al, regrouped_in)
     flows: defaultdict[int, LayoutFlow] = defaultdict(LayoutFlow)  # layouts carried through framework layers
     for step, calls in va.calls.items():
         if step == aligned and _in_id_order(calls):
@@ -68,9 +69,10 @@ def plan(
             for x0, y, p in ins:
                 xi: RecordLike = x0
                 gxi: RecordLike | None = va.grads_in.get((ca.id, x0.position))
-                if order is not None and _regroupable(x0, y, p, order):
-                    xi = Regrouped(x0, order)
-                    gxi = Regrouped(gxi, order) if isinstance(gxi, Record) else gxi
+                found = order if order is not None else _value_order(same_value, x0, y)
+                if found is not None and _regroupable(x0, y, p, found):
+                    xi = Regrouped(x0, found)
+                    gxi = Regrouped(gxi, found) if isinstance(gxi, Record) else gxi
                 items.append(PlanItem(role_in, xi, y, p, pair))
                 gy = vb.grads_in.get((cb.id, y.position))
                 if gxi is not None and gy is not None:
@@ -80,9 +82,10 @@ def plan(
                 xo: RecordLike = x0
                 gxo: RecordLike | None = va.grads_out.get((ca.id, x0.position))
                 gy = vb.grads_out.get((cb.id, y.position))
-                if order is not None and _regroupable(x0, y, p, order):
-                    xo = Regrouped(x0, order)
-                    gxo = Regrouped(gxo, order) if isinstance(gxo, Record) else gxo
+                found = order if order is not None else _value_order(same_value, x0, y)
+                if found is not None and _regroupable(x0, y, p, found):
+                    xo = Regrouped(x0, found)
+                    gxo = Regrouped(gxo, found) if isinstance(gxo, Record) else gxo
                 items.append(PlanItem("output", xo, y, p, pair))
                 if gxo is not None and gy is not None:
                     items.append(PlanItem("grad_output", gxo, gy, p, pair))
@@ -111,6 +114,44 @@ def plan(
             yield PlanItem("loss", x, y, None, None)
     if with_ops:
         yield from plan_ops(op_calls, (va, vb), (ops_a, ops_b), base, op_names)
+
+
+_ValueKey = tuple[object, ...]
+
+
+def _value_key(r: Record) -> _ValueKey | None:
+    """One value's identity within a trace (dtype, size, statistics): a module's output and the
+    next module's input are one tensor."""
+    if not r.is_tensor or r.numel == 0:
+        return None
+    return (r.dtype, r.numel, *sorted(r.stats.items()))
+
+
+def _regrouped_values(al: Alignment, regrouped_in: Mapping[tuple[str, str], np.ndarray]
+                      ) -> dict[tuple[_ValueKey, _ValueKey], np.ndarray]:
+    """(A value, B value) -> the order of a call pair's input read in another order
+    (``regroup_orders``): the same two values elsewhere (the output of the module that made
+    them, the input of a container passing them on) are read in that order too."""
+    out: dict[tuple[_ValueKey, _ValueKey], np.ndarray] = {}
+    if not regrouped_in:
+        return out
+    for cp in al.pairs:
+        order = regrouped_in.get((cp.a.module, cp.b.module))
+        if order is None:
+            continue
+        ins, _, _ = pair_leaves(cp.a.inputs, cp.b.inputs, cp.perm)
+        for x, y, p in ins:
+            kx, ky = _value_key(x), _value_key(y)
+            if kx is not None and ky is not None and _regroupable(x, y, p, order):
+                out.setdefault((kx, ky), order)
+    return out
+
+
+def _value_order(same: Mapping[tuple[_ValueKey, _ValueKey], np.ndarray], x: Record, y: Record) -> np.ndarray | None:
+    if not same:
+        return None
+    kx, ky = _value_key(x), _value_key(y)
+    return same.get((kx, ky)) if kx is not None and ky is not None else None
 
 
 def _regroupable(x: Record, y: Record, perm: tuple[int, ...] | None, order: object) -> bool:

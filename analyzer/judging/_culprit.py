@@ -182,6 +182,14 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     cands, cand_rows = cands[keep], cand_rows[keep]
     if not len(cands):
         return None
+    # a call that received tensors none of which any record compared (the other side passes them
+    # concatenated, or in another structure) agrees on nothing: it is a candidate only where no
+    # call whose inputs were compared is one
+    compared_in = np.isin(cands, call_a[~is_out])
+    blind = np.fromiter((not compared_in[i] and bool(va.by_id[c].tensor_inputs())
+                         for i, c in enumerate(cands.tolist())), bool, len(cands))
+    if blind.any() and not blind.all():
+        cands, cand_rows = cands[~blind], cand_rows[~blind]
     outer = {x.id for c in cands.tolist() for x in va.ancestors(va.by_id[c])}  # a candidate inside them
     best = t[int(cand_rows[~np.isin(cands, np.fromiter(outer, np.int64, len(outer)))].min())]
     cp_best = best.call_pair
@@ -319,7 +327,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             asked.add(k)
             if found(twin.view, r):
                 good.add(k)
-    made = made_by(v, inside_own, good - disputed, bad, paired)
+    made = made_by(v, inside_own, good - disputed, bad, paired, first)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part
     if made is not None:  # inside it, a call nothing checked may have made the value it returns

@@ -59,9 +59,13 @@ def _computes_a_compared_weight(module: str, weighted: Container[str]) -> bool:
     return bool(sep) and (owner in weighted or f"{owner}{PARAMETRIZED_UNDER}" in weighted)
 
 
-def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], paired: Container[int]) -> Call | None:
+def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], paired: Container[int],
+            first: Record | None = None) -> Call | None:
     """The innermost, earliest call only this side recorded whose tensor inputs all agree and
-    one of whose outputs differs."""
+    one of whose outputs differs. An input no pair compared is unknown: it is allowed, unless a
+    value that differs (``first``) was seen before the call began, or as the input of a paired
+    call inside it (a wrapper concatenating an unchecked input with a checked one): the difference
+    may have come in with the unchecked input."""
     hits = []
     for c in calls:
         if c.id in paired:
@@ -73,6 +77,8 @@ def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], pair
         ins = [k for r in c.tensor_inputs() if (k := value_id(r)) is not None]
         if not any(k in good for k in ins) or any(k in bad for k in ins):
             continue
+        if not all(k in good for k in ins) and _checked_inside_differs(v, c, first, paired):
+            continue  # the difference reached a checked call inside it: it may have come in with the unknown input
         if any(value_id(r) in bad for r in c.tensor_outputs()):
             hits.append(c)
     if not hits:
@@ -90,7 +96,8 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     record of the other side compares: nothing tells whether it is right, and everything
     compared before it agrees. The latest such call is named (the last computation nobody
     checked before the difference showed); a call that returns its input (dropout in eval) is
-    not one, nor (left out by the caller) a call whose weights were compared: a q projection
+    not one, nor a container whose outputs are what calls inside it returned (an
+    ``nn.Sequential`` ending in a ReLU: the calls inside are judged), nor (left out by the caller) a call whose weights were compared: a q projection
     split from the other side's packed q|k|v computes on compared weights, nor a call whose
     type the other side also calls there unpaired (the same activation, called in another
     order: not one-sided, so the enclosing code is what differs). A value no pair
@@ -111,6 +118,8 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
         outs = {k for r in c.tensor_outputs() if (k := value_id(r)) is not None}
         if not outs or outs <= ins or ins & bad or outs & (good | bad):
             continue
+        if outs <= _children_outputs(v, c):
+            continue  # a container passing on what a call inside it returned: that call is judged instead
         end = max((r.seq for r in c.outputs), default=-1)
         if first is not None and end > first.seq:
             continue
@@ -123,6 +132,24 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     latest = max(inner, key=lambda h: h[0])[1]
     return side_by_side(latest, [c for _, c in inner]) or (latest,)
+
+
+def _checked_inside_differs(v: TraceView, c: Call, first: Record | None, paired: Container[int]) -> bool:
+    """Whether ``first`` (a value that differs) was seen before ``c`` began, or as an input of a
+    paired call inside it."""
+    if first is None:
+        return False
+    start = min((r.seq for r in c.inputs), default=None)
+    if start is not None and first.seq < start:
+        return True
+    if first.kind == Kind.MODULE_OUTPUT or first.call not in paired:
+        return False
+    return any(d.id == first.call for d in v.tree(c.step).descendants(c))
+
+
+def _children_outputs(v: TraceView, c: Call) -> set[Key]:
+    """The values the calls inside ``c`` returned."""
+    return {k for d in v.tree(c.step).descendants(c) for r in d.tensor_outputs() if (k := value_id(r)) is not None}
 
 
 def side_by_side(latest: Call, calls: list[Call]) -> tuple[Call, ...]:

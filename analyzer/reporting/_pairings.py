@@ -44,6 +44,9 @@ class Alternative:
     # holder that agrees now is confirmation enough (``diverges_inside``); names that paired two
     # sibling modules need a call of the holder to agree
     unnamed: bool = False
+    # modules whose calls confirm it instead (their inputs read in the new order, then agreeing):
+    # the calls that received the value another port orders otherwise
+    readers: tuple[str, ...] = ()
 
 
 def _pattern(module: str) -> str:

@@ -145,7 +145,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     ``part_alternatives``; q and k rows in the other rotary layout,
     ``rotary_alternatives``; a packed q|k|v taken head by head, ``grouped_alternatives``; a patch
     convolution flattened channels last, ``patch_alternatives``;
-    features concatenated in another order, ``concat_alternatives``; a square matrix of a class
+    features concatenated in another order, ``concat_alternatives``; feature columns in another
+    order, ``column_alternatives``, confirmed by a call of a matrix reading them; a square matrix of a class
     of the port's own transposed, ``square_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when it goes further
     before its first divergence and a call of the module agrees there, or, for parts no name
@@ -157,10 +158,11 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     alternatives = [*analyzer.pairing_alternatives(report), *analyzer.part_alternatives(report),
                     *analyzer.rotary_alternatives(report), *analyzer.grouped_alternatives(report),
                     *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report),
+                    *analyzer.column_alternatives(report),
                     *analyzer.square_alternatives(report)]
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
-        if good or not bad:  # a call of it agrees, or none received agreeing inputs and differed
+        if not alt.readers and (good or not bad):  # a call of it agrees, or none received agreeing inputs and differed
             logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped",
                         alt.holder, good, bad)
             continue
@@ -176,7 +178,10 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         # confirmed: a call of the module agrees now, or, for parts no name paired, a value inside it
         # that differed agrees (a bug further on in the module keeps each of its calls differing)
         inside = alt.unnamed and analyzer.diverges_inside(other, alt.holder)
-        if not further or not (analyzer.confirmed(other, alt.holder)[0] or inside):
+        # a matrix that received the value in another column order agrees once it reads it in that
+        # order: the run is confirmed wherever the first divergence of either run was named
+        read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
+        if not read and (not further or not (analyzer.confirmed(other, alt.holder)[0] or inside)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
             continue

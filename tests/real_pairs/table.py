@@ -127,7 +127,12 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # packed head by head), a BiFPN (fusion weights per node against per path), PPO and a
                       # mixup CNN with Nesterov SGD
                       "port_tacotron_attn", "port_hrnet_tiny", "port_alibi_lm", "port_bifpn", "port_ppo_train",
-                      "port_mixup_train"})
+                      "port_mixup_train",
+                      # session 29, set 21: multi-head latent attention (a compressed kv with a decoupled rope
+                      # key), EDSR (mean shift as a frozen conv, pixel shuffle against a hand-written
+                      # depth-to-space), a spatial transformer (affine grid sampling), a GIN (scatter against a
+                      # dense adjacency), DINO (EMA teacher and centre) and distillation with RMSProp
+                      "port_mla", "port_edsr", "port_stn", "port_gin", "port_dino_train", "port_kd_rmsprop_train"})
 
 
 @dataclass(frozen=True)
