@@ -30,7 +30,14 @@ from .judging._referee import CLASSES, RATIO
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._html import write_html
-from .reporting._layouts import column_alternatives, concat_alternatives, grouped_alternatives, patch_alternatives, rotary_alternatives, square_alternatives
+from .reporting._layouts import (
+    column_alternatives,
+    concat_alternatives,
+    grouped_alternatives,
+    patch_alternatives,
+    rotary_alternatives,
+    square_alternatives,
+)
 from .reporting._pairings import (
     Alternative,
     confirmed,

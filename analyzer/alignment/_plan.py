@@ -69,10 +69,10 @@ def plan(
             for x0, y, p in ins:
                 xi: RecordLike = x0
                 gxi: RecordLike | None = va.grads_in.get((ca.id, x0.position))
-                found = order if order is not None else _value_order(same_value, x0, y)
-                if found is not None and _regroupable(x0, y, p, found):
-                    xi = Regrouped(x0, found)
-                    gxi = Regrouped(gxi, found) if isinstance(gxi, Record) else gxi
+                read_as = order if order is not None else _value_order(same_value, x0, y)
+                if read_as is not None and _regroupable(x0, y, p, read_as):
+                    xi = Regrouped(x0, read_as)
+                    gxi = Regrouped(gxi, read_as) if isinstance(gxi, Record) else gxi
                 items.append(PlanItem(role_in, xi, y, p, pair))
                 gy = vb.grads_in.get((cb.id, y.position))
                 if gxi is not None and gy is not None:
@@ -82,10 +82,10 @@ def plan(
                 xo: RecordLike = x0
                 gxo: RecordLike | None = va.grads_out.get((ca.id, x0.position))
                 gy = vb.grads_out.get((cb.id, y.position))
-                found = order if order is not None else _value_order(same_value, x0, y)
-                if found is not None and _regroupable(x0, y, p, found):
-                    xo = Regrouped(x0, found)
-                    gxo = Regrouped(gxo, found) if isinstance(gxo, Record) else gxo
+                read_as = order if order is not None else _value_order(same_value, x0, y)
+                if read_as is not None and _regroupable(x0, y, p, read_as):
+                    xo = Regrouped(x0, read_as)
+                    gxo = Regrouped(gxo, read_as) if isinstance(gxo, Record) else gxo
                 items.append(PlanItem("output", xo, y, p, pair))
                 if gxo is not None and gy is not None:
                     items.append(PlanItem("grad_output", gxo, gy, p, pair))

@@ -126,7 +126,7 @@ class Regrouped(RecordView):
     rows (last-axis vectors) a range of elements touches."""
 
     def __init__(self, base: Record, order: np.ndarray) -> None:
-        super().__init__(base, tuple(base.shape), f"{base.position} (q|k|v regrouped)")
+        super().__init__(base, tuple(base.shape), f"{base.position} (regrouped)")
         self.order = order
 
     def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:

@@ -108,7 +108,7 @@ class EDSR(nn.Layer):
 
 def _trained_look(m):
     rng = np.random.default_rng(43)
-    for name, layer in m.named_sublayers():
+    for _name, layer in m.named_sublayers():
         if isinstance(layer, nn.Conv2D) and not isinstance(layer, MeanShift):
             layer.bias.set_value(rng.normal(0.0, 0.05, layer.bias.shape).astype("float32"))
 

@@ -136,7 +136,7 @@ class TeacherEMAAdamW(paddle.optimizer.AdamW):
     """AdamW on the student; after each step the teacher moves towards the updated student."""
 
     def __init__(self, model, momentum, **kwargs):
-        super().__init__(parameters=[p for p in model.student.parameters()], **kwargs)
+        super().__init__(parameters=list(model.student.parameters()), **kwargs)
         self._ema_pairs = list(zip(model.student.parameters(), model.teacher.parameters()))
         self._ema_momentum = momentum
 

@@ -75,7 +75,7 @@ class Distiller(nn.Layer):
         self.teacher = TeacherNet()
         randomize_paddle(self.student, std=0.2, seed=0)
         paddle.seed(1)
-        for name, p in self.teacher.named_parameters():
+        for _name, p in self.teacher.named_parameters():
             p.set_value(paddle.normal(0.0, 0.4 if p.ndim >= 2 else 0.2, p.shape).astype(p.dtype))
             p.stop_gradient = True
 

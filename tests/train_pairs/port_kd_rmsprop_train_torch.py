@@ -66,7 +66,6 @@ class RMSpropTF(torch.optim.Optimizer):
                 square_avg = state["square_avg"]
                 square_avg.mul_(group["alpha"]).addcmul_(p.grad, p.grad, value=1 - group["alpha"])
                 p.addcdiv_(p.grad, square_avg.add(group["eps"]).sqrt_(), value=-group["lr"])
-        return None
 
 
 class Teacher(nn.Module):
