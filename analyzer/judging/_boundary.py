@@ -224,6 +224,11 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
         # shapes differ, nothing to compare) is judged like one whose inputs agree: by whether
         # its difference reaches anything downstream
         convention_in = {c for c in reshaped_in if all(not measured[i] and _shapes_differ(t, i) for i in fail_in.get(c, []))}
+        # a call whose differing inputs each come right after records that agree: code between
+        # compared records made the difference (an activation before a max-pool on one side and
+        # after it on the other); it is judged with its inputs, by whether anything later shows it
+        fresh = _fresh_inputs(fwd_rows, passed, fail_in, fail_out)
+        convention_in |= fresh
         cands = sorted((min(v), c) for c, v in fail_out.items() if c not in fail_in or c in convention_in)
         if not cands:
             continue
@@ -278,7 +283,8 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                 handed = _consumers_agree(t, rows, c, fail_out[c])
                 if handed is None:
                     continue  # a later record shows it: it propagates
-                _pass_call(t, c, s, in_step & grad_mask, fail_out[c], handed, out)
+                made_here = fail_in.get(c, []) if c in fresh and c not in reshaped_in else []
+                _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + made_here, handed, out)
                 continue
             if other_input and not len(evidence):
                 continue  # another input convention needs later values that agree to be one
@@ -291,13 +297,32 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
             else:
                 relation = describe(t, out_row)
             cp = t.call_pairs[c]
-            if other_input:
+            if other_input and c in fresh and c not in reshaped_in:
+                relation = ("its inputs and outputs differ as code between agreeing records made them (operations "
+                            "in another order on each side), and everything after it agrees")
+                _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
+            elif other_input:
                 held = [w for w in (window_relation(t, k) for k in [*fail_in.get(c, []), *fail_out[c]]) if w]
                 relation = ("another input convention (the shapes differ" + "".join(f"; {w}" for w in held)
                             + "), and everything after it agrees")
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
             _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + (fail_in.get(c, []) if other_input else []), relation, out)
     return out
+
+
+def _flat_key(r: Any) -> tuple[Any, ...] | None:
+    """``value_key`` without the shape: the same values reshaped."""
+    k = value_key(r)
+    return None if k is None else (k[0], int(np.prod(k[1])), *k[2:])
+
+
+def _fresh_inputs(fwd_rows: np.ndarray, passed: np.ndarray, fail_in: dict[int, list[int]],
+                  fail_out: dict[int, list[int]]) -> set[int]:
+    """Call pairs with differing inputs and outputs whose every differing input row comes right
+    after a forward row that agrees (in record order): the difference was made between them."""
+    at = {int(r): k for k, r in enumerate(fwd_rows.tolist())}
+    return {c for c, ins in fail_in.items() if c in fail_out
+            and all(at.get(i, 0) > 0 and bool(passed[fwd_rows[at[i] - 1]]) for i in ins)}
 
 
 def _same_module(t: PairTable, c: int, d: int) -> bool:
@@ -318,12 +343,13 @@ def _consumers_agree(t: PairTable, rows: np.ndarray, c: int, outs: list[int]) ->
         if found.startswith("the next comparable"):
             return None
         said.append(found.split(";")[0])
-    keys = [(value_key(t.record(i, 0)), value_key(t.record(i, 1))) for i in outs]
+    keys = [(_flat_key(t.record(i, 0)), _flat_key(t.record(i, 1))) for i in outs]
     ka = {k for k, _ in keys if k is not None}
     kb = {k for _, k in keys if k is not None}
     cp_col, out_code, roles = t.col("cp"), t.roles.index("output"), t.col("role")
     later = rows[(rows > max(outs)) & (cp_col[rows] != c) & (roles[rows] != out_code)]
-    got = [i for i in later.tolist() if value_key(t.record(i, 0)) in ka or value_key(t.record(i, 1)) in kb]
+    # the same values flattened or reshaped on the way (a pooled map flattened for a Linear) are received too
+    got = [i for i in later.tolist() if _flat_key(t.record(i, 0)) in ka or _flat_key(t.record(i, 1)) in kb]
     if not got or not t.passed[got].all():
         return None
     shown = t.call_pairs[int(cp_col[got[0]])].a.label

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Kind, Record
-from padiff_trace.matching import PARAMETRIZED_UNDER, canonical_type
+from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ._boundary import RELATION_REL, agrees
@@ -65,7 +65,9 @@ def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], pair
     one of whose outputs differs. An input no pair compared is unknown: it is allowed, unless a
     value that differs (``first``) was seen before the call began, or as the input of a paired
     call inside it (a wrapper concatenating an unchecked input with a checked one): the difference
-    may have come in with the unchecked input."""
+    may have come in with the unchecked input; and a container that only calls its children
+    (``CALL_CONTAINERS``) in which that happened is not named: what made the difference is
+    between its children."""
     hits = []
     for c in calls:
         if c.id in paired:
@@ -77,8 +79,11 @@ def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], pair
         ins = [k for r in c.tensor_inputs() if (k := value_id(r)) is not None]
         if not any(k in good for k in ins) or any(k in bad for k in ins):
             continue
-        if not all(k in good for k in ins) and _checked_inside_differs(v, c, first, paired):
-            continue  # the difference reached a checked call inside it: it may have come in with the unknown input
+        unknown = not all(k in good for k in ins)
+        if (unknown or canonical_type(c.module_type) in CALL_CONTAINERS) and _checked_inside_differs(v, c, first, paired):
+            # the difference reached a checked call inside it: it may have come in with the unknown
+            # input; a container that only calls its children is judged by them
+            continue
         if any(value_id(r) in bad for r in c.tensor_outputs()):
             hits.append(c)
     if not hits:

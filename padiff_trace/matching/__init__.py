@@ -9,6 +9,7 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 from __future__ import annotations
 
 from ._knowledge import (
+    CALL_CONTAINERS,
     CONVENTIONS,
     LOCAL_ALIASES,
     OPTIMIZER_CONVENTIONS,
@@ -65,6 +66,7 @@ __all__ = [
     # module types
     "TypeResolver",
     "canonical_type",
+    "CALL_CONTAINERS",
     "group_key",
     "is_known_type",
     # framework conventions (values that differ by definition)

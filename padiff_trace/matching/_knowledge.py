@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "CALL_CONTAINERS",
     "CONVENTIONS",
     "Convention",
     "DERIVED_STATE",
@@ -175,6 +176,9 @@ TYPE_GROUPS: tuple[frozenset[str], ...] = (frozenset({"batchnorm", "batchnorm1d"
 # the other's (a padding row for empty bag slots, a vocabulary padded to a multiple of 64): the
 # rows both have come first.
 LOOKUP_TABLES: frozenset[str] = frozenset({"embedding", "embeddingbag"})
+
+# Canonical types whose forward only calls its children in order: no code of its own between them.
+CALL_CONTAINERS: frozenset[str] = frozenset({"sequential"})
 
 # Library classes (qualified name) -> the canonical type they implement. Their own
 # layout, where it differs from torch's, is in LAYOUTS under the same qualified name.
