@@ -47,6 +47,7 @@ from .reporting._pairings import (
     part_alternatives,
 )
 from .reporting._report import SCHEMA_VERSION, Report
+from .reporting._subpixel import subpixel_alternatives
 from .reporting._text import alignment_text
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "grouped_alternatives",
     "column_alternatives",
     "concat_alternatives",
+    "subpixel_alternatives",
     "patch_alternatives",
     "square_alternatives",
     "single_step_plan",

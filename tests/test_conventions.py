@@ -58,6 +58,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   things.
 * ``encode`` (session 29): a positional encoding ordered per frequency against one ordered per
   function; parts of unequal widths concatenated the other way round.
+* ``subpixel`` (session 29): ``nn.PixelShuffle`` against a depth-to-space written in TensorFlow's
+  channel order.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -921,3 +923,21 @@ def test_encoding_columns_in_another_order_pair_by_the_values_and_bugs_are_locat
         rc, doc, text = run(tmp_path / bug, "encode", bug=bug)
         assert rc == 1, text
         assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ subpixel: depth-to-space in another known order
+def test_depth_to_space_in_another_known_order_pairs_the_channels_and_an_unknown_order_stays_a_bug(tmp_path: Path) -> None:
+    """``nn.PixelShuffle`` (CRD) against a depth-to-space written by hand in TensorFlow's order
+    (DCR): the convolution's output channels pair slot by slot (``subpixel_alternatives``) and the
+    run agrees; a bug after it is located; row and column offsets swapped are no known order and
+    stay a divergence at the upsampler."""
+    rc, doc, text = run(tmp_path, "subpixel")
+    assert rc == 0, text
+    assert any("depth-to-space in CRD" in c for c in findings(doc, "convention")), text
+    rc, doc, text = run(tmp_path / "tail", "subpixel", bug="paddle_tail_offset")
+    assert rc == 1, text
+    assert located(doc) == ("", ""), text
+    rc, doc, text = run(tmp_path / "ij", "subpixel", bug="torch_ij_swapped")
+    assert rc == 1, text
+    assert located(doc)[1] == "upsample", text
+    assert not findings(doc, "convention"), text

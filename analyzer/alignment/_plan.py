@@ -70,9 +70,10 @@ def plan(
                 xi: RecordLike = x0
                 gxi: RecordLike | None = va.grads_in.get((ca.id, x0.position))
                 read_as = order if order is not None else _value_order(same_value, x0, y)
-                if read_as is not None and _regroupable(x0, y, p, read_as):
-                    xi = Regrouped(x0, read_as)
-                    gxi = Regrouped(gxi, read_as) if isinstance(gxi, Record) else gxi
+                axis = _regroup_axis(x0, y, p, read_as) if read_as is not None else None
+                if read_as is not None and axis is not None:
+                    xi = Regrouped(x0, read_as, axis)
+                    gxi = Regrouped(gxi, read_as, axis) if isinstance(gxi, Record) else gxi
                 items.append(PlanItem(role_in, xi, y, p, pair))
                 gy = vb.grads_in.get((cb.id, y.position))
                 if gxi is not None and gy is not None:
@@ -83,9 +84,10 @@ def plan(
                 gxo: RecordLike | None = va.grads_out.get((ca.id, x0.position))
                 gy = vb.grads_out.get((cb.id, y.position))
                 read_as = order if order is not None else _value_order(same_value, x0, y)
-                if read_as is not None and _regroupable(x0, y, p, read_as):
-                    xo = Regrouped(x0, read_as)
-                    gxo = Regrouped(gxo, read_as) if isinstance(gxo, Record) else gxo
+                axis = _regroup_axis(x0, y, p, read_as) if read_as is not None else None
+                if read_as is not None and axis is not None:
+                    xo = Regrouped(x0, read_as, axis)
+                    gxo = Regrouped(gxo, read_as, axis) if isinstance(gxo, Record) else gxo
                 items.append(PlanItem("output", xo, y, p, pair))
                 if gxo is not None and gy is not None:
                     items.append(PlanItem("grad_output", gxo, gy, p, pair))
@@ -152,6 +154,17 @@ def _value_order(same: Mapping[tuple[_ValueKey, _ValueKey], np.ndarray], x: Reco
         return None
     kx, ky = _value_key(x), _value_key(y)
     return same.get((kx, ky)) if kx is not None and ky is not None else None
+
+
+def _regroup_axis(x: Record, y: Record, perm: tuple[int, ...] | None, order: np.ndarray) -> int | None:
+    """The axis of ``x`` read in ``order``: the last (``_regroupable``), else the channel axis of
+    a channels-first map (a convolution's output, ``[N, C, ...]``); None where neither fits."""
+    if _regroupable(x, y, perm, order):
+        return -1
+    n = len(order)
+    if perm is None and len(x.shape) >= 3 and tuple(x.shape) == tuple(y.shape) and x.shape[1] == n:
+        return 1
+    return None
 
 
 def _regroupable(x: Record, y: Record, perm: tuple[int, ...] | None, order: object) -> bool:

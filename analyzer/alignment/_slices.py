@@ -121,19 +121,24 @@ def regroup_orders(wm: WeightMap | None, ndim: Mapping[str, int] | None = None
 
 
 class Regrouped(RecordView):
-    """A record whose last axis is read in another order (``regroup_orders``): A's fused q|k|v
-    output as B packs it. Values are those of the record, so are the statistics. Reads only the
-    rows (last-axis vectors) a range of elements touches."""
+    """A record with one axis read in another order (``regroup_orders``): A's fused q|k|v output
+    as B packs it (the last axis), or a convolution's output channels (axis 1). Values are those
+    of the record, so are the statistics. Reads only the slabs (``axis`` and after) a range of
+    elements touches."""
 
-    def __init__(self, base: Record, order: np.ndarray) -> None:
+    def __init__(self, base: Record, order: np.ndarray, axis: int = -1) -> None:
         super().__init__(base, tuple(base.shape), f"{base.position} (regrouped)")
         self.order = order
+        self.axis = axis % len(base.shape) if base.shape else 0
 
     def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
         n = len(self.order)
-        r0, r1 = start // n, -(-stop // n)
-        rows = decode(self.base.trace.read_stored(self.base, r0 * n, r1 * n, checks=checks), self.base.dtype)
-        return np.ascontiguousarray(rows.reshape(r1 - r0, n)[:, self.order]).reshape(-1)[start - r0 * n : stop - r0 * n]
+        rest = int(np.prod(self.shape[self.axis + 1:], dtype=np.int64))
+        size = n * rest  # one slab: the regrouped axis and every axis after it
+        r0, r1 = start // size, -(-stop // size)
+        rows = decode(self.base.trace.read_stored(self.base, r0 * size, r1 * size, checks=checks), self.base.dtype)
+        got = rows.reshape(r1 - r0, n, rest)[:, self.order, :]
+        return np.ascontiguousarray(got).reshape(-1)[start - r0 * size : stop - r0 * size]
 
     @property
     def stats(self) -> dict[str, float]:

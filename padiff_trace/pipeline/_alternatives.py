@@ -146,7 +146,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     ``rotary_alternatives``; a packed q|k|v taken head by head, ``grouped_alternatives``; a patch
     convolution flattened channels last, ``patch_alternatives``;
     features concatenated in another order, ``concat_alternatives``; feature columns in another
-    order, ``column_alternatives``, confirmed by a call of a matrix reading them; a square matrix of a class
+    order, ``column_alternatives``, confirmed by a call of a matrix reading them; a depth-to-space
+    in another known channel order, ``subpixel_alternatives``; a square matrix of a class
     of the port's own transposed, ``square_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when it goes further
     before its first divergence and a call of the module agrees there, or, for parts no name
@@ -158,7 +159,7 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     alternatives = [*analyzer.pairing_alternatives(report), *analyzer.part_alternatives(report),
                     *analyzer.rotary_alternatives(report), *analyzer.grouped_alternatives(report),
                     *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report),
-                    *analyzer.column_alternatives(report),
+                    *analyzer.column_alternatives(report), *analyzer.subpixel_alternatives(report),
                     *analyzer.square_alternatives(report)]
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
