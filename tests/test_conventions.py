@@ -60,6 +60,7 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   function; parts of unequal widths concatenated the other way round.
 * ``subpixel`` (session 29): ``nn.PixelShuffle`` against a depth-to-space written in TensorFlow's
   channel order.
+* ``identity`` (session 29): a dropout module of rate 0 against ``nn.Identity`` in its place.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -941,3 +942,16 @@ def test_depth_to_space_in_another_known_order_pairs_the_channels_and_an_unknown
     assert rc == 1, text
     assert located(doc)[1] == "upsample", text
     assert not findings(doc, "convention"), text
+
+
+# ------------------------------------------------------------------ identity: a dropout module against nn.Identity in its place
+def test_a_one_sided_module_is_named_against_the_one_in_its_place(tmp_path: Path) -> None:
+    """A dropout of rate 0 against ``nn.Identity`` (timm's way) and a GELU inline against a GELU
+    module: clean in train mode; with the dropout on, the dropout is named on one side and the
+    ``nn.Identity`` whose value was compared with its output on the other, not the GELU before it."""
+    rc, doc, text = run(tmp_path, "identity")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "on", "identity", bug="paddle_drop_on")
+    assert rc == 1, text
+    assert located(doc) == ("drop", "drop"), text
+    assert doc["first_divergence"]["located"]["b"]["why"] == "counterpart", text

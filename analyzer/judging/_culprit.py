@@ -90,7 +90,7 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "unverified", "unchecked", "state" (a weight or buffer differs), "backward"
+    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "state", "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
     unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
@@ -145,6 +145,8 @@ _WHY = {
     "inline code": "its inputs agree; its own code between its children made the difference",
     "one side only": "a module recorded on this side only, whose inputs agree where they were compared and whose "
                      "output is the differing value",
+    "counterpart": "a module recorded on this side only, at the place of the other side's call named: what it "
+                   "returned is the value compared with the differing value the other side's call returned",
     "unverified": "a module recorded on this side only, which ran before the first differing value and returned "
                   "a value that no record of the other side compares (everything compared before it agrees): "
                   "the difference is made by it or by the code between it and that value",
@@ -201,8 +203,37 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     params = t.subset(t.role_mask("param"))
     weighted_a, weighted_b = {p.a.module for p in params}, {p.b.module for p in params}
     twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
-    return _level(Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
-                          _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b)), cp_best.a, cp_best.b)
+    found = Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
+                    _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
+    return _level(_counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b)), cp_best.a, cp_best.b)
+
+
+def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tuple[TraceView, TraceView],
+                 calls: tuple[Call, Call], paired: tuple[Container[int], Container[int]]) -> Located[PairView]:
+    """Where one side names a call of its own that made the differing value (``"one side only"``)
+    and the other side does not, the other side's call of its own, inside the pair, that returned
+    the value compared with it (a dropout module against an ``nn.Identity`` in its place) is named
+    there: the two stand at one place of the computation."""
+    for this, that, side, other in (("a", "b", 0, 1), ("b", "a", 1, 0)):
+        named, partner = getattr(found, this), getattr(found, that)
+        if named.why != "one side only" or partner.why == "one side only":
+            continue
+        keys = {k for r in named.call.tensor_outputs() if (k := value_id(r)) is not None}
+        want = {k for p in fwd if not p.passed and value_id(getattr(p, this)) in keys
+                if (k := value_id(getattr(p, that))) is not None}
+        if not want:
+            continue
+        v = views[other]
+        inside = v.tree(calls[other].step).descendants(calls[other])
+        hits = [c for c in inside if c.id not in paired[other]
+                and any(value_id(r) in want for r in c.tensor_outputs())]
+        if not hits:
+            continue
+        hit_ids = {c.id for c in hits}
+        inner = [c for c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
+        there = Side(inner[-1], "counterpart", partner.first, ())
+        return Located(found.pair, there, named) if this == "b" else Located(found.pair, named, there)
+    return found
 
 
 def _level(found: Located[PairView], call_a: Call, call_b: Call) -> Located[PairView]:
