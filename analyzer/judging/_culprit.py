@@ -214,7 +214,7 @@ def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tup
     and the other side does not, the other side's call of its own, inside the pair, that returned
     the value compared with it (a dropout module against an ``nn.Identity`` in its place) is named
     there: the two stand at one place of the computation."""
-    for this, that, side, other in (("a", "b", 0, 1), ("b", "a", 1, 0)):
+    for this, that, other in (("a", "b", 1), ("b", "a", 0)):
         named, partner = getattr(found, this), getattr(found, that)
         if named.why != "one side only" or partner.why == "one side only":
             continue
