@@ -61,6 +61,7 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``subpixel`` (session 29): ``nn.PixelShuffle`` against a depth-to-space written in TensorFlow's
   channel order.
 * ``identity`` (session 29): a dropout module of rate 0 against ``nn.Identity`` in its place.
+* ``epsilons`` (session 29): one learnable scalar per block against one vector the model keeps.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -955,3 +956,16 @@ def test_a_one_sided_module_is_named_against_the_one_in_its_place(tmp_path: Path
     assert rc == 1, text
     assert located(doc) == ("drop", "drop"), text
     assert doc["first_divergence"]["located"]["b"]["why"] == "counterpart", text
+
+
+# ------------------------------------------------------------------ epsilons: one tensor per block against one vector for all
+def test_one_tensor_per_block_pairs_with_a_vector_the_model_keeps_for_all(tmp_path: Path) -> None:
+    """Each block's own ``eps [1]`` (GIN) against one ``eps [3]`` of the model: the blocks' tensors
+    are runs of the model's, in registration order (``pair_ancestor_packs``); clean agrees, and the
+    vector read in reverse order is a divergence."""
+    rc, doc, text = run(tmp_path, "epsilons")
+    assert rc == 0, text
+    pairs = {(e["paddle"], e["torch"], tuple(e.get("torch_part", ()))) for e in weight_map(tmp_path)["weights"]}
+    assert ("blocks.2.eps", "eps", (2, 3)) in pairs, pairs
+    rc, doc, text = run(tmp_path / "reversed", "epsilons", bug="torch_eps_reversed")
+    assert rc == 1, text

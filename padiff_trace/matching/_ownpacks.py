@@ -14,13 +14,14 @@ along one axis (its own shape aside from axes of size one), every tensor of both
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 from ..arrays import squeezed
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
-__all__ = ["packed_places", "pair_own_packs", "pair_partner_packs"]
+__all__ = ["packed_places", "pair_ancestor_packs", "pair_own_packs", "pair_partner_packs"]
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +117,64 @@ def pair_partner_packs(la: list[MTensor], lb: list[MTensor], partner: dict[str, 
         runs = _runs(xs, ys)
         if runs is not None:
             _pair_runs(runs, pair)
+
+
+_INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
+
+
+def _ancestors(module: str) -> list[str]:
+    """``module``'s enclosing modules, innermost first, the root ("") last."""
+    out = []
+    while module:
+        module = module.rpartition(".")[0]
+        out.append(module)
+    return out
+
+
+def _common(modules: list[str]) -> str:
+    """The innermost module enclosing every one of ``modules`` (not one of them)."""
+    chains = [_ancestors(m) for m in modules]
+    return next(m for m in chains[0] if all(m in c for c in chains[1:]))
+
+
+def _region(module: str, to_other: dict[str, str]) -> str | None:
+    """The innermost module of the other side enclosing the partners of ``module`` and of the
+    modules inside it (None: none of them has a partner)."""
+    theirs = sorted({mb for m, mb in to_other.items() if m == module or m.startswith(module + ".")} - {""})
+    if not theirs:
+        return None
+    return theirs[0] if len(theirs) == 1 else _common(theirs)
+
+
+def pair_ancestor_packs(la: list[MTensor], lb: list[MTensor], partner: dict[str, str], pair: Pair) -> None:
+    """Pair one tensor per block (the same local name in modules numbered alike: GIN's ``eps`` of
+    each layer, ``convs.0.eps`` ... ``convs.2.eps``), left over, with a tensor the other side keeps
+    for all the blocks in a module enclosing their partners (the model's ``eps [3]``): in
+    registration order, each block's tensor a run of the packed one along its first axis."""
+    inverse = {mb: ma for ma, mb in partner.items()}
+    for xs_all, ys_all, to_other in ((la, lb, partner), (lb, la, inverse)):
+        groups: dict[tuple[str, str], list[MTensor]] = {}
+        for t in xs_all:
+            if t.used or not t.info.trainable or _region(t.info.module, to_other) is None:
+                continue
+            key = (_INDEX.sub("*", t.info.module), t.info.name.rpartition(".")[2])
+            if key[0] != t.info.module:  # numbered modules only: blocks
+                groups.setdefault(key, []).append(t)
+        for xs in groups.values():
+            xs = sorted((x for x in xs if not x.used), key=lambda t: t.index)
+            if len(xs) < 2 or len({x.info.module for x in xs}) != len(xs):
+                continue
+            regions = [_region(x.info.module, to_other) for x in xs]
+            above = _common([r for r in regions if r is not None])
+            for holder in (above, *_ancestors(above)) if above else ("",):
+                ys = sorted((y for y in ys_all if not y.used and y.info.trainable and y.info.module == holder),
+                            key=lambda t: t.index)
+                ys = [y for y in ys if y.info.name.rpartition(".")[2] == xs[0].info.name.rpartition(".")[2]]
+                if len(ys) == 1:
+                    runs = _runs(xs, ys)
+                    if runs is not None:
+                        _pair_runs(runs, pair)
+                    break
 
 
 def _pair_runs(runs: list[tuple[list[MTensor], MTensor, int]], pair: Pair) -> None:

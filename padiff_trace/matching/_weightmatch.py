@@ -46,7 +46,7 @@ from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
 from ._knowledge import POINTWISE_AS
 from ._match import group_key
-from ._ownpacks import packed_places, pair_own_packs, pair_partner_packs
+from ._ownpacks import packed_places, pair_ancestor_packs, pair_own_packs, pair_partner_packs
 from ._packs import packed_run, regrouped
 from ._stacks import stacked_groups
 from ._subtrees import pair_by_units
@@ -319,6 +319,7 @@ class _Matcher:
         pair_packed_units(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_own_packs(self.live(self.a), self.live(self.b), packed_places(self.map.pairs), self.pair)
         pair_partner_packs(self.live(self.a), self.live(self.b), partners, self.pair)
+        pair_ancestor_packs(self.live(self.a), self.live(self.b), partners, self.pair)
         for place in (leftover.partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
