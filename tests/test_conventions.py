@@ -963,9 +963,9 @@ def test_one_tensor_per_block_pairs_with_a_vector_the_model_keeps_for_all(tmp_pa
     """Each block's own ``eps [1]`` (GIN) against one ``eps [3]`` of the model: the blocks' tensors
     are runs of the model's, in registration order (``pair_ancestor_packs``); clean agrees, and the
     vector read in reverse order is a divergence."""
-    rc, doc, text = run(tmp_path, "epsilons")
+    rc, _, text = run(tmp_path, "epsilons")
     assert rc == 0, text
     pairs = {(e["paddle"], e["torch"], tuple(e.get("torch_part", ()))) for e in weight_map(tmp_path)["weights"]}
     assert ("blocks.2.eps", "eps", (2, 3)) in pairs, pairs
-    rc, doc, text = run(tmp_path / "reversed", "epsilons", bug="torch_eps_reversed")
+    rc, _, text = run(tmp_path / "reversed", "epsilons", bug="torch_eps_reversed")
     assert rc == 1, text

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from padiff_trace import Record
+from padiff_trace.matching import PLACEHOLDERS, canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
@@ -211,9 +212,11 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
 def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tuple[TraceView, TraceView],
                  calls: tuple[Call, Call], paired: tuple[Container[int], Container[int]]) -> Located[PairView]:
     """Where one side names a call of its own that made the differing value (``"one side only"``)
-    and the other side does not, the other side's call of its own, inside the pair, that returned
-    the value compared with it (a dropout module against an ``nn.Identity`` in its place) is named
-    there: the two stand at one place of the computation."""
+    and the other side does not, the other side's placeholder (``PLACEHOLDERS``: ``nn.Identity``,
+    put where a module is configured off) inside the pair that returned the value compared with
+    it is named there: it stands at that call's place (a dropout module against timm's
+    ``nn.Identity`` for a rate of 0). Another module of the other side's own there (paddle's
+    dropout module after HF's activation module) is no such stand-in."""
     for this, that, other in (("a", "b", 1), ("b", "a", 0)):
         named, partner = getattr(found, this), getattr(found, that)
         if named.why != "one side only" or partner.why == "one side only":
@@ -225,7 +228,7 @@ def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tup
             continue
         v = views[other]
         inside = v.tree(calls[other].step).descendants(calls[other])
-        hits = [c for c in inside if c.id not in paired[other]
+        hits = [c for c in inside if c.id not in paired[other] and canonical_type(c.module_type) in PLACEHOLDERS
                 and any(value_id(r) in want for r in c.tensor_outputs())]
         if not hits:
             continue

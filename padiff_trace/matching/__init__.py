@@ -15,6 +15,7 @@ from ._knowledge import (
     OPTIMIZER_CONVENTIONS,
     OPTIMIZER_UPDATE_RULES,
     PARAMETRIZED_UNDER,
+    PLACEHOLDERS,
     POINTWISE_AS,
     QKV_PACKING,
     ROLE_SYNONYMS,
@@ -67,6 +68,7 @@ __all__ = [
     "TypeResolver",
     "canonical_type",
     "CALL_CONTAINERS",
+    "PLACEHOLDERS",
     "group_key",
     "is_known_type",
     # framework conventions (values that differ by definition)

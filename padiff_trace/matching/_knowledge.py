@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "CALL_CONTAINERS",
+    "PLACEHOLDERS",
     "CONVENTIONS",
     "Convention",
     "DERIVED_STATE",
@@ -179,6 +180,9 @@ LOOKUP_TABLES: frozenset[str] = frozenset({"embedding", "embeddingbag"})
 
 # Canonical types whose forward only calls its children in order: no code of its own between them.
 CALL_CONTAINERS: frozenset[str] = frozenset({"sequential"})
+# Canonical types a library puts where a module is configured off (timm's dropout or norm of rate or
+# kind "none"): it stands at that module's place.
+PLACEHOLDERS: frozenset[str] = frozenset({"identity"})
 
 # Library classes (qualified name) -> the canonical type they implement. Their own
 # layout, where it differs from torch's, is in LAYOUTS under the same qualified name.

@@ -160,8 +160,8 @@ def pair_ancestor_packs(la: list[MTensor], lb: list[MTensor], partner: dict[str,
             key = (_INDEX.sub("*", t.info.module), t.info.name.rpartition(".")[2])
             if key[0] != t.info.module:  # numbered modules only: blocks
                 groups.setdefault(key, []).append(t)
-        for xs in groups.values():
-            xs = sorted((x for x in xs if not x.used), key=lambda t: t.index)
+        for group in groups.values():
+            xs = sorted((x for x in group if not x.used), key=lambda t: t.index)
             if len(xs) < 2 or len({x.info.module for x in xs}) != len(xs):
                 continue
             regions = [_region(x.info.module, to_other) for x in xs]
