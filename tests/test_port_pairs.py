@@ -266,6 +266,25 @@ def test_set19_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]
 
 
+# set 21 (session 29), measured once on first contact: a NeRF-style encoding in another column
+# order (set 17's family, fixed by the column rule), a depth-to-space in TensorFlow's order, a
+# ReLU before a max-pool against one after it, and a dropout against nn.Identity in its place
+SET21 = [("port_nerf", ""), ("port_nerf", "paddle_skip_pre_relu"), ("port_edsr", ""),
+         ("port_stn", ""), ("port_stn", "torch_bn_after_pool")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET21)
+def test_set21_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    rc, doc, text = run(tmp_path, family, bug)
+    if not bug:
+        assert rc == 0, text[-4000:]
+        return
+    truth = json.loads((PAIRS / f"{family}_truth.json").read_text())["bugs"][bug]
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]
+
+
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
     """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
     residual argument. That value agrees where the attention's q|k|v projection receives it, but

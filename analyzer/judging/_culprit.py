@@ -186,13 +186,21 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     if not len(cands):
         return None
     # a call that received tensors none of which any record compared (the other side passes them
-    # concatenated, or in another structure) agrees on nothing: it is a candidate only where no
-    # call whose inputs were compared is one
+    # concatenated, or in another structure) is judged by those values where other records
+    # compared them (a norm's output handed on as query, key and value): it is no candidate if one
+    # of them differs there; one that agrees nowhere is a candidate only where no other call is
     compared_in = np.isin(cands, call_a[~is_out])
-    blind = np.fromiter((not compared_in[i] and bool(va.by_id[c].tensor_inputs())
-                         for i, c in enumerate(cands.tolist())), bool, len(cands))
-    if blind.any() and not blind.all():
-        cands, cand_rows = cands[~blind], cand_rows[~blind]
+    blind_ids = [c for i, c in enumerate(cands.tolist()) if not compared_in[i] and va.by_id[c].tensor_inputs()]
+    if blind_ids:
+        by_value = _seen_values(t, rows)
+        verdicts = {c: _inputs_seen(va.by_id[c], by_value) for c in blind_ids}
+        drop = {c for c, v in verdicts.items() if v is False}
+        unknown = {c for c, v in verdicts.items() if v is None}
+        keep = np.fromiter((c not in drop for c in cands.tolist()), bool, len(cands))
+        if unknown and not all(c in unknown or c in drop for c in cands.tolist()):
+            keep &= np.fromiter((c not in unknown for c in cands.tolist()), bool, len(cands))
+        if keep.any():
+            cands, cand_rows = cands[keep], cand_rows[keep]
     outer = {x.id for c in cands.tolist() for x in va.ancestors(va.by_id[c])}  # a candidate inside them
     best = t[int(cand_rows[~np.isin(cands, np.fromiter(outer, np.int64, len(outer)))].min())]
     cp_best = best.call_pair
@@ -237,6 +245,27 @@ def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tup
         there = Side(inner[-1], "counterpart", partner.first, ())
         return Located(found.pair, there, named) if this == "b" else Located(found.pair, named, there)
     return found
+
+
+def _seen_values(t: PairTable, rows: np.ndarray) -> dict[Key, bool]:
+    """A's forward values of the step by identity (``value_id``) -> whether every pair comparing
+    them passed."""
+    out: dict[Key, bool] = {}
+    for i in rows.tolist():
+        k = value_id(t[i].a)
+        if k is not None:
+            out[k] = out.get(k, True) and bool(t.passed[i])
+    return out
+
+
+def _inputs_seen(call: Call, seen: dict[Key, bool]) -> bool | None:
+    """Whether ``call``'s tensor inputs agree where other records compared them: False if one
+    differs there, True if one agrees and none differs (a mask only one side builds is compared
+    nowhere), None if none was compared anywhere."""
+    got = [seen.get(k) if (k := value_id(r)) is not None else None for r in call.tensor_inputs()]
+    if any(g is False for g in got):
+        return False
+    return True if any(g for g in got) else None
 
 
 def _level(found: Located[PairView], call_a: Call, call_b: Call) -> Located[PairView]:

@@ -62,12 +62,11 @@ def _computes_a_compared_weight(module: str, weighted: Container[str]) -> bool:
 def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], paired: Container[int],
             first: Record | None = None) -> Call | None:
     """The innermost, earliest call only this side recorded whose tensor inputs all agree and
-    one of whose outputs differs. An input no pair compared is unknown: it is allowed, unless a
-    value that differs (``first``) was seen before the call began, or as the input of a paired
-    call inside it (a wrapper concatenating an unchecked input with a checked one): the difference
-    may have come in with the unchecked input; and a container that only calls its children
-    (``CALL_CONTAINERS``) in which that happened is not named: what made the difference is
-    between its children."""
+    one of whose outputs differs. An input no pair compared is unknown: it is allowed (an
+    attention's mask), unless the first value that differs (``first``) was seen before the call
+    began: the difference may have come in with the unknown input. A container that only calls
+    its children (``CALL_CONTAINERS``) in which a paired call received that value is not named
+    either: what made the difference is between its children."""
     hits = []
     for c in calls:
         if c.id in paired:
@@ -79,11 +78,10 @@ def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], pair
         ins = [k for r in c.tensor_inputs() if (k := value_id(r)) is not None]
         if not any(k in good for k in ins) or any(k in bad for k in ins):
             continue
-        unknown = not all(k in good for k in ins)
-        if (unknown or canonical_type(c.module_type) in CALL_CONTAINERS) and _checked_inside_differs(v, c, first, paired):
-            # the difference reached a checked call inside it: it may have come in with the unknown
-            # input; a container that only calls its children is judged by them
-            continue
+        if not all(k in good for k in ins) and _seen_before(c, first):
+            continue  # the difference was there before it began: it may have come in with the unknown input
+        if canonical_type(c.module_type) in CALL_CONTAINERS and _checked_inside_differs(v, c, first, paired):
+            continue  # a container that only calls its children is judged by them
         if any(value_id(r) in bad for r in c.tensor_outputs()):
             hits.append(c)
     if not hits:
@@ -139,13 +137,18 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     return side_by_side(latest, [c for _, c in inner]) or (latest,)
 
 
+def _seen_before(c: Call, first: Record | None) -> bool:
+    """Whether ``first`` (a value that differs) was recorded before ``c`` began."""
+    start = min((r.seq for r in c.inputs), default=None)
+    return first is not None and start is not None and first.seq < start
+
+
 def _checked_inside_differs(v: TraceView, c: Call, first: Record | None, paired: Container[int]) -> bool:
     """Whether ``first`` (a value that differs) was seen before ``c`` began, or as an input of a
     paired call inside it."""
     if first is None:
         return False
-    start = min((r.seq for r in c.inputs), default=None)
-    if start is not None and first.seq < start:
+    if _seen_before(c, first):
         return True
     if first.kind == Kind.MODULE_OUTPUT or first.call not in paired:
         return False

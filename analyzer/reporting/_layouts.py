@@ -47,7 +47,7 @@ import numpy as np
 
 from padiff_trace.matching import ROLE_SYNONYMS, ROTARY_ROLES, ROTARY_TABLES
 
-from ._pairings import Alternative, _parent, _pattern, _shapes, packed_in_order
+from ._pairings import Alternative, _parent, _pattern, _shapes, confirmed, packed_in_order
 
 if TYPE_CHECKING:
     from ._report import Report
@@ -364,8 +364,10 @@ def _runs(order: list[int]) -> list[tuple[int, int, int]]:
 def column_alternatives(report: Report) -> list[Alternative]:
     """The mapping document pairing the input columns of every matrix whose call received a
     value that differs from the other side's only by the order of its columns (``column_order``),
-    run by run; empty where there is none, or where such a matrix has one full name on both
-    sides (a checkpoint both read as it is: another order is a bug). Its readers are those
+    run by run; empty where there is none, where such a matrix has one full name on both sides (a
+    checkpoint both read as it is: another order is a bug), or where a call of a matrix numbered
+    alike in another block agrees as the names paired it (a concatenation in another order in one
+    block only is a bug there). Its readers are those
     matrices' modules: a call of one that agrees once its input is read in that order confirms it."""
     d, wm = report.first_divergence, report.weight_map
     if d is None or wm is None:
@@ -409,6 +411,9 @@ def column_alternatives(report: Report) -> list[Alternative]:
             entries.append({ka: p.a, kb: p.b, f"{ka}_part": [a0, a0 + k], f"{kb}_part": [b0, b0 + k], "axis": 1})
     if not entries:
         return []
+    for m in readers:  # a call of a matrix numbered alike (another block) agreeing as named: a bug in this block
+        if _pattern(m) != m and confirmed(report, _pattern(m))[0]:
+            return []
     said = (f"the input columns of {', '.join(readers)} taken in {kb}'s order (each column of {kb}'s input is one "
             f"column of {ka}'s)")
     doc = {"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"}
