@@ -188,17 +188,14 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     # a call that received tensors none of which any record compared (the other side passes them
     # concatenated, or in another structure) is judged by those values where other records
     # compared them (a norm's output handed on as query, key and value): it is no candidate if one
-    # of them differs there; one that agrees nowhere is a candidate only where no other call is
+    # of them differs there (and agrees nowhere); values compared nowhere say nothing either way
     compared_in = np.isin(cands, call_a[~is_out])
     blind_ids = [c for i, c in enumerate(cands.tolist()) if not compared_in[i] and va.by_id[c].tensor_inputs()]
     if blind_ids:
         by_value = _seen_values(t, rows)
         verdicts = {c: _inputs_seen(va.by_id[c], by_value) for c in blind_ids}
         drop = {c for c, v in verdicts.items() if v is False}
-        unknown = {c for c, v in verdicts.items() if v is None}
         keep = np.fromiter((c not in drop for c in cands.tolist()), bool, len(cands))
-        if unknown and not all(c in unknown or c in drop for c in cands.tolist()):
-            keep &= np.fromiter((c not in unknown for c in cands.tolist()), bool, len(cands))
         if keep.any():
             cands, cand_rows = cands[keep], cand_rows[keep]
     outer = {x.id for c in cands.tolist() for x in va.ancestors(va.by_id[c])}  # a candidate inside them
@@ -248,13 +245,14 @@ def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tup
 
 
 def _seen_values(t: PairTable, rows: np.ndarray) -> dict[Key, bool]:
-    """A's forward values of the step by identity (``value_id``) -> whether every pair comparing
-    them passed."""
+    """A's forward values of the step by identity (``value_id``) -> whether a pair comparing them
+    passed (a value that agrees with its partner anywhere is right: another pairing of it may set
+    it against another representation)."""
     out: dict[Key, bool] = {}
     for i in rows.tolist():
         k = value_id(t[i].a)
         if k is not None:
-            out[k] = out.get(k, True) and bool(t.passed[i])
+            out[k] = out.get(k, False) or bool(t.passed[i])
     return out
 
 

@@ -99,8 +99,8 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     record of the other side compares: nothing tells whether it is right, and everything
     compared before it agrees. The latest such call is named (the last computation nobody
     checked before the difference showed); a call that returns its input (dropout in eval) is
-    not one, nor a container whose outputs are what calls inside it returned (an
-    ``nn.Sequential`` ending in a ReLU: the calls inside are judged), nor (left out by the caller) a call whose weights were compared: a q projection
+    not one, nor a container whose outputs are what calls inside it that only move data
+    returned (an ``nn.Sequential`` ending in a ReLU), nor (left out by the caller) a call whose weights were compared: a q projection
     split from the other side's packed q|k|v computes on compared weights, nor a call whose
     type the other side also calls there unpaired (the same activation, called in another
     order: not one-sided, so the enclosing code is what differs). A value no pair
@@ -122,7 +122,7 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
         if not outs or outs <= ins or ins & bad or outs & (good | bad):
             continue
         if outs <= _children_outputs(v, c):
-            continue  # a container passing on what a call inside it returned: that call is judged instead
+            continue  # a container passing on what a data mover inside it returned: not computing either
         end = max((r.seq for r in c.outputs), default=-1)
         if first is not None and end > first.seq:
             continue
@@ -156,8 +156,9 @@ def _checked_inside_differs(v: TraceView, c: Call, first: Record | None, paired:
 
 
 def _children_outputs(v: TraceView, c: Call) -> set[Key]:
-    """The values the calls inside ``c`` returned."""
-    return {k for d in v.tree(c.step).descendants(c) for r in d.tensor_outputs() if (k := value_id(r)) is not None}
+    """The values calls inside ``c`` that only move data (``moves_data``: a ReLU, a pad) returned."""
+    return {k for d in v.tree(c.step).descendants(c) if moves_data(d)
+            for r in d.tensor_outputs() if (k := value_id(r)) is not None}
 
 
 def side_by_side(latest: Call, calls: list[Call]) -> tuple[Call, ...]:

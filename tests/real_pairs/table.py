@@ -1126,6 +1126,57 @@ misses:
   pool pairs with torch's inner pool, whose input is the padded one (another shape), so paddle's
   pool is not a candidate and paddle's layer is named.
 
+## Layouts only the values tell, operations in another order, held out (session 29)
+
+Set 21, written by helpers that never ran the tool (NOTES-set21-h50..h52): `port_mla` (a
+DeepSeek-V2-style decoder with multi-head latent attention: a compressed kv with a decoupled rope
+key, q|rope and latent|rope-key fused on one side and separate on the other, rope interleaved
+against half-split), `port_edsr` (EDSR: a mean shift as a frozen 1x1 conv against an inline
+subtraction, residual scaling as a module or inline, `nn.PixelShuffle` against a depth-to-space
+written in TensorFlow's channel order), `port_stn` (a spatial transformer: affine grid sampling,
+a ReLU before a max-pool on one side and after it on the other), `port_gin` (a GIN: scatter
+against a dense adjacency, one `eps` per layer against one vector, one readout Linear over the
+concatenated pools against a sum of per-layer heads), and two training ports, `port_dino_train`
+(DINO: an EMA teacher updated after the step, a centre buffer, a dropout module against
+`nn.Identity`) and `port_kd_rmsprop_train` (distillation with a frozen teacher and RMSProp).
+
+First contact, with the code of the session's start: **10 of 28** (clean twins 2 of 6): MLA 2 of
+5, EDSR 1 of 5, STN 1 of 5, GIN 0 of 5 (exit 2), DINO 3 of 4, distillation 3 of 4. What failed,
+and the general rule each needed:
+
+- **Feature columns in another order** (NeRF, set 17, four cases; the rule's first family): an
+  encoding ordered per frequency against one ordered per function is no set of equal chunks.
+  Each of B's columns is looked for among A's (`column_order`); the matrices reading the value
+  pair their input columns run by run (`column_alternatives`), kept when a call of one of them
+  agrees; the value is read in B's order wherever it is recorded (the encoder's output too).
+- **A call fed only tensors no pair of its own compared** (NeRF's colour branch, handed two
+  arguments against one concatenation): it is judged by those values where other records
+  compared them; the branch's feature input differed there, so it is no candidate, and the
+  encoder that made the difference is named.
+- **A `Sequential` ending in a ReLU** (NeRF `paddle_skip_pre_relu`): an unverified container
+  whose output is a call inside it returning it (a ReLU, which only moves data) is not named.
+- **A ReLU before a max-pool on one side and after it on the other** (STN clean): the pool's
+  input and output differ, everything after agrees; a call whose differing inputs come right after
+  agreeing records is judged with its inputs by what anything later shows: a boundary difference.
+  Its consumers are found through a reshape (the pooled map flattened for the localisation head).
+- **A `Sequential` in which a checked call received the first differing value** (STN
+  `torch_bn_after_pool`): a container that only calls its children (`CALL_CONTAINERS`) is not the
+  maker: the pair around it is named.
+- **Depth-to-space in another channel order** (EDSR clean and `torch_conv_last_replicate`):
+  `nn.PixelShuffle` (CRD) against TensorFlow's order (DCR); each side's slot-to-channel table is
+  read from the values, and when both are known orders the convolution's output channels pair
+  accordingly (`subpixel_alternatives`); an unknown arrangement (row and column offsets swapped,
+  `torch_d2s_ij_swapped`) is not tried and stays a divergence.
+- **One `eps` per layer against one vector** (GIN): tensors of one local name in modules numbered
+  alike pair with runs of the tensor the module enclosing their partners keeps
+  (`pair_ancestor_packs`).
+- **A dropout module against `nn.Identity` in its place** (DINO `teacher_dropout`): where one
+  side names a module of its own as the maker, the other side's placeholder that returned the
+  value compared with it is named there (`why: "counterpart"`; a placeholder only: paddle's
+  dropout after HF's activation module is no stand-in, as BERT's truths say).
+
+ROW_SESSION29_RESULTS
+
 ## Other modes on clean twins
 
 A sample of eight families (bert, gpt, llama, distilbert, mbart, t5, mobilenet_v3_small,
