@@ -227,7 +227,7 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
         # a call whose differing inputs each come right after records that agree: code between
         # compared records made the difference (an activation before a max-pool on one side and
         # after it on the other); it is judged with its inputs, by whether anything later shows it
-        fresh = _fresh_inputs(fwd_rows, passed, fail_in, fail_out)
+        fresh = _fresh_inputs(fwd_rows, passed, fail_in, fail_out) - convention_in
         convention_in |= fresh
         cands = sorted((min(v), c) for c, v in fail_out.items() if c not in fail_in or c in convention_in)
         if not cands:
@@ -236,7 +236,9 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
             # the model's outputs agree: a loss that differs was made by the loss function, an
             # independent error that ends every window (label smoothing on one side)
             rows = rows[~loss_mask[rows]]
-        starts = sorted((first_row[c], c) for _, c in cands)
+        # the next independent error: a call whose inputs agree (one whose differing inputs came
+        # right after agreeing records may be the same difference carried on)
+        starts = sorted((first_row[c], c) for _, c in cands if c not in fresh)
         # latest first: whether a later call of the same module stays failing is known when an
         # earlier one is judged
         for out_row, c in reversed(cands):
@@ -273,6 +275,13 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                     continue  # damaged or undecodable: not compared, so nothing is known of it
             if not all(_floating(t, i) for i in fail_out[c]):
                 continue  # ids, masks, indices are exact data: a difference there is never a boundary
+            if c in fresh and (not all(_floating(t, i) for i in fail_in[c]) or not passed[window].all()):
+                # judged on the records as compared, before this round passed any: a chain of such
+                # calls is one difference carried on, not a boundary each; exact data never is one
+                handed = None if not all(_floating(t, i) for i in fail_in[c]) else _consumers_agree(t, rows, c, fail_out[c], passed)
+                if handed is not None:
+                    _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + fail_in[c], handed, out)
+                continue
             if joined:  # the same values, one side's concatenated or resized at its edge: nothing left to propagate
                 _pass_call(t, c, s, in_step & grad_mask, fail_out[c], joined, out)
                 continue
@@ -283,8 +292,7 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                 handed = _consumers_agree(t, rows, c, fail_out[c])
                 if handed is None:
                     continue  # a later record shows it: it propagates
-                made_here = fail_in.get(c, []) if c in fresh and c not in reshaped_in else []
-                _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + made_here, handed, out)
+                _pass_call(t, c, s, in_step & grad_mask, fail_out[c], handed, out)
                 continue
             if other_input and not len(evidence):
                 continue  # another input convention needs later values that agree to be one
@@ -331,7 +339,7 @@ def _same_module(t: PairTable, c: int, d: int) -> bool:
     return x.a.module == y.a.module or x.b.module == y.b.module
 
 
-def _consumers_agree(t: PairTable, rows: np.ndarray, c: int, outs: list[int]) -> str | None:
+def _consumers_agree(t: PairTable, rows: np.ndarray, c: int, outs: list[int], passed: np.ndarray | None = None) -> str | None:
     """What relates call pair ``c``'s differing outputs (a known relation: an activation applied
     on one side, a constant factor) where every later call that received one of them, as
     recorded on either side, received values that agree: each consumer absorbed the difference,
@@ -350,7 +358,7 @@ def _consumers_agree(t: PairTable, rows: np.ndarray, c: int, outs: list[int]) ->
     later = rows[(rows > max(outs)) & (cp_col[rows] != c) & (roles[rows] != out_code)]
     # the same values flattened or reshaped on the way (a pooled map flattened for a Linear) are received too
     got = [i for i in later.tolist() if _flat_key(t.record(i, 0)) in ka or _flat_key(t.record(i, 1)) in kb]
-    if not got or not t.passed[got].all():
+    if not got or not (t.passed if passed is None else passed)[got].all():
         return None
     shown = t.call_pairs[int(cp_col[got[0]])].a.label
     return f"{'; '.join(dict.fromkeys(said))}; what it hands over agrees where {shown} receives it"
