@@ -227,6 +227,18 @@ def test_a_hand_written_attention_against_torch_multihead_attention_names_the_at
     assert (loc["a"]["module"], loc["b"]["module"]) == ("self_blocks.0.attn", "layers.0.self_attn"), text[-4000:]
 
 
+def _as_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    """A clean twin exits 0; a planted bug exits 1 named at the modules its truth names."""
+    rc, doc, text = run(tmp_path, family, bug)
+    if not bug:
+        assert rc == 0, text[-4000:]
+        return
+    truth = json.loads((PAIRS / f"{family}_truth.json").read_text())["bugs"][bug]
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]
+
+
 # set 17 (session 27), measured once on first contact: one table against per-field tables,
 # stages numbered inside a word, two 1x1 convs of one shape registered in another order than
 # they run, and a fused BatchNorm activation inside a block a later bug breaks
@@ -236,14 +248,7 @@ SET17 = [("port_deepfm", ""), ("port_segformer", ""), ("port_seresnext", "torch_
 
 @pytest.mark.parametrize(("family", "bug"), SET17)
 def test_set17_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
-    rc, doc, text = run(tmp_path, family, bug)
-    if not bug:
-        assert rc == 0, text[-4000:]
-        return
-    truth = json.loads((PAIRS / f"{family}_truth.json").read_text())["bugs"][bug]
-    assert rc == 1, text[-4000:]
-    loc = doc["first_divergence"]["located"]
-    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]
+    _as_truth_says(tmp_path, family, bug)
 
 
 # set 19 (session 28), measured once on first contact: a generator whose layers two ports nest
@@ -256,14 +261,7 @@ SET19 = [("port_stylegan_mod", ""), ("port_stylegan_mod", "torch_torgb_no_eqlr")
 
 @pytest.mark.parametrize(("family", "bug"), SET19)
 def test_set19_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
-    rc, doc, text = run(tmp_path, family, bug)
-    if not bug:
-        assert rc == 0, text[-4000:]
-        return
-    truth = json.loads((PAIRS / f"{family}_truth.json").read_text())["bugs"][bug]
-    assert rc == 1, text[-4000:]
-    loc = doc["first_divergence"]["located"]
-    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]
+    _as_truth_says(tmp_path, family, bug)
 
 
 # set 21 (session 29), measured once on first contact: a NeRF-style encoding in another column
@@ -275,14 +273,7 @@ SET21 = [("port_nerf", ""), ("port_nerf", "paddle_skip_pre_relu"), ("port_edsr",
 
 @pytest.mark.parametrize(("family", "bug"), SET21)
 def test_set21_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
-    rc, doc, text = run(tmp_path, family, bug)
-    if not bug:
-        assert rc == 0, text[-4000:]
-        return
-    truth = json.loads((PAIRS / f"{family}_truth.json").read_text())["bugs"][bug]
-    assert rc == 1, text[-4000:]
-    loc = doc["first_divergence"]["located"]
-    assert (loc["a"]["module"], loc["b"]["module"]) == (truth["paddle_module"], truth["torch_module"]), text[-4000:]
+    _as_truth_says(tmp_path, family, bug)
 
 
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
