@@ -27,11 +27,11 @@ from .judging._metrics import DEFAULT_TOLERANCES, MODES, Metrics, Tolerance
 from .judging._noise import NOISE_FACTOR, NoiseFloor, noise_floor
 from .judging._pairview import PairResult
 from .judging._referee import CLASSES, RATIO
+from .reporting._columns import column_alternatives
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._html import write_html
 from .reporting._layouts import (
-    column_alternatives,
     concat_alternatives,
     grouped_alternatives,
     patch_alternatives,
