@@ -1285,6 +1285,10 @@ Adam's second update is 2.8e-6 (relative) from paddle's float64 run and 2.6e-7 f
 difference of 4.4e-10 on a value near 1.7e-4; the referee calls it paddle's deviation. Left as a
 known false alarm of `--referee` (Adam's rounding on a near-zero one-element tensor).
 
+Session 29, the five clean twins this session's rules made align or that align (EDSR, STN, DINO,
+distillation, NeRF) with this session's code: `--ops` 5 of 5, `--single-step` 5 of 5,
+`--referee` 5 of 5.
+
 ## Known failures (open)
 
 - **A scale missing where the other library puts it** (mBART `dec_embed_scale`): the B module
