@@ -21,7 +21,7 @@ from ._item import PlanItem
 from ._layout_flow import LayoutFlow
 from ._ops import PRODUCER_ROLES, Links, OpCall, Producers, collect_ops, index_records, op_todo
 from ._pairing import Alignment, CallPair, pair_leaves
-from ._records import RecordLike
+from ._records import RecordLike, value_id
 from ._slices import Regrouped, regroup_orders
 from ._weights import pair_by_map
 
@@ -121,14 +121,6 @@ def plan(
 _ValueKey = tuple[object, ...]
 
 
-def _value_key(r: Record) -> _ValueKey | None:
-    """One value's identity within a trace (dtype, size, statistics): a module's output and the
-    next module's input are one tensor."""
-    if not r.is_tensor or r.numel == 0:
-        return None
-    return (r.dtype, r.numel, *sorted(r.stats.items()))
-
-
 def _regrouped_values(al: Alignment, regrouped_in: Mapping[tuple[str, str], np.ndarray]
                       ) -> dict[tuple[_ValueKey, _ValueKey], np.ndarray]:
     """(A value, B value) -> the order of a call pair's input read in another order
@@ -143,7 +135,7 @@ def _regrouped_values(al: Alignment, regrouped_in: Mapping[tuple[str, str], np.n
             continue
         ins, _, _ = pair_leaves(cp.a.inputs, cp.b.inputs, cp.perm)
         for x, y, p in ins:
-            kx, ky = _value_key(x), _value_key(y)
+            kx, ky = value_id(x), value_id(y)
             if kx is not None and ky is not None and _regroupable(x, y, p, order):
                 out.setdefault((kx, ky), order)
     return out
@@ -152,7 +144,7 @@ def _regrouped_values(al: Alignment, regrouped_in: Mapping[tuple[str, str], np.n
 def _value_order(same: Mapping[tuple[_ValueKey, _ValueKey], np.ndarray], x: Record, y: Record) -> np.ndarray | None:
     if not same:
         return None
-    kx, ky = _value_key(x), _value_key(y)
+    kx, ky = value_id(x), value_id(y)
     return same.get((kx, ky)) if kx is not None and ky is not None else None
 
 

@@ -11,6 +11,7 @@ reading any record of a pair, first asks whether its dtype can be decoded at all
 from __future__ import annotations
 
 import functools
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 from padiff_trace import Frame, Kind, Phase, Record, UserError
 from padiff_trace.arrays import storage_dtype, to_float64
 
-__all__ = ["READ", "RecordLike", "RecordView", "TraceLike", "check_decodable", "decodable"]
+__all__ = ["READ", "RecordLike", "RecordView", "TraceLike", "check_decodable", "decodable", "value_id"]
 
 READ = 1 << 20  # elements per read (4 MB of float32 per side)
 
@@ -201,3 +202,14 @@ class RecordView(ABC):
         for s in range(0, self.numel, chunk_elems):
             check_decodable(self)
             yield self.elements(s, min(self.numel, s + chunk_elems)).astype(np.float64)
+
+
+def value_id(r: Record) -> tuple[object, ...] | None:
+    """One value's identity within a trace: dtype, size and statistics (None: not a tensor, or
+    statistics that overflow). A module's output and the next module's input are one tensor."""
+    if not r.is_tensor or r.numel == 0:
+        return None
+    stats = r.stats
+    if not all(math.isfinite(x) for x in stats.values() if isinstance(x, float)):
+        return None
+    return (r.dtype, r.numel, *sorted(stats.items()))

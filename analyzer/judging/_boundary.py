@@ -73,7 +73,7 @@ from ._relations import (
     window_relation,
 )
 from ._relations import relation as describe
-from ._values import value_key
+from ._values import flat_value_key, value_key
 
 __all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_checked_inside", "absorb_inner_ops", "absorb_moved",
            "absorb_unused_inputs",
@@ -275,10 +275,13 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                     continue  # damaged or undecodable: not compared, so nothing is known of it
             if not all(_floating(t, i) for i in fail_out[c]):
                 continue  # ids, masks, indices are exact data: a difference there is never a boundary
-            if c in fresh and (not all(_floating(t, i) for i in fail_in[c]) or not passed[window].all()):
+            exact_in = c in fresh and not all(_floating(t, i) for i in fail_in[c])
+            if exact_in:
+                continue  # differing ids or masks handed in: exact data is never a boundary
+            if c in fresh and not passed[window].all():
                 # judged on the records as compared, before this round passed any: a chain of such
-                # calls is one difference carried on, not a boundary each; exact data never is one
-                handed = None if not all(_floating(t, i) for i in fail_in[c]) else _consumers_agree(t, rows, c, fail_out[c], passed)
+                # calls is one difference carried on, not a boundary each
+                handed = _consumers_agree(t, rows, c, fail_out[c], passed)
                 if handed is not None:
                     _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + fail_in[c], handed, out)
                 continue
@@ -318,12 +321,6 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
     return out
 
 
-def _flat_key(r: Any) -> tuple[Any, ...] | None:
-    """``value_key`` without the shape: the same values reshaped."""
-    k = value_key(r)
-    return None if k is None else (k[0], int(np.prod(k[1])), *k[2:])
-
-
 def _fresh_inputs(fwd_rows: np.ndarray, passed: np.ndarray, fail_in: dict[int, list[int]],
                   fail_out: dict[int, list[int]]) -> set[int]:
     """Call pairs with differing inputs and outputs whose every differing input row comes right
@@ -351,13 +348,13 @@ def _consumers_agree(t: PairTable, rows: np.ndarray, c: int, outs: list[int], pa
         if found.startswith("the next comparable"):
             return None
         said.append(found.split(";")[0])
-    keys = [(_flat_key(t.record(i, 0)), _flat_key(t.record(i, 1))) for i in outs]
+    keys = [(flat_value_key(t.record(i, 0)), flat_value_key(t.record(i, 1))) for i in outs]
     ka = {k for k, _ in keys if k is not None}
     kb = {k for _, k in keys if k is not None}
     cp_col, out_code, roles = t.col("cp"), t.roles.index("output"), t.col("role")
     later = rows[(rows > max(outs)) & (cp_col[rows] != c) & (roles[rows] != out_code)]
     # the same values flattened or reshaped on the way (a pooled map flattened for a Linear) are received too
-    got = [i for i in later.tolist() if _flat_key(t.record(i, 0)) in ka or _flat_key(t.record(i, 1)) in kb]
+    got = [i for i in later.tolist() if flat_value_key(t.record(i, 0)) in ka or flat_value_key(t.record(i, 1)) in kb]
     if not got or not (t.passed if passed is None else passed)[got].all():
         return None
     shown = t.call_pairs[int(cp_col[got[0]])].a.label

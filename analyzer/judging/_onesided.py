@@ -26,6 +26,7 @@ from padiff_trace import Kind, Record
 from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, canonical_type
 
 from ..alignment._calls import Call, TraceView
+from ..alignment._records import value_id
 from ._boundary import RELATION_REL, agrees
 from ._reconcile import rearranged
 
@@ -267,16 +268,6 @@ def _corner_of(r: Record, table: Record) -> bool:
         return False
     corner = np.asarray(table.read(), np.float64)[tuple(slice(0, k) for k in r.shape)]
     return agrees(corner, np.asarray(r.read(), np.float64))
-
-
-def value_id(r: Record) -> Key | None:
-    """One value's identity within a trace: dtype, size and statistics (None: not a tensor)."""
-    if not r.is_tensor or r.numel == 0:
-        return None
-    stats = r.stats
-    if not all(math.isfinite(x) for x in stats.values() if isinstance(x, float)):
-        return None
-    return (r.dtype, r.numel, *sorted(stats.items()))
 
 
 def paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:

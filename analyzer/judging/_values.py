@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-__all__ = ["value_key"]
+__all__ = ["flat_value_key", "value_key"]
 
 
 def value_key(r: Any) -> tuple[Any, ...] | None:
@@ -18,3 +19,9 @@ def value_key(r: Any) -> tuple[Any, ...] | None:
     except (AttributeError, KeyError, IndexError, ValueError, OSError):
         return None
     return (r.dtype, tuple(r.shape), *sorted(stats.items()))
+
+
+def flat_value_key(r: Any) -> tuple[Any, ...] | None:
+    """``value_key`` without the shape: the same values reshaped (a pooled map flattened)."""
+    k = value_key(r)
+    return None if k is None else (k[0], int(math.prod(k[1])), *k[2:])

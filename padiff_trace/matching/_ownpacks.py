@@ -14,12 +14,11 @@ along one axis (its own shape aside from axes of size one), every tensor of both
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 
 from ..arrays import squeezed
 from ._weightmap import WeightPair
-from ._weighttensors import MTensor
+from ._weighttensors import MTensor, block_pattern
 
 __all__ = ["packed_places", "pair_ancestor_packs", "pair_own_packs", "pair_partner_packs"]
 
@@ -119,9 +118,6 @@ def pair_partner_packs(la: list[MTensor], lb: list[MTensor], partner: dict[str, 
             _pair_runs(runs, pair)
 
 
-_INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
-
-
 def _ancestors(module: str) -> list[str]:
     """``module``'s enclosing modules, innermost first, the root ("") last."""
     out = []
@@ -157,9 +153,8 @@ def pair_ancestor_packs(la: list[MTensor], lb: list[MTensor], partner: dict[str,
         for t in xs_all:
             if t.used or not t.info.trainable or _region(t.info.module, to_other) is None:
                 continue
-            key = (_INDEX.sub("*", t.info.module), t.info.name.rpartition(".")[2])
-            if key[0] != t.info.module:  # numbered modules only: blocks
-                groups.setdefault(key, []).append(t)
+            if t.key:  # numbered modules only: blocks
+                groups.setdefault((block_pattern(t.info.module), t.local), []).append(t)
         for group in groups.values():
             xs = sorted((x for x in group if not x.used), key=lambda t: t.index)
             if len(xs) < 2 or len({x.info.module for x in xs}) != len(xs):
@@ -169,7 +164,7 @@ def pair_ancestor_packs(la: list[MTensor], lb: list[MTensor], partner: dict[str,
             for holder in (above, *_ancestors(above)) if above else ("",):
                 ys = sorted((y for y in ys_all if not y.used and y.info.trainable and y.info.module == holder),
                             key=lambda t: t.index)
-                ys = [y for y in ys if y.info.name.rpartition(".")[2] == xs[0].info.name.rpartition(".")[2]]
+                ys = [y for y in ys if y.local == xs[0].local]
                 if len(ys) == 1:
                     runs = _runs(xs, ys)
                     if runs is not None:

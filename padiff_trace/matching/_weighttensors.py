@@ -139,6 +139,11 @@ def groups(items: Iterable[MTensor], key: object) -> dict[tuple[object, ...], li
     return out
 
 
+def block_pattern(module: str) -> str:
+    """``module`` with its block indices as ``*`` (``convs.2.mlp`` -> ``convs.*.mlp``)."""
+    return _INT.sub(lambda m: m.group(0)[: -len(m.group(1))] + "*", module)
+
+
 def by_blocks(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor], list[MTensor]]]:
     """Split a class by block indices when both sides index the same blocks (a block holding a
     tensor more on one side leaves that block unmatched: never shifted into another slot).
