@@ -47,12 +47,11 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from padiff_trace import Record
-from padiff_trace.matching import PLACEHOLDERS, canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
 from ..alignment._records import RecordLike
-from ._onesided import Key, Twin, found, made_by, paired_parent, unverified, value_id
+from ._onesided import Key, Twin, found, made_by, paired_parent, placeholder_for, unverified, value_id
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -217,29 +216,17 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
 def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tuple[TraceView, TraceView],
                  calls: tuple[Call, Call], paired: tuple[Container[int], Container[int]]) -> Located[PairView]:
     """Where one side names a call of its own that made the differing value (``"one side only"``)
-    and the other side does not, the other side's placeholder (``PLACEHOLDERS``: ``nn.Identity``,
-    put where a module is configured off) inside the pair that returned the value compared with
-    it is named there: it stands at that call's place (a dropout module against timm's
-    ``nn.Identity`` for a rate of 0). Another module of the other side's own there (paddle's
-    dropout module after HF's activation module) is no such stand-in."""
+    and the other side does not, the other side's placeholder in its place (``placeholder_for``)
+    is named there."""
     for this, that, other in (("a", "b", 1), ("b", "a", 0)):
         named, partner = getattr(found, this), getattr(found, that)
         if named.why != "one side only" or partner.why == "one side only":
             continue
-        keys = {k for r in named.call.tensor_outputs() if (k := value_id(r)) is not None}
-        want = {k for p in fwd if not p.passed and value_id(getattr(p, this)) in keys
-                if (k := value_id(getattr(p, that))) is not None}
-        if not want:
+        hit = placeholder_for(named.call, [(getattr(p, this), getattr(p, that)) for p in fwd if not p.passed],
+                              views[other], calls[other], paired[other])
+        if hit is None:
             continue
-        v = views[other]
-        inside = v.tree(calls[other].step).descendants(calls[other])
-        hits = [c for c in inside if c.id not in paired[other] and canonical_type(c.module_type) in PLACEHOLDERS
-                and any(value_id(r) in want for r in c.tensor_outputs())]
-        if not hits:
-            continue
-        hit_ids = {c.id for c in hits}
-        inner = [c for c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
-        there = Side(inner[-1], "counterpart", partner.first, ())
+        there = Side(hit, "counterpart", partner.first, ())
         return Located(found.pair, there, named) if this == "b" else Located(found.pair, named, there)
     return found
 

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Kind, Record
-from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, canonical_type
+from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, PLACEHOLDERS, canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._records import value_id
 from ._boundary import RELATION_REL, agrees
 from ._reconcile import rearranged
 
-__all__ = ["Key", "SAME_REL", "Twin", "found", "made_by", "moves_data", "paired_parent", "side_by_side", "unverified", "value_id"]
+__all__ = ["Key", "SAME_REL", "Twin", "found", "made_by", "moves_data", "paired_parent", "placeholder_for", "side_by_side", "unverified", "value_id"]
 
 Key = tuple[Any, ...]
 
@@ -136,6 +136,26 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     latest = max(inner, key=lambda h: h[0])[1]
     return side_by_side(latest, [c for _, c in inner]) or (latest,)
+
+
+def placeholder_for(named: Call, differing: list[tuple[Record, Record]], v: TraceView, call: Call,
+                    paired: Container[int]) -> Call | None:
+    """The other side's placeholder (``PLACEHOLDERS``: ``nn.Identity``, put where a module is
+    configured off) inside ``call`` that returned the value compared with what ``named`` (a call
+    of one side's own that made the differing value) returned: it stands at that call's place (a
+    dropout module against timm's ``nn.Identity`` for a rate of 0). ``differing``: the failing
+    pairs as (named's side, the other side). Another module of the other side's own there
+    (paddle's dropout module after HF's activation module) is no such stand-in: None."""
+    keys = {k for r in named.tensor_outputs() if (k := value_id(r)) is not None}
+    want = {k for x, y in differing if value_id(x) in keys if (k := value_id(y)) is not None}
+    if not want:
+        return None
+    tree = v.tree(call.step)
+    hits = [c for c in tree.descendants(call) if c.id not in paired and canonical_type(c.module_type) in PLACEHOLDERS
+            and any(value_id(r) in want for r in c.tensor_outputs())]
+    hit_ids = {c.id for c in hits}
+    inner = [c for c in hits if not any(d.id in hit_ids for d in tree.descendants(c))]
+    return inner[-1] if inner else None
 
 
 def _seen_before(c: Call, first: Record | None) -> bool:
