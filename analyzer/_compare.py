@@ -37,6 +37,7 @@ from .judging._pairtable import PairDraft, PairTable
 from .judging._precision import half_undeclared
 from .judging._randomness import random_draws
 from .judging._referee import side_errors
+from .judging._representation import absorb_representations
 from .judging._updates import absorb_buffer_rounding, absorb_update_rounding, flag_hidden_updates
 from .reporting._report import Report
 
@@ -109,6 +110,7 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         # a single-step recording runs each module on the other model's inputs: its outputs
         # agreeing says nothing about the inputs it computed itself (recorded, not used)
         absorb_unused_inputs(table)
+        absorb_representations(table)
     conventions = apply_conventions(table, va, vb)
     optimizer = optimizer_diff(va, vb, wm)
     if not _explicit(opts):

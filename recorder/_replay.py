@@ -32,6 +32,7 @@ from padiff_trace.matching import (
     norm_like,
     set_from_weight,
     side_from_records,
+    summed_groups,
     weight_from,
     with_observed_layouts,
 )
@@ -140,11 +141,19 @@ def transfer_weights(
         recs = {f"{r.module}.{r.position}" if r.module else r.position: r for r in tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)}
         _check_data(trace_path, [recs[p.a] for p in todo])
         packed: dict[str, list[WeightPair]] = {}
+        zeros, sums = _summed_targets(wm)
         for p in tqdm(todo, desc="weights", unit="tensor", disable=len(todo) < 200 or not sys.stderr.isatty(), leave=False):
             if p.b_part is not None:
                 packed.setdefault(p.b, []).append(p)
                 continue
+            if p.b in sums and sums[p.b][0] is not p:
+                continue  # written once, as the sum of its group
             arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups), p.b_perm)
+            if p.b in zeros:  # one of several B tensors whose sum is A's: the first carries it
+                arr = np.zeros_like(arr)
+            elif p.b in sums:  # B's one tensor is the sum of A's
+                arr = sum((_to_target(_canonical(_effective(recs, q.a, wm.skipped), q.a_perm, None, 0), q.b_perm)
+                           for q in sums[p.b][1:]), arr)
             shape = tuple(tensors[p.b].shape)
             if p.reshape or (arr.shape != shape and squeezed(arr.shape) == squeezed(shape)):
                 arr = arr.reshape(shape)  # a head split or merge, or axes of size one: the same elements in order
@@ -228,6 +237,20 @@ def _effective(recs: dict[str, Any], name: str, skipped: list[tuple[str, str, st
     if g is None or g not in recs:
         return v
     return weight_from(recs[g].read(), v).astype(v.dtype)
+
+
+def _summed_targets(wm: WeightMap) -> tuple[set[str], dict[str, list[WeightPair]]]:
+    """The model tensors of summed groups (``summed_groups``): those written as zeros (the
+    trace's one tensor went into the group's first), and those written as the sum of the
+    trace's tensors (name -> the group's pairs)."""
+    zeros: set[str] = set()
+    sums: dict[str, list[WeightPair]] = {}
+    for side, group in summed_groups(wm.pairs):
+        if side == "a":
+            zeros.update(p.b for p in group[1:])
+        else:
+            sums[group[0].b] = group
+    return zeros, sums
 
 
 def _check_data(trace_path: str | os.PathLike[str], recs: Sequence[Any]) -> None:

@@ -62,6 +62,10 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   channel order.
 * ``identity`` (session 29): a dropout module of rate 0 against ``nn.Identity`` in its place.
 * ``epsilons`` (session 29): one learnable scalar per block against one vector the model keeps.
+* ``edges`` (session 30): layers handed a graph as an edge list against a dense adjacency the
+  other model builds: another representation, not compared as numbers.
+* ``readout`` (session 30): one Linear over block states concatenated against one Linear per state
+  with the scores added, both ways round: one bias stands for the sum of three.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -973,3 +977,43 @@ def test_one_tensor_per_block_pairs_with_a_vector_the_model_keeps_for_all(tmp_pa
     assert ("blocks.2.eps", "eps", (2, 3)) in pairs, pairs
     rc, _, text = run(tmp_path / "reversed", "epsilons", bug="torch_eps_reversed")
     assert rc == 1, text
+
+
+# ------------------------------------------------------------------ readout: one bias for the sum of several
+def test_one_bias_over_a_concatenation_stands_for_the_sum_of_the_parts_biases(tmp_path: Path) -> None:
+    """A Linear over three states concatenated against three Linears whose scores are added, in
+    both directions, all biases non-zero: the biases pair as a sum (``summed``), the transfer writes
+    the one into the first and zeros into the rest (or the sum into the one), the clean pair agrees,
+    a mapping file written from the weight map pairs them the same way, and a bug upstream is
+    still the first divergence."""
+    rc, doc, text = run(tmp_path / "clean", "readout")
+    assert rc == 0, text
+    wm = weight_map(tmp_path / "clean")
+    summed = {(e["paddle"], e["torch"]) for e in wm["weights"] if e.get("sum")}
+    assert summed == {("readout.bias", f"per_layer.{k}.bias") for k in range(3)} | {
+        (f"heads.{k}.bias", "joint.bias") for k in range(3)}, summed
+    (said,) = findings(doc, "summed_tensors")
+    assert "readout.bias is the sum of" in said and "1 more alike" in said, said
+    assert not findings(doc, "packing_assumed")
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps(wm))
+    rc, _, text = run(tmp_path / "pinned", "readout", "--mapping", str(mapping))
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "readout", bug="torch_last_block_sigmoid")
+    assert rc == 1, text
+    assert located(doc) == ("", ""), text  # the activation is inline in each root's forward
+    assert not findings(doc, "packing_assumed"), text
+
+
+# ------------------------------------------------------------------ edges: one graph, two representations
+def test_an_input_in_another_representation_is_not_compared_as_numbers(tmp_path: Path) -> None:
+    """Layers handed ``int64 [2, E]`` edges against a ``float32 [N, N]`` adjacency: the pair passes
+    as another representation even where the layer's output differs, so a bug inside a layer is
+    named at the layer, not at the input its parent handed it."""
+    rc, doc, text = run(tmp_path / "clean", "edges")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "edges", bug="paddle_reversed_edges")
+    assert rc == 1, text
+    assert located(doc) == ("layers.0", "gnn.0"), text
+    reps = [p for p in doc["pairs"] if "another representation" in p["reason"]]
+    assert reps and all(p["passed"] for p in reps), text  # layer 0's, whose output differs

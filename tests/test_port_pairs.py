@@ -276,6 +276,17 @@ def test_set21_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 22 (session 30), measured once on first contact: talking heads and class attention with the
+# class token first against last (CaiT), and GIN's readout, one Linear against per-layer heads summed
+SET22 = [("port_cait", ""), ("port_cait", "paddle_gammas_swapped"), ("port_gin", ""),
+         ("port_gin", "paddle_scatter_reversed")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET22)
+def test_set22_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
     """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
     residual argument. That value agrees where the attention's q|k|v projection receives it, but

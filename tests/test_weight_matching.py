@@ -512,9 +512,11 @@ def test_bare_matrices_pair_with_linear_weights_by_name_then_as_the_last_left() 
     wm = match_weights(a, b)
     assert wm.ok and pairs(wm) == {"text_projection": "text_projection.weight", "vision_projection": "visual_projection.weight"}
     assert {w["convert"] for w in wm.to_json()["weights"]} == {"transpose"}
-    # square matrices: the shape cannot say which way they are stored, so they stay unpaired
+    # square matrices: the shape cannot say which way they are stored, so they pair as they stand
+    # (never transposed to fit); ``run`` tries the other way where the values diverge there
     sq = WeightSide("paddle", (t("text_projection", "CLIPModel", (H, H)),), PD)
-    assert not match_weights(sq, WeightSide("torch", (t("text_projection.weight", "Linear", (H, H)),), TD)).pairs
+    got = match_weights(sq, WeightSide("torch", (t("text_projection.weight", "Linear", (H, H)),), TD))
+    assert [(p.a, p.b, p.a_perm, p.a_axes) for p in got.pairs] == [("text_projection", "text_projection.weight", None, None)]
 
 
 def test_a_layout_observed_for_a_class_holds_on_both_sides_of_one_framework() -> None:
@@ -616,6 +618,25 @@ def test_a_mapping_file_cuts_the_input_axis_and_names_a_bad_axis() -> None:
         parse_mapping({"weights": [dict(entry, axis=-1)]}, "m.json")
     with pytest.raises(MappingError, match="shapes differ"):  # the part cut from the output axis does not fit
         match_weights(a, b, *mapping_pins(parse_mapping({"weights": [dict(entry, axis=0)]}, "m.json"), a, b))
+
+
+def test_one_bias_of_a_concat_projection_is_the_sum_of_the_parts_biases() -> None:
+    """When both per-part Linears keep a bias, the one Linear's bias is their sum: paired as
+    ``summed`` (never refused as ambiguous), written back by a mapping file's ``"sum": true``,
+    and ``"sum"`` on a part entry is refused in one line."""
+    a, _ = _concat_projection()
+    th = [t("embedding.weight", "Embedding", (V, H)), *torch_linear("word_proj", H, 2 * H),
+          *torch_linear("char_proj", 4, 2 * H), *torch_linear("out", 2 * H, H)]
+    b = WeightSide("torch", tuple(th), TD)
+    wm = match_weights(a, b)
+    assert wm.ok, wm.problem_text("A", "B")
+    summed = [(p.a, p.b) for p in wm.pairs if p.how == "summed"]
+    assert summed == [("proj.bias", "word_proj.bias"), ("proj.bias", "char_proj.bias")], summed
+    again = match_weights(a, b, *mapping_pins(parse_mapping(json.loads(wm.dumps()), "weightmap.json"), a, b))
+    assert [(p.a, p.b) for p in again.pairs if p.how == "summed"] == summed
+    bad = {"paddle": "proj.bias", "torch": "word_proj.bias", "sum": True, "paddle_part": [0, 4]}
+    with pytest.raises(MappingError, match=r"m\.json: weights entry 0: sum must be"):
+        parse_mapping({"weights": [bad]}, "m.json")
 
 
 def test_a_pointwise_conv_is_a_linear_before_fused_runs_are_looked_for() -> None:
@@ -782,7 +803,7 @@ def test_a_stack_of_square_matrices_is_never_guessed() -> None:
 def test_the_last_tensors_left_pair_by_element_count_and_the_one_layout_that_fits() -> None:
     """Trainable tensors no rule paired, each the only one of its element count on both sides
     (a table against a one-hot pointwise conv, a Linear against a transposed conv on a 1x1
-    input): paired in the one axis order that fits; a square one is never guessed."""
+    input): paired in the one axis order that fits; a square one only as it stands."""
     from padiff_trace.arrays._layout import axes_between
 
     assert axes_between((32, 16), (16, 32, 1)) == (1, 0)
@@ -799,7 +820,8 @@ def test_the_last_tensors_left_pair_by_element_count_and_the_one_layout_that_fit
     got = {p.a: (p.b, p.conversion()) for p in wm.pairs}
     assert got["embed.weight"] == ("lookup.weight", "reshape, transpose")
     assert got["up.weight"] == ("up.weight", "reshape")  # paddle's stored [in, out] is the transposed conv's order
-    assert "mix.w" not in got and {x.name for x in wm.unmatched_a} == {"mix.w"}
+    # a square one pairs as it stands, never transposed to fit: ``run`` lets the values try the other way
+    assert got["mix.w"] == ("blend.weight", "copy") and wm.ok
 
 
 def test_a_module_called_twice_is_each_copy_of_it_on_the_other_side() -> None:

@@ -23,6 +23,7 @@ from padiff_trace.matching import (
     match_weights,
     set_from_weight,
     side_from_records,
+    summed_groups,
     weight_from,
     weight_grad_from,
     with_observed_layouts,
@@ -82,6 +83,17 @@ def _effective(side: str, name: str, r: Record, by_name: dict[str, Record],
                           "the gradient of g * v / |v|")
 
 
+def _summed_weights(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
+    """Like ``_tied``, for the weights of summed groups (``summed_groups``: one bias against the
+    biases of the parts its weight is cut into): the one tensor is the sum of the others. Their
+    gradients are each the one's gradient, compared pair by pair."""
+    out: dict[WeightPair, list[WeightPair]] = {}
+    for _, ps in summed_groups(wm.pairs) if wm is not None else []:
+        out.update({p: [] for p in ps})
+        out[ps[0]] = ps
+    return out
+
+
 def _tied(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
     """Whole pairs of one tensor with several of the other side (an embedding one side ties to its
     output projection, ``tied``): each pair of such a group -> the group for its first pair, [] for
@@ -99,9 +111,10 @@ def _tied(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
     return out
 
 
-def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Record]) -> _Pair | None:
-    """The one tied tensor's gradient against the sum of its counterparts' gradients, in the
-    layout of the first counterpart (None when a record is missing)."""
+def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Record], what: str) -> _Pair | None:
+    """The one tensor of a group (its gradient, for a tied one) against the sum of its
+    counterparts', in the layout of the first counterpart (None when a record is missing);
+    ``what`` says what the sum is of ("the gradients of", "")."""
     one_a = len({p.a for p in group}) == 1
     one, many = (by_a, by_b) if one_a else (by_b, by_a)
     r = one.get(group[0].a if one_a else group[0].b)
@@ -121,8 +134,8 @@ def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Re
 
     first = rs[0]
     assert first is not None
-    what = "the sum of the gradients of " + ", ".join(x.module or x.position for x in rs if x is not None) + \
-        " (tied on the other side)"
+    said = f"the sum of {what}" + ", ".join(_name(x) for x in rs if x is not None) + " (one tensor on the other side)"
+
     def add() -> np.ndarray:
         out = np.zeros(first.shape, np.float64)
         for i, x in enumerate(rs):
@@ -130,7 +143,7 @@ def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Re
             out += to_first(np.asarray(x.read(), np.float64), i)
         return out
 
-    total = ComputedWeight(first, add, what)
+    total = ComputedWeight(first, add, said)
     if one_a:
         return r, total, perms[0]  # type: ignore[return-value]
     return total, r, perms[0]  # type: ignore[return-value]
@@ -165,14 +178,15 @@ def pair_by_map(
     used_a: set[str] = set()
     used_b: set[str] = set()
     skipped = wm.skipped if wm is not None else []
-    tied = _tied(wm) if params_a is not None else {}
+    # a tied tensor's gradient is the sum of its partners'; a summed one's value is
+    tied, what = (_tied(wm), "the gradients of ") if params_a is not None else (_summed_weights(wm), "")
     for p in wm.pairs if wm is not None else []:
         ra, rb = by_a.get(p.a), by_b.get(p.b)
         if ra is None or rb is None:
             continue
         if p in tied:
             if tied[p]:  # the first of the group: against the sum of the other side's gradients
-                summed = _summed(tied[p], by_a, by_b)
+                summed = _summed(tied[p], by_a, by_b, what)
                 if summed is not None:
                     out.append(summed)
             used_a.add(p.a)

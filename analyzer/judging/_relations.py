@@ -16,7 +16,7 @@ from padiff_trace import DamagedRecordError
 from ._masks import saturated as _saturated
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "relation", "window_fit", "window_relation"]
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_relation", "relation", "window_fit", "window_relation"]
 
 _SCALE_SAYS = re.compile(r"A = (\S+) x B: a constant scale")
 _READ_LIMIT = 1 << 22  # elements: relations are tested on tensors up to 4M elements (larger: not named)
@@ -134,6 +134,50 @@ def resize_relation(t: PairTable, i: int) -> str | None:
             "on one side, after it on the other")
 
 
+_ORDER_WORK = 1 << 26  # slice comparisons times their size: larger orders are not looked for
+
+
+def order_relation(t: PairTable, i: int) -> str | None:
+    """The two values hold the same slices along one axis (not the last) in another order: a
+    class token concatenated first on one side and last on the other, tokens gathered in another
+    order. Each of B's slices is found once among A's."""
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if (not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data) or tuple(ra.shape) != tuple(rb.shape)
+                or len(ra.shape) < 2 or t.perms.get(i) is not None or ra.numel > _READ_LIMIT):
+            return None
+        a, b = np.asarray(ra.read(), np.float64), np.asarray(rb.read(), np.float64)
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
+    if not (np.isfinite(a).all() and np.isfinite(b).all()) or agrees(a, b):
+        return None
+    for k in range(len(a.shape) - 1):
+        n = a.shape[k]
+        if n < 2 or n * a.size > _ORDER_WORK:
+            continue
+        xa, xb = np.moveaxis(a, k, 0).reshape(n, -1), np.moveaxis(b, k, 0).reshape(n, -1)
+        order: list[int] = []
+        free = list(range(n))
+        for j in range(n):
+            hit = next((m for m in free if agrees(xa[m], xb[j])), None)
+            if hit is None:
+                break
+            order.append(hit)
+            free.remove(hit)
+        if len(order) == n:
+            return (f"A's {ra.name} holds B's slices along axis {k} in another order ({_order_text(order)}): the same "
+                    "values arranged otherwise on each side")
+    return None
+
+
+def _order_text(order: list[int]) -> str:
+    n = len(order)
+    shift = (order[0] - 0) % n
+    if all(order[j] == (j + shift) % n for j in range(n)):
+        return f"rolled by {shift}"
+    return "B's slice j is A's " + ", ".join(str(m) for m in order[:8]) + (" ..." if n > 8 else "")
+
+
 def window_fit(t: PairTable, i: int) -> tuple[str, bool] | None:
     """One side's value is a contiguous window of the other's along one axis (a causal
     convolution padded inside the module on one side and trimmed after it on the other): where
@@ -160,7 +204,7 @@ def window_relation(t: PairTable, i: int) -> str | None:
 def relation(t: PairTable, i: int) -> str:
     """What relates the two values of row ``i``, or a plain sentence."""
     plain = "the next comparable records agree: the difference does not reach anything downstream"
-    joined = concat_relation(t, i) or resize_relation(t, i)
+    joined = concat_relation(t, i) or resize_relation(t, i) or order_relation(t, i)
     if joined:
         return f"{joined}; {plain}"
     try:

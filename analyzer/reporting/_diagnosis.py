@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from padiff_trace.matching import summed_groups
+
 from ..judging._carried import DRIFT_REASON
 from ..judging._dataorder import data_sentences
 from ..judging._environment import explaining
@@ -113,6 +115,19 @@ def _comparison(report: ReportData) -> list[Finding]:
             "extra_rows",
             f"lookup table {big} has rows {small} lacks: compared on the first {n} rows{more}; a padding row "
             "or a padded vocabulary is a convention, a vocabulary size set wrong is not (check the config)",
+            "comparison"))
+    summed = summed_groups(wm.pairs) if wm is not None else []
+    if summed:
+        side, g0 = summed[0]
+        one, many = (f"A's {g0[0].a}", ", ".join(f"B's {p.b}" for p in g0)) if side == "a" else \
+            (f"B's {g0[0].b}", ", ".join(f"A's {p.a}" for p in g0))
+        more = f" (and {len(summed) - 1} more alike)" if len(summed) > 1 else ""
+        out.append(Finding(
+            "summed_tensors",
+            f"{one} is the sum of {many}: its weight holds theirs side by side along the input axis, so its one "
+            f"bias stands for theirs (a convention: "
+            + ("copied into the first, zeros into the others" if side == "a" else "their sum copied")
+            + f"; compared as the sum){more}",
             "comparison"))
     bounds = [c for c in report.conventions if c.get("kind", "boundary") == "boundary"]
     if bounds:
@@ -226,7 +241,8 @@ def _packing_assumed(report: ReportData, d: Divergence) -> list[Finding]:
     parts: dict[tuple[str, str], int] = {}
     for p in wm.pairs:
         for side, name, part, groups in (("a", p.a, p.a_part, p.a_groups), ("b", p.b, p.b_part, p.b_groups)):
-            if p.how == "packed" and part is not None and groups == 1 and name.endswith(".weight"):
+            # q|k|v are output rows (axis 0); parts along the input axis are modules summed
+            if p.how == "packed" and part is not None and groups == 1 and p.axis == 0 and name.endswith(".weight"):
                 parts[(side, name)] = parts.get((side, name), 0) + 1
     for (side, name), n in parts.items():
         module = name.rpartition(".")[0]

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from padiff_trace.matching import ROLE_SYNONYMS, ROTARY_ROLES, ROTARY_TABLES
+from padiff_trace.matching import ROLE_SYNONYMS, ROTARY_ROLES, ROTARY_TABLES, is_known_type
 
 from ._pairings import Alternative, _parent, _pattern, _shapes, packed_in_order
 
@@ -137,8 +137,17 @@ def patch_alternatives(report: Report) -> list[Alternative]:
     return out[:2]
 
 
+def _types(view: Any) -> dict[str, str]:
+    """Full tensor name -> the class of the module holding it (the first recorded step's weights)."""
+    if not view.weights:
+        return {}
+    recs = view.weights[min(view.weights)].values()
+    return {(f"{r.module}.{r.position}" if r.module else r.position): r.module_type for r in recs}
+
+
 def square_alternatives(report: Report) -> list[Alternative]:
-    """Mapping documents pairing a square matrix of a class no layout table knows, inside the
+    """Mapping documents pairing a square matrix of a class no layout table knows (on one side at
+    least: a Linear's weight against a bare ``[H, H]`` parameter mixing heads), inside the
     module the first divergence names, transposed: a transition matrix one port stores
     ``[from, to]`` and the other ``[to, from]`` has one shape either way, and only the values
     can say which (``run`` keeps the pairing a call of the module confirms)."""
@@ -148,12 +157,16 @@ def square_alternatives(report: Report) -> list[Alternative]:
     ka, kb = wm.side_keys()
     named = d.located.a.call.module if d.located else d.pair.a.module
     shapes = _shapes(report.a)
+    types_a, types_b = _types(report.a), _types(report.b)
     out = []
     for p in wm.pairs:
         shape = shapes.get(p.a)
         mod = p.a.rpartition(".")[0]
+        # a layer class with a known layout on both sides holds it as the tables say
+        known = is_known_type(types_a.get(p.a, "")) and is_known_type(types_b.get(p.b, ""))
         if (shape is None or len(shape) != 2 or shape[0] != shape[1] or shape[0] < 2 or not p.transfer
-                or p.a_part is not None or p.b_part is not None or p.a_perm is not None or p.b_perm is not None
+                or p.a_part is not None or p.b_part is not None or known
+                or (p.a_perm is not None and p.b_perm is not None)
                 or not named or not (mod == named or mod.startswith(named + "."))):
             continue
         said = f"{p.a} transposed against {p.b}"

@@ -42,7 +42,7 @@ from ._match import TypeResolver, align, canonical_type, group_key, is_known_typ
 from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
 from ._observed import observed_layouts, with_observed_layouts
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
-from ._weightmap import CANNOT_MATCH, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm
+from ._weightmap import CANNOT_MATCH, SUMMED, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm, summed_groups
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
 from ._weightsides import in_call_order, is_pattern
 
@@ -88,6 +88,8 @@ __all__ = [
     "TensorInfo",
     "WeightMap",
     "WeightPair",
+    "SUMMED",
+    "summed_groups",
     "WeightPin",
     "WeightSide",
     "inverse_perm",

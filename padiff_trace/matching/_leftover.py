@@ -27,8 +27,10 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
     ``text_projection.weight``). Where several fit, a path word that tells them apart on both
     sides pairs them first (``text_projection`` ~ ``text_projection.weight`` beside
     ``vision_projection`` ~ ``visual_projection.weight``), then uniqueness again, then a
-    block's group in registration order when one layout fits it all. A square matrix is never
-    guessed this way: its layout is unknown. Shapes that differ by axes of size one ([C, 1, 1]
+    block's group in registration order when one layout fits it all. A square matrix of a class
+    whose layout no table knows pairs with another class's only as it stands, never transposed
+    to fit: where the run then diverges inside its module, ``run`` tries it transposed and the
+    values decide (``square_alternatives``). Shapes that differ by axes of size one ([C, 1, 1]
     against [C]) fit as a reshape. ``same_place``: where two tensors may pair (default: the same
     block indices); ``partner_scopes`` gives a narrower one."""
     place = same_place or (lambda x, y: x.key == y.key)
@@ -40,7 +42,7 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
             # convolution [out, in, p, p] against a Linear over flattened patches [out, in * p * p]
             return squeezed(x.cshape) == squeezed(y.cshape) or _patches(x.cshape, y.cshape)
         if len(x.cshape) == 2 and x.cshape[0] == x.cshape[1] and x.ctype != y.ctype:
-            return False
+            return x.cshape == y.cshape and not (x.known and y.known)  # as it stands; the values may transpose it
         return x.cshape == y.cshape or (len(x.cshape) == 2 and x.cshape[::-1] == y.cshape)
 
     def alike(x: MTensor, y: MTensor) -> bool:  # a trainable tensor is the other's trainable one first

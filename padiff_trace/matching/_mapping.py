@@ -54,7 +54,7 @@ __all__ = [
 MAPPING_COLUMNS = ("paddle", "torch")  # the two sides of a mapping entry, in the order files name them
 _KEYS = {*MAPPING_COLUMNS, "blackbox", "transpose"}
 _SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), "axis", "skip", "how", "confidence", "convert", "why", "transfer"}
+_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
 _INFO_KEYS = {"generated_by", "source_trace", "target_trace", "unmatched", "one_sided", "note"}  # written by weightmap.json
 
 
@@ -81,6 +81,7 @@ class WeightEntry:
     groups: dict[str, int] = field(default_factory=dict)  # side -> equal blocks its part is taken in
     axis: int = 0  # the canonical axis the parts cut
     axes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> its canonical axes reordered first
+    summed: bool = False  # "sum": one side's tensor is the sum of the tensors the entries naming it pair it with
 
     def describe(self, source: str) -> str:
         return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
@@ -119,7 +120,8 @@ class Mapping:
             else:
                 continue
             weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb),
-                                       w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis, w.axes.get(ka), w.axes.get(kb)))
+                                       w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis, w.axes.get(ka), w.axes.get(kb),
+                                       w.summed))
         return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
 
 
@@ -162,6 +164,7 @@ class SidedWeight:
     axis: int = 0
     a_axes: tuple[int, ...] | None = None
     b_axes: tuple[int, ...] | None = None
+    summed: bool = False
 
     @property
     def skip(self) -> bool:
@@ -322,7 +325,11 @@ def _parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
             raise MappingError(f"{source}: weights entry {i}: axis must be an axis of the canonical layout (0, 1, ...; "
                                f"*_groups cut axis 0 only), got {axis!r}")
         axes = {k: _axes_order(e[f"{k}_axes"], f"{source}: weights entry {i}: {k}_axes") for k in names if f"{k}_axes" in e}
-        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes))
+        summed = e.get("sum", False)
+        if not isinstance(summed, bool) or (summed and (skip or parts)):
+            raise MappingError(f"{source}: weights entry {i}: sum must be true or false, on an entry pairing two whole "
+                               f"tensors (one side's is the sum of the tensors its entries pair it with), got {summed!r}")
+        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed))
     return tuple(out)
 
 

@@ -12,11 +12,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CANNOT_MATCH", "CONFIDENCE", "TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE", "inverse_perm"]
+__all__ = ["CANNOT_MATCH", "CONFIDENCE", "SUMMED", "TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE", "inverse_perm",
+           "summed_groups"]
 
 WEIGHT_MAP_FILE = "weightmap.json"  # in the trace directory of a model that received weights
 
 # how a pair was found -> how sure the matcher is (shown in weightmap.json and `align`)
+SUMMED = "summed"  # how a pair of a summed group was found (``summed_groups``)
 CANNOT_MATCH = "cannot match "  # how a refused transfer's one line starts (``run`` then tries the call order)
 
 CONFIDENCE: dict[str, str] = {
@@ -34,6 +36,7 @@ CONFIDENCE: dict[str, str] = {
     "only candidate": "low",  # the one tensor left of its shape
     "units": "medium",  # child modules of partnered modules, the one order-preserving way their tensors fit
     "tied": "low",  # an output projection the other side ties to its embedding
+    "summed": "medium",  # one bias against the biases of the parts its weight is cut into along the input axis
 }
 
 
@@ -95,6 +98,8 @@ class WeightPair:
 
     def conversion(self) -> str:
         parts = ["reshape"] if self.reshape else []
+        if self.how == SUMMED:
+            parts.append("one side's tensor is the sum of the other's")
         if self.a_part is None and self.b_part is None and self.relative_perm is not None:
             parts.append("transpose" if self.relative_perm == (1, 0) else f"permute {list(self.relative_perm)}")
         for side, part, groups in (("A", self.a_part, self.a_groups), ("B", self.b_part, self.b_groups)):
@@ -102,6 +107,23 @@ class WeightPair:
                 per = f" in each of {groups} groups" if groups > 1 else ""
                 parts.append(f"{side} part {part[0]}:{part[1]} of axis {self.axis}{per}")
         return ", ".join(parts) or "copy"
+
+
+def summed_groups(pairs: list[WeightPair]) -> list[tuple[str, list[WeightPair]]]:
+    """The summed pairs (``how`` "summed") by the one tensor they share: (its side, "a" or "b",
+    its pairs in the order of the map). That tensor is the sum of its partners: a module that
+    reads a concatenation holds one bias where the other side's per-part modules hold one each.
+    A transfer writes the one into the first partner and zeros into the rest (or the partners'
+    sum into the one), a comparison sets the one against the partners' sum."""
+    by_a: dict[str, list[WeightPair]] = {}
+    by_b: dict[str, list[WeightPair]] = {}
+    for p in pairs:
+        if p.how == SUMMED:
+            by_a.setdefault(p.a, []).append(p)
+            by_b.setdefault(p.b, []).append(p)
+    out = [("a", ps) for ps in by_a.values() if len(ps) > 1]
+    out += [("b", ps) for ps in by_b.values() if len(ps) > 1]
+    return out
 
 
 def inverse_perm(perm: tuple[int, ...]) -> tuple[int, ...]:
@@ -190,6 +212,8 @@ class WeightMap:
                     e[f"{k}_axes"] = list(axes)
             if not p.transfer:
                 e["transfer"] = False
+            if p.how == SUMMED:
+                e["sum"] = True  # read back by a mapping file: the pair stays one of its summed group
             weights.append(e)
         skipped = [{(ka if side == "a" else kb): name, "skip": True, "why": why} for side, name, why in self.skipped]
         out: dict[str, Any] = {"version": 1, **extra, "weights": weights + skipped}

@@ -50,9 +50,10 @@ from ._ownpacks import packed_places, pair_ancestor_packs, pair_own_packs, pair_
 from ._packs import packed_run, regrouped
 from ._stacks import stacked_groups
 from ._subtrees import pair_by_units
+from ._summed import pair_summed_biases
 from ._units import pair_packed_units
 from ._unmatched import close_map
-from ._weightmap import WeightMap, WeightPair
+from ._weightmap import SUMMED, WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
 from ._weighttensors import assign as _assign
@@ -62,6 +63,7 @@ from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import normalise as _normalise
 from ._weighttensors import part_shape as _part_shape
 from ._weighttensors import path_words as _path_words
+from ._weighttensors import roles_named
 
 __all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors", "module_splits"]
 
@@ -123,7 +125,7 @@ class _Matcher:
                     f"{p.source}: {ta.info.name} {list(ta.info.shape)} (canonical {list(sa)}) cannot be "
                     f"{tb.info.name} {list(tb.info.shape)} (canonical {list(sb)}): shapes differ"
                 )
-            self.pair(ta, tb, "mapping", p.a_part, p.b_part, axis=p.axis, used=p.a_part is None and p.b_part is None,
+            self.pair(ta, tb, SUMMED if p.summed else "mapping", p.a_part, p.b_part, axis=p.axis, used=p.a_part is None and p.b_part is None,
                       xg=p.a_groups, yg=p.b_groups)
             if p.a_part is not None or p.b_part is not None:
                 (ta if p.a_part is None else tb).used = True
@@ -249,7 +251,9 @@ class _Matcher:
         place = self._partner_of()
         for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
             vocab = frozenset().union(*(_path_words(t.info.module) for t in big_side))
-            for x in self.live(big_side):
+            # a tensor whose name says what it packs (``kv``: k then v) first: one whose name says
+            # nothing (an FFN's ``fc_in`` [2d, d]) must not take those parts first
+            for x in sorted(self.live(big_side), key=lambda t: not roles_named(t.leaf)):
                 run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side, vocab, place)
                 if run is None:
                     continue
@@ -320,6 +324,7 @@ class _Matcher:
         pair_own_packs(self.live(self.a), self.live(self.b), packed_places(self.map.pairs), self.pair)
         pair_partner_packs(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_ancestor_packs(self.live(self.a), self.live(self.b), partners, self.pair)
+        pair_summed_biases(self.live(self.a), self.live(self.b), self.map.pairs, self.pair)
         for place in (leftover.partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)

@@ -121,6 +121,7 @@ class WeightPin:
     axis: int = 0  # the canonical axis the parts cut
     a_axes: tuple[int, ...] | None = None  # that side's canonical axes reordered first
     b_axes: tuple[int, ...] | None = None
+    summed: bool = False  # one of a summed group (``summed_groups``)
 
 
 def mapping_pins(
@@ -134,7 +135,7 @@ def mapping_pins(
         return [], []
     sided = orient(mapping, a.framework, b.framework)
     pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source), w.a_groups, w.b_groups,
-                      w.axis, w.a_axes, w.b_axes)
+                      w.axis, w.a_axes, w.b_axes, w.summed)
             for w in sided.weights]
     mods: list[tuple[str, str]] = []
     if sided.modules_pin_weights:

@@ -132,7 +132,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # key), EDSR (mean shift as a frozen conv, pixel shuffle against a hand-written
                       # depth-to-space), a spatial transformer (affine grid sampling), a GIN (scatter against a
                       # dense adjacency), DINO (EMA teacher and centre) and distillation with RMSProp
-                      "port_mla", "port_edsr", "port_stn", "port_gin", "port_dino_train", "port_kd_rmsprop_train"})
+                      "port_mla", "port_edsr", "port_stn", "port_gin", "port_dino_train", "port_kd_rmsprop_train",
+                      # session 30, set 22: CaiT (talking heads, class attention with the class token first
+                      # against last), ConvMixer, a deep & cross network (feature order, stacked cross weights),
+                      # a diagonal state-space model (complex parameters as pairs, FFT against direct), SimCLR
+                      # (Nesterov momentum, BatchNorm in train mode) and SASRec with NAdam
+                      "port_cait", "port_convmixer", "port_dcnv2", "port_s4d", "port_simclr_train",
+                      "port_sasrec_train"})
 
 
 @dataclass(frozen=True)
