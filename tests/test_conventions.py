@@ -64,6 +64,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``epsilons`` (session 29): one learnable scalar per block against one vector the model keeps.
 * ``edges`` (session 30): layers handed a graph as an edge list against a dense adjacency the
   other model builds: another representation, not compared as numbers.
+* ``complex`` (session 30): a complex weight as real and imaginary parts in a last axis of 2
+  against two parameters ``W_real``, ``W_imag``.
 * ``readout`` (session 30): one Linear over block states concatenated against one Linear per state
   with the scores added, both ways round: one bias stands for the sum of three.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
@@ -1017,3 +1019,22 @@ def test_an_input_in_another_representation_is_not_compared_as_numbers(tmp_path:
     assert located(doc) == ("layers.0", "gnn.0"), text
     reps = [p for p in doc["pairs"] if "another representation" in p["reason"]]
     assert reps and all(p["passed"] for p in reps), text  # layer 0's, whose output differs
+
+
+# ------------------------------------------------------------------ complex: parts along a new axis
+def test_real_and_imaginary_parts_in_a_last_axis_pair_with_two_parameters(tmp_path: Path) -> None:
+    """``W [16, 8, 2]`` against ``W_real``, ``W_imag`` ``[16, 8]``: the parts are the slices of the
+    last axis, real first (``pair_new_axis_parts``); the map says the axis order, so a mapping file
+    written from it pairs them alike; a sign flipped on one part is named at the layer."""
+    rc, _, text = run(tmp_path / "clean", "complex")
+    assert rc == 0, text
+    wm = weight_map(tmp_path / "clean")
+    parts = {e["torch"]: (e["paddle_part"], e["paddle_axes"]) for e in wm["weights"] if e.get("paddle") == "spec.W"}
+    assert parts == {"mix.W_real": ([0, 1], [2, 0, 1]), "mix.W_imag": ([1, 2], [2, 0, 1])}, parts
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps(wm))
+    rc, _, text = run(tmp_path / "pinned", "complex", "--mapping", str(mapping))
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "complex", bug="torch_conjugate")
+    assert rc == 1, text
+    assert located(doc) == ("spec", "mix"), text

@@ -46,6 +46,7 @@ from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
 from ._knowledge import POINTWISE_AS
 from ._match import group_key
+from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_own_packs, pair_partner_packs
 from ._packs import packed_run, regrouped
 from ._stacks import stacked_groups
@@ -101,6 +102,8 @@ class _Matcher:
 
     # ------------------------------------------------------------------ pass 1: pins
     def pins(self, pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]) -> None:
+        reordered: dict[str, tuple[int, ...]] = {}  # tensor -> the axis order its entries give
+        done: set[str] = set()
         for p in pins:
             ta = self._find("a", p.a, p) if p.a is not None else None
             tb = self._find("b", p.b, p) if p.b is not None else None
@@ -113,8 +116,12 @@ class _Matcher:
             if ta is None or tb is None:
                 raise MappingError(f"{p.source}: a weights entry needs both sides, or \"skip\": true")
             for t, axes in ((ta, p.a_axes), (tb, p.b_axes)):
-                if axes is not None:
-                    _reorder(t, axes, p.source)
+                if axes is not None and reordered.setdefault(t.info.name, axes) != axes:
+                    raise MappingError(f"{p.source}: {t.info.name} is given axes {list(axes)} here and "
+                                       f"{list(reordered[t.info.name])} by another entry; give one order")
+                if axes is not None and t.info.name not in done:
+                    _reorder(t, axes, p.source)  # once: several entries may name the parts of one tensor
+                    done.add(t.info.name)
             sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
             if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(sa, sb):
                 self.pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
@@ -325,6 +332,10 @@ class _Matcher:
         pair_partner_packs(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_ancestor_packs(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_summed_biases(self.live(self.a), self.live(self.b), self.map.pairs, self.pair)
+        moved = pair_new_axis_parts(self.live(self.a), self.live(self.b), self.pair)
+        self.map.pairs = [dataclasses.replace(p, a_axes=moved[p.a]) if p.a in moved and p.a_part is not None else
+                          dataclasses.replace(p, b_axes=moved[p.b]) if p.b in moved and p.b_part is not None else p
+                          for p in self.map.pairs]  # said in the map: a mapping file written from it pairs them alike
         for place in (leftover.partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
