@@ -90,12 +90,10 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "holds one-sided",
-    # "state", "backward"
+    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "state", "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
-    unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares; "holds
-    # one-sided": the module of this side's own inside it that returned the differing value
+    unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
 
     def as_dict(self) -> dict[str, Any]:
         site = _site(self.call)
@@ -135,8 +133,7 @@ class Located(Generic[R]):
                 f = s.first.stack[-1]
                 text += f"; the first differing value is {s.first.name} ({f.file}:{f.line})"
             if s.unchecked:
-                label = "recorded on this side only" if s.why == "holds one-sided" else "unchecked"
-                text += f"; {label}: " + ", ".join(c.label for c in s.unchecked)
+                text += "; unchecked: " + ", ".join(c.label for c in s.unchecked)
             if s.fine:
                 text += "; agreed before it: " + ", ".join(c.module.rsplit(".", 1)[-1] or "<root>" for c in s.fine)
             out.append((f"made_in_{tag.lower()}", text))
@@ -153,9 +150,6 @@ _WHY = {
     "unverified": "a module recorded on this side only, which ran before the first differing value and returned "
                   "a value that no record of the other side compares (everything compared before it agrees): "
                   "the difference is made by it or by the code between it and that value",
-    "holds one-sided": "its inputs agree and its output differs; inside it, a module recorded on this side only "
-                       "returned the differing value (the other side computes that step inline or elsewhere, so "
-                       "the values cannot tell which side's code is wrong: the pair is named)",
     "unchecked": "its inputs agree and its output differs; inside it, calls recorded on this side only returned "
                  "values nothing compares: one of them, or its own code around them, made the difference",
     "state": "a weight or buffer of it differs (compared before the forward pass)",
@@ -262,26 +256,16 @@ def _inputs_seen(call: Call, seen: dict[Key, bool]) -> bool | None:
 def _level(found: Located[PairView], call_a: Call, call_b: Call) -> Located[PairView]:
     """Both sides named at one level: where one side can only name the pair's call (several
     unchecked calls side by side inside it), a call of the other side's own inside the pair is
-    not evidence either; the pair's call is named there too, with that call as unchecked. Where
-    one side names the pair's call for its own code and the other a module of its own inside
-    the pair (``"holds one-sided"``), the pair is named on both sides too."""
+    not evidence either; the pair's call is named there too, with that call as unchecked."""
     a, b = found.a, found.b
     if a.why == "unchecked" and b.why in _ONE_SIDED:
         b = Side(call_b, "unchecked", b.first, (), (b.call,))
     elif b.why == "unchecked" and a.why in _ONE_SIDED:
         a = Side(call_a, "unchecked", a.first, (), (a.call,))
-    # one side names a module of its own inside the pair, the other the pair's call itself: the
-    # values cannot say which side holds the error, only that it is made inside the pair; the
-    # pair is named on both sides, the module of one side's own inside it
-    elif a.why in _ONE_SIDED and b.why in _PAIR_LEVEL and b.call.id == call_b.id and a.call.id != call_a.id:
-        a = Side(call_a, "holds one-sided", a.first, (), (a.call,))
-    elif b.why in _ONE_SIDED and a.why in _PAIR_LEVEL and a.call.id == call_a.id and b.call.id != call_b.id:
-        b = Side(call_b, "holds one-sided", b.first, (), (b.call,))
     return Located(found.pair, a, b)
 
 
 _ONE_SIDED = ("one side only", "unverified")
-_PAIR_LEVEL = ("own code", "inline code")
 
 
 class _Ids:
