@@ -5,7 +5,7 @@ Used by ``record --weights-from`` (trace A onto a live model B) and by the analy
 
 It is an assignment over all tensors of both sides, in passes, each confident or silent:
 
-1. **pins** from a mapping file (``weights`` entries, and ``modules`` entries whose
+1. **pins** from a mapping file (``_pins``: ``weights`` entries, and ``modules`` entries whose
    tensors pair by local name); then tensors with the same full name, type class and shape;
 2. **structure**: tensors are put in classes by (canonical module type, canonical local
    name, shape in the canonical layout); within a class, by the block indices of their
@@ -39,7 +39,6 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 
-from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
@@ -49,12 +48,13 @@ from ._match import group_key
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_own_packs, pair_partner_packs
 from ._packs import packed_run, regrouped
+from ._pins import apply_pins
 from ._stacks import stacked_groups
 from ._subtrees import pair_by_units
 from ._summed import pair_summed_biases
 from ._units import pair_packed_units
 from ._unmatched import close_map
-from ._weightmap import SUMMED, WeightMap, WeightPair
+from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
 from ._weighttensors import assign as _assign
@@ -62,7 +62,6 @@ from ._weighttensors import by_blocks as _by_blocks
 from ._weighttensors import groups as _groups
 from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import normalise as _normalise
-from ._weighttensors import part_shape as _part_shape
 from ._weighttensors import path_words as _path_words
 from ._weighttensors import roles_named
 
@@ -102,59 +101,7 @@ class _Matcher:
 
     # ------------------------------------------------------------------ pass 1: pins
     def pins(self, pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]) -> None:
-        reordered: dict[str, tuple[int, ...]] = {}  # tensor -> the axis order its entries give
-        done: set[str] = set()
-        for p in pins:
-            ta = self._find("a", p.a, p) if p.a is not None else None
-            tb = self._find("b", p.b, p) if p.b is not None else None
-            if p.skip:
-                for side, t in (("a", ta), ("b", tb)):
-                    if t is not None:
-                        t.used = True
-                        self.map.skipped.append((side, t.info.name, f"skipped by {p.source}"))
-                continue
-            if ta is None or tb is None:
-                raise MappingError(f"{p.source}: a weights entry needs both sides, or \"skip\": true")
-            for t, axes in ((ta, p.a_axes), (tb, p.b_axes)):
-                if axes is not None and reordered.setdefault(t.info.name, axes) != axes:
-                    raise MappingError(f"{p.source}: {t.info.name} is given axes {list(axes)} here and "
-                                       f"{list(reordered[t.info.name])} by another entry; give one order")
-                if axes is not None and t.info.name not in done:
-                    _reorder(t, axes, p.source)  # once: several entries may name the parts of one tensor
-                    done.add(t.info.name)
-            sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
-            if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(sa, sb):
-                self.pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
-                self.map.pairs[-1] = dataclasses.replace(self.map.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes)
-                continue
-            if squeezed(sa) != squeezed(sb):  # axes of size one aside: a part [1, H, D] of a [H, k*D] tensor
-                raise MappingError(
-                    f"{p.source}: {ta.info.name} {list(ta.info.shape)} (canonical {list(sa)}) cannot be "
-                    f"{tb.info.name} {list(tb.info.shape)} (canonical {list(sb)}): shapes differ"
-                )
-            self.pair(ta, tb, SUMMED if p.summed else "mapping", p.a_part, p.b_part, axis=p.axis, used=p.a_part is None and p.b_part is None,
-                      xg=p.a_groups, yg=p.b_groups)
-            if p.a_part is not None or p.b_part is not None:
-                (ta if p.a_part is None else tb).used = True
-                (tb if p.a_part is None else ta).used = True
-        for ma, mb in module_pins:
-            xs = {t.local: t for t in self.a if t.info.module == ma and not t.used}
-            ys = {t.local: t for t in self.b if t.info.module == mb and not t.used}
-            for local, x in xs.items():
-                y = ys.get(local)
-                if y is not None and x.cshape == y.cshape:
-                    self.pair(x, y, "mapping")
-
-    def _find(self, side: str, name: str, p: WeightPin) -> _T:
-        t = self.by_name[side].get(name)
-        if t is None:
-            known = self.by_name[side]
-            close = [n for n in known if n.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]][:3]
-            raise MappingError(
-                f"{p.source}: no tensor named {name!r} on side {side.upper()}"
-                + (f" (similar: {', '.join(close)})" if close else "")
-            )
-        return t
+        apply_pins(pins, module_pins, self.a, self.b, self.by_name, self.map, self.pair)
 
     # ------------------------------------------------------------------ pass 1b: same names
     def same_names(self) -> None:
@@ -397,14 +344,6 @@ class _Matcher:
     def finish(self) -> WeightMap:
         self.map.pairs = squares_like_their_class(self.map.pairs, self.by_name)
         return close_map(self.map, self.a, self.b, self.by_name)
-
-
-def _reorder(t: _T, axes: tuple[int, ...], source: str) -> None:
-    """``t``'s canonical axes in the order a mapping entry gives (``*_axes``)."""
-    if len(axes) != len(t.cshape):
-        raise MappingError(f"{source}: {len(axes)} axes given for {t.info.name} {list(t.info.shape)}")
-    base = t.perm if t.perm is not None else tuple(range(len(t.cshape)))
-    t.perm, t.cshape = tuple(base[k] for k in axes), tuple(t.cshape[k] for k in axes)
 
 
 def _pointwise_key(t: _T, side: dict[str, _T]) -> str:

@@ -1,0 +1,92 @@
+"""The weight matcher's first pass (``_weightmatch``): what a mapping file says.
+
+``weights`` entries pair two tensors (a part of one, with ``*_part``/``*_groups``/``axis``; in
+another axis order, with ``*_axes``; as one of a summed group, with ``sum``) or skip one;
+``modules`` entries pair the tensors of two modules by local name. Everything they name is
+settled before any other pass runs; a name that is not there, or shapes that cannot be one
+tensor, is a ``MappingError`` naming the entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from .._errors import MappingError
+from ..arrays._layout import same_order_reshape, squeezed
+from ._weightmap import SUMMED, WeightMap
+from ._weightsides import WeightPin
+from ._weighttensors import MTensor
+from ._weighttensors import part_shape as _part_shape
+
+__all__ = ["apply_pins"]
+
+Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, axis, used=..., xg=..., yg=...)``
+
+
+def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]], a: list[MTensor], b: list[MTensor],
+               by_name: dict[str, dict[str, MTensor]], wm: WeightMap, pair: Pair) -> None:
+    """Pair (or skip) what ``pins`` and ``module_pins`` name (see the module docstring)."""
+    reordered: dict[str, tuple[int, ...]] = {}  # tensor -> the axis order its entries give
+    for p in pins:
+        ta = _find(by_name, "a", p.a, p) if p.a is not None else None
+        tb = _find(by_name, "b", p.b, p) if p.b is not None else None
+        if p.skip:
+            for side, t in (("a", ta), ("b", tb)):
+                if t is not None:
+                    t.used = True
+                    wm.skipped.append((side, t.info.name, f"skipped by {p.source}"))
+            continue
+        if ta is None or tb is None:
+            raise MappingError(f"{p.source}: a weights entry needs both sides, or \"skip\": true")
+        for t, axes in ((ta, p.a_axes), (tb, p.b_axes)):
+            if axes is None:
+                continue
+            if t.info.name in reordered:  # once: several entries may name the parts of one tensor
+                if reordered[t.info.name] != axes:
+                    raise MappingError(f"{p.source}: {t.info.name} is given axes {list(axes)} here and "
+                                       f"{list(reordered[t.info.name])} by another entry; give one order")
+                continue
+            _reorder(t, axes, p.source)
+            reordered[t.info.name] = axes
+        sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
+        if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(sa, sb):
+            pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
+            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes)
+            continue
+        if squeezed(sa) != squeezed(sb):  # axes of size one aside: a part [1, H, D] of a [H, k*D] tensor
+            raise MappingError(
+                f"{p.source}: {ta.info.name} {list(ta.info.shape)} (canonical {list(sa)}) cannot be "
+                f"{tb.info.name} {list(tb.info.shape)} (canonical {list(sb)}): shapes differ"
+            )
+        pair(ta, tb, SUMMED if p.summed else "mapping", p.a_part, p.b_part, axis=p.axis,
+             used=p.a_part is None and p.b_part is None, xg=p.a_groups, yg=p.b_groups)
+        if p.a_part is not None or p.b_part is not None:
+            (ta if p.a_part is None else tb).used = True
+            (tb if p.a_part is None else ta).used = True
+    for ma, mb in module_pins:
+        xs = {t.local: t for t in a if t.info.module == ma and not t.used}
+        ys = {t.local: t for t in b if t.info.module == mb and not t.used}
+        for local, x in xs.items():
+            y = ys.get(local)
+            if y is not None and x.cshape == y.cshape:
+                pair(x, y, "mapping")
+
+
+def _find(by_name: dict[str, dict[str, MTensor]], side: str, name: str, p: WeightPin) -> MTensor:
+    t = by_name[side].get(name)
+    if t is None:
+        close = [n for n in by_name[side] if n.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]][:3]
+        raise MappingError(
+            f"{p.source}: no tensor named {name!r} on side {side.upper()}"
+            + (f" (similar: {', '.join(close)})" if close else "")
+        )
+    return t
+
+
+def _reorder(t: MTensor, axes: tuple[int, ...], source: str) -> None:
+    """``t``'s canonical axes in the order a mapping entry gives (``*_axes``)."""
+    if len(axes) != len(t.cshape):
+        raise MappingError(f"{source}: {len(axes)} axes given for {t.info.name} {list(t.info.shape)}")
+    base = t.perm if t.perm is not None else tuple(range(len(t.cshape)))
+    t.perm, t.cshape = tuple(base[k] for k in axes), tuple(t.cshape[k] for k in axes)
