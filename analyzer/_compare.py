@@ -11,7 +11,7 @@ from typing import Any
 from tqdm import tqdm
 
 from padiff_trace import Trace, UserError, open_trace, visible
-from padiff_trace.matching import Mapping, WeightMap, module_anchors, module_splits, orient
+from padiff_trace.matching import Mapping, WeightMap, module_anchors, module_homes, module_splits, orient
 from padiff_trace.options import build_options
 
 from ._options import CompareOptions
@@ -87,7 +87,8 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
     sided = orient(mapping, va.framework, vb.framework) if mapping is not None else None  # A and B: sides, once
     wm = trace_weight_map(va, vb, sided)
     al = align_views(va, vb, sided, anchors=module_anchors(wm) if wm is not None else None,
-                       apart=module_splits(wm) if wm is not None else None)
+                       apart=module_splits(wm) if wm is not None else None,
+                       homes=module_homes(wm) if wm is not None else None)
     ops = sided.ops if sided is not None else None
     ctx = _context(opts, va, vb, mapping, opened)
     table = PairTable(va, vb)

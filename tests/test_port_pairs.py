@@ -287,6 +287,17 @@ def test_set22_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 23 (session 30), measured once on first contact: GraphSAGE, a neighbour Linear whose weight is
+# a part of the other side's one Linear is no type difference of that side's activation
+SET23 = [("port_graphsage", ""), ("port_graphsage", "paddle_agg_sum"), ("port_poolformer", "torch_var_unbiased"),
+         ("port_resmlp", "paddle_ls1_twice")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET23)
+def test_set23_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
     """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
     residual argument. That value agrees where the attention's q|k|v projection receives it, but

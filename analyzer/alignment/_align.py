@@ -288,7 +288,8 @@ class Segmenter:
         return np.where(s > 0, s + bonus, s)
 
     def _apart(self, found: list[Found]) -> list[Found]:
-        return [f for f in found if self.apart.allows(f.a, f.b)]
+        """The gap rules' pairs the weights allow (a module's weights say where its partner is)."""
+        return [f for f in found if self.apart.allows(f.a, f.b) and not self.apart.weighed_elsewhere(f.a, f.b)]
 
     def type_pairs(self, gx: list[Call], gy: list[Call]) -> list[Found]:
         """Type differences in a gap where nothing else pairs: once one-sided types (Dropout,

@@ -4,6 +4,9 @@
   one-layer LSTMs: ``matching.module_splits``) is the call partner of none of them.
 * A call of a module anchored to one partner never pairs with a call of a module anchored to
   another (block 0's FFN called again where the other side calls block 1's).
+* A call of a module whose weights the other side keeps in other modules (``homes``) is not a
+  *type difference* of a call of an unrelated module (GraphSAGE's ``neigh_linear``, a part of the
+  other side's ``lin``, against that side's ``act``): ``weighed_elsewhere``, for the gap rules.
 """
 
 from __future__ import annotations
@@ -25,10 +28,24 @@ class Apart:
     splits: dict[str, frozenset[str]] = field(default_factory=dict)
     anchor_a: dict[str, int] = field(default_factory=dict)
     anchor_b: dict[str, int] = field(default_factory=dict)
+    homes_a: dict[str, frozenset[str]] = field(default_factory=dict)  # A module -> B modules holding its weights' partners
+    homes_b: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, splits: dict[str, frozenset[str]] | None, anchors: list[tuple[str, str]]) -> Apart:
-        return cls(splits or {}, {x: k for k, (x, _) in enumerate(anchors)}, {y: k for k, (_, y) in enumerate(anchors)})
+    def of(cls, splits: dict[str, frozenset[str]] | None, anchors: list[tuple[str, str]],
+           homes: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]] | None = None) -> Apart:
+        ha, hb = homes or ({}, {})
+        return cls(splits or {}, {x: k for k, (x, _) in enumerate(anchors)}, {y: k for k, (_, y) in enumerate(anchors)},
+                   ha, hb)
+
+    def weighed_elsewhere(self, a: Call, b: Call) -> bool:
+        """Whether either call's module holds weights whose partners sit in modules that neither
+        hold, nor are held by, the other call's module."""
+        for m, other, homes in ((a.module, b.module, self.homes_a), (b.module, a.module, self.homes_b)):
+            home = homes.get(m)
+            if home is not None and not any(_related(h, other) for h in home):
+                return True
+        return False
 
     def mask(self, xs: list[Call], ys: list[Call]) -> np.ndarray:
         """[len(xs), len(ys)]: True where the pair is ruled out."""
@@ -45,3 +62,8 @@ class Apart:
     def allows(self, a: Call, b: Call) -> bool:
         ka, kb = self.anchor_a.get(a.module, -1), self.anchor_b.get(b.module, -1)
         return b.module not in self.splits.get(a.module, ()) and not (ka >= 0 and kb >= 0 and ka != kb)
+
+
+def _related(x: str, y: str) -> bool:
+    """One module path is the other, or holds it (the root holds every module)."""
+    return x == y or not x or not y or x.startswith(y + ".") or y.startswith(x + ".")

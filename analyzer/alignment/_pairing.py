@@ -100,6 +100,7 @@ class _Pin:
 def align_views(
     a: TraceView, b: TraceView, mapping: Mapping | SidedMapping | None = None, anchors: dict[str, str] | None = None,
     apart: dict[str, frozenset[str]] | None = None,
+    homes: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]] | None = None,
 ) -> Alignment:
     """Pair the forward calls of the first step of both traces.
 
@@ -107,7 +108,8 @@ def align_views(
     its ``modules`` entries pin calls. ``anchors``: module path in A -> module path in B for
     modules whose weights matched each other; their calls pair n-th with n-th (as mapping pins
     do; the mapping wins). ``apart``: module path in A -> B modules its calls never pair with
-    (``module_splits``: one side's module holds what the other keeps in several). Everything else is aligned hierarchically between the pins (``_align``).
+    (``module_splits``: one side's module holds what the other keeps in several). ``homes``: each
+    side's weighted modules -> the other side's modules holding their partners (``module_homes``). Everything else is aligned hierarchically between the pins (``_align``).
     """
     sided = orient(mapping, a.framework, b.framework) if mapping is not None else None
     step_a, step_b = first_step(a), first_step(b)
@@ -124,7 +126,7 @@ def align_views(
         ta, tb, features(ca, cb),
         pin_a={i: p.b for i, p in pins.items()},
         pin_b={p.b.id: a.by_id[i] for i, p in pins.items()},
-        hidden_a=hidden_a, hidden_b=hidden_b, apart=Apart.of(apart, anchored),
+        hidden_a=hidden_a, hidden_b=hidden_b, apart=Apart.of(apart, anchored, homes),
     )
     opened = [(a.by_id[i], p.b) for i, p in pins.items() if p.entry is None or not p.entry.blackbox]
     pairs = [CallPair(a.by_id[i], p.b, p.how, p.entry) for i, p in pins.items()]

@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from padiff_trace import open_trace
-from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors, module_splits, orient
+from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors, module_homes, module_splits, orient
 
 from ._calls import build_view
 from ._pairing import Alignment, align_views
@@ -34,7 +34,8 @@ def align(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mappin
         sided = orient(m, va.framework, vb.framework) if m is not None else None  # applied to A and B once
         wm = trace_weight_map(va, vb, sided)
         return align_views(va, vb, sided, anchors=module_anchors(wm) if wm is not None else None,
-                       apart=module_splits(wm) if wm is not None else None)
+                       apart=module_splits(wm) if wm is not None else None,
+                       homes=module_homes(wm) if wm is not None else None)
 
 
 def weight_map(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None,

@@ -8,6 +8,7 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 
 from __future__ import annotations
 
+from ._anchors import module_homes
 from ._knowledge import (
     CALL_CONTAINERS,
     CONVENTIONS,
@@ -97,6 +98,7 @@ __all__ = [
     "match_weights",
     "module_anchors",
     "module_splits",
+    "module_homes",
     "side_from_records",
     "is_pattern",
     "PARAMETRIZED_UNDER",

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from ._weightmap import WeightMap
 
-__all__ = ["module_anchors", "module_splits"]
+__all__ = ["module_anchors", "module_homes", "module_splits"]
 
 
 def module_anchors(wm: WeightMap) -> dict[str, str]:
@@ -154,3 +154,17 @@ def module_splits(wm: WeightMap) -> dict[str, frozenset[str]]:
                 if len(whole) != 1 or ma not in whole:
                     apart[ma].add(mb)
     return {ma: frozenset(mbs) for ma, mbs in apart.items()}
+
+
+def module_homes(wm: WeightMap) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """Each side's modules holding transferred tensors -> the other side's modules holding their
+    partners (whole or in part): where a module's counterpart is, as its weights say (A's
+    ``neigh_linear`` whose weight is a part of B's ``lin``: B's ``lin``, never B's ``act``)."""
+    homes_a: dict[str, set[str]] = defaultdict(set)
+    homes_b: dict[str, set[str]] = defaultdict(set)
+    for p in wm.pairs:
+        if p.transfer:
+            ma, mb = p.a.rpartition(".")[0], p.b.rpartition(".")[0]
+            homes_a[ma].add(mb)
+            homes_b[mb].add(ma)
+    return ({m: frozenset(h) for m, h in homes_a.items()}, {m: frozenset(h) for m, h in homes_b.items()})

@@ -138,7 +138,12 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # a diagonal state-space model (complex parameters as pairs, FFT against direct), SimCLR
                       # (Nesterov momentum, BatchNorm in train mode) and SASRec with NAdam
                       "port_cait", "port_convmixer", "port_dcnv2", "port_s4d", "port_simclr_train",
-                      "port_sasrec_train"})
+                      "port_sasrec_train",
+                      # session 30, set 23 (written after set 22's rules, measured on first contact with the
+                      # session's final rules): DeiT (class and distillation tokens first against last),
+                      # ResMLP (affine layers, cross-patch mixing), GraphSAGE (one Linear over [self,
+                      # neighbours] against two summed) and PoolFormer (pooling mixer, GroupNorm(1))
+                      "port_deit", "port_resmlp", "port_graphsage", "port_poolformer"})
 
 
 @dataclass(frozen=True)
