@@ -72,7 +72,7 @@ class DenseSAGELayer(nn.Module):
 class SAGENet(nn.Module):
     def __init__(self, adj_transposed=False, leaky=False):
         super().__init__()
-        make_act = (lambda: nn.LeakyReLU()) if leaky else (lambda: nn.ReLU())
+        make_act = nn.LeakyReLU if leaky else nn.ReLU
         self.layers = nn.ModuleList([
             DenseSAGELayer(IN_FEATS, HID_FEATS, make_act()),
             DenseSAGELayer(HID_FEATS, HID_FEATS, make_act()),
