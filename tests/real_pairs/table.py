@@ -1219,6 +1219,64 @@ DINO 4 of 4, distillation 3 of 4. The misses:
   calls it a porter's bug. Both readings are defensible; the report says which formula each side
   used.
 
+## Sums, parts along a new axis, tokens in another order, held out (session 30)
+
+Set 22, written by helpers that never ran the tool (NOTES-set22-h53..h55): `port_cait` (CaiT:
+talking-heads attention, LayerScale, class attention with the class token first on one side and
+last on the other, q|k|v fused on one side, k|v on the other), `port_convmixer` (ConvMixer: a
+residual wrapper against an inline add, a depthwise conv written per channel), `port_dcnv2` (a
+deep & cross network: one table at offsets against per-field tables, sparse features first against
+dense first, the cross weights one stacked `[3, 22, 22]` parameter against a list of Linears),
+`port_s4d` (a diagonal state-space model: complex parameters as `[..., 2]` real pairs against
+separate real and imaginary tensors, FFT against a direct convolution), and two training ports,
+`port_simclr_train` (SimCLR with Nesterov momentum and BatchNorm in train mode) and
+`port_sasrec_train` (SASRec with NAdam).
+
+First contact, with the code of the session's start: **15 of 28** (clean twins 3 of 6): CaiT 0 of
+5 (exit 2), ConvMixer 4 of 5, DCN-v2 1 of 5, S4D 2 of 5, SimCLR 4 of 4, SASRec 4 of 4. What failed,
+and the general rule each needed:
+
+- **A Linear over a concatenation against a sum of per-part Linears** (set 21's GIN, five cases at
+  exit 2): the one bias is the sum of the parts' biases (`_summed.py`): paired as `summed`, written
+  into the first partner with zeros into the others (or as the sum into the one), compared as the
+  sum; `weightmap.json` marks the entries `"sum": true` and a mapping file reads them back.
+- **A fused tensor whose name says its parts** (CaiT, exit 2): the class attention's `kv` finds
+  `k` and `v` before an FFN's `fc_in [2d, d]`, whose name says nothing, can take `q` and `k`.
+- **Square matrices of a class no table knows** (CaiT's head-mixing `[H, H]` parameters against
+  `Linear(H, H)`): they pair as they stand, where they are the only ones or in registration order;
+  the values try them transposed where the run diverges there.
+- **The same slices along the token axis in another order** (CaiT clean: the class token first
+  against last): a known boundary relation (`order_relation`); the norm whose input and output
+  are rolled passes where the class attention reading them agrees.
+- **Real and imaginary parts in a last axis against two tensors** (S4D): `B [N, S, 2]` against
+  `B_real`, `B_imag` (`_newaxis.py`), the parts' names the holder's with a suffix.
+- **An input in another representation** (GIN `paddle_scatter_reversed`): an edge list `int64 [2,
+  E]` against a dense adjacency `float32 [N, N]` is not compared as numbers, so the layer is named.
+
+Set 23, written after those rules by two more helpers with a brief that names the library truths'
+convention for one-sided modules (`tests/HELD-OUT-BRIEF.md`; NOTES-set23-h56, h57): `port_deit`
+(class and distillation tokens first against last, one head Linear against two), `port_resmlp`
+(affine layers, cross-patch mixing as a Linear over the transposed tensor against a Conv1d over
+tokens), `port_graphsage` (one Linear over `[self, neighbours]` against two summed, an edge list
+against a row-normalised adjacency), `port_poolformer` (a pooling mixer, GroupNorm(1) against a
+hand-written norm over (C, H, W)). First contact, with the session's rules: **10 of 20** (clean
+twins 2 of 4): DeiT 1 of 5, ResMLP 4 of 5, GraphSAGE 1 of 5, PoolFormer 4 of 5. One fix followed:
+a module whose weights the other side keeps in another module is no *type difference* of an
+unrelated call (`module_homes`: GraphSAGE's `neigh_linear`, a part of the other side's `lin`, had
+paired with that side's `act`); after it, **11 of 20** (clean twins 3 of 4).
+
+How this session's table was made: the whole corpus ran at commit cd8c548 (683 cases, about 65
+minutes wall in two processes): 626 of 683, no case of session 29's corpus worse. Each later
+commit's effect was then checked. The weight map of every case, old code against new, differed
+for S4D's five only; they ran whole again. Every case was compared again with the final code,
+and the cases whose run had kept another pairing ran whole again. Set 23's twenty were run with the
+final code. Whole corpus: **640 of 703** (clean twins 158 of 165; design families 137 of 140, held
+out 503 of 563); the cases of session 29's corpus, 609 of 655 (604 then: GIN's five).
+
+After: set 22 **20 of 28** (clean twins 5 of 6): CaiT 2 of 5, ConvMixer 4 of 5, DCN-v2 1 of 5,
+S4D 5 of 5, SimCLR 4 of 4, SASRec 4 of 4; set 21 20 of 28 (GIN 5 of 5). The misses are under
+known failures.
+
 ## Other modes on clean twins
 
 A sample of eight families (bert, gpt, llama, distilbert, mbart, t5, mobilenet_v3_small,
@@ -1299,6 +1357,12 @@ known false alarm of `--referee` (Adam's rounding on a near-zero one-element ten
 Session 29, the five clean twins this session's rules made align or that align (EDSR, STN, DINO,
 distillation, NeRF) with this session's code: `--ops` 5 of 5, `--single-step` 5 of 5,
 `--referee` 5 of 5.
+
+Session 30, the seven clean twins this session's rules made align or that align (CaiT, ConvMixer,
+S4D, ResMLP, GraphSAGE, PoolFormer, GIN) with this session's code: `--ops` 7 of 7,
+`--single-step` 7 of 7, `--referee` 6 of 7: GraphSAGE's torch spec builds its adjacency with
+`dtype=torch.float32` explicitly, so its float64 run fails (exit 2 with its one line, as for the
+BiGRU-CRF).
 
 ## Known failures (open)
 
@@ -1385,10 +1449,31 @@ distillation, NeRF) with this session's code: `--ops` 5 of 5, `--single-step` 5 
 - **Two layouts at once in one packed tensor** (`port_mla`, three cases, held out, session 29):
   each head's nope and rope rows packed together, the rope rows interleaved on one side and
   half-split on the other; each alternative is tried alone, and neither alone makes a call agree.
-- **A Linear over a concatenation against a sum of per-part Linears** (`port_gin`, five cases,
-  exit 2, held out, session 29): the weight pairs as parts of its input axis, but its bias is the
-  sum of three; no transfer writes the other two as zeros. The refusal names the biases and the
-  mapping line.
+- **Tokens in another order all the way** (`port_deit`, four cases, held out, session 30): the
+  class and distillation tokens first on one side and last on the other make every block's
+  output the same rows rolled; a roll is a known relation where the next call absorbs it (CaiT's
+  class attention), but here nothing does until the heads, and values are not compared under a
+  roll. `port_cait torch_ca_scale_dim`: the rolled norm output reaches the attention that holds
+  the bug, so the block's own code (the concatenation) is named.
+- **A stacked square parameter and features in another order** (`port_dcnv2`, four cases, held
+  out, session 30): `kernels [3, 22, 22]` used as `x @ K[i]` against three `Linear(22, 22)`: a
+  stack of squares is not paired (no shape says its orientation), and sparse features first
+  against dense first permute both axes of every cross weight, which no rule pairs.
+- **Two same-shape weights used the other way round** (`port_cait paddle_heads_mix_swapped`, held
+  out, session 30): paddle calls its two head-mixing Linears in the opposite order of their
+  registration; the pairing in call order makes the two models one function, and the report says
+  the weights were paired in the order the models call them: exit 0.
+- **A module of one side's own named where the truth names the pair** (`port_convmixer
+  torch_residual_norm_outside`, `port_cait torch_gelu_tanh`, `port_resmlp torch_aff2_uses_alpha1`,
+  `port_poolformer torch_mlp_reshape`, held out, session 30): as in sessions 28 and 29. A session
+  30 try named the pair instead; it mended set 22's two but broke as many library truths (BERT's,
+  GPT's, RoBERTa's activation bugs name the one-sided module), so it was not kept; the helpers'
+  brief now asks for the library convention.
+- **A part of the other side's Linear, the activation of one side's own** (`port_graphsage`
+  `torch_leaky_act`, `torch_adj_transposed`, `paddle_last_no_norm`, held out, session 30): paddle's
+  two Linears against torch's one over `[self, neighbours]`: the Linears' inputs are the parts of
+  torch's concatenated input and their outputs parts of its sum, so the layer's own code is named
+  where the truth names torch's activation module or adjacency builder.
 - **A module of one side's own next to the other side's inline code** (`port_stn`
   `paddle_sample_align_corners`, `torch_theta_transposed`, `port_edsr paddle_res_scale_on_sum`,
   `torch_d2s_ij_swapped`, held out, session 29): as for StyleGAN2's PixelNorm in session 28, the
