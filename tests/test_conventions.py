@@ -113,6 +113,14 @@ def run(out: Path, case: str, *flags: str, bug: str = "", env: dict[str, str] | 
     return proc.returncode, doc, proc.stdout + proc.stderr
 
 
+def run_pinned(tmp_path: Path, case: str, wm: dict[str, Any]) -> tuple[int, str]:
+    """``run`` again with the weight map of a first run as its mapping file (its round trip)."""
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps(wm))
+    rc, _, text = run(tmp_path / "pinned", case, "--mapping", str(mapping))
+    return rc, text
+
+
 def findings(doc: dict[str, Any], code: str) -> list[str]:
     return [f["text"] for f in doc.get("diagnosis", []) if f["code"] == code]
 
@@ -997,9 +1005,7 @@ def test_one_bias_over_a_concatenation_stands_for_the_sum_of_the_parts_biases(tm
     (said,) = findings(doc, "summed_tensors")
     assert "readout.bias is the sum of" in said and "1 more alike" in said, said
     assert not findings(doc, "packing_assumed")
-    mapping = tmp_path / "mapping.json"
-    mapping.write_text(json.dumps(wm))
-    rc, _, text = run(tmp_path / "pinned", "readout", "--mapping", str(mapping))
+    rc, text = run_pinned(tmp_path, "readout", wm)
     assert rc == 0, text
     rc, doc, text = run(tmp_path / "bug", "readout", bug="torch_last_block_sigmoid")
     assert rc == 1, text
@@ -1031,9 +1037,7 @@ def test_real_and_imaginary_parts_in_a_last_axis_pair_with_two_parameters(tmp_pa
     wm = weight_map(tmp_path / "clean")
     parts = {e["torch"]: (e["paddle_part"], e["paddle_axes"]) for e in wm["weights"] if e.get("paddle") == "spec.W"}
     assert parts == {"mix.W_real": ([0, 1], [2, 0, 1]), "mix.W_imag": ([1, 2], [2, 0, 1])}, parts
-    mapping = tmp_path / "mapping.json"
-    mapping.write_text(json.dumps(wm))
-    rc, _, text = run(tmp_path / "pinned", "complex", "--mapping", str(mapping))
+    rc, text = run_pinned(tmp_path, "complex", wm)
     assert rc == 0, text
     rc, doc, text = run(tmp_path / "bug", "complex", bug="torch_conjugate")
     assert rc == 1, text
