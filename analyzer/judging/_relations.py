@@ -135,6 +135,7 @@ def resize_relation(t: PairTable, i: int) -> str | None:
 
 
 _ORDER_WORK = 1 << 26  # slice comparisons times their size: larger orders are not looked for
+_ORDER_SLICES = 256  # an axis longer than this is not searched slice by slice
 
 
 def order_relation(t: PairTable, i: int) -> str | None:
@@ -153,9 +154,12 @@ def order_relation(t: PairTable, i: int) -> str | None:
         return None
     for k in range(len(a.shape) - 1):
         n = a.shape[k]
-        if n < 2 or n * a.size > _ORDER_WORK:
+        if not 2 <= n <= _ORDER_SLICES or n * a.size > _ORDER_WORK:
             continue
         xa, xb = np.moveaxis(a, k, 0).reshape(n, -1), np.moveaxis(b, k, 0).reshape(n, -1)
+        # the slices' sums, sorted, must agree before any slice is looked for (a quick refusal)
+        if not agrees(np.sort(np.abs(xa).sum(axis=1)), np.sort(np.abs(xb).sum(axis=1))):
+            continue
         order: list[int] = []
         free = list(range(n))
         for j in range(n):
@@ -172,7 +176,7 @@ def order_relation(t: PairTable, i: int) -> str | None:
 
 def _order_text(order: list[int]) -> str:
     n = len(order)
-    shift = (order[0] - 0) % n
+    shift = order[0]
     if all(order[j] == (j + shift) % n for j in range(n)):
         return f"rolled by {shift}"
     return "B's slice j is A's " + ", ".join(str(m) for m in order[:8]) + (" ..." if n > 8 else "")
