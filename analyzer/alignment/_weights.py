@@ -111,10 +111,11 @@ def _tied(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
     return out
 
 
-def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Record], what: str) -> _Pair | None:
+def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Record], what: str,
+            why: str) -> _Pair | None:
     """The one tensor of a group (its gradient, for a tied one) against the sum of its
     counterparts', in the layout of the first counterpart (None when a record is missing);
-    ``what`` says what the sum is of ("the gradients of", "")."""
+    ``what`` says what the sum is of ("the gradients of ", ""), ``why`` why it is one tensor there."""
     one_a = len({p.a for p in group}) == 1
     one, many = (by_a, by_b) if one_a else (by_b, by_a)
     r = one.get(group[0].a if one_a else group[0].b)
@@ -134,7 +135,7 @@ def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Re
 
     first = rs[0]
     assert first is not None
-    said = f"the sum of {what}" + ", ".join(_name(x) for x in rs if x is not None) + " (one tensor on the other side)"
+    said = f"the sum of {what}" + ", ".join(x.module or x.position for x in rs if x is not None) + f" ({why})"
 
     def add() -> np.ndarray:
         out = np.zeros(first.shape, np.float64)
@@ -179,14 +180,15 @@ def pair_by_map(
     used_b: set[str] = set()
     skipped = wm.skipped if wm is not None else []
     # a tied tensor's gradient is the sum of its partners'; a summed one's value is
-    tied, what = (_tied(wm), "the gradients of ") if params_a is not None else (_summed_weights(wm), "")
+    tied, what, why = ((_tied(wm), "the gradients of ", "tied on the other side") if params_a is not None
+                       else (_summed_weights(wm), "", "one bias on the other side"))
     for p in wm.pairs if wm is not None else []:
         ra, rb = by_a.get(p.a), by_b.get(p.b)
         if ra is None or rb is None:
             continue
         if p in tied:
             if tied[p]:  # the first of the group: against the sum of the other side's gradients
-                summed = _summed(tied[p], by_a, by_b, what)
+                summed = _summed(tied[p], by_a, by_b, what, why)
                 if summed is not None:
                     out.append(summed)
             used_a.add(p.a)
