@@ -46,6 +46,8 @@ from typing import Any
 
 from padiff_trace import MappingError
 
+from ._weightentries import WeightEntry, parse_weights
+
 __all__ = [
     "MAPPING_COLUMNS", "mapping_swapped", "module_pattern", "MappingEntry", "Mapping", "WeightEntry", "SidedEntry", "SidedMapping",
     "SidedWeight", "load_mapping", "orient", "parse_mapping", "resolve",
@@ -53,8 +55,6 @@ __all__ = [
 
 MAPPING_COLUMNS = ("paddle", "torch")  # the two sides of a mapping entry, in the order files name them
 _KEYS = {*MAPPING_COLUMNS, "blackbox", "transpose"}
-_SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
 _INFO_KEYS = {"generated_by", "source_trace", "target_trace", "unmatched", "one_sided", "note"}  # written by weightmap.json
 
 
@@ -68,23 +68,6 @@ class MappingEntry:
 
     def describe(self) -> str:
         return f"entry {self.index} ({self.paddle!r} -> {self.torch!r})"
-
-
-@dataclass(frozen=True)
-class WeightEntry:
-    """A ``weights`` entry: side name ("paddle"/"torch"/"source"/"target") -> tensor name."""
-
-    index: int
-    names: dict[str, str]
-    parts: dict[str, tuple[int, int]]
-    skip: bool = False
-    groups: dict[str, int] = field(default_factory=dict)  # side -> equal blocks its part is taken in
-    axis: int = 0  # the canonical axis the parts cut
-    axes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> its canonical axes reordered first
-    summed: bool = False  # "sum": one side's tensor is the sum of the tensors the entries naming it pair it with
-
-    def describe(self, source: str) -> str:
-        return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
 
 
 @dataclass(frozen=True)
@@ -249,7 +232,7 @@ def parse_mapping(data: Any, source: str = "<mapping>") -> Mapping:
         if not isinstance(raw_ops, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw_ops.items()):
             raise MappingError(f"{source}: 'ops' must map op names to op names, e.g. {{\"my_matmul\": \"matmul\"}}")
         ops = dict(raw_ops)
-        weights = _parse_weights(data.get("weights", []), source)
+        weights = parse_weights(data.get("weights", []), source)
     elif isinstance(data, dict):
         raw = [{"paddle": k, "torch": v} for k, v in data.items()]
     else:
@@ -277,60 +260,6 @@ def parse_mapping(data: Any, source: str = "<mapping>") -> Mapping:
             perm = tuple(int(x) for x in tr)
         entries.append(MappingEntry(i, pa, pb, bool(e.get("blackbox", False)), perm))
     return Mapping(source, tuple(entries), ops, weights)
-
-
-def _axes_order(order: Any, where: str) -> tuple[int, ...]:
-    if not (isinstance(order, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
-            and sorted(order) == list(range(len(order)))):
-        raise MappingError(f"{where} must be an order of the canonical axes like [0, 2, 3, 1], got {order!r}")
-    return tuple(order)
-
-
-def _parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
-    if not isinstance(raw, list):
-        raise MappingError(f"{source}: 'weights' must be a list of entries like {{\"paddle\": NAME, \"torch\": NAME}}")
-    out = []
-    for i, e in enumerate(raw):
-        if not isinstance(e, dict):
-            raise MappingError(f"{source}: weights entry {i} must be an object")
-        unknown = set(e) - _WEIGHT_KEYS
-        if unknown:
-            raise MappingError(f"{source}: weights entry {i} has unknown key(s) {sorted(unknown)}; allowed {sorted(_WEIGHT_KEYS)}")
-        names = {k: e[k] for k in _SIDES if k in e}
-        if not names or not all(isinstance(v, str) for v in names.values()):
-            raise MappingError(f"{source}: weights entry {i} needs tensor names under 'paddle'/'torch' (or 'source'/'target')")
-        if {"paddle", "torch"} & set(names) and {"source", "target"} & set(names):
-            raise MappingError(f"{source}: weights entry {i} mixes 'paddle'/'torch' with 'source'/'target'")
-        skip = bool(e.get("skip", False))
-        if not skip and len(names) != 2:
-            raise MappingError(f"{source}: weights entry {i} names one side only; add the other or \"skip\": true")
-        parts: dict[str, tuple[int, int]] = {}
-        for k in names:
-            part = e.get(f"{k}_part")
-            if part is None:
-                continue
-            if not (isinstance(part, list) and len(part) == 2 and all(isinstance(x, int) for x in part) and 0 <= part[0] < part[1]):
-                raise MappingError(f"{source}: weights entry {i}: {k}_part must be [start, stop) like [0, 64], got {part!r}")
-            parts[k] = (part[0], part[1])
-        groups: dict[str, int] = {}
-        for k in names:
-            g = e.get(f"{k}_groups", 1)
-            if not (isinstance(g, int) and not isinstance(g, bool) and g >= 1) or (g > 1 and k not in parts):
-                raise MappingError(f"{source}: weights entry {i}: {k}_groups must be a count >= 1 beside a {k}_part, "
-                                   f"got {g!r}")
-            if g > 1:
-                groups[k] = g
-        axis = e.get("axis", 0)
-        if not (isinstance(axis, int) and not isinstance(axis, bool) and axis >= 0) or (axis and groups):
-            raise MappingError(f"{source}: weights entry {i}: axis must be an axis of the canonical layout (0, 1, ...; "
-                               f"*_groups cut axis 0 only), got {axis!r}")
-        axes = {k: _axes_order(e[f"{k}_axes"], f"{source}: weights entry {i}: {k}_axes") for k in names if f"{k}_axes" in e}
-        summed = e.get("sum", False)
-        if not isinstance(summed, bool) or (summed and (skip or parts)):
-            raise MappingError(f"{source}: weights entry {i}: sum must be true or false, on an entry pairing two whole "
-                               f"tensors (one side's is the sum of the tensors its entries pair it with), got {summed!r}")
-        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed))
-    return tuple(out)
 
 
 def _wildcards(pattern: str) -> list[str]:
