@@ -11,16 +11,16 @@ from typing import Any
 from tqdm import tqdm
 
 from padiff_trace import Trace, UserError, open_trace, visible
-from padiff_trace.matching import Mapping, WeightMap, module_anchors, module_homes, module_splits, orient
+from padiff_trace.matching import Mapping, WeightMap, orient
 from padiff_trace.options import build_options
 
 from ._options import CompareOptions
 from .alignment._calls import TraceView, build_view
 from .alignment._item import PlanItem
-from .alignment._pairing import Alignment, CallPair, align_views
+from .alignment._pairing import Alignment, CallPair
 from .alignment._plan import plan
 from .alignment._records import RecordLike
-from .alignment._traces import as_mapping
+from .alignment._traces import align_by_weights, as_mapping
 from .alignment._weights import pair_by_map, trace_weight_map
 from .judging._boundary import absorb_boundaries, absorb_checked_inside, absorb_inner_ops, absorb_moved, absorb_unused_inputs
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
@@ -86,9 +86,7 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
     mapping = as_mapping(opts.mapping)
     sided = orient(mapping, va.framework, vb.framework) if mapping is not None else None  # A and B: sides, once
     wm = trace_weight_map(va, vb, sided)
-    al = align_views(va, vb, sided, anchors=module_anchors(wm) if wm is not None else None,
-                       apart=module_splits(wm) if wm is not None else None,
-                       homes=module_homes(wm) if wm is not None else None)
+    al = align_by_weights(va, vb, sided, wm)
     ops = sided.ops if sided is not None else None
     ctx = _context(opts, va, vb, mapping, opened)
     table = PairTable(va, vb)

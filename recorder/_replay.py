@@ -26,6 +26,7 @@ from padiff_trace.matching import (
     WeightPair,
     WeightSide,
     inverse_perm,
+    is_integer,
     is_pattern,
     mapping_pins,
     match_weights,
@@ -84,20 +85,22 @@ def model_side(adapter: Adapter, model: Any) -> tuple[WeightSide, dict[str, Any]
     for name, t, is_param in adapter.named_state(model):
         mod, _, local = name.rpartition(".")
         trainable = is_param and adapter.requires_grad(t)
+        pattern, integer = _buffer_kind(adapter, t) if not is_param else (False, False)
         infos.append(TensorInfo(name, mod, local, types.get(mod, ""), tuple(t.shape), is_param, trainable, name not in volatile,
-                                not is_param and _pattern(adapter, t)))
+                                pattern, integer))
         tensors[name] = t
     return WeightSide(adapter.name, tuple(infos), module_classes(adapter, model), pack_groups=pack_groups(adapter, model)), tensors
 
 
-def _pattern(adapter: Adapter, t: Any) -> bool:
-    """Whether buffer ``t`` holds a mask (``is_pattern``), judged by the statistics a trace keeps."""
+def _buffer_kind(adapter: Adapter, t: Any) -> tuple[bool, bool]:
+    """Whether buffer ``t`` holds a mask (``is_pattern``, judged by the statistics a trace keeps),
+    and whether it holds integers (``is_integer``)."""
     data, dtype, _, _ = adapter.to_host(t)
     if isinstance(data, Deferred):
         data = data.fetch()
     if not isinstance(data, np.ndarray) or not data.size:
-        return False
-    return is_pattern(dtype, dict(zip(STAT_FIELDS, stats_tuple(data, dtype), strict=True)))
+        return False, is_integer(dtype)
+    return is_pattern(dtype, dict(zip(STAT_FIELDS, stats_tuple(data, dtype), strict=True))), is_integer(dtype)
 
 
 def match_onto_model(

@@ -68,6 +68,10 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   against two parameters ``W_real``, ``W_imag``.
 * ``readout`` (session 30): one Linear over block states concatenated against one Linear per state
   with the scores added, both ways round: one bias stands for the sum of three.
+* ``gates`` (session 31): one Linear over ``[x, context]`` and a ``Tanh`` module against two
+  Linears added and squashed inline: the parts' inputs joined, their outputs summed.
+* ``memory`` (session 31): a memory of codes and its write pointer, ``[K, D]`` in a layer of its
+  own against ``[D, K]`` on the root: the only state left on each side pairs.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -1011,6 +1015,40 @@ def test_one_bias_over_a_concatenation_stands_for_the_sum_of_the_parts_biases(tm
     assert rc == 1, text
     assert located(doc) == ("", ""), text  # the activation is inline in each root's forward
     assert not findings(doc, "packing_assumed"), text
+
+
+# ------------------------------------------------------------------ gates: one Linear over a concatenation
+def test_one_linear_over_a_concatenation_compares_as_the_parts_joined_and_summed(tmp_path: Path) -> None:
+    """A Linear over ``[x, context]`` with a ``Tanh`` module against two Linears whose outputs are
+    added and squashed inline: the call pair (one part's Linear, the whole) compares the parts'
+    inputs joined and their outputs summed, so the one-sided activation module receives a value
+    that was compared and is named when it is wrong, and a bug in what the parent hands the parts
+    names the parent, not a Linear."""
+    rc, doc, text = run(tmp_path / "clean", "gates")
+    assert rc == 0, text
+    joined = [p for p in doc["pairs"] if "joined with" in p["a"]["position"]]
+    summed = [p for p in doc["pairs"] if "(plus " in p["a"]["position"] and p["role"] == "output"]
+    assert len(joined) >= 2 and len(summed) == 2 and all(p["passed"] for p in joined + summed), text
+    rc, doc, text = run(tmp_path / "act", "gates", bug="torch_act_hardtanh")
+    assert rc == 1, text
+    assert located(doc) == ("updates.0", "blocks.0.act"), text
+    rc, doc, text = run(tmp_path / "ctx", "gates", bug="paddle_ctx_halved")
+    assert rc == 1, text
+    assert located(doc) == ("updates.0", "blocks.0"), text
+
+
+# ------------------------------------------------------------------ memory: state the model carries
+def test_a_memory_the_model_carries_pairs_as_the_only_state_left(tmp_path: Path) -> None:
+    """A memory of codes and its write pointer, kept ``[K, D]`` in a layer of its own on one side
+    and ``[D, K]`` on the other's root, names that say nothing of each other: the only state left
+    on each side pairs (integers with integers, the memory transposed), so both runs start from
+    one memory and the clean pair agrees; a bug in when the memory is written is still found."""
+    rc, doc, text = run(tmp_path / "clean", "memory")
+    assert rc == 0, text
+    got = {(e["paddle"], e["torch"]) for e in weight_map(tmp_path / "clean")["weights"]}
+    assert {("memory.feats", "queue"), ("memory.ptr", "queue_ptr")} <= got, got
+    rc, doc, text = run(tmp_path / "bug", "memory", bug="paddle_write_before_read")
+    assert rc == 1, text
 
 
 # ------------------------------------------------------------------ edges: one graph, two representations

@@ -101,6 +101,7 @@ def align_views(
     a: TraceView, b: TraceView, mapping: Mapping | SidedMapping | None = None, anchors: dict[str, str] | None = None,
     apart: dict[str, frozenset[str]] | None = None,
     homes: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]] | None = None,
+    parts: abc.Collection[tuple[str, str]] = (),
 ) -> Alignment:
     """Pair the forward calls of the first step of both traces.
 
@@ -109,14 +110,16 @@ def align_views(
     modules whose weights matched each other; their calls pair n-th with n-th (as mapping pins
     do; the mapping wins). ``apart``: module path in A -> B modules its calls never pair with
     (``module_splits``: one side's module holds what the other keeps in several). ``homes``: each
-    side's weighted modules -> the other side's modules holding their partners (``module_homes``). Everything else is aligned hierarchically between the pins (``_align``).
+    side's weighted modules -> the other side's modules holding their partners (``module_homes``). ``parts``: anchors of a part's layer and the whole layer
+(``_joined.split_layers``), which stay where the weights put them though their outputs differ
+(by the other parts' share). Everything else is aligned hierarchically between the pins (``_align``).
     """
     sided = orient(mapping, a.framework, b.framework) if mapping is not None else None
     step_a, step_b = first_step(a), first_step(b)
     ca, cb = a.calls.get(step_a, []), b.calls.get(step_b, [])
     ta, tb = a.tree(step_a), b.tree(step_b)
     resolved = resolve(sided, _modules(a), _modules(b)) if sided is not None else []
-    anchored = _wrapped(_anchor_pairs(anchors, resolved), a, b, ca, cb)
+    anchored = _wrapped(_anchor_pairs(anchors, resolved), a, b, ca, cb, frozenset(parts))
     pins = _pins(ca, cb, resolved, anchored)
     if ta.roots and tb.roots and ta.roots[0].id not in pins and tb.roots[0].id not in {p.b.id for p in pins.values()}:
         pins[ta.roots[0].id] = _Pin(tb.roots[0], "root")
@@ -178,13 +181,15 @@ def _shapes(c: Call) -> tuple[int, ...]:
     return tuple(math.prod(getattr(r, "shape", ())) for r in c.tensor_outputs())
 
 
-def _wrapped(anchors: list[tuple[str, str]], a: TraceView, b: TraceView, ca: list[Call], cb: list[Call]) -> list[tuple[str, str]]:
+def _wrapped(anchors: list[tuple[str, str]], a: TraceView, b: TraceView, ca: list[Call], cb: list[Call],
+             parts: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[str, str]]:
     """Anchors moved up to the module that wraps one side's weight-owner, when the owner is
     called on another kind of input than its partner, or returns other sizes, and the wrapper
     matches the partner there: a codebook a quantiser holds itself (called on features) against
     an ``nn.Embedding`` inside the other side's quantiser (called on the chosen indices); an
     ``Embedding`` whose rows a bag module sums against an ``EmbeddingBag``. The wrapper must
-    hold no other anchored module, so the weights still say it is the same computation."""
+    hold no other anchored module, so the weights still say it is the same computation. A part's
+    layer against the whole layer (``parts``) returns a share of the sum: its statistics say nothing."""
     first_a, first_b = _by_module(ca), _by_module(cb)
     held_a = {x for x, _ in anchors}
     held_b = {y for _, y in anchors}
@@ -195,7 +200,7 @@ def _wrapped(anchors: list[tuple[str, str]], a: TraceView, b: TraceView, ca: lis
             wy = _up(y, ys[0], xs[0], b, held_b)
             wx = None if wy is not None else _up(x, xs[0], ys[0], a, held_a)
             out.append((wx or x, wy or y))
-        elif xs and ys and not _same_stats(xs[0], ys[0]):
+        elif xs and ys and (x, y) not in parts and not _same_stats(xs[0], ys[0]):
             wy = _up(y, ys[0], xs[0], b, held_b, _same_stats)
             wx = None if wy is not None else _up(x, xs[0], ys[0], a, held_a, _same_stats)
             out.append((wx or x, wy or y))

@@ -18,6 +18,7 @@ from padiff_trace.matching import WeightMap
 
 from ._calls import Call, TraceView, first_step
 from ._item import PlanItem
+from ._joined import split_layers, whole_items
 from ._layout_flow import LayoutFlow
 from ._ops import PRODUCER_ROLES, Links, OpCall, Producers, collect_ops, index_records, op_todo
 from ._pairing import Alignment, CallPair, pair_leaves
@@ -47,6 +48,7 @@ def plan(
     # outputs (fused q|k|v packed two ways) and inputs (features concatenated in another order) in B's order
     regrouped, regrouped_in = regroup_orders(wm, _weight_ndim(va))
     same_value = _regrouped_values(al, regrouped_in)
+    splits = split_layers(wm)  # one layer over a concatenation against one layer per part
     flows: defaultdict[int, LayoutFlow] = defaultdict(LayoutFlow)  # layouts carried through framework layers
     for step, calls in va.calls.items():
         if step == aligned and _in_id_order(calls):
@@ -59,6 +61,12 @@ def plan(
                 continue
             pair = cp if ca is cp.a else CallPair(ca, cb, cp.how, cp.entry)
             role_in = "model_input" if ca.parent == -1 and any(r.kind == Kind.MODEL_INPUT for r in ca.inputs) else "input"
+            whole = whole_items(splits, pair, (calls, vb.calls.get(step, [])), (va, vb), role_in) if splits else None
+            if whole is not None:
+                if with_ops:
+                    op_calls.append((ca, cb, pair))
+                yield from whole
+                continue
             ins, _, _ = pair_leaves(ca.inputs, cb.inputs, cp.perm)
             outs, _, _ = pair_leaves(ca.outputs, cb.outputs, cp.perm)
             flow = flows[step]

@@ -10,13 +10,14 @@ import os
 from typing import Any
 
 from padiff_trace import open_trace
-from padiff_trace.matching import Mapping, WeightMap, load_mapping, module_anchors, module_homes, module_splits, orient
+from padiff_trace.matching import Mapping, SidedMapping, WeightMap, load_mapping, module_anchors, module_homes, module_splits, orient
 
-from ._calls import build_view
+from ._calls import TraceView, build_view
+from ._joined import split_layers
 from ._pairing import Alignment, align_views
 from ._weights import trace_weight_map
 
-__all__ = ["align", "as_mapping", "weight_map"]
+__all__ = ["align", "align_by_weights", "as_mapping", "weight_map"]
 
 
 def as_mapping(m: str | os.PathLike[str] | Mapping | None) -> Mapping | None:
@@ -33,9 +34,16 @@ def align(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mappin
         m = as_mapping(mapping)
         sided = orient(m, va.framework, vb.framework) if m is not None else None  # applied to A and B once
         wm = trace_weight_map(va, vb, sided)
-        return align_views(va, vb, sided, anchors=module_anchors(wm) if wm is not None else None,
-                       apart=module_splits(wm) if wm is not None else None,
-                       homes=module_homes(wm) if wm is not None else None)
+        return align_by_weights(va, vb, sided, wm)
+
+
+def align_by_weights(va: TraceView, vb: TraceView, sided: SidedMapping | None, wm: WeightMap | None) -> Alignment:
+    """``align_views`` with what the weight map says of the modules: its anchors, the modules
+    kept apart, each module's home and the layers split in parts."""
+    if wm is None:
+        return align_views(va, vb, sided)
+    return align_views(va, vb, sided, anchors=module_anchors(wm), apart=module_splits(wm), homes=module_homes(wm),
+                       parts=set(split_layers(wm)))
 
 
 def weight_map(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], mapping: Any = None,

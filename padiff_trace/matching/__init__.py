@@ -45,7 +45,7 @@ from ._observed import observed_layouts, with_observed_layouts
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
 from ._weightmap import CANNOT_MATCH, SUMMED, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm, summed_groups
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
-from ._weightsides import in_call_order, is_pattern
+from ._weightsides import in_call_order, is_integer, is_pattern
 
 __all__ = [
     "CANNOT_MATCH",
@@ -100,6 +100,7 @@ __all__ = [
     "module_splits",
     "module_homes",
     "side_from_records",
+    "is_integer",
     "is_pattern",
     "PARAMETRIZED_UNDER",
     "POINTWISE_AS",

@@ -16,7 +16,7 @@ Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, ax
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_shared", "pair_left_over", "pair_shared_derived", "pair_tied", "partner_modules", "partner_scopes"]
+__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_last_state", "pair_shared", "pair_left_over", "pair_shared_derived", "pair_tied", "partner_modules", "partner_scopes"]
 
 
 def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None],
@@ -133,6 +133,31 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
             if sum(1 for o in la if fit(o, y) is not None) == 1:
                 take(x, y, q)
                 progress = True
+
+
+def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, tuple[int, ...]], None],
+                    same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
+    """Buffers the model carries from step to step (a queue of negatives, a memory bank, its
+    write pointer), still left, pair where each is the other's only candidate in its place: state
+    in the state dict (not derived, not a mask), integers with integers, as many elements, one
+    reordering of the axes making one the other (a queue ``[K, D]`` against ``[D, K]``). Without
+    its partner's values a run starts from another state, and every step after differs."""
+    place = same_place or (lambda x, y: x.key == y.key)
+
+    def state(t: MTensor) -> bool:
+        return not (t.used or t.info.is_param or t.derived or t.info.pattern or not t.info.persistent)
+
+    def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
+        if not (state(x) and state(y) and place(x, y)) or x.info.integer != y.info.integer:
+            return None
+        if math.prod(x.cshape) != math.prod(y.cshape) or len(x.cshape) != len(y.cshape):
+            return None
+        return axes_between(x.cshape, y.cshape) if x.cshape else ()
+
+    for x in la:
+        ys = [(y, q) for y in lb if (q := fit(x, y)) is not None]
+        if len(ys) == 1 and sum(1 for o in la if fit(o, ys[0][0]) is not None) == 1:
+            take(x, *ys[0])
 
 
 def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,

@@ -128,9 +128,10 @@ def _ancestors(module: str) -> list[str]:
 
 
 def _common(modules: list[str]) -> str:
-    """The innermost module enclosing every one of ``modules`` (not one of them)."""
+    """The innermost module enclosing every one of ``modules`` (not one of them; the root when
+    one of them is the root, which nothing encloses)."""
     chains = [_ancestors(m) for m in modules]
-    return next(m for m in chains[0] if all(m in c for c in chains[1:]))
+    return next((m for m in chains[0] if all(m in c for c in chains[1:])), "")
 
 
 def _region(module: str, to_other: dict[str, str]) -> str | None:

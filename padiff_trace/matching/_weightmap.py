@@ -53,6 +53,7 @@ class TensorInfo:
     trainable: bool = True
     persistent: bool = True  # in the state dict (non-persistent buffers are derived)
     pattern: bool = False  # a buffer of 0/1 entries (``is_pattern``): a mask built from the configuration
+    integer: bool = False  # a buffer of integers or booleans (a pointer, a counter, indices)
 
 
 @dataclass(frozen=True)

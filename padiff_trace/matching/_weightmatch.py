@@ -294,6 +294,7 @@ class _Matcher:
                       lambda xs, ys: leftover.pair_last_standing(xs, ys, self._take_axes, lambda x, y: True),
                       self._take_axes)
         self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
+        leftover.pair_last_state(self.live(self.a), self.live(self.b), self._take_axes)  # state the model carries
 
     def extra_rows(self) -> None:
         leftover.pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)

@@ -17,7 +17,7 @@ from ..trace._schema import Kind
 from ._mapping import Mapping, SidedMapping, orient, resolve
 from ._weightmap import TensorInfo
 
-__all__ = ["WeightSide", "WeightPin", "in_call_order", "is_pattern", "mapping_pins", "side_from_records"]
+__all__ = ["WeightSide", "WeightPin", "in_call_order", "is_integer", "is_pattern", "mapping_pins", "side_from_records"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,11 @@ class WeightSide:
     pack_groups: dict[str, int] = field(default_factory=dict)
     # tensors in the order the model first calls their modules (``in_call_order``), not registration order
     call_ordered: bool = False
+
+
+def is_integer(dtype: str) -> bool:
+    """Whether a logical dtype holds integers or booleans (a pointer, a counter, indices)."""
+    return dtype.startswith(("int", "uint", "bool"))
 
 
 def is_pattern(dtype: str, stats: AbcMapping[str, float]) -> bool:
@@ -68,7 +73,7 @@ def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSid
         infos.append(
             TensorInfo(name, r.module, r.position, r.module_type, tuple(r.shape), is_param,
                        is_param and name not in frozen, name not in volatile,
-                       not is_param and is_pattern(str(r.dtype), _stats(r)))
+                       not is_param and is_pattern(str(r.dtype), _stats(r)), not is_param and is_integer(str(r.dtype)))
         )
     classes = meta.get("module_classes")
     groups = meta.get("pack_groups")
