@@ -72,6 +72,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   Linears added and squashed inline: the parts' inputs joined, their outputs summed.
 * ``memory`` (session 31): a memory of codes and its write pointer, ``[K, D]`` in a layer of its
   own against ``[D, K]`` on the root: the only state left on each side pairs.
+* ``posmap`` (session 31): a projected sine/cosine grid built per image ``[b, 2f, h, w]`` against
+  one built once ``[h * w, 2f]``: each item compared in the other's layout.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -1043,12 +1045,29 @@ def test_a_memory_the_model_carries_pairs_as_the_only_state_left(tmp_path: Path)
     and ``[D, K]`` on the other's root, names that say nothing of each other: the only state left
     on each side pairs (integers with integers, the memory transposed), so both runs start from
     one memory and the clean pair agrees; a bug in when the memory is written is still found."""
-    rc, doc, text = run(tmp_path / "clean", "memory")
+    rc, _, text = run(tmp_path / "clean", "memory")
     assert rc == 0, text
     got = {(e["paddle"], e["torch"]) for e in weight_map(tmp_path / "clean")["weights"]}
     assert {("memory.feats", "queue"), ("memory.ptr", "queue_ptr")} <= got, got
-    rc, doc, text = run(tmp_path / "bug", "memory", bug="paddle_write_before_read")
+    rc, _, text = run(tmp_path / "bug", "memory", bug="paddle_write_before_read")
     assert rc == 1, text
+
+
+# ------------------------------------------------------------------ posmap: computed once against per item
+def test_a_value_computed_once_compares_with_each_item_of_the_other_sides_batch(tmp_path: Path) -> None:
+    """A projected sine/cosine grid built ``[b, 2f, h, w]`` for every image and fed to a 1x1
+    Conv2D against one built once, ``[h * w, 2f]``, and fed to a Linear: the grid, its projection
+    and the projection's gradient (summed over the batch) are compared, and pass on the clean pair;
+    a grid built in another order differs at the projection's input."""
+    rc, doc, text = run(tmp_path / "clean", "posmap")
+    assert rc == 0, text
+    once = {p["role"]: p for p in doc["pairs"] if "computed once" in p["reason"]}
+    assert set(once) == {"input", "output", "grad_output"} and all(p["passed"] for p in once.values()), text
+    assert all(p["metrics"]["rel_l2"] < 1e-5 for p in once.values()), text
+    rc, doc, text = run(tmp_path / "bug", "posmap", bug="torch_grid_cos_first")
+    assert rc == 1, text
+    first = next(p for p in doc["pairs"] if p["index"] == doc["first_divergence"]["index"])
+    assert first["a"]["module"] == "pos" and first["role"] == "input", text
 
 
 # ------------------------------------------------------------------ edges: one graph, two representations

@@ -298,6 +298,18 @@ def test_set23_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 24 (session 31), measured once on first contact: XCiT's positional encoding computed per image
+# against once; GhostNet; and set 23's GraphSAGE, whose one Linear over [self, neighbours] now compares
+# as its two parts joined and summed (the activation module after it is named)
+SET24 = [("port_xcit", "torch_fourier_no_floor"), ("port_ghostnet", ""), ("port_graphsage", "torch_leaky_act"),
+         ("port_graphsage", "paddle_last_no_norm")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET24)
+def test_set24_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
     """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
     residual argument. That value agrees where the attention's q|k|v projection receives it, but

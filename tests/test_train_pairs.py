@@ -208,3 +208,17 @@ def test_set17_training_cases_are_as_their_truth_says(tmp_path: Path, family: st
     assert rc == 1, text[-4000:]
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == (want["paddle_module"], want["torch_module"]), text[-4000:]
+
+
+# set 24 (session 31), measured once on first contact: MoCo's queue of negatives and its pointer,
+# buffers under names that say nothing of each other, pair as the only state left
+@pytest.mark.parametrize(("family", "bug"), [("port_moco_train", ""), ("port_moco_train", "paddle_ema_stats")])
+def test_set24_training_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    rc, doc, text = run(tmp_path, family, bug)
+    if not bug:
+        assert rc == 0, text[-4000:]
+        return
+    want = truth(family)["bugs"][bug]
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == (want["paddle_module"], want["torch_module"]), text[-4000:]

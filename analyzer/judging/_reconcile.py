@@ -22,10 +22,13 @@ Order (each is tried only when those before it declined):
                         broadcast axes (``_reduce``)
 7. ``broadcast``        a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``):
                         both read broadcast to the common shape (``BroadcastView``)
+8. ``computed_once``    a value computed once on one side (``[h * w, c]``), per batch item on
+                        the other (``[b, c, h, w]``): each item in the other's layout
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -33,11 +36,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from padiff_trace import Record
-from padiff_trace.arrays import same_order_reshape, stable_permutation
+from padiff_trace import STAT_FIELDS, Record
+from padiff_trace.arrays import same_order_reshape, stable_permutation, stats_tuple
 
 from ..alignment._item import PlanItem
-from ..alignment._records import RecordLike
+from ..alignment._records import RecordLike, RecordView
 from ._metrics import BroadcastView, ReshapedView, broadcast_shape
 from ._reduce import GRAD_ROLES, summed_pair
 
@@ -233,8 +236,73 @@ def broadcast(item: PlanItem) -> Reconciled | None:
     return Reconciled(va, vb, None, f"compared broadcast to {list(common)} {_shapes(item)}")
 
 
+class _Arranged(RecordView):
+    """A record's values passed through ``convert`` (a whole array in, one of ``shape`` out),
+    materialised once: one item of a batch in the other side's layout, a gradient summed over
+    a batch."""
+
+    def __init__(self, base: Record, shape: tuple[int, ...], convert: Callable[[np.ndarray], np.ndarray], note: str) -> None:
+        super().__init__(base, shape, f"{base.position} ({note})")
+        self.convert = convert
+        self._flat: np.ndarray | None = None
+        self._stats: dict[str, float] | None = None
+
+    def flat(self) -> np.ndarray:
+        if self._flat is None:
+            full = np.asarray(self.base.read())
+            self._flat = np.ascontiguousarray(self.convert(full), dtype=full.dtype).reshape(-1)
+        return self._flat
+
+    def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
+        return self.flat()[start:stop]
+
+    @property
+    def stats(self) -> dict[str, float]:
+        if self._stats is None:
+            self._stats = {k: float(v) for k, v in zip(STAT_FIELDS, stats_tuple(self.flat(), str(self.flat().dtype)))}
+        return self._stats
+
+
+def _per_item(x: np.ndarray, shape: tuple[int, ...], summed: bool) -> np.ndarray:
+    """Each item of ``x`` (its first axis) in ``shape``; with ``summed``, their sum."""
+    if summed:
+        out = rearranged(x.astype(np.float64).sum(axis=0), shape)
+        assert out is not None
+        return out
+    items = [rearranged(v, shape) for v in x]
+    return np.stack([v for v in items if v is not None])
+
+
+def computed_once(item: PlanItem) -> Reconciled | None:
+    """One side computes a value once (a positional encoding ``[h * w, c]``), the other once per
+    batch item (``[b, c, h, w]``): each item, in the once side's layout (the conversions of
+    ``rearranged``), against that value repeated; a gradient summed over the batch first (the
+    once side's gradient is the sum of the items')."""
+    a, b = item.a, item.b
+    if item.perm is not None or item.role in WEIGHT_ROLES or not (a.has_data and b.has_data):
+        return None
+    if not (isinstance(a, Record) and isinstance(b, Record)) or max(a.numel, b.numel) > BroadcastView.LIMIT:
+        return None
+    for big, small in ((a, b), (b, a)):
+        n = big.shape[0] if big.shape else 0
+        rest = tuple(big.shape[1:])
+        if n < 2 or math.prod(rest) != small.numel:
+            continue
+        shape = tuple(small.shape)
+        if rearranged(np.zeros(rest, np.int8), shape) is None:
+            continue
+        grads = item.role in GRAD_ROLES
+        view = _Arranged(big, shape if grads else (n, *shape), functools.partial(_per_item, shape=shape, summed=grads),
+                         "summed over the batch" if grads else f"each of {n} items in the other side's layout")
+        other: RecordLike = small if grads else BroadcastView(small, (n, *shape))
+        what = (f"the gradient summed over the {n} items" if grads else f"each of {n} items in the other side's layout")
+        note = f"computed once on one side, per batch item on the other: {what} {_shapes(item)}"
+        return Reconciled(view, other, None, note) if big is a else Reconciled(other, view, None, note)
+    return None
+
+
 RECONCILERS: tuple[Reconciler, ...] = (
-    same_shape, permuted_axes, flattened, head_split, split_permuted, summed_gradient, broadcast,
+    same_shape, permuted_axes, flattened, head_split, split_permuted, summed_gradient, broadcast, computed_once,
 )
 
 

@@ -143,7 +143,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # session's final rules): DeiT (class and distillation tokens first against last),
                       # ResMLP (affine layers, cross-patch mixing), GraphSAGE (one Linear over [self,
                       # neighbours] against two summed) and PoolFormer (pooling mixer, GroupNorm(1))
-                      "port_deit", "port_resmlp", "port_graphsage", "port_poolformer"})
+                      "port_deit", "port_resmlp", "port_graphsage", "port_poolformer",
+                      # session 31, set 24: LeViT (attention bias table, BatchNorm over tokens), XCiT
+                      # (cross-covariance attention, a log-space temperature), TFT (variable selection,
+                      # gated residual networks), GhostNet (ghost modules), MoCo (a queue of negatives
+                      # and momentum encoder), Barlow Twins (cross-correlation loss)
+                      "port_levit", "port_xcit", "port_tft", "port_ghostnet", "port_moco_train",
+                      "port_barlow_train"})
 
 
 @dataclass(frozen=True)
