@@ -74,6 +74,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   own against ``[D, K]`` on the root: the only state left on each side pairs.
 * ``posmap`` (session 31): a projected sine/cosine grid built per image ``[b, 2f, h, w]`` against
   one built once ``[h * w, 2f]``: each item compared in the other's layout.
+* ``glu`` (session 31): a gated unit of two Linears against one packed Linear read by ``F.glu``:
+  the halves no name tells apart swap, weight and bias together, where the values say.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -1068,6 +1070,23 @@ def test_a_value_computed_once_compares_with_each_item_of_the_other_sides_batch(
     assert rc == 1, text
     first = next(p for p in doc["pairs"] if p["index"] == doc["first_divergence"]["index"])
     assert first["a"]["module"] == "pos" and first["role"] == "input", text
+
+
+# ------------------------------------------------------------------ glu: halves no name tells apart
+def test_a_packed_gates_halves_swap_weight_and_bias_together_when_the_values_say(tmp_path: Path) -> None:
+    """Two Linears ``fc_gate`` (registered first) and ``fc_value`` against one ``proj [2d]`` read by
+    ``F.glu`` (value half first): the registration order pairs the halves the wrong way round; the
+    run tries the other order, the weight's and the bias's halves together, keeps it because the
+    block the first run named agrees under it, and says so. A gate squashed otherwise is still
+    found in the gated unit."""
+    rc, doc, text = run(tmp_path / "clean", "glu")
+    assert rc == 0, text
+    assert "weights paired by the recorded values" in text, text
+    swap = json.loads((tmp_path / "clean" / "pairing-1.json").read_text())["weights"]
+    assert {e["paddle"].rpartition(".")[2] for e in swap} == {"weight", "bias"}, swap
+    rc, doc, text = run(tmp_path / "bug", "glu", bug="paddle_gate_tanh")
+    assert rc == 1, text
+    assert located(doc)[0] == "blocks.0.gated", text
 
 
 # ------------------------------------------------------------------ edges: one graph, two representations

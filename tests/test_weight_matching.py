@@ -837,3 +837,18 @@ def test_a_module_called_twice_is_each_copy_of_it_on_the_other_side() -> None:
     freq = sorted((p.b, p.how) for p in wm.pairs if p.a == "f.1.freq")
     assert [b for b, _ in freq] == ["mlp.1.freq", "mlp.3.freq"] and ("mlp.3.freq", "tied") in freq
     assert [x.name for x in wm.unmatched_b] == ["extra.scale"]
+
+
+def test_per_item_linears_of_one_input_stack_weights_with_weights_and_biases_with_biases() -> None:
+    """One ``Linear(1, d)`` per input variable (paddle: weight ``[1, d]``, bias ``[d]``) against
+    one module holding ``weight [n, d]`` and ``bias [n, d]`` (``x[..., i] * W[i] + b[i]``): the
+    items' weights are the weight stack's slices (axes of size one aside) and their biases the
+    bias stack's, never the biases the weight stack's though their shapes fit it as they stand."""
+    n, d = 3, H
+    user = {**TD, "RealEmbedding": ["port.RealEmbedding", "torch.nn.modules.module.Module"]}
+    pd = [x for i in range(n) for x in paddle_linear(f"prescalers.{i}", 1, d)]
+    th = [t("embedding.weight", "RealEmbedding", (n, d)), t("embedding.bias", "RealEmbedding", (n, d))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), user))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {(p.a, p.b, p.b_part) for p in wm.pairs if p.how == "stacked"}
+    assert got == {(f"prescalers.{i}.{k}", f"embedding.{k}", (i, i + 1)) for i in range(n) for k in ("weight", "bias")}, got

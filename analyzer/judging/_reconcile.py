@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from padiff_trace import STAT_FIELDS, Record
-from padiff_trace.arrays import same_order_reshape, stable_permutation, stats_tuple
+from padiff_trace.arrays import same_order_reshape, squeezed, stable_permutation, stats_tuple
 
 from ..alignment._item import PlanItem
 from ..alignment._records import RecordLike, RecordView
@@ -135,7 +135,12 @@ def head_split(item: PlanItem) -> Reconciled | None:
     """A head split or merge (``[d, d]`` vs ``[d, heads, head_dim]``): the same values in the
     same order, A's axes permuted as the plan says first."""
     a, b = item.a, item.b
-    if a.numel != b.numel or not same_order_reshape(_permuted(a.shape, item.perm), tuple(b.shape)):
+    shape = _permuted(a.shape, item.perm)
+    if item.role in WEIGHT_ROLES and a.numel == b.numel and squeezed(shape) == squeezed(tuple(b.shape)):
+        # a weight paired by the map, with axes of size one elsewhere (one item of a stack ``[1, d]``
+        # against a Linear's ``[d, 1]``): the same elements in the same order
+        return Reconciled(a, b, item.perm, f"compared reshaped, axes of size one aside {_shapes(item)}")
+    if a.numel != b.numel or not same_order_reshape(shape, tuple(b.shape)):
         return None
     return Reconciled(a, b, item.perm, f"compared reshaped, a head split or merge {_shapes(item)}")
 

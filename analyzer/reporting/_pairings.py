@@ -106,7 +106,8 @@ def part_alternatives(report: Report) -> list[Alternative]:
     tensor that the weight map filled in registration order from two tensors no name told
     apart (``[1, H, D]`` source and target vectors against one ``[H, 2D]``), for every tensor
     packed from tensors of the same local names, when the first divergence is inside the module
-    holding them. Empty otherwise."""
+    holding them; a packed layer's weight and bias swap together (a GLU's value|gate projection
+    against two Linears). Empty otherwise."""
     d, wm = report.first_divergence, report.weight_map
     if d is None or wm is None:
         return []
@@ -117,13 +118,17 @@ def part_alternatives(report: Report) -> list[Alternative]:
     def local(name: str) -> str:
         return name.rpartition(".")[2]
 
+    def leaf(name: str) -> str:  # the module's own name: a layer's weight and bias swap together
+        return local(name.rpartition(".")[0])
+
     kinds: dict[tuple[str, str, tuple[str, ...]], list[list[Any]]] = {}
     for (side, name), ps in held.items():
         parts = [p.b_part if side == kb else p.a_part for p in ps]
         if len(ps) != 2 or parts[0][1] - parts[0][0] != parts[1][1] - parts[1][0]:
             continue
-        others = tuple(local(p.a if side == kb else p.b) for p in ps)
-        kinds.setdefault((side, local(name), others), []).append(ps)
+        others = tuple(f"{leaf(n)}.{local(n)}" if leaf(n) == leaf(name) else leaf(n)
+                       for n in (p.a if side == kb else p.b for p in ps))
+        kinds.setdefault((side, leaf(name) or local(name), others), []).append(ps)
     out = []
     for (side, _, _), groups in kinds.items():
         mods = {n.rpartition(".")[0] for ps in groups for p in ps for n in (p.a, p.b)}

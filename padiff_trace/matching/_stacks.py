@@ -19,6 +19,7 @@ import logging
 import re
 from collections import defaultdict
 
+from ..arrays._layout import squeezed
 from ._weighttensors import MTensor, role_of_words
 
 __all__ = ["stacked_groups"]
@@ -42,7 +43,7 @@ def _orientation(s: tuple[int, ...], y: MTensor) -> bool | None:
     inner = y.cshape[1:]
     if len(s) == 2 and s[0] == s[1]:
         return None
-    if inner == s:
+    if inner == s or (len(inner) != len(s) and squeezed(inner) == squeezed(s)):  # axes of size one aside
         return False
     if len(s) == 2 and inner == s[::-1]:
         return True
@@ -89,8 +90,15 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
 
 def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int]) -> list[tuple[list[MTensor], bool]]:
     """The groups not yet taken that ``y`` can hold stacked, each with its orientation."""
-    return [(g, t) for g in groups if id(g[0]) not in taken and len(g) == y.cshape[0]
+    return [(g, t) for g in groups if id(g[0]) not in taken and len(g) == y.cshape[0] and _same_kind(g[0], y)
             and _blocks_agree(g[0], y) and (t := _orientation(g[0].cshape, y)) is not None]
+
+
+def _same_kind(x: MTensor, y: MTensor) -> bool:
+    """Weights stack weights and biases biases: a list's biases ``[d]`` are no stack of
+    per-item weight vectors ``[n, d]`` beside the stacked biases."""
+    kinds = {"weight", "bias"}
+    return x.local == y.local or not (x.local in kinds and y.local in kinds)
 
 
 def _take(out: list[tuple[list[MTensor], MTensor, bool]], taken: set[int], g: list[MTensor], y: MTensor,

@@ -92,6 +92,37 @@ def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTra
     return other, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b), str(path)
 
 
+def _named_call(report: Report) -> str | None:
+    """A's module of the innermost paired call around the first divergence's named error whose
+    call received agreeing inputs and returned a differing output (None: none)."""
+    d = report.first_divergence
+    if d is None or d.located is None:
+        return None
+    module = d.located.a.call.module
+    while True:
+        good, bad = analyzer.confirmed(report, module)
+        if bad and not good:
+            return module
+        if not module:
+            return None
+        module = module.rpartition(".")[0]
+
+
+def _as_matched(pairs: list[Any], doc: dict[str, Any], keys: tuple[str, str]) -> list[Any]:
+    """``pairs`` (pinned by a mapping file the run wrote: each ``how`` is "mapping") with the
+    ``how`` the matcher gave each in that file (a packed part filled in registration order, two
+    siblings paired by their names), so that the alternatives to that pairing are tried as they
+    are for the names' own."""
+    ka, kb = keys
+    hows: dict[tuple[Any, ...], str] = {}
+    for e in doc.get("weights", []):
+        if isinstance(e, dict) and isinstance(e.get("how"), str) and e["how"] != "mapping":
+            key = (e.get(ka), e.get(kb), tuple(e.get(f"{ka}_part") or ()), tuple(e.get(f"{kb}_part") or ()))
+            hows[key] = e["how"]
+    return [dataclasses.replace(p, how=hows.get((p.a, p.b, tuple(p.a_part or ()), tuple(p.b_part or ())), p.how))
+            if p.how == "mapping" else p for p in pairs]
+
+
 def _part(pa: tuple[int, int] | None, pb: tuple[int, int] | None) -> str:
     part = pa or pb
     return f" [{part[0]}:{part[1]}]" if part is not None else ""
@@ -156,14 +187,22 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     Returns the report, the traces and the mapping file B was recorded with (None: the first
     run stands)."""
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
-    alternatives = [*analyzer.pairing_alternatives(report), *analyzer.part_alternatives(report),
-                    *analyzer.rotary_alternatives(report), *analyzer.grouped_alternatives(report),
-                    *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report),
-                    *analyzer.column_alternatives(report), *analyzer.subpixel_alternatives(report),
-                    *analyzer.square_alternatives(report)]
+    pinned = report.weight_map
+    if base_doc is not None and pinned is not None:  # the run's own pairing: what the matcher made of each pair
+        report.weight_map = dataclasses.replace(pinned, pairs=_as_matched(pinned.pairs, base_doc, pinned.side_keys()))
+    try:
+        alternatives = [*analyzer.pairing_alternatives(report), *analyzer.part_alternatives(report),
+                        *analyzer.rotary_alternatives(report), *analyzer.grouped_alternatives(report),
+                        *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report),
+                        *analyzer.column_alternatives(report), *analyzer.subpixel_alternatives(report),
+                        *analyzer.square_alternatives(report)]
+    finally:
+        report.weight_map = pinned
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
-        if not alt.readers and (good or not bad):  # a call of it agrees, or none received agreeing inputs and differed
+        # a call of it agrees, or none received agreeing inputs and differed; a part's call agrees
+        # under either pairing of the parts (its share of the packed output): only the run can tell
+        if not alt.readers and not alt.unnamed and (good or not bad):
             logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped",
                         alt.holder, good, bad)
             continue
@@ -179,10 +218,13 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         # confirmed: a call of the module agrees now, or, for parts no name paired, a value inside it
         # that differed agrees (a bug further on in the module keeps each of its calls differing)
         inside = alt.unnamed and analyzer.diverges_inside(other, alt.holder)
+        # or, for parts no name paired, the call the first run named (whose code uses the parts) agrees now
+        named = _named_call(report) if alt.unnamed else None
+        mended = named is not None and analyzer.confirmed(other, named)[0] > 0
         # a matrix that received the value in another column order agrees once it reads it in that
         # order: the run is confirmed wherever the first divergence of either run was named
         read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
-        if not read and (not further or not (analyzer.confirmed(other, alt.holder)[0] or inside)):
+        if not read and (not further or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
             continue
