@@ -160,6 +160,8 @@ def transfer_weights(
             shape = tuple(tensors[p.b].shape)
             if p.reshape or (arr.shape != shape and squeezed(arr.shape) == squeezed(shape)):
                 arr = arr.reshape(shape)  # a head split or merge, or axes of size one: the same elements in order
+            if p.logged is not None:
+                arr = _log_space(p, arr)
             if rank is not None:
                 arr = rank_value(p, arr)  # a partial sum: zeros on ranks other than 0
             adapter.assign(tensors[p.b], arr)
@@ -230,6 +232,18 @@ def _host_array(adapter: Adapter, t: Any) -> np.ndarray | None:
     if not isinstance(data, np.ndarray) or data.dtype.kind not in "iu":
         return None
     return data.reshape(shape)
+
+
+def _log_space(p: WeightPair, arr: np.ndarray) -> np.ndarray:
+    """The trace's values as the model keeps them where one side keeps the other's logarithm
+    (``WeightPair.logged``): their log for the model's, their exp from the trace's. Values that
+    have no logarithm are copied as they are, said in the log."""
+    if p.logged == "a":
+        return np.exp(arr).astype(arr.dtype)
+    if np.all(arr > 0):
+        return np.log(arr).astype(arr.dtype)
+    logger.warning("%s keeps the logarithm of %s by its name, but %s holds values <= 0: copied as they are", p.b, p.a, p.a)
+    return arr
 
 
 def _effective(recs: dict[str, Any], name: str, skipped: list[tuple[str, str, str]]) -> np.ndarray:

@@ -76,6 +76,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   one built once ``[h * w, 2f]``: each item compared in the other's layout.
 * ``glu`` (session 31): a gated unit of two Linears against one packed Linear read by ``F.glu``:
   the halves no name tells apart swap, weight and bias together, where the values say.
+* ``logscale`` (session 31): a plain temperature against ``log_temp`` used as its exp: copied as
+  the logarithm, compared in log space.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
   vectors against the one vector of a cell whose projections were found packed.
 * ``fused`` (session 27): a BatchNorm with its ReLU fused inside a unit that a later bug breaks:
@@ -1087,6 +1089,22 @@ def test_a_packed_gates_halves_swap_weight_and_bias_together_when_the_values_say
     rc, doc, text = run(tmp_path / "bug", "glu", bug="paddle_gate_tanh")
     assert rc == 1, text
     assert located(doc)[0] == "blocks.0.gated", text
+
+
+# ------------------------------------------------------------------ logscale: a parameter kept as a logarithm
+def test_a_parameter_one_side_keeps_as_a_logarithm_is_copied_and_compared_in_log_space(tmp_path: Path) -> None:
+    """A plain ``temperature [heads, 1, 1]`` against ``log_temp [heads]`` used as its exp: the
+    weight map says B keeps the logarithm, the transfer writes the log of A's values, the weights
+    compare as exp of B's and the gradients as B's against A's times the value; the clean pair
+    agrees, and the log used as the multiplier itself is found."""
+    rc, doc, text = run(tmp_path / "clean", "logscale")
+    assert rc == 0, text
+    (entry,) = [e for e in weight_map(tmp_path / "clean")["weights"] if e.get("torch") == "log_temp"]
+    assert entry["paddle"] == "temperature" and "B keeps the logarithm" in entry["convert"], entry
+    temp = [p for p in doc["weights"] + doc["param_grads"] if p["a"]["position"].startswith("temperature")]
+    assert len(temp) == 2 and all(p["passed"] and p["metrics"]["rel_l2"] < 1e-5 for p in temp), text
+    rc, _, text = run(tmp_path / "bug", "logscale", bug="torch_temp_not_exp")
+    assert rc == 1, text
 
 
 # ------------------------------------------------------------------ edges: one graph, two representations

@@ -852,3 +852,16 @@ def test_per_item_linears_of_one_input_stack_weights_with_weights_and_biases_wit
     assert wm.ok, wm.problem_text("A", "B")
     got = {(p.a, p.b, p.b_part) for p in wm.pairs if p.how == "stacked"}
     assert got == {(f"prescalers.{i}.{k}", f"embedding.{k}", (i, i + 1)) for i in range(n) for k in ("weight", "bias")}, got
+
+
+def test_a_parameter_whose_name_says_log_on_one_side_only_is_marked_as_kept_in_log_space() -> None:
+    """``log_temp`` against ``temperature``: B keeps the logarithm; CLIP's ``logit_scale`` on both
+    sides, or a word ``log`` on both sides, is no such pair."""
+    pd = [t("attn.temperature", "Attn", (4,)), t("head.logit_scale", "Head", (1,)), t("flow.log_s", "Flow", (3,))]
+    th = [t("attn.log_temp", "Attn", (4,)), t("head.logit_scale", "Head", (1,)), t("flow.log_scale", "Flow", (3,))]
+    user_p = {**PD, "Attn": ["port.Attn"], "Head": ["port.Head"], "Flow": ["port.Flow"]}
+    user_t = {**TD, "Attn": ["port.Attn"], "Head": ["port.Head"], "Flow": ["port.Flow"]}
+    wm = match_weights(WeightSide("paddle", tuple(pd), user_p), WeightSide("torch", tuple(th), user_t))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.a: p.logged for p in wm.pairs}
+    assert got == {"attn.temperature": "b", "head.logit_scale": None, "flow.log_s": None}, got

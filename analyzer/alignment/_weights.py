@@ -83,6 +83,25 @@ def _effective(side: str, name: str, r: Record, by_name: dict[str, Record],
                           "the gradient of g * v / |v|")
 
 
+def _in_log_space(p: WeightPair, ra: Record, rb: Record, params_a: abc.Mapping[tuple[str, str], Record] | None,
+                  params_b: abc.Mapping[tuple[str, str], Record] | None) -> tuple[Record, Record]:
+    """A pair whose one side keeps the other's values as their logarithm (``WeightPair.logged``):
+    the weights compared as ``exp`` of the log side; the gradients as the log side's against the
+    other's times its value (``dL/dlog t = t dL/dt``), the value read from that step's weights
+    (``params_*``; not found: the pair as it stands)."""
+    log_a = p.logged == "a"
+    log_r, plain_r = (ra, rb) if log_a else (rb, ra)
+    params = params_b if log_a else params_a
+    if params is None:
+        seen = ComputedWeight(log_r, lambda: np.exp(log_r.read()), "exp: kept as the logarithm of the other's")
+        return (seen, rb) if log_a else (ra, seen)  # type: ignore[return-value]
+    value = {_name(x): x for x in params.values()}.get(p.b if log_a else p.a)
+    if value is None:
+        return ra, rb
+    seen = ComputedWeight(plain_r, lambda: plain_r.read() * value.read(), "times the value: the gradient of its logarithm")
+    return (ra, seen) if log_a else (seen, rb)  # type: ignore[return-value]
+
+
 def _summed_weights(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
     """Like ``_tied``, for the weights of summed groups (``summed_groups``: one bias against the
     biases of the parts its weight is cut into): the one tensor is the sum of the others. Their
@@ -198,6 +217,8 @@ def pair_by_map(
             ra = _effective("a", p.a, ra, by_a, params_a, skipped)
         if p.b_part is None:
             rb = _effective("b", p.b, rb, by_b, params_b, skipped)
+        if p.logged is not None:
+            ra, rb = _in_log_space(p, ra, rb, params_a, params_b)
         out.append(_pair(p, ra, rb))
         used_a.add(p.a)
         used_b.add(p.b)

@@ -79,6 +79,7 @@ class WeightPair:
     b_groups: int = 1
     a_axes: tuple[int, ...] | None = None  # a mapping file reordered that side's canonical axes (round trip)
     b_axes: tuple[int, ...] | None = None
+    logged: str | None = None  # the side ("a" or "b") keeping the other's values as their logarithm (``_logspace``)
 
     @property
     def relative_perm(self) -> tuple[int, ...] | None:
@@ -107,6 +108,8 @@ class WeightPair:
             if part is not None:
                 per = f" in each of {groups} groups" if groups > 1 else ""
                 parts.append(f"{side} part {part[0]}:{part[1]} of axis {self.axis}{per}")
+        if self.logged is not None:
+            parts.append(f"{self.logged.upper()} keeps the logarithm of the other's values")
         return ", ".join(parts) or "copy"
 
 

@@ -44,6 +44,7 @@ from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
 from ._knowledge import POINTWISE_AS
+from ._logspace import mark_logged
 from ._match import group_key
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_own_packs, pair_partner_packs
@@ -382,6 +383,7 @@ def match_weights(
     m.shared_derived()
     m.regroup()
     wm = m.finish()
+    wm.pairs = mark_logged(wm.pairs)  # a parameter one side keeps in log space, as the names say
     order_a = {t.info.name: t.index for t in m.a}
     wm.pairs.sort(key=lambda p: (order_a.get(p.a, 0), p.a_part or (0, 0), p.b_part or (0, 0)))
     logger.info("weight map: %s", wm.summary_lines()[0])
