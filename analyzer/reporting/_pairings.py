@@ -47,6 +47,12 @@ class Alternative:
     # modules whose calls confirm it instead (their inputs read in the new order, then agreeing):
     # the calls that received the value another port orders otherwise
     readers: tuple[str, ...] = ()
+    # parts whose names say no order (``fc_gate``, ``fc_value``: words, not a number): a part's call
+    # agrees under either order, so its agreeing does not stop the try
+    orderless: bool = False
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 def _pattern(module: str) -> str:
@@ -143,8 +149,17 @@ def part_alternatives(report: Report) -> list[Alternative]:
                             for p, q in ((groups[0][0], groups[0][1]), (groups[0][1], groups[0][0])))
         holder = _pattern(groups[0][0].a.rpartition(".")[0])
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
-                               said, holder, unnamed=True))
+                               said, holder, unnamed=True, orderless=_orderless(groups[0], side == kb)))
     return out[:_MAX_TRIES]
+
+
+def _orderless(ps: list[Any], parts_in_a: bool) -> bool:
+    """Whether the names of two parts say no order: they differ by words (``fc_gate``,
+    ``fc_value``), not only by a number (``conv1``, ``conv2``; ``branch.0``, ``branch.1``), which
+    counts them in the order a packed tensor of both holds them."""
+    names = [p.a if parts_in_a else p.b for p in ps]
+    stems = {_DIGITS.sub("", n) for n in names}
+    return len(stems) == len(names)
 
 
 def packed_in_order(wm: Any) -> dict[tuple[str, str], list[Any]]:

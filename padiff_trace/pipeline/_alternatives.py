@@ -200,9 +200,9 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         report.weight_map = pinned
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
-        # a call of it agrees, or none received agreeing inputs and differed; a part's call agrees
-        # under either pairing of the parts (its share of the packed output): only the run can tell
-        if not alt.readers and not alt.unnamed and (good or not bad):
+        # a call of it agrees, or none received agreeing inputs and differed; the call of a part
+        # whose name says no order agrees under either order (its share of the packed output)
+        if not alt.readers and not alt.orderless and (good or not bad):
             logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped",
                         alt.holder, good, bad)
             continue
