@@ -14,22 +14,30 @@ from padiff_trace.arrays import stats_tuple
 
 from ._records import RecordView
 
-__all__ = ["ComputedWeight"]
+__all__ = ["ComputedView", "ComputedWeight"]
 
 
-class ComputedWeight(RecordView):
-    """The values ``compute()`` returns, in ``base``'s shape and dtype, with ``base``'s metadata
-    (its sequence number, step, module) and a position that says what was computed."""
+class ComputedView(RecordView):
+    """The values ``compute()`` returns, in ``shape`` (default ``base``'s) and ``base``'s dtype,
+    materialised once, with ``base``'s metadata (its sequence number, step, module) and a
+    position that says what was computed: a weight-normed layer's weight, one side's value in
+    the other's layout, the parts of a layer joined or summed."""
 
-    def __init__(self, base: Record, compute: Callable[[], np.ndarray], what: str) -> None:
-        super().__init__(base, tuple(base.shape), f"{base.position} ({what})")
+    def __init__(self, base: Record, compute: Callable[[], np.ndarray], what: str,
+                 shape: tuple[int, ...] | None = None) -> None:
+        super().__init__(base, tuple(base.shape) if shape is None else shape, f"{base.position} ({what})")
         self._compute = compute
         self._flat: np.ndarray | None = None
         self._stats: dict[str, float] | None = None
 
     def flat(self) -> np.ndarray:
         if self._flat is None:
-            self._flat = np.ascontiguousarray(self._compute(), dtype=np.dtype(self.base.dtype)).reshape(-1)
+            out = np.asarray(self._compute())
+            try:
+                dtype = np.dtype(self.base.dtype)
+            except TypeError:  # a dtype numpy lacks (bfloat16): as the values were read
+                dtype = out.dtype
+            self._flat = np.ascontiguousarray(out, dtype=dtype).reshape(-1)
         return self._flat
 
     def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
@@ -41,3 +49,6 @@ class ComputedWeight(RecordView):
             vals = stats_tuple(self.flat(), str(self.flat().dtype))
             self._stats = {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
         return self._stats
+
+
+ComputedWeight = ComputedView  # a weight (or its gradient) one side computes from others

@@ -8,27 +8,27 @@ W2 s`` against ``W [h; s]``). The weight map pairs each part's weight with a sha
 other's along its input axis (``axis`` 1 of the canonical ``[out, in, ...]`` layout). The call
 pair it makes is one of the parts' layers against the whole layer; its values compare as the
 whole: the parts' inputs joined along the axis where the two sides' widths differ
-(``Joined``), their outputs summed (``Summed``). Each part's layer must be called once beside
+(``joined``), their outputs summed (``summed``). Each part's layer must be called once beside
 the paired one, under the same parent call, or the pair is compared as it stands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from padiff_trace import STAT_FIELDS, Record
-from padiff_trace.arrays import stats_tuple
+from padiff_trace import Record
 from padiff_trace.matching import WeightMap
 
 from ._calls import Call, TraceView
+from ._computed import ComputedView
 from ._item import PlanItem
 from ._pairing import CallPair
-from ._records import RecordLike, RecordView
+from ._records import RecordLike
 
-__all__ = ["Joined", "SplitLayer", "Summed", "split_layers", "whole_items"]
+__all__ = ["SplitLayer", "joined", "split_layers", "summed", "whole_items"]
 
 
 @dataclass(frozen=True)
@@ -96,60 +96,20 @@ def _join_axis(shapes: list[tuple[int, ...]], whole: tuple[int, ...], split: Spl
     return axes[0]
 
 
-class _Combined(RecordView):
-    """Several records of one side seen as one value: the metadata of the first."""
-
-    def __init__(self, parts: Sequence[Record], shape: tuple[int, ...], position: str) -> None:
-        super().__init__(parts[0], shape, position)
-        self.parts = tuple(parts)
-        self._values: np.ndarray | None = None
-        self._stats: dict[str, float] | None = None
-
-    def _combine(self, values: list[np.ndarray]) -> np.ndarray:
-        raise NotImplementedError
-
-    def values(self) -> np.ndarray:
-        if self._values is None:
-            self._values = self._combine([np.asarray(r.read()) for r in self.parts]).reshape(-1)
-        return self._values
-
-    def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
-        return self.values()[start:stop]
-
-    @property
-    def stats(self) -> dict[str, float]:
-        if self._stats is None:
-            v = self.values()
-            self._stats = {k: float(x) for k, x in zip(STAT_FIELDS, stats_tuple(v, str(v.dtype)))}
-        return self._stats
-
-
-class Joined(_Combined):
+def joined(parts: Sequence[Record], axis: int) -> ComputedView:
     """Records joined along ``axis`` in the order given (the inputs of one layer per part)."""
-
-    def __init__(self, parts: Sequence[Record], axis: int) -> None:
-        shape = list(parts[0].shape)
-        shape[axis] = sum(r.shape[axis] for r in parts)
-        others = ", ".join(r.module for r in parts[1:])
-        super().__init__(parts, tuple(shape), f"{parts[0].position} (joined with {others}'s)")
-        self.axis = axis
-
-    def _combine(self, values: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(values, axis=self.axis)
+    shape = list(parts[0].shape)
+    shape[axis] = sum(r.shape[axis] for r in parts)
+    others = ", ".join(r.module for r in parts[1:])
+    return ComputedView(parts[0], lambda: np.concatenate([np.asarray(r.read()) for r in parts], axis=axis),
+                        f"joined with {others}'s", tuple(shape))
 
 
-class Summed(_Combined):
-    """The sum of records of one shape (the outputs of one layer per part)."""
-
-    def __init__(self, parts: Sequence[Record]) -> None:
-        others = ", ".join(r.module for r in parts[1:])
-        super().__init__(parts, tuple(parts[0].shape), f"{parts[0].position} (plus {others}'s)")
-
-    def _combine(self, values: list[np.ndarray]) -> np.ndarray:
-        total = values[0].astype(np.float64)
-        for v in values[1:]:
-            total = total + v
-        return total.astype(values[0].dtype)
+def summed(parts: Sequence[Record]) -> ComputedView:
+    """The sum of records of one shape (the outputs of one layer per part), added in float64."""
+    others = ", ".join(r.module for r in parts[1:])
+    return ComputedView(parts[0], lambda: sum((np.asarray(r.read(), np.float64) for r in parts[1:]),
+                                              np.asarray(parts[0].read(), np.float64)), f"plus {others}'s")
 
 
 def whole_items(
@@ -183,11 +143,11 @@ def whole_items(
         if mine is not None and theirs is not None:
             items.append(PlanItem(role, *((mine, theirs) if s == 0 else (theirs, mine)), None, pair))
 
-    add(role_in, Joined(ins, axis), w_in[0])
+    add(role_in, joined(ins, axis), w_in[0])
     g_in = [views[s].grads_in.get((c.id, r.position)) for c, r in zip(parts, ins)]
     if all(isinstance(g, Record) for g in g_in):
-        add("grad_input", Joined(g_in, axis), views[w].grads_in.get((whole.id, w_in[0].position)))  # type: ignore[arg-type]
-    add("output", Summed(outs), w_out[0])
+        add("grad_input", joined(g_in, axis), views[w].grads_in.get((whole.id, w_in[0].position)))  # type: ignore[arg-type]
+    add("output", summed(outs), w_out[0])
     p_own = outs[parts.index(paired)]
     add("grad_output", views[s].grads_out.get((paired.id, p_own.position)), views[w].grads_out.get((whole.id, w_out[0].position)))
     return items

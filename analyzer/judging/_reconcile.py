@@ -36,11 +36,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from padiff_trace import STAT_FIELDS, Record
-from padiff_trace.arrays import same_order_reshape, squeezed, stable_permutation, stats_tuple
+from padiff_trace import Record
+from padiff_trace.arrays import same_order_reshape, squeezed, stable_permutation
 
+from ..alignment._computed import ComputedView
 from ..alignment._item import PlanItem
-from ..alignment._records import RecordLike, RecordView
+from ..alignment._records import RecordLike
 from ._metrics import BroadcastView, ReshapedView, broadcast_shape
 from ._reduce import GRAD_ROLES, summed_pair
 
@@ -241,33 +242,6 @@ def broadcast(item: PlanItem) -> Reconciled | None:
     return Reconciled(va, vb, None, f"compared broadcast to {list(common)} {_shapes(item)}")
 
 
-class _Arranged(RecordView):
-    """A record's values passed through ``convert`` (a whole array in, one of ``shape`` out),
-    materialised once: one item of a batch in the other side's layout, a gradient summed over
-    a batch."""
-
-    def __init__(self, base: Record, shape: tuple[int, ...], convert: Callable[[np.ndarray], np.ndarray], note: str) -> None:
-        super().__init__(base, shape, f"{base.position} ({note})")
-        self.convert = convert
-        self._flat: np.ndarray | None = None
-        self._stats: dict[str, float] | None = None
-
-    def flat(self) -> np.ndarray:
-        if self._flat is None:
-            full = np.asarray(self.base.read())
-            self._flat = np.ascontiguousarray(self.convert(full), dtype=full.dtype).reshape(-1)
-        return self._flat
-
-    def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
-        return self.flat()[start:stop]
-
-    @property
-    def stats(self) -> dict[str, float]:
-        if self._stats is None:
-            self._stats = {k: float(v) for k, v in zip(STAT_FIELDS, stats_tuple(self.flat(), str(self.flat().dtype)))}
-        return self._stats
-
-
 def _per_item(x: np.ndarray, shape: tuple[int, ...], summed: bool) -> np.ndarray:
     """Each item of ``x`` (its first axis) in ``shape``; with ``summed``, their sum."""
     if summed:
@@ -297,8 +271,10 @@ def computed_once(item: PlanItem) -> Reconciled | None:
         if rearranged(np.zeros(rest, np.int8), shape) is None:
             continue
         grads = item.role in GRAD_ROLES
-        view = _Arranged(big, shape if grads else (n, *shape), functools.partial(_per_item, shape=shape, summed=grads),
-                         "summed over the batch" if grads else f"each of {n} items in the other side's layout")
+        convert = functools.partial(_per_item, shape=shape, summed=grads)
+        view = ComputedView(big, functools.partial(lambda r, f: f(np.asarray(r.read())), big, convert),
+                            "summed over the batch" if grads else f"each of {n} items in the other side's layout",
+                            shape if grads else (n, *shape))
         other: RecordLike = small if grads else BroadcastView(small, (n, *shape))
         what = (f"the gradient summed over the {n} items" if grads else f"each of {n} items in the other side's layout")
         note = f"computed once on one side, per batch item on the other: {what} {_shapes(item)}"
