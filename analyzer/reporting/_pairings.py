@@ -124,17 +124,14 @@ def part_alternatives(report: Report) -> list[Alternative]:
     def local(name: str) -> str:
         return name.rpartition(".")[2]
 
-    def leaf(name: str) -> str:  # the module's own name: a layer's weight and bias swap together
-        return local(name.rpartition(".")[0])
-
     kinds: dict[tuple[str, str, tuple[str, ...]], list[list[Any]]] = {}
     for (side, name), ps in held.items():
         parts = [p.b_part if side == kb else p.a_part for p in ps]
         if len(ps) != 2 or parts[0][1] - parts[0][0] != parts[1][1] - parts[1][0]:
             continue
-        others = tuple(f"{leaf(n)}.{local(n)}" if leaf(n) == leaf(name) else leaf(n)
-                       for n in (p.a if side == kb else p.b for p in ps))
-        kinds.setdefault((side, leaf(name) or local(name), others), []).append(ps)
+        others = tuple(local(p.a if side == kb else p.b) for p in ps)
+        kinds.setdefault((side, local(name), others), []).append(ps)
+    kinds = _with_their_layers(kinds, kb)
     out = []
     for (side, _, _), groups in kinds.items():
         mods = {n.rpartition(".")[0] for ps in groups for p in ps for n in (p.a, p.b)}
@@ -151,6 +148,24 @@ def part_alternatives(report: Report) -> list[Alternative]:
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
                                said, holder, unnamed=True, orderless=_orderless(groups[0], side == kb)))
     return out[:_MAX_TRIES]
+
+
+def _with_their_layers(kinds: dict[Any, list[list[Any]]], kb: str) -> dict[Any, list[list[Any]]]:
+    """Kinds of packed tensors (one local name each: every block's ``proj.weight``) merged where
+    they are held by the same modules: a packed layer's weight and bias swap together."""
+    def modules(groups: list[list[Any]], side: str) -> set[str]:
+        return {(p.b if side == kb else p.a).rpartition(".")[0] for ps in groups for p in ps}
+
+    merged: list[tuple[Any, list[list[Any]], set[str]]] = []
+    for key, groups in kinds.items():
+        mods = modules(groups, key[0])
+        for k, (key2, groups2, mods2) in enumerate(merged):
+            if key2[0] == key[0] and mods2 & mods:
+                merged[k] = (key2, groups2 + groups, mods2 | mods)
+                break
+        else:
+            merged.append((key, list(groups), mods))
+    return {key: groups for key, groups, _ in merged}
 
 
 def _orderless(ps: list[Any], parts_in_a: bool) -> bool:
