@@ -1105,6 +1105,9 @@ def test_a_parameter_one_side_keeps_as_a_logarithm_is_copied_and_compared_in_log
     assert len(temp) == 2 and all(p["passed"] and p["metrics"]["rel_l2"] < 1e-5 for p in temp), text
     rc, _, text = run(tmp_path / "bug", "logscale", bug="torch_temp_not_exp")
     assert rc == 1, text
+    # under the float64 referee: the two float64 runs hold the parameter each in its own space
+    rc, _, text = run(tmp_path / "referee", "logscale", "--referee")
+    assert rc == 0, text
 
 
 # ------------------------------------------------------------------ edges: one graph, two representations

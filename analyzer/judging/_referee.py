@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from padiff_trace.matching import Mapping, orient
 
 from ..alignment._calls import TraceView
+from ..alignment._computed import ComputedView
 from ..alignment._pairing import align_views
 from ..alignment._records import RecordLike
 from ._metrics import Tolerance, measure
@@ -141,7 +142,10 @@ def classify(
         "referee_a": ra.name,
         "referee_b": rb.name,
     }
-    if two_referees and floor_64 is not None:
+    # a value one side computes from its records (exp of a log-space parameter, a weight-normed
+    # weight) against the float64 runs' records as stored: the two float64 runs are not comparable
+    computed = isinstance(a, ComputedView) != isinstance(ra, ComputedView) or isinstance(b, ComputedView) != isinstance(rb, ComputedView)
+    if two_referees and floor_64 is not None and not computed:
         e64 = _rms_diff(ra, rb, perm)
         out["err_64"] = e64
         if e64 is not None:
