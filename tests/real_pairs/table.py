@@ -1333,7 +1333,10 @@ The tries are now limited to parts whose names say no order, and the halves of o
 group across blocks again, merged with their layer's other tensors.
 
 How this session's table was made: the whole corpus ran at commit 4bad11f (731 cases, about 80
-minutes wall in two, then three processes, beside the test runs). Three later commits changed the
+minutes wall in two processes, a third for the last families, beside the test runs; the two
+processes of an earlier start, which a kill missed, ran the same code beside them on the same
+directories, so their log lines interleaved: the rows are those of the complete runs' tables, one
+garbled case ran again, and no case is worse than in session 30). Three later commits changed the
 analyzer: one view class for the computed values (a refactor), the grouping of halves (every case
 whose run had tried a part alternative, 25, ran whole again with the final code) and the float64
 referee (`--referee` only). Whole corpus: **659 of 731** (clean twins 162 of 171; design families
