@@ -242,14 +242,14 @@ def broadcast(item: PlanItem) -> Reconciled | None:
     return Reconciled(va, vb, None, f"compared broadcast to {list(common)} {_shapes(item)}")
 
 
-def _per_item(x: np.ndarray, shape: tuple[int, ...], summed: bool) -> np.ndarray:
-    """Each item of ``x`` (its first axis) in ``shape``; with ``summed``, their sum."""
-    if summed:
-        out = rearranged(x.astype(np.float64).sum(axis=0), shape)
-        assert out is not None
-        return out
-    items = [rearranged(v, shape) for v in x]
-    return np.stack([v for v in items if v is not None])
+def _per_item(r: RecordLike, shape: tuple[int, ...], summed: bool) -> np.ndarray:
+    """Each item of ``r``'s values (its first axis) in ``shape`` (``computed_once`` checked that
+    ``rearranged`` converts them); with ``summed``, their sum."""
+    x = np.asarray(r.read())
+    items = [x.astype(np.float64).sum(axis=0)] if summed else list(x)
+    out = [rearranged(v, shape) for v in items]
+    assert all(v is not None for v in out)
+    return out[0] if summed else np.stack(out)  # type: ignore[arg-type,return-value]
 
 
 def computed_once(item: PlanItem) -> Reconciled | None:
@@ -271,12 +271,10 @@ def computed_once(item: PlanItem) -> Reconciled | None:
         if rearranged(np.zeros(rest, np.int8), shape) is None:
             continue
         grads = item.role in GRAD_ROLES
-        convert = functools.partial(_per_item, shape=shape, summed=grads)
-        view = ComputedView(big, functools.partial(lambda r, f: f(np.asarray(r.read())), big, convert),
-                            "summed over the batch" if grads else f"each of {n} items in the other side's layout",
+        what = f"the gradient summed over the {n} items" if grads else f"each of {n} items in the other side's layout"
+        view = ComputedView(big, functools.partial(_per_item, big, shape=shape, summed=grads), what,
                             shape if grads else (n, *shape))
         other: RecordLike = small if grads else BroadcastView(small, (n, *shape))
-        what = (f"the gradient summed over the {n} items" if grads else f"each of {n} items in the other side's layout")
         note = f"computed once on one side, per batch item on the other: {what} {_shapes(item)}"
         return Reconciled(view, other, None, note) if big is a else Reconciled(other, view, None, note)
     return None

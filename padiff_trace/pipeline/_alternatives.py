@@ -198,6 +198,7 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
                         *analyzer.square_alternatives(report)]
     finally:
         report.weight_map = pinned
+    named = _named_call(report) if any(alt.unnamed for alt in alternatives) else None
     for i, alt in enumerate(alternatives, start=1):
         good, bad = analyzer.confirmed(report, alt.holder)
         # a call of it agrees, or none received agreeing inputs and differed; the call of a part
@@ -219,8 +220,7 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         # that differed agrees (a bug further on in the module keeps each of its calls differing)
         inside = alt.unnamed and analyzer.diverges_inside(other, alt.holder)
         # or, for parts no name paired, the call the first run named (whose code uses the parts) agrees now
-        named = _named_call(report) if alt.unnamed else None
-        mended = named is not None and analyzer.confirmed(other, named)[0] > 0
+        mended = alt.unnamed and named is not None and analyzer.confirmed(other, named)[0] > 0
         # a matrix that received the value in another column order agrees once it reads it in that
         # order: the run is confirmed wherever the first divergence of either run was named
         read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
