@@ -48,9 +48,10 @@ lint: $(STAMP)
 	ln -s ../../recorder .typecheck/padiff_trace/recorder && ln -s ../../analyzer .typecheck/padiff_trace/analyzer
 	$(VENV)/bin/mypy
 
-# the whole suite; the fast tier alone: $(PY) -m pytest -q -m "not slow"
+# the whole suite, two processes at a time (the tests wait on recorder subprocesses; the
+# launcher tests keep to one worker: xdist_group); the fast tier alone: $(PY) -m pytest -q -m "not slow"
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 bench: $(STAMP)
 	$(PY) bench/trace_io.py

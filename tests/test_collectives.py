@@ -21,6 +21,8 @@ from launch_env import MODELS, ROOT, TIMEOUT, env
 
 from padiff_trace import Kind, open_trace, pipeline, recorder
 
+pytestmark = pytest.mark.xdist_group("launchers")  # real launchers and gloo: one at a time under pytest -n
+
 SPEC, PADDLE_SPEC = MODELS / "torch_collectives.py", MODELS / "paddle_collectives.py"
 
 Key = tuple[int, str, str, str, int, str]  # step, kind, module, module type (op), call index, position

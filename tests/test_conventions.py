@@ -76,6 +76,11 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   one built once ``[h * w, 2f]``: each item compared in the other's layout.
 * ``glu`` (session 31): a gated unit of two Linears against one packed Linear read by ``F.glu``:
   the halves no name tells apart swap, weight and bias together, where the values say.
+* ``tables`` (session 32): position tables on the root, ``pos_embed1``/``pos_embed2`` as tokens,
+  against one ``pos_embed`` grid per stage module: paired by role and size, in the axis order the
+  role has; a table added transposed is named at the stage whose code adds it.
+* ``idle`` (session 32): in training, a dropout module put in eval mode on one side against the
+  other side's inline dropout: the draws say the dropout is where the sides part.
 * ``logscale`` (session 31): a plain temperature against ``log_temp`` used as its exp: copied as
   the logarithm, compared in log space.
 * ``fields`` (session 27): per-field lookup tables against one table read at offsets; a cell's own
@@ -1139,3 +1144,33 @@ def test_real_and_imaginary_parts_in_a_last_axis_pair_with_two_parameters(tmp_pa
     rc, doc, text = run(tmp_path / "bug", "complex", bug="torch_conjugate")
     assert rc == 1, text
     assert located(doc) == ("spec", "mix"), text
+
+
+# ------------------------------------------------------------------ tables: one role wherever it sits
+def test_position_tables_on_the_root_pair_with_one_per_stage_and_a_bug_is_named_at_its_stage(tmp_path: Path) -> None:
+    """``pos_embed1 [1, 16, 4]`` and ``pos_embed2 [1, 4, 8]`` on the root against each stage's
+    ``pos_embed [1, c, h, w]``: the numbers in the names are no block indices; the role and the size
+    pair them, stage one's table (whose shape fits two axis orders) in the order stage two's shows.
+    A table added with its height and width swapped is named at the stage module whose code adds it
+    (its inputs agree; the first differing value is an input of a call inside it)."""
+    rc, doc, text = run(tmp_path / "clean", "tables")
+    assert rc == 0, text
+    wm = {e["paddle"]: e for e in weight_map(tmp_path / "clean")["weights"] if "paddle" in e and "torch" in e}
+    assert wm["pos_embed1"]["torch"] == "stages.0.pos_embed" and wm["pos_embed1"].get("paddle_axes") == [0, 2, 1], wm
+    assert wm["pos_embed2"]["torch"] == "stages.1.pos_embed", wm
+    rc, doc, text = run(tmp_path / "bug", "tables", bug="torch_pos2_transposed")
+    assert rc == 1, text
+    assert located(doc) == ("", "stages.1"), text
+
+
+# ------------------------------------------------------------------ idle: a dropout off on one side in training
+def test_a_dropout_module_off_on_one_side_in_training_is_named_by_the_draws(tmp_path: Path) -> None:
+    """Train mode: paddle's ``drop`` module put in eval mode against torch's inline dropout. No value
+    around it is compared (the pooling is a module on one side, inline on the other), but the draws
+    are: torch's forward drew where paddle's drew nothing, and the dropout passed the differing value
+    on unchanged. The clean pair, whose masks are replayed, passes."""
+    rc, doc, text = run(tmp_path / "clean", "idle")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "idle", bug="paddle_drop_off")
+    assert rc == 1, text
+    assert located(doc) == ("drop", ""), text

@@ -18,6 +18,8 @@ import pytest
 from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, UserError, open_trace, pipeline, recorder
 from padiff_trace.cli import main
 
+pytestmark = pytest.mark.xdist_group("launchers")  # real launchers and gloo: one at a time under pytest -n
+
 F32 = np.float32
 Entry = tuple[RecordHeader, Any, dict[str, Any]]
 

@@ -22,7 +22,7 @@ from launch_env import MODELS, ROOT, TIMEOUT, env
 
 from padiff_trace import Kind, open_trace
 
-pytestmark = pytest.mark.slow  # each launch starts 2-3 Python processes with a framework (~5 s)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("launchers")]  # each launch starts 2-3 Python processes with a framework (~5 s)
 
 TORCH_SPEC, PADDLE_SPEC = MODELS / "torch_ranks.py", MODELS / "paddle_ranks.py"
 

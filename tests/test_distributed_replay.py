@@ -24,6 +24,8 @@ from padiff_trace.recorder._shardreplay import RankSlicePair, rank_range, replay
 from padiff_trace import Kind, open_trace, recorder
 from padiff_trace.cli import main
 
+pytestmark = pytest.mark.xdist_group("launchers")  # real launchers and gloo: one at a time under pytest -n
+
 TP_SPEC, DTENSOR_SPEC, SCRIPT = MODELS / "torch_tp_seeded.py", MODELS / "torch_dtensor_seeded.py", MODELS / "torch_tp_script.py"
 slow = pytest.mark.slow  # each sharded recording starts torchrun and 2 Python processes with torch (~5 s)
 

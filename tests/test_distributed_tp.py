@@ -22,7 +22,7 @@ from launch_env import LAUNCH_VARS, MODELS, ROOT, TIMEOUT, env
 from padiff_trace import Kind, open_trace, recorder
 from padiff_trace.cli import main
 
-pytestmark = pytest.mark.slow  # each recording starts torchrun and 2 Python processes with torch (~6 s)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("launchers")]  # each recording starts torchrun and 2 Python processes with torch (~6 s)
 
 TP_SPEC, DTENSOR_SPEC = MODELS / "torch_tp.py", MODELS / "torch_dtensor.py"
 

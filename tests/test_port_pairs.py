@@ -310,6 +310,16 @@ def test_set24_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 25 (session 32), measured once on first contact: PVT's position tables on the root against one
+# per stage (paired by role and size), and a bug in its spatial reduction named at the attention
+SET25 = [("port_pvt", ""), ("port_pvt", "torch_sr_grid_no_transpose")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET25)
+def test_set25_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
     """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
     residual argument. That value agrees where the attention's q|k|v projection receives it, but

@@ -210,6 +210,13 @@ def test_set24_training_cases_are_as_their_truth_says(tmp_path: Path, family: st
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 25 (session 32), measured once on first contact: DIN's PReLU (paddle's ``_weight``), and a
+# teacher's dropout module off on one side only, named by the draws
+@pytest.mark.parametrize(("family", "bug"), [("port_din_train", ""), ("port_mean_teacher_train", "paddle_teacher_eval")])
+def test_set25_training_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def _as_truth_says(tmp_path: Path, family: str, bug: str) -> None:
     """A clean twin exits 0; a planted bug exits 1, named at its truth's modules on both sides."""
     rc, doc, text = run(tmp_path, family, bug)

@@ -865,3 +865,32 @@ def test_a_parameter_whose_name_says_log_on_one_side_only_is_marked_as_kept_in_l
     assert wm.ok, wm.problem_text("A", "B")
     got = {p.a: p.logged for p in wm.pairs}
     assert got == {"attn.temperature": "b", "head.logit_scale": None, "flow.log_s": None}, got
+
+
+def test_tables_of_one_role_pair_wherever_they_sit_in_the_layout_their_role_has() -> None:
+    """Position tables on the root, ``pos_embed1 [1, 16, 4]`` and ``pos_embed2 [1, 4, 8]`` (tokens),
+    against one ``pos_embed`` per stage, ``[1, 4, 4, 4]`` and ``[1, 8, 2, 2]`` (grids): the numbers
+    are no block indices, the role and the size pair them. Stage two's shapes fit one axis order;
+    stage one's fit two, and the order its role has on this side decides. paddle's PReLU keeps its
+    slopes as ``_weight``: the same tensor as torch's ``weight``."""
+    from padiff_trace.arrays._layout import axes_candidates
+
+    assert axes_candidates((1, 16, 4), (1, 4, 4, 4)) == [(0, 1, 2), (0, 2, 1)]
+    assert axes_candidates((1, 4, 8), (1, 8, 2, 2)) == [(0, 2, 1)]
+    user = {"Net": ["port.Net"], "Stage": ["port.Stage"],
+            "PReLU": ["paddle.nn.layer.activation.PReLU", "paddle.nn.layer.layers.Layer"]}
+    a = WeightSide("paddle", (t("pos_embed1", "Net", (1, 16, 4)), t("pos_embed2", "Net", (1, 4, 8)),
+                              t("act1._weight", "PReLU", (4,)), t("act2._weight", "PReLU", (8,))), {**PD, **user})
+    tuser = {"Model": ["port.Model"], "Stage": ["port.Stage"],
+             "PReLU": ["torch.nn.modules.activation.PReLU", "torch.nn.modules.module.Module"]}
+    b = WeightSide("torch", (t("stages.0.pos_embed", "Stage", (1, 4, 4, 4)), t("stages.1.pos_embed", "Stage", (1, 8, 2, 2)),
+                             t("dnn.1.weight", "PReLU", (4,)), t("dnn.3.weight", "PReLU", (8,))), {**TD, **tuser})
+    wm = match_weights(a, b)
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.a: (p.b, p.a_axes) for p in wm.pairs}
+    assert got["pos_embed1"] == ("stages.0.pos_embed", (0, 2, 1)) and got["pos_embed2"] == ("stages.1.pos_embed", (0, 2, 1))
+    assert got["act1._weight"][0] == "dnn.1.weight" and got["act2._weight"][0] == "dnn.3.weight"
+    # no tensor of that role already paired: the two orders stay open, nothing is guessed
+    lone = match_weights(WeightSide("paddle", (t("pos_embed1", "Net", (1, 16, 4)),), {**PD, **user}),
+                         WeightSide("torch", (t("stages.0.pos_embed", "Stage", (1, 4, 4, 4)),), {**TD, **tuser}))
+    assert not lone.pairs and not lone.ok

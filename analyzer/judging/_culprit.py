@@ -51,7 +51,7 @@ from padiff_trace import Record
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
 from ..alignment._records import RecordLike
-from ._onesided import Key, Twin, found, made_by, paired_parent, placeholder_for, unverified, value_id
+from ._onesided import Key, Twin, found, holding, idle_random, made_by, paired_parent, placeholder_for, unverified, value_id
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -378,6 +378,9 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     made = made_by(v, inside_own, good - disputed, bad, paired, first)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part
+    idle = idle_random(v, call, alone, bad, twin)
+    if idle is not None:  # a dropout off on this side only passed the value on: the draws say it is there
+        return Side(idle, "one side only", None, ())
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
         deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)
@@ -387,13 +390,15 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
         return Side(unseen[0], "unverified", first, ())
     if unseen:  # several unchecked calls side by side: the call holding them is what the values show
         return Side(call, "unchecked", first, (), unseen)
+    holder = holding(v, [c for c in inside_own if c.id not in paired], good - disputed, first)
+    named = holder or call  # a call of this side's own holding the first differing value: its code made it
     fine = tuple(
-        c for c in inside
-        if c.id in paired and paired_parent(v, c, paired) is call
+        c for c in (v.tree(call.step).descendants(holder) if holder is not None else inside)
+        if c.id in paired and (holder is not None or paired_parent(v, c, paired) is call)
         and (first is None or max((r.seq for r in c.outputs), default=0) < first.seq)
     )
-    why = "own code" if first is None or first.call == call.id else "inline code"
-    return Side(call, why, first, fine)
+    why = "own code" if first is None or first.call == named.id else "inline code"
+    return Side(named, why, first, fine)
 
 
 def _site(c: Call) -> tuple[Any, ...]:

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Kind, Record
-from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, PLACEHOLDERS, canonical_type
+from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, PLACEHOLDERS, RANDOM_LAYERS, canonical_type
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._records import value_id
 from ._boundary import RELATION_REL, agrees
 from ._reconcile import rearranged
 
-__all__ = ["Key", "SAME_REL", "Twin", "found", "made_by", "moves_data", "paired_parent", "placeholder_for", "side_by_side", "unverified", "value_id"]
+__all__ = ["Key", "SAME_REL", "Twin", "found", "holding", "idle_random", "made_by", "moves_data", "paired_parent", "placeholder_for", "side_by_side", "unverified", "value_id"]
 
 Key = tuple[Any, ...]
 
@@ -136,6 +136,48 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     latest = max(inner, key=lambda h: h[0])[1]
     return side_by_side(latest, [c for _, c in inner]) or (latest,)
+
+
+def holding(v: TraceView, alone: list[Call], good: set[Key], first: Record | None) -> Call | None:
+    """The innermost call only this side recorded that holds the call of ``first`` (the first
+    value that differs, an input of a paired call inside it) and whose tensor inputs all agree:
+    its own code, between the children it calls, made the value (a stage module of one port whose
+    counterpart is inline code in the other's root). None when there is none."""
+    if first is None:
+        return None
+    hits = []
+    for c in alone:
+        ins = [k for r in c.tensor_inputs() if (k := value_id(r)) is not None]
+        if ins and all(k in good for k in ins) and first.call in v.descendants(c):
+            hits.append(c)
+    hit_ids = {c.id for c in hits}
+    inner = [c for c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
+    return inner[0] if len(inner) == 1 else None
+
+
+def idle_random(v: TraceView, call: Call, alone: list[Call], bad: set[Key], twin: Twin) -> Call | None:
+    """A layer of this side's own that draws random numbers in training (``RANDOM_LAYERS``: a
+    dropout) and passed on, unchanged, a value that differs, inside ``call``, in which this side
+    drew no random number while the other side's paired call drew some: the layer was off (its
+    module in eval mode, a rate of 0) where the other side's was on. The call that made the value
+    it passed on is no better answer: nothing checks that value, and the draws say where the two
+    sides part. None when the draws or the values say otherwise, or several such layers ran."""
+    if _draws(v, call) or not _draws(twin.view, twin.call):
+        return None
+    idle = []
+    for c in alone:
+        outs = {k for r in c.tensor_outputs() if (k := value_id(r)) is not None}
+        ins = {k for r in c.tensor_inputs() if (k := value_id(r)) is not None}
+        if canonical_type(c.module_type) in RANDOM_LAYERS and outs and outs <= ins and outs & bad:
+            idle.append(c)
+    return idle[0] if len(idle) == 1 else None
+
+
+def _draws(v: TraceView, call: Call) -> int:
+    """Random draws recorded in ``call`` (its module or one inside it) in its step."""
+    inside = call.module + "."
+    return sum(1 for r in v.trace.select(kind=Kind.RANDOM, step=call.step)
+               if not call.module or r.module == call.module or r.module.startswith(inside))
 
 
 def placeholder_for(named: Call, differing: list[tuple[Record, Record]], v: TraceView, call: Call,

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["axes_between", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
+__all__ = ["axes_between", "axes_candidates", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
 
 
 def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int = 64) -> np.ndarray:
@@ -33,8 +33,17 @@ def axes_between(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | No
     a reshape that keeps the element order (``[in, out]`` against ``[in, C, k, k]``). None when
     no reordering fits, or several that move elements differently (``[d, d]``: its layout is
     unknown)."""
+    found = axes_candidates(a, b)
+    return found[0] if len(found) == 1 else None
+
+
+def axes_candidates(a: tuple[int, ...], b: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Every reordering of ``a``'s axes that ``axes_between`` weighs, one per way of moving the
+    elements: those that give ``b``'s shape, else those that reach it by a same-order reshape
+    cutting the fewest axes (``[1, 256, 16]`` against ``[1, 16, 16, 16]``: as it stands, or its
+    last two axes swapped; only a tensor of the same role can say which)."""
     if len(a) > 6:
-        return None
+        return []
     exact: dict[tuple[int, ...], tuple[int, ...]] = {}
     reshaped: dict[tuple[int, ...], tuple[int, ...]] = {}
     for q in itertools.permutations(range(len(a))):
@@ -47,10 +56,7 @@ def axes_between(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | No
     if reshaped and not exact:  # the reorderings that cut the fewest axes in pieces ([in, C*k*k]: one)
         fewest = min(_cut(s, b) for s in ({tuple(a[k] for k in q) for q in reshaped.values()}))
         reshaped = {m: q for m, q in reshaped.items() if _cut(tuple(a[k] for k in q), b) == fewest}
-    for found in (exact, reshaped):
-        if found:
-            return next(iter(found.values())) if len(found) == 1 else None
-    return None
+    return list((exact or reshaped).values())
 
 
 def _cut(a: tuple[int, ...], b: tuple[int, ...]) -> int:

@@ -19,6 +19,7 @@ from ._knowledge import (
     PLACEHOLDERS,
     POINTWISE_AS,
     QKV_PACKING,
+    RANDOM_LAYERS,
     ROLE_SYNONYMS,
     ROTARY_ROLES,
     ROTARY_TABLES,
@@ -50,6 +51,7 @@ from ._weightsides import in_call_order, is_integer, is_pattern
 __all__ = [
     "CANNOT_MATCH",
     "QKV_PACKING",
+    "RANDOM_LAYERS",
     # mapping files (docs/analyzer.md#mapping-files)
     "Mapping",
     "MappingEntry",

@@ -52,6 +52,7 @@ __all__ = [
     "RNN_CELL_LAYERS",
     "BACKWARD_WORDS",
     "QKV_PACKING",
+    "RANDOM_LAYERS",
     "ROLE_SYNONYMS",
     "ROTARY_ROLES",
     "ROTARY_TABLES",
@@ -180,6 +181,9 @@ LOOKUP_TABLES: frozenset[str] = frozenset({"embedding", "embeddingbag"})
 
 # Canonical types whose forward only calls its children in order: no code of its own between them.
 CALL_CONTAINERS: frozenset[str] = frozenset({"sequential"})
+# Canonical types that draw random numbers in training and pass their input on unchanged when
+# off (eval mode, a rate of 0): a dropout.
+RANDOM_LAYERS: frozenset[str] = frozenset({"dropout", "dropout1d", "dropout2d", "dropout3d", "alphadropout"})
 # Canonical types a library puts where a module is configured off (timm's dropout or norm of rate or
 # kind "none"): it stands at that module's place.
 PLACEHOLDERS: frozenset[str] = frozenset({"identity"})
@@ -203,6 +207,7 @@ LAYOUTS: dict[tuple[str, str], tuple[int, ...]] = {
 # canonical type (or group) -> {local name in one framework: canonical local name}
 LOCAL_ALIASES: dict[str, dict[str, str]] = {
     "batchnorm": {"_mean": "running_mean", "_variance": "running_var"},
+    "prelu": {"_weight": "weight"},  # paddle's PReLU keeps its slopes as ``_weight``
 }
 
 # Tensors whose local name carries a layer index: a multi-layer RNN keeps layer k's tensors as

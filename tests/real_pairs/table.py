@@ -149,7 +149,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # gated residual networks), GhostNet (ghost modules), MoCo (a queue of negatives
                       # and momentum encoder), Barlow Twins (cross-correlation loss)
                       "port_levit", "port_xcit", "port_tft", "port_ghostnet", "port_moco_train",
-                      "port_barlow_train"})
+                      "port_barlow_train",
+                      # set 25 (session 32): RepVGG (parallel conv/BN branches), PVT (spatial-reduction
+                      # attention, position tables per stage), Nystromformer (landmark attention),
+                      # HiFi-GAN (weight-normed convs), DIN (attention over a behaviour sequence, PReLU),
+                      # mean teacher (an EMA teacher updated outside the optimizer)
+                      "port_repvgg", "port_pvt", "port_nystromformer", "port_hifigan", "port_din_train",
+                      "port_mean_teacher_train"})
 
 
 @dataclass(frozen=True)
