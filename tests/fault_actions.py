@@ -13,6 +13,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -380,6 +381,14 @@ def concurrent_namespaces(ctx: Context) -> Outcome:
 
 
 # ---------------------------------------------------------------------- Ctrl-C
+def _interpreter_ready() -> float:
+    """Seconds from starting this interpreter to its having imported the command line's module
+    (what runs before ``console`` can catch an interrupt), measured now."""
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import padiff_trace.cli"], check=True)
+    return time.monotonic() - t0
+
+
 def interrupt(ctx: Context, what: str, delay: float) -> Outcome:
     """SIGINT to ``padiff-trace`` ``delay`` s after its start (``what``: info, compare, record):
     exit 130 with one line, or the command's own result when it finished first (-2: the signal
@@ -392,8 +401,12 @@ def interrupt(ctx: Context, what: str, delay: float) -> Outcome:
         put_report(report, ctx.old)
     args = {"info": ("info", a), "compare": ("compare", a, b, "--report", report),
             "record": ("record", TORCH_SPEC, "--out", trace, *RECORD_ARGS)}[what]
+    # ``delay`` counts from when the interpreter can run padiff-trace's code: before that Python
+    # itself is starting (site, encodings), and an interrupt there is its traceback, not the
+    # tool's. That moment moves with the machine's load, so it is measured now, each time.
+    ready = _interpreter_ready()
     p = start(*args)
-    time.sleep(delay)
+    time.sleep(ready + delay)
     try:
         os.killpg(p.pid, signal.SIGINT)
     except ProcessLookupError:

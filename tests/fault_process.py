@@ -21,7 +21,8 @@ tmpfs file systems and runs some commands as user nobody; kinds it cannot set up
   host, another PID namespace, a live writer: kept; a gone writer, a reused PID: removed), and
   two compares at once, one in its own PID namespace (``unshare --pid``);
 * ``interrupt``    SIGINT (Ctrl-C) to ``info``, ``compare --report`` and ``record`` at random
-  moments from start-up on: exit 130 with the one line ``padiff-trace: interrupted`` (or the
+  moments from start-up on (counted from when the interpreter, started alike, has imported
+  the command line: before that it is Python's own start-up, timed each time): exit 130 with the one line ``padiff-trace: interrupted`` (or the
   command's own result when it finished first), never a traceback; a report whole, old or new;
   an interrupted recording readable, incomplete, with what it holds exact;
 * ``permission``   as nobody: an unreadable shard (``info``/``ls``/``check``/``compare``), an
