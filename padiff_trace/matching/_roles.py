@@ -17,9 +17,10 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from ..arrays._layout import axes_candidates
+from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
 __all__ = ["pair_same_roles", "role"]
@@ -34,11 +35,19 @@ def role(local: str) -> str:
     return re.sub(r"\d+", "", local).lstrip("_").lower()
 
 
-def pair_same_roles(la: list[MTensor], lb: list[MTensor], take: Take,
-                    paired_axes: Callable[[str], Iterable[tuple[int, ...]]]) -> None:
-    """Pair ``la`` (A's tensors left) with ``lb`` (module docstring); ``paired_axes(role)``: the
-    axis orders A's tensors of that role were paired in so far (identity for those taken as
-    stored)."""
+def pair_same_roles(la: list[MTensor], lb: list[MTensor], take: Take, pairs: list[WeightPair],
+                    a_tensors: dict[str, MTensor]) -> None:
+    """Pair ``la`` (A's tensors left) with ``lb`` (module docstring); ``pairs``: the map so far,
+    whose whole pairs say the axis order each of A's tensors (``a_tensors``, by name) was paired in
+    (as stored: identity)."""
+
+    def paired_axes(name: str) -> set[tuple[int, ...]]:
+        out = set()
+        for p in pairs:
+            x = a_tensors.get(p.a)
+            if x is not None and p.a_part is None and p.b_part is None and role(x.local) == name:
+                out.add(p.a_axes or tuple(range(len(x.info.shape))))
+        return out
 
     def left(t: MTensor) -> bool:
         return not t.used and t.info.trainable and t.cshape != ()

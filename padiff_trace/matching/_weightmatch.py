@@ -50,7 +50,7 @@ from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_own_packs, pair_partner_packs
 from ._packs import packed_run, regrouped
 from ._pins import apply_pins
-from ._roles import pair_same_roles, role
+from ._roles import pair_same_roles
 from ._stacks import stacked_groups
 from ._subtrees import pair_by_units
 from ._summed import pair_summed_biases
@@ -297,7 +297,7 @@ class _Matcher:
                       self._take_axes)
         # tensors of one role wherever they sit (position tables on the root against one per stage)
         pair_same_roles([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
-                        self._take_axes, self._axes_of_role)
+                        self._take_axes, self.map.pairs, self.by_name["a"])
         self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
         leftover.pair_last_state(self.live(self.a), self.live(self.b), self._take_axes)  # state the model carries
 
@@ -319,15 +319,6 @@ class _Matcher:
             return
         logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
         self.pair(x, y, how)
-
-    def _axes_of_role(self, name: str) -> list[tuple[int, ...]]:
-        """The axis orders A's whole tensors of role ``name`` were paired in (as stored: identity)."""
-        out = []
-        for p in self.map.pairs:
-            x = self.by_name["a"].get(p.a)
-            if x is not None and p.a_part is None and p.b_part is None and role(x.local) == name:
-                out.append(p.a_axes or tuple(range(len(x.info.shape))))
-        return out
 
     def _partner(self, t: _T) -> _T | None:
         """The tensor ``t`` paired with whole (None: none, or only parts)."""
