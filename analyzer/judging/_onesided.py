@@ -142,11 +142,14 @@ def holding(v: TraceView, alone: list[Call], good: set[Key], first: Record | Non
     """The innermost call only this side recorded that holds the call of ``first`` (the first
     value that differs, an input of a paired call inside it) and whose tensor inputs all agree:
     its own code, between the children it calls, made the value (a stage module of one port whose
-    counterpart is inline code in the other's root). None when there is none."""
+    counterpart is inline code in the other's root). A container that only calls its children
+    (``CALL_CONTAINERS``: ``nn.Sequential``) has no such code: not it. None when there is none."""
     if first is None:
         return None
     hits = []
     for c in alone:
+        if canonical_type(c.module_type) in CALL_CONTAINERS:
+            continue
         ins = [k for r in c.tensor_inputs() if (k := value_id(r)) is not None]
         if ins and all(k in good for k in ins) and first.call in v.descendants(c):
             hits.append(c)
