@@ -16,7 +16,7 @@ Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, ax
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_last_state", "pair_shared", "pair_left_over", "pair_shared_derived", "pair_tied", "partner_modules", "partner_scopes"]
+__all__ = ["trainable_left", "pair_across_blocks", "pair_extra_rows", "pair_last_packed", "pair_last_standing", "pair_last_state", "pair_shared", "pair_left_over", "pair_shared_derived", "pair_tied", "partner_modules", "partner_scopes"]
 
 
 def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, str], None],
@@ -100,7 +100,7 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
                     progress = True
 
 
-def _left(t: MTensor) -> bool:
+def trainable_left(t: MTensor) -> bool:
     """A trainable tensor no pass paired yet (a 0-d one aside)."""
     return not t.used and t.info.trainable and t.cshape != ()
 
@@ -118,7 +118,7 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
     place = same_place or (lambda x, y: x.key == y.key)
 
     def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
-        if not (_left(x) and _left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
+        if not (trainable_left(x) and trainable_left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
             return None
         return axes_between(x.cshape, y.cshape)
 
@@ -171,10 +171,10 @@ def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,
 
     for big_side, small_side in ((lb, la), (la, lb)):
         for y in big_side:
-            if not _left(y):
+            if not trainable_left(y):
                 continue
-            xs = [x for x in small_side if _left(x) and place(x, y)]
-            if len(xs) < 2 or any(o is not y and _left(o) and any(place(x, o) for x in xs) for o in big_side):
+            xs = [x for x in small_side if trainable_left(x) and place(x, y)]
+            if len(xs) < 2 or any(o is not y and trainable_left(o) and any(place(x, o) for x in xs) for o in big_side):
                 continue
             axis = _concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
             if axis is None:
@@ -202,12 +202,12 @@ def pair_shared(la: list[MTensor], lb: list[MTensor], partner: Callable[[MTensor
 
     for mine, theirs in ((lb, la), (la, lb)):
         for y in mine:
-            if not _left(y):
+            if not trainable_left(y):
                 continue
             twins = [t for t in mine if t is not y and t.used and t.parent == y.parent and t.ctype == y.ctype
                      and t.local == y.local and t.cshape == y.cshape and t.info.module != y.info.module]
             xs = [x for t in twins if (x := partner(t)) is not None]
-            if len(xs) != 1 or any(_left(o) and o.ctype == y.ctype and o.local == y.local and place(o, y)
+            if len(xs) != 1 or any(trainable_left(o) and o.ctype == y.ctype and o.local == y.local and place(o, y)
                                    for o in theirs):
                 continue
             logger.info("paired %s with %s: one module called again on one side, a copy of it on the other",

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 
 from ..arrays._layout import axes_candidates
+from ._leftover import trainable_left as left
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
@@ -48,9 +49,6 @@ def pair_same_roles(la: list[MTensor], lb: list[MTensor], take: Take, pairs: lis
             if x is not None and p.a_part is None and p.b_part is None and role(x.local) == name:
                 out.add(p.a_axes or tuple(range(len(x.info.shape))))
         return out
-
-    def left(t: MTensor) -> bool:
-        return not t.used and t.info.trainable and t.cshape != ()
 
     def fits(x: MTensor, y: MTensor) -> bool:
         return (left(x) and left(y) and role(x.local) == role(y.local)
