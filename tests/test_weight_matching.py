@@ -894,3 +894,23 @@ def test_tables_of_one_role_pair_wherever_they_sit_in_the_layout_their_role_has(
     lone = match_weights(WeightSide("paddle", (t("pos_embed1", "Net", (1, 16, 4)),), {**PD, **user}),
                          WeightSide("torch", (t("stages.0.pos_embed", "Stage", (1, 4, 4, 4)),), {**TD, **tuser}))
     assert not lone.pairs and not lone.ok
+
+
+def test_tokens_of_their_own_are_slices_of_one_stacked_parameter() -> None:
+    """A class token and a distillation token ``[1, 1, D]`` each on one side, one ``tokens
+    [1, 2, D]`` on the other: each token is one slice of the stacked axis (its size one there),
+    in registration order. The projection beside them sits one module deeper on one side, so
+    no two partner modules hold the tokens: the last tensors left in their place pair."""
+    user = {"Embeddings": ["port.Embeddings"]}
+    a = WeightSide("paddle", (t("embeddings.cls_token", "Embeddings", (1, 1, H)),
+                              t("embeddings.distillation_token", "Embeddings", (1, 1, H)),
+                              *paddle_linear("embeddings.patches.proj", 12, H)), {**PD, **user})
+    tuser = {"Tokenizer": ["port.Tokenizer"]}
+    b = WeightSide("torch", (t("stem.tokens", "Tokenizer", (1, 2, H)), *torch_linear("stem.proj", 12, H)),
+                   {**TD, **tuser})
+    wm = match_weights(a, b)
+    assert wm.ok, wm.problem_text("A", "B")
+    parts = {p.a: (p.b, p.b_part, p.axis) for p in wm.pairs if p.b == "stem.tokens"}
+    assert parts == {"embeddings.cls_token": ("stem.tokens", (0, 1), 1),
+                     "embeddings.distillation_token": ("stem.tokens", (1, 2), 1)}
+    assert pairs(wm)["embeddings.patches.proj.weight"] == "stem.proj.weight"

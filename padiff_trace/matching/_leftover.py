@@ -176,12 +176,14 @@ def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,
             xs = [x for x in small_side if trainable_left(x) and place(x, y)]
             if len(xs) < 2 or any(o is not y and trainable_left(o) and any(place(x, o) for x in xs) for o in big_side):
                 continue
-            axis = _concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
-            if axis is None:
+            xs.sort(key=lambda t: t.index)
+            found = _concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
+            if found is None:
                 continue
+            axis, sizes = found
             start = 0
-            for x in sorted(xs, key=lambda t: t.index):
-                stop = start + squeezed(x.cshape)[[k for k, n in enumerate(y.cshape) if n != 1].index(axis)]
+            for x, size in zip(xs, sizes):
+                stop = start + size
                 logger.info("paired %s with part %d:%d of %s, the last left in their place", x.info.name, start, stop,
                             y.info.name)
                 pair(x, y, "packed", None, (start, stop), axis, used=False)
@@ -215,17 +217,17 @@ def pair_shared(la: list[MTensor], lb: list[MTensor], partner: Callable[[MTensor
             pair(xs[0], y, "tied")
 
 
-def _concat_axis(parts: list[tuple[int, ...]], whole: tuple[int, ...]) -> int | None:
+def _concat_axis(parts: list[tuple[int, ...]], whole: tuple[int, ...]) -> tuple[int, list[int]] | None:
     """The axis of ``whole`` (its own numbering) along which ``parts`` (shapes without axes of
-    size one) concatenate to it, or None."""
+    size one) concatenate to it, with each part's size along it, or None. A part without that
+    axis is one slice of it (two ``[1, 1, D]`` tokens stacked into one ``[1, 2, D]``)."""
     kept = [k for k, n in enumerate(whole) if n != 1]
     w = tuple(whole[k] for k in kept)
-    if any(len(p) != len(w) for p in parts):
-        return None
     for j in range(len(w)):
         rest = w[:j] + w[j + 1 :]
-        if all(p[:j] + p[j + 1 :] == rest for p in parts) and sum(p[j] for p in parts) == w[j]:
-            return kept[j]
+        sizes = [p[j] if len(p) == len(w) and p[:j] + p[j + 1 :] == rest else 1 if p == rest else 0 for p in parts]
+        if all(sizes) and sum(sizes) == w[j]:
+            return kept[j], sizes
     return None
 
 
