@@ -37,6 +37,7 @@ from .judging._pairtable import PairDraft, PairTable
 from .judging._precision import half_undeclared
 from .judging._randomness import random_draws
 from .judging._referee import side_errors
+from .judging._reordered import absorb_reordered
 from .judging._representation import absorb_representations
 from .judging._updates import absorb_buffer_rounding, absorb_update_rounding, flag_hidden_updates
 from .reporting._report import Report
@@ -129,6 +130,7 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_moved(table)
         absorb_checked_inside(table, (va, vb))
         conventions += absorb_boundaries(table, va, vb)
+        conventions += absorb_reordered(table)
         absorb_unpropagated_gradients(table)
         absorb_unreached_gradients(table)
         absorb_inner_ops(table)

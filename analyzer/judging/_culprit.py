@@ -383,7 +383,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
         return Side(idle, "one side only", None, ())
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
-        deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, None, twin.view)
+        deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, first, twin.view, alone=True)
         return Side(deeper[0], "unverified", None, ()) if len(deeper) == 1 else Side(made, "one side only", None, ())
     unseen = unverified(v, call, alone, good, bad, paired, first, twin.view)
     if len(unseen) == 1:

@@ -93,7 +93,7 @@ def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], pair
 
 
 def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad: set[Key],
-                paired: Container[int], first: Record | None, other: TraceView) -> tuple[Call, ...]:
+                paired: Container[int], first: Record | None, other: TraceView, alone: bool = False) -> tuple[Call, ...]:
     """The innermost call only this side recorded, directly in ``call`` (inside no paired child:
     a child whose output agrees checked it), that ran before ``first`` (the first differing
     value inside ``call``), received no value that differs, and returned a new value that no
@@ -112,7 +112,9 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     Several such calls of one type that ran side by side (none received what another returned:
     a mixture's experts, each a module on this side, against one batched module on the other)
     are returned together: the values cannot say which of them, or the enclosing code that
-    combines them, made the difference. Empty when there is none."""
+    combines them, made the difference. Empty when there is none, and with ``alone`` where
+    several such calls ran one after another (a solver's loop of unchecked layers inside a
+    call of this side's own: the last of them is no better answer than that call)."""
     hits = []
     for c in calls:
         parent = paired_parent(v, c, paired)
@@ -135,7 +137,10 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     hit_ids = {c.id for _, c in hits}
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     latest = max(inner, key=lambda h: h[0])[1]
-    return side_by_side(latest, [c for _, c in inner]) or (latest,)
+    together = side_by_side(latest, [c for _, c in inner])
+    if alone and len(inner) > 1 and len(together) != len(inner):
+        return ()
+    return together or (latest,)
 
 
 def holding(v: TraceView, alone: list[Call], good: set[Key], first: Record | None) -> Call | None:

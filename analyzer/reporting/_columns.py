@@ -25,7 +25,8 @@ __all__ = ["column_alternatives", "column_order"]
 
 _SAME = 1e-4  # columns this close (relative to the largest magnitude) hold the same values
 _COLUMN_LIMIT = 1 << 22  # elements: larger values are not searched column by column
-_MIN_ROWS = 8  # fewer rows than this: columns are too short to be told apart by their values
+_MIN_ROWS = 4  # fewer rows than this: columns are too short to be told apart by their values (a batch of
+# two series of three channels holds six; each column must also be found exactly once)
 
 
 def column_order(a: np.ndarray, b: np.ndarray) -> list[int] | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["axes_between", "axes_candidates", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
+__all__ = ["axes_between", "axes_candidates", "concat_axis", "merge_order", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
 
 
 def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int = 64) -> np.ndarray:
@@ -57,6 +57,38 @@ def axes_candidates(a: tuple[int, ...], b: tuple[int, ...]) -> list[tuple[int, .
         fewest = min(_cut(s, b) for s in ({tuple(a[k] for k in q) for q in reshaped.values()}))
         reshaped = {m: q for m, q in reshaped.items() if _cut(tuple(a[k] for k in q), b) == fewest}
     return list((exact or reshaped).values())
+
+
+def concat_axis(parts: list[tuple[int, ...]], whole: tuple[int, ...]) -> tuple[int, list[int]] | None:
+    """The axis of ``whole`` (its own numbering) along which ``parts`` (shapes without axes of
+    size one) concatenate to it, with each part's size along it, or None. A part without that
+    axis is one slice of it (two ``[1, 1, D]`` tokens stacked into one ``[1, 2, D]``)."""
+    kept = [k for k, n in enumerate(whole) if n != 1]
+    w = tuple(whole[k] for k in kept)
+    for j in range(len(w)):
+        rest = w[:j] + w[j + 1 :]
+        sizes = [p[j] if len(p) == len(w) and p[:j] + p[j + 1 :] == rest else 1 if p == rest else 0 for p in parts]
+        if all(sizes) and sum(sizes) == w[j]:
+            return kept[j], sizes
+    return None
+
+
+def merge_order(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``axes_between``, and where several reorderings fit only by merging axes (a Conv2D's
+    ``[o, c, k, e]`` against a Conv1d's ``[o, c * e, k]``: channels major or minor), the one that
+    keeps the merged axes in their stored order (fewest pairs of axes swapped), when one does.
+    Reorderings that fit without a merge (``[d, d]``) are never chosen between."""
+    found = axes_candidates(a, b)
+    if len(found) <= 1:
+        return found[0] if found else None
+    if any(squeezed(tuple(a[k] for k in q)) == squeezed(b) for q in found):
+        return None
+    ranked = sorted((_inversions(q), q) for q in found)
+    return ranked[0][1] if ranked[0][0] < ranked[1][0] else None
+
+
+def _inversions(q: tuple[int, ...]) -> int:
+    return sum(1 for i in range(len(q)) for j in range(i + 1, len(q)) if q[i] > q[j])
 
 
 def _cut(a: tuple[int, ...], b: tuple[int, ...]) -> int:

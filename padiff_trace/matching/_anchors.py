@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
+from collections.abc import Iterable
 
 from ._weightmap import WeightMap
 
@@ -33,11 +34,29 @@ def module_anchors(wm: WeightMap) -> dict[str, str]:
             back[mb].add(ma)
     seen = {ma: _outer(mbs) for ma, mbs in seen.items()}
     back = {mb: _outer(mas) for mb, mas in back.items()}
+    own_a, own_b = _held(partners), _held(partners_b)
     anchors = {ma: next(iter(mbs)) for ma, mbs in seen.items()
-               if len(mbs) == 1 and len(back.get(next(iter(mbs)), ())) == 1}
+               if len(mbs) == 1 and len(back.get(next(iter(mbs)), ())) == 1
+               and not _strays(own_a.get(ma, ()), next(iter(mbs)), partners)
+               and not _strays(own_b.get(next(iter(mbs)), ()), ma, partners_b)}
     kept = _both_ways(anchors)
     kept.update(_subtree_anchors(partners, partners_b, kept))
     return _both_ways(kept)
+
+
+def _held(partners: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each module -> the paired tensors it holds itself."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for t in partners:
+        out[t.rpartition(".")[0]].append(t)
+    return out
+
+
+def _strays(tensors: Iterable[str], other: str, partners: dict[str, set[str]]) -> bool:
+    """Whether one of a module's own ``tensors`` pairs only outside ``other`` (a bare ``W_Res``
+    paired with ``res_proj`` beside ``W_Query``, a part of a fused ``attn.qkv``: the layer is the
+    block's, not ``res_proj``'s); a tensor split over ``other`` and its siblings does not stray."""
+    return any(not any(_under(x.rpartition(".")[0], other) for x in partners[t]) for t in tensors)
 
 
 def _outer(modules: set[str]) -> set[str]:
@@ -71,8 +90,8 @@ def _subtree_anchors(part_a: dict[str, set[str]], part_b: dict[str, set[str]], a
         mb = _common_module(tb)
         if ma in taken_a or mb in taken_b or mb in out.values() or _common_module(ta) != ma:
             continue
-        if (under_b.get(mb) == tb and set().union(*(part_b[t] for t in tb)) == ta and _owners(ta) > 1 and _owners(tb) > 1
-                and _outermost(ma, ta, under_a) and _outermost(mb, tb, under_b)):
+        if (under_b.get(mb) == tb and set().union(*(part_b[t] for t in tb)) == ta and _several(ta, part_a, part_b)
+                and _several(tb, part_b, part_a) and _outermost(ma, ta, under_a) and _outermost(mb, tb, under_b)):
             out[ma] = mb
     return out
 
@@ -83,6 +102,15 @@ def _outermost(m: str, tensors: set[str], under: dict[str, set[str]]) -> bool:
     BN, the conv and the pool: which of the two nested paddle modules is torch's is not said by
     the weights)."""
     return m == "" or under.get(m.rpartition(".")[0]) != tensors
+
+
+def _several(tensors: set[str], mine: dict[str, set[str]], theirs: dict[str, set[str]]) -> bool:
+    """Whether ``tensors`` are more than one computation: owned by several modules, or by one
+    that holds a tensor paired whole beside others (a layer's bare ``W_Res`` with ``W_Query``..., not
+    a packed projection's weight and bias, each only parts)."""
+    if _owners(tensors) > 1:
+        return True
+    return len(tensors) > 1 and any(len(mine[t]) == 1 and len(theirs[next(iter(mine[t]))]) == 1 for t in tensors)
 
 
 def _owners(tensors: set[str]) -> int:

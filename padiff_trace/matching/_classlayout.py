@@ -47,10 +47,11 @@ def squares_like_their_class(pairs: list[WeightPair], by_name: dict[str, dict[st
 
 
 def _class(p: WeightPair, by_name: dict[str, dict[str, MTensor]]) -> tuple[str, str, str, str] | None:
-    """(A's class, B's class, local names) of a whole 2-D pair where the layout table does not
-    know at least one side's class; None otherwise."""
+    """(A's class, B's class, local names) of a 2-D pair where the layout table does not know at
+    least one side's class, A's matrix whole (B's whole or a part of a packed matrix: a bare
+    ``W_Query`` against the q rows of a fused ``qkv.weight``); None otherwise."""
     x, y = by_name["a"].get(p.a), by_name["b"].get(p.b)
-    if (x is None or y is None or p.a_part is not None or p.b_part is not None or not p.transfer or (x.known and y.known)
-            or len(x.info.shape) != 2 or len(y.info.shape) != 2 or p.how == "reshape"):
+    if (x is None or y is None or p.a_part is not None or not p.transfer or (x.known and y.known)
+            or len(x.info.shape) != 2 or len(y.info.shape) != 2 or p.how == "reshape" or p.b_groups != 1):
         return None
     return x.type_key, y.type_key, x.local, y.local

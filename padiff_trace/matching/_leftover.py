@@ -8,9 +8,9 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 
-from ..arrays._layout import axes_between, squeezed
+from ..arrays._layout import axes_between, concat_axis, merge_order, squeezed
 from ._knowledge import LOOKUP_TABLES
-from ._weighttensors import MTensor, assign, distinguishing_words, groups
+from ._weighttensors import MTensor, assign, distinguishing_words, groups, word_set
 
 Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, axis)``
 
@@ -56,9 +56,11 @@ def pair_left_over(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor
         candidates apart (and no other tensor of ``x``'s side does so with it)."""
         ys = narrow(x, [y for y in lb if fits(x, y)])
         xs = [o for o in la if any(fits(o, y) for y in ys)]
-        if len(ys) < 2 or len(xs) < 2:
+        if len(xs) < 2 or not ys:
             return None
-        dx, dy = distinguishing_words(xs), distinguishing_words(ys)
+        # one candidate that several fit (``res_proj.weight`` ~ ``W_Query``, ``W_Res``...): its
+        # own words tell which (the rivals have no other candidate)
+        dx, dy = distinguishing_words(xs), distinguishing_words(ys) if len(ys) > 1 else [word_set(ys[0])]
         i = xs.index(x)
         hits = [j for j in range(len(ys)) if dx[i] & dy[j]]
         if len(hits) != 1 or sum(1 for k in range(len(xs)) if dx[k] & dy[hits[0]]) != 1:
@@ -120,7 +122,7 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
     def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
         if not (trainable_left(x) and trainable_left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
             return None
-        return axes_between(x.cshape, y.cshape)
+        return merge_order(x.cshape, y.cshape)
 
     progress = True
     while progress:
@@ -161,12 +163,15 @@ def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[[MTenso
 
 
 def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,
-                     same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
+                     same_place: Callable[[MTensor, MTensor], bool] | None = None,
+                     turn: Callable[[MTensor], None] | None = None) -> None:
     """The one trainable tensor left in its place on one side holds the several left beside it
     on the other, concatenated along one axis (axes of size one aside: two attention vectors
     ``[1, H, D]`` against one ``[H, 2D]``): each is its part, in registration order (``run``
-    lets the values try the other order where that diverges). ``same_place`` as for
-    ``pair_left_over``."""
+    lets the values try the other order where that diverges). Bare matrices of a class whose
+    layout no table knows (``W_Query [in, out]`` against a fused ``qkv.weight [3 * out, in]``)
+    are parts transposed where only that fits (``turn`` transposes one, ``pair`` then pairs it
+    and marks it turned). ``same_place`` as for ``pair_left_over``."""
     place = same_place or (lambda x, y: x.key == y.key)
 
     for big_side, small_side in ((lb, la), (la, lb)):
@@ -177,13 +182,18 @@ def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,
             if len(xs) < 2 or any(o is not y and trainable_left(o) and any(place(x, o) for x in xs) for o in big_side):
                 continue
             xs.sort(key=lambda t: t.index)
-            found = _concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
+            found = concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
+            turned = found is None and turn is not None and all(len(x.cshape) == 2 and not x.known for x in xs)
+            if turned:
+                found = concat_axis([squeezed(x.cshape[::-1]) for x in xs], y.cshape)
             if found is None:
                 continue
             axis, sizes = found
             start = 0
             for x, size in zip(xs, sizes):
                 stop = start + size
+                if turned and turn is not None:
+                    turn(x)
                 logger.info("paired %s with part %d:%d of %s, the last left in their place", x.info.name, start, stop,
                             y.info.name)
                 pair(x, y, "packed", None, (start, stop), axis, used=False)
@@ -215,20 +225,6 @@ def pair_shared(la: list[MTensor], lb: list[MTensor], partner: Callable[[MTensor
             logger.info("paired %s with %s: one module called again on one side, a copy of it on the other",
                         xs[0].info.name, y.info.name)
             pair(xs[0], y, "tied")
-
-
-def _concat_axis(parts: list[tuple[int, ...]], whole: tuple[int, ...]) -> tuple[int, list[int]] | None:
-    """The axis of ``whole`` (its own numbering) along which ``parts`` (shapes without axes of
-    size one) concatenate to it, with each part's size along it, or None. A part without that
-    axis is one slice of it (two ``[1, 1, D]`` tokens stacked into one ``[1, 2, D]``)."""
-    kept = [k for k, n in enumerate(whole) if n != 1]
-    w = tuple(whole[k] for k in kept)
-    for j in range(len(w)):
-        rest = w[:j] + w[j + 1 :]
-        sizes = [p[j] if len(p) == len(w) and p[:j] + p[j + 1 :] == rest else 1 if p == rest else 0 for p in parts]
-        if all(sizes) and sum(sizes) == w[j]:
-            return kept[j], sizes
-    return None
 
 
 def _patches(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

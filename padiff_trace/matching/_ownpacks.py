@@ -13,14 +13,16 @@ along one axis (its own shape aside from axes of size one), every tensor of both
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable
 
 from ..arrays import squeezed
+from ..arrays._layout import concat_axis
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor, block_pattern
 
-__all__ = ["packed_places", "pair_ancestor_packs", "pair_own_packs", "pair_partner_packs"]
+__all__ = ["packed_places", "pair_ancestor_packs", "pair_extra_inputs", "pair_own_packs", "pair_partner_packs"]
 
 logger = logging.getLogger(__name__)
 
@@ -189,3 +191,46 @@ def _pair_runs(runs: list[tuple[list[MTensor], MTensor, int]], pair: Pair) -> No
             x.used = True
             start = stop
         y.used = True
+
+
+_EXTRA_CANDIDATES = 8  # tensors looked at for the parts of one packed tensor (subsets of them are tried)
+
+
+def pair_extra_inputs(la: list[MTensor], lb: list[MTensor], partner: dict[str, str], pair: Pair) -> None:
+    """A Linear over its input and extra features concatenated (``[t, x]``: a neural ODE's time
+    column) against its partner Linear over the input, the extra features' weights kept apart by
+    the module around it (a vector ``time1 [out]`` times ``t``): the one tensor left in a module
+    is its partner's left-over tensor and tensors its partner's parent holds itself, concatenated
+    along one axis (a part without that axis is one slice of it), where exactly one set of them
+    fits; in registration order. ``partner``: modules that are one computation, A's -> B's."""
+    inverse = {mb: ma for ma, mb in partner.items()}
+    for ys_all, xs_all, to_other in ((la, lb, partner), (lb, la, inverse)):
+        for y in ys_all:
+            if y.used or not y.info.trainable or len(y.cshape) < 2 or y.info.module not in to_other:
+                continue
+            mb = to_other[y.info.module]
+            if not mb:
+                continue
+            near = {mb, _module(mb)}
+            cands = sorted((x for x in xs_all if not x.used and x.info.trainable and x.info.module in near and x.cshape),
+                           key=lambda t: t.index)
+            if not any(x.info.module == mb for x in cands) or len(cands) > _EXTRA_CANDIDATES:
+                continue
+            fits = []
+            for n in range(2, len(cands) + 1):
+                for group in itertools.combinations(cands, n):
+                    if any(x.info.module == mb for x in group):
+                        found = concat_axis([squeezed(x.cshape) for x in group], y.cshape)
+                        if found is not None:
+                            fits.append((list(group), found))
+            if len(fits) != 1:
+                continue
+            chosen, (axis, sizes) = fits[0]
+            start = 0
+            for x, size in zip(chosen, sizes):
+                logger.info("paired %s with part %d:%d of %s: its input and extra features concatenated", x.info.name,
+                            start, start + size, y.info.name)
+                pair(x, y, "packed", None, (start, start + size), axis, used=False)
+                x.used = True
+                start += size
+            y.used = True

@@ -12,10 +12,16 @@ each, fewer than all) pairs them in registration order, the largest units first,
 goes on inside each pair, down to tensors that are the last of their kind in their unit
 (``pair_last_standing``). Nothing is paired across units, and a class whose counts differ pairs
 nothing.
+
+Where one side merges axes the other keeps apart (a Conv2D ``[o, c, k, e]`` over a stack of
+embeddings against a Conv1d ``[o, c * e, k]`` over them concatenated), no shape key relates the
+units; what is still left then is classed again by each tensor's element count only
+(``coarse=True``), and the pairing inside each unit still needs a reordering that fits.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
@@ -30,16 +36,17 @@ Take = Callable[[MTensor, MTensor, tuple[int, ...]], None]  # pairs A's tensor w
 _Key = tuple[tuple[tuple[int, ...], int], ...]
 
 
-def _tensor_key(t: MTensor) -> tuple[int, ...]:
-    return tuple(sorted(squeezed(t.cshape)))
+def _tensor_key(t: MTensor, coarse: bool) -> tuple[int, ...]:
+    return (math.prod(t.cshape),) if coarse else tuple(sorted(squeezed(t.cshape)))
 
 
-def unit_key(ts: list[MTensor]) -> _Key:
-    """What a subtree holds: how many tensors of each shape (axes of size one and axis order aside)."""
-    return tuple(sorted(Counter(_tensor_key(t) for t in ts).items()))
+def unit_key(ts: list[MTensor], coarse: bool = False) -> _Key:
+    """What a subtree holds: how many tensors of each shape (axes of size one and axis order
+    aside), or with ``coarse`` of each element count (axes merged aside too)."""
+    return tuple(sorted(Counter(_tensor_key(t, coarse) for t in ts).items()))
 
 
-def _units(ts: list[MTensor]) -> dict[_Key, list[list[MTensor]]]:
+def _units(ts: list[MTensor], coarse: bool) -> dict[_Key, list[list[MTensor]]]:
     """The subtrees of the modules holding ``ts`` (more than one tensor, not all of them), by
     ``unit_key``, each once (a module holding exactly what its only child holds is that child),
     in registration order."""
@@ -54,19 +61,20 @@ def _units(ts: list[MTensor]) -> dict[_Key, list[list[MTensor]]]:
         ids = frozenset(id(t) for t in members)
         if 1 < len(members) < len(ts) and ids not in seen:
             seen.add(ids)
-            out[unit_key(members)].append(sorted(members, key=lambda t: t.index))
+            out[unit_key(members, coarse)].append(sorted(members, key=lambda t: t.index))
     for units in out.values():
         units.sort(key=lambda u: u[0].index)
     return out
 
 
-def pair_by_units(xs: list[MTensor], ys: list[MTensor], within: Within, take: Take, top: bool = True) -> None:
+def pair_by_units(xs: list[MTensor], ys: list[MTensor], within: Within, take: Take, top: bool = True,
+                  coarse: bool = False) -> None:
     """Pair ``xs`` (A's tensors left) with ``ys`` (B's) unit by unit (module docstring); below
     the top, what no smaller unit took is handed to ``within``, then to ``take`` for those
     whose shapes agree in stored order."""
     if not xs or not ys:
         return
-    ua, ub = _units(xs), _units(ys)
+    ua, ub = _units(xs, coarse), _units(ys, coarse)
     claimed: set[int] = set()
     for key in sorted(ua.keys() & ub.keys(), key=lambda k: -sum(n for _, n in k)):
         units_a, units_b = ua[key], ub[key]
@@ -74,7 +82,7 @@ def pair_by_units(xs: list[MTensor], ys: list[MTensor], within: Within, take: Ta
             continue
         for u, v in zip(units_a, units_b):
             claimed.update(id(t) for t in (*u, *v))
-            pair_by_units(u, v, within, take, top=False)
+            pair_by_units(u, v, within, take, top=False, coarse=coarse)
     if not top:
         within([t for t in xs if not t.used], [t for t in ys if not t.used])
         _last_in_stored_order([t for t in xs if not t.used], [t for t in ys if not t.used], take)

@@ -47,7 +47,7 @@ from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
 from ._match import group_key
 from ._newaxis import pair_new_axis_parts
-from ._ownpacks import packed_places, pair_ancestor_packs, pair_own_packs, pair_partner_packs
+from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
 from ._packs import packed_run, regrouped
 from ._pins import apply_pins
 from ._roles import pair_same_roles
@@ -280,6 +280,7 @@ class _Matcher:
         pair_own_packs(self.live(self.a), self.live(self.b), packed_places(self.map.pairs), self.pair)
         pair_partner_packs(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_ancestor_packs(self.live(self.a), self.live(self.b), partners, self.pair)
+        pair_extra_inputs(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_summed_biases(self.live(self.a), self.live(self.b), self.map.pairs, self.pair)
         moved = pair_new_axis_parts(self.live(self.a), self.live(self.b), self.pair)
         self.map.pairs = [dataclasses.replace(p, a_axes=moved[p.a]) if p.a in moved and p.a_part is not None else
@@ -290,11 +291,12 @@ class _Matcher:
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
         for place in (leftover.partner_scopes(whole), None):  # then the last ones standing in their place, any layout
             leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
-            leftover.pair_last_packed(self.live(self.a), self.live(self.b), self.pair, place)
+            leftover.pair_last_packed(self.live(self.a), self.live(self.b), self._pair_marked, place, self._turn)
             leftover.pair_shared(self.a, self.b, self._partner, self.pair, place)
-        pair_by_units([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
-                      lambda xs, ys: leftover.pair_last_standing(xs, ys, self._take_axes, lambda x, y: True),
-                      self._take_axes)
+        for coarse in (False, True):  # units by their tensors' shapes, then by their element counts
+            pair_by_units([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
+                          lambda xs, ys: leftover.pair_last_standing(xs, ys, self._take_axes, lambda x, y: True),
+                          self._take_axes, coarse=coarse)
         # tensors of one role wherever they sit (position tables on the root against one per stage)
         pair_same_roles([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
                         self._take_axes, self.map.pairs, self.by_name["a"])
@@ -326,6 +328,23 @@ class _Matcher:
             if p.a_part is None and p.b_part is None and (p.a, p.b)[t.side == "b"] == t.info.name:
                 return self.by_name["b" if t.side == "a" else "a"].get(p.b if t.side == "a" else p.a)
         return None
+
+    def _turn(self, x: _T) -> None:
+        """``x``'s canonical view taken transposed (a bare matrix ``[in, out]``): said in the map by
+        ``_pair_marked``."""
+        x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
+        x.cshape = x.cshape[::-1]
+        x.turned = True
+
+    def _pair_marked(self, x: _T, y: _T, how: str, xp: tuple[int, int] | None = None, yp: tuple[int, int] | None = None,
+                     axis: int = 0, used: bool = True) -> None:
+        """``pair``, saying in the map that ``x`` was turned (``_turn``), so that a mapping file
+        written from it pairs them alike."""
+        self.pair(x, y, how, xp, yp, axis, used)
+        if x.turned:
+            last = self.map.pairs[-1]
+            self.map.pairs[-1] = (dataclasses.replace(last, a_axes=(1, 0)) if x.side == "a"
+                                  else dataclasses.replace(last, b_axes=(1, 0)))
 
     def _take_axes(self, x: _T, y: _T, q: tuple[int, ...]) -> None:
         """Pair ``x`` (A) with ``y`` taking A's canonical axes in the order ``q`` (said in the map

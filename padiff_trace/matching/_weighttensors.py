@@ -32,7 +32,7 @@ from ._observed import layout_key
 from ._weightmap import TensorInfo
 from ._weightsides import WeightSide
 
-__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "path_words", "role_names",
+__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "path_words", "role_names", "word_set",
            "fused_roles", "role_of_words", "roles_named", "roles_of"]
 
 _INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
@@ -61,6 +61,7 @@ class MTensor:
     used: bool = False
     owner: str = ""  # the layer a parametrization keeps this tensor for (``PARAMETRIZED_UNDER``), else ""
     sub: tuple[int, ...] = ()  # the layer index its local name carries (``weight_hh_l1``: (1,)), also in ``key``
+    turned: bool = False  # its canonical view was transposed to fit (a bare matrix stored [in, out])
 
     @property
     def module(self) -> str:
@@ -230,6 +231,11 @@ def distinguishing_words(ts: list[MTensor]) -> list[frozenset[str]]:
     """Each tensor's full-name words (a bare ``text_projection`` counts its own name, a Linear's
     ``weight`` does not) that some other tensor of the list lacks."""
     return _distinguishing([_tokens(t.info.name) - _GENERIC_LOCALS for t in ts])
+
+
+def word_set(t: MTensor) -> frozenset[str]:
+    """``t``'s full-name words that may tell it apart (``distinguishing_words``' words)."""
+    return _tokens(t.info.name) - _GENERIC_LOCALS
 
 
 def _ranks_within(mine: list[frozenset[str]], other: list[frozenset[str]]) -> list[tuple[frozenset[str], int, int]]:

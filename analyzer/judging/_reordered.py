@@ -1,0 +1,210 @@
+"""Values in another order, carried: a layout of the activations, not a divergence.
+
+Two correct ports may keep the same slices in another order along an axis that is not a
+feature axis: the fields of a click-through model (categorical first on one side, numeric first
+on the other), a class token concatenated first or last. Every later value that computes slice
+by slice, or treats the slices alike (attention without positions, a norm, a pointwise MLP),
+holds the same slices in the same other order, until a layer whose weights are laid out for
+each side's order (the head over the flattened fields) or inline code picking a slice by its
+place brings both sides together again.
+
+``absorb_reordered`` follows each step's failing activation records in execution order. A
+record whose two values hold the same slices along one axis in another order (each of B's
+slices found once among A's, ``order_of``) starts an *order*; later records that the same order
+explains (along any axis of that length, or along all of them at once: attention scores) belong
+to it. The walk stops at the first failing record no order explains: from there on the values
+differ by their numbers, and what follows is not looked at.
+
+An order passes its records only on evidence that the models treat it as a layout: a call that
+received a value in that order and returned a value in the same order (*carried*: the call
+computes slice by slice), or that received one in that order and returned a value that agrees
+(*absorbed*: its weights or code undo the order), or the step's model outputs agree. Without
+either, the records keep failing, and the first divergence is where the order began: a
+permutation nothing downstream undoes is a difference of the models' outputs.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from padiff_trace import DamagedRecordError
+
+from ._pairtable import PairTable
+from ._relations import agrees
+
+__all__ = ["absorb_reordered", "order_of"]
+
+logger = logging.getLogger(__name__)
+
+_READ_LIMIT = 1 << 22  # elements: larger records are not read for an order
+_ORDER_SLICES = 256  # an axis longer than this is not searched slice by slice
+_ORDER_WORK = 1 << 26  # slice comparisons times their size: larger searches are not made
+_SEARCHED = 16  # per step, failing records searched for a new order (known orders are tried on all)
+_ROLES = ("input", "output", "grad_output", "grad_input")
+# a call's output in the order of its input, at most this relative difference and this fraction of
+# the difference as it stands: the call kept the order (its own error aside)
+_CLOSER = 0.5
+
+
+def order_of(a: np.ndarray, b: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """(axis, order) with ``b == take(a, order, axis)`` to rounding (``agrees``) for one axis
+    that is not the last (features), the order not the identity; None when none is found."""
+    if a.shape != b.shape or a.ndim < 2 or agrees(a, b):
+        return None
+    for k in range(a.ndim - 1):
+        n = a.shape[k]
+        if not 2 <= n <= _ORDER_SLICES or n * a.size > _ORDER_WORK:
+            continue
+        xa, xb = np.moveaxis(a, k, 0).reshape(n, -1), np.moveaxis(b, k, 0).reshape(n, -1)
+        if not agrees(np.sort(np.abs(xa).sum(axis=1)), np.sort(np.abs(xb).sum(axis=1))):
+            continue  # the slices' sums, sorted, must agree before any slice is looked for
+        order: list[int] = []
+        free = list(range(n))
+        for j in range(n):
+            hit = next((m for m in free if agrees(xa[m], xb[j])), None)
+            if hit is None:
+                break
+            order.append(hit)
+            free.remove(hit)
+        if len(order) == n and order != list(range(n)):
+            return k, np.asarray(order)
+    return None
+
+
+@dataclass
+class _Order:
+    axis: int
+    order: np.ndarray
+    origin: int  # the table row where it was first seen
+    rows: list[int] = field(default_factory=list)
+
+    def arranged(self, a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
+        """``a`` in this order along each axis of its length, then along all of them at once."""
+        n = len(self.order)
+        axes = [k for k in range(a.ndim) if a.shape[k] == n]
+        if not axes or a.shape != b.shape:
+            return []
+        out = [np.take(a, self.order, axis=k) for k in axes]
+        if len(axes) > 1:
+            x = a
+            for k in axes:
+                x = np.take(x, self.order, axis=k)
+            out.append(x)
+        return out
+
+    def explains(self, a: np.ndarray, b: np.ndarray) -> bool:
+        """Whether ``b`` is ``a`` with this order along one axis of its length, or along all of them."""
+        return any(agrees(x, b) for x in self.arranged(a, b))
+
+    def keeps(self, a: np.ndarray, b: np.ndarray) -> bool:
+        """Whether ``a`` in this order is far closer to ``b`` than as it stands (a call that kept
+        the order and made a difference of its own: ``_CLOSER``)."""
+        nb = float(np.linalg.norm(b))
+        if nb == 0.0:
+            return False
+        plain = float(np.linalg.norm(a - b)) / nb
+        return any(float(np.linalg.norm(x - b)) / nb <= min(_CLOSER * plain, _CLOSER) for x in self.arranged(a, b))
+
+
+def _values(t: PairTable, i: int) -> tuple[np.ndarray, np.ndarray] | None:
+    ra, rb = t.record(i, 0), t.record(i, 1)
+    if (not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data) or tuple(ra.shape) != tuple(rb.shape)
+            or t.perms.get(i) is not None or ra.numel > _READ_LIMIT or ra.numel < 2):
+        return None
+    try:
+        a, b = np.asarray(ra.read(), np.float64), np.asarray(rb.read(), np.float64)
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return None
+    return a, b
+
+
+def _orders_of_step(t: PairTable, rows: np.ndarray) -> list[_Order]:
+    """The orders explaining the step's failing records ``rows`` (execution order), up to the
+    first failing record none explains."""
+    orders: list[_Order] = []
+    searched = 0
+    for i in rows.tolist():
+        got = _values(t, i)
+        if got is None:
+            break
+        a, b = got
+        hit = next((o for o in orders if o.explains(a, b)), None)
+        if hit is None and searched < _SEARCHED:
+            searched += 1
+            found = order_of(a, b)
+            if found is not None:
+                hit = _Order(found[0], found[1], i)
+                orders.append(hit)
+        if hit is None:
+            break
+        hit.rows.append(i)
+    return orders
+
+
+def _evidence(t: PairTable, o: _Order, outputs_agree: bool) -> str | None:
+    """Why order ``o`` is a layout (a call carried or absorbed it, the model outputs agree), or None."""
+    cp, is_in, is_out = t.col("cp"), t.role_mask("input"), t.role_mask("output")
+    explained = set(o.rows)
+    calls_in = {int(cp[i]) for i in o.rows if is_in[i] and cp[i] >= 0}
+    for c in sorted(calls_in):
+        outs = np.flatnonzero((cp == c) & is_out)
+        said = f"{t.call_pairs[c].a.label} / {t.call_pairs[c].b.label}"
+        if any(int(i) in explained for i in outs):
+            return f"{said} received and returned values in that order"
+        if len(outs) and t.passed[outs].all():
+            return f"{said} received values in that order and returned values that agree"
+        for i in outs.tolist():
+            got = _values(t, i)
+            if got is not None and o.keeps(*got):
+                return f"{said} received values in that order and returned values far closer to the other side's in it"
+    if outputs_agree:
+        return "the models' outputs agree"
+    return None
+
+
+def absorb_reordered(t: PairTable) -> list[dict[str, Any]]:
+    """Pass the failing activation records that hold the other side's values in another order
+    carried as a layout (module docstring); returns one convention entry per order passed."""
+    if not len(t):
+        return []
+    out: list[dict[str, Any]] = []
+    steps, cp = t.col("step"), t.col("cp")
+    acts = t.role_mask(*_ROLES)
+    roots = {c for c, p in enumerate(t.call_pairs) if p.a.module == "" and p.b.module == ""}
+    for step in np.unique(steps[acts]).tolist():
+        in_step = acts & (steps == step)
+        rows = np.flatnonzero(in_step & ~t.passed)
+        if not len(rows):
+            continue
+        orders = _orders_of_step(t, rows)
+        if not orders:
+            continue
+        root_out = np.flatnonzero(in_step & t.role_mask("output") & np.isin(cp, list(roots)))
+        outputs_agree = bool(len(root_out)) and bool(t.passed[root_out].all())
+        for o in orders:
+            why = _evidence(t, o, outputs_agree)
+            if why is None:
+                continue
+            first = t.record(o.origin, 0)
+            said = (f"the same slices along axis {o.axis} in another order ({_order_text(o.order)}), from "
+                    f"{first.name} on: a layout each model keeps ({why})")
+            for i in o.rows:
+                t.set_verdict(i, True, f"{said} ({t.reasons.get(i, '')})")
+            out.append({"kind": "convention", "check": "reordered", "pairs": len(o.rows),
+                        "text": f"{len(o.rows)} value(s) of step {step} hold {said}"})
+            logger.info("step %d: %d records in another order along axis %d, passed: %s", step, len(o.rows), o.axis, why)
+    return out
+
+
+def _order_text(order: np.ndarray) -> str:
+    n = len(order)
+    shift = int(order[0])
+    if all(int(order[j]) == (j + shift) % n for j in range(n)):
+        return f"rolled by {shift}"
+    return "B's slice j is A's " + ", ".join(str(int(m)) for m in order[:8]) + (" ..." if n > 8 else "")
