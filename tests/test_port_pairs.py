@@ -320,6 +320,19 @@ def test_set25_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 26 (session 33), measured once on first contact: TextCNN's Conv2D over stacked embeddings
+# against a Conv1d over them concatenated, AutoInt's fields in another order carried as a layout
+# (bare q/k/v matrices against a fused qkv), the neural ODE's Linear over [t, x] against a Linear
+# and a time vector, PatchTST's flattened head read in the other order
+SET26 = [("port_textcnn", ""), ("port_autoint", ""), ("port_neural_ode", ""), ("port_patchtst", ""),
+         ("port_autoint", "paddle_attn_probs_bf16")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET26)
+def test_set26_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
     """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
     residual argument. That value agrees where the attention's q|k|v projection receives it, but

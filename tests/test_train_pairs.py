@@ -217,6 +217,12 @@ def test_set25_training_cases_are_as_their_truth_says(tmp_path: Path, family: st
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 26 (session 33), passed on first contact: SAM's two passes per step, ArcFace's margin loss
+@pytest.mark.parametrize(("family", "bug"), [("port_sam_train", "torch_no_zero_grad"), ("port_arcface_train", "")])
+def test_set26_training_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def _as_truth_says(tmp_path: Path, family: str, bug: str) -> None:
     """A clean twin exits 0; a planted bug exits 1, named at its truth's modules on both sides."""
     rc, doc, text = run(tmp_path, family, bug)

@@ -155,7 +155,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # HiFi-GAN (weight-normed convs), DIN (attention over a behaviour sequence, PReLU),
                       # mean teacher (an EMA teacher updated outside the optimizer)
                       "port_repvgg", "port_pvt", "port_nystromformer", "port_hifigan", "port_din_train",
-                      "port_mean_teacher_train"})
+                      "port_mean_teacher_train",
+                      # set 26 (session 33): PatchTST (RevIN, patching, channel-independent encoder),
+                      # TextCNN (Conv2D over stacked embeddings against Conv1d), AutoInt (fields in
+                      # another order, bare q/k/v matrices), a neural ODE (RK4 loop, time column), SAM
+                      # (two passes per step), ArcFace (angular margin loss)
+                      "port_patchtst", "port_textcnn", "port_autoint", "port_neural_ode", "port_sam_train",
+                      "port_arcface_train"})
 
 
 @dataclass(frozen=True)
