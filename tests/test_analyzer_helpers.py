@@ -202,3 +202,18 @@ def test_heads_split_and_moved_are_compared_in_the_one_order_the_shapes_allow() 
     other = x.reshape(2, 8, 4, 4).transpose(0, 3, 1, 2)  # [b, d, s, heads]: also fits, moves more
     assert not np.array_equal(other.transpose(q).reshape(-1), x.reshape(-1))
     assert _split_order((2, 8, 16), (2, 3, 8, 4)) is None  # other sizes: no order fits
+
+
+def test_columns_of_a_small_batch_are_found_in_the_other_order() -> None:
+    """PatchTST's head input: two series of three channels, 128 features flattened [patch, d] on
+    one side and [d, patch] on the other. Six values per column are enough to tell each column
+    apart; a column found at two places or constant takes no place of its own."""
+    from padiff_trace.analyzer.reporting._columns import column_order
+
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal((2, 3, 16, 8)).astype(np.float32)  # [batch, channel, patch, d]
+    a = b.transpose(0, 1, 3, 2).reshape(2, 3, 128)  # [d, patch] flattened
+    order = column_order(a, b.reshape(2, 3, 128))
+    assert order is not None
+    np.testing.assert_array_equal(a[..., order], b.reshape(2, 3, 128))
+    assert column_order(a[:1, :1], b.reshape(2, 3, 128)[:1, :1]) is None  # one row: nothing tells columns apart

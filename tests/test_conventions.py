@@ -1174,3 +1174,20 @@ def test_a_dropout_module_off_on_one_side_in_training_is_named_by_the_draws(tmp_
     rc, doc, text = run(tmp_path / "bug", "idle", bug="paddle_drop_off")
     assert rc == 1, text
     assert located(doc) == ("drop", ""), text
+
+
+# ------------------------------------------------------------------ order: fields in another order, carried
+def test_fields_in_another_order_carried_through_the_layers_are_a_layout(tmp_path: Path) -> None:
+    """Fields stacked [user, item, hour] on one side and [hour, user, item] on the other: the
+    attention over the fields (no positions), the norm and the MLP treat each field alike, so
+    every value up to the mean over the fields holds the same fields rolled by two. The attention
+    received and returned values in that order: a layout, said once, not a divergence. A bug
+    after it (torch's norm eps) is named where it is made, not where the order began."""
+    rc, doc, text = run(tmp_path / "clean", "order")
+    assert rc == 0, text
+    said = [t for t in findings(doc, "convention") if "in another order" in t]
+    assert len(said) == 1 and "rolled by 2" in said[0] and "fields#0:out" in said[0], text
+    assert "fields#0 [Fields] <-> embed#0" not in text, text  # a layout amplifies nothing
+    rc, doc, text = run(tmp_path / "bug", "order", bug="torch_norm_eps")
+    assert rc == 1, text
+    assert located(doc) == ("norm", "norm"), text

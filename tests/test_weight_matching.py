@@ -914,3 +914,63 @@ def test_tokens_of_their_own_are_slices_of_one_stacked_parameter() -> None:
     assert parts == {"embeddings.cls_token": ("stem.tokens", (0, 1), 1),
                      "embeddings.distillation_token": ("stem.tokens", (1, 2), 1)}
     assert pairs(wm)["embeddings.patches.proj.weight"] == "stem.proj.weight"
+
+
+def test_a_conv_over_stacked_channels_is_a_conv1d_over_them_concatenated() -> None:
+    """TextCNN: paddle's Conv2D ``[8, 2, k, 16]`` over two embeddings stacked as channels against
+    torch's Conv1d ``[8, 32, k]`` over them concatenated, one per kernel size, named apart
+    (``branches.0.conv`` against ``encoder.conv_k2``): no shape key relates the units, their
+    element counts do; the axes merge in their stored order (channels major) and each bias
+    follows its weight."""
+    conv2d = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"]}
+    conv1d = {"Conv1d": ["torch.nn.modules.conv.Conv1d", "torch.nn.modules.module.Module"]}
+    a = WeightSide("paddle", tuple(x for i, k in enumerate((2, 3, 4)) for x in (
+        t(f"branches.{i}.conv.weight", "Conv2D", (8, 2, k, 16)), t(f"branches.{i}.conv.bias", "Conv2D", (8,)))), {**PD, **conv2d})
+    b = WeightSide("torch", tuple(x for k in (2, 3, 4) for x in (
+        t(f"encoder.conv_k{k}.weight", "Conv1d", (8, 32, k)), t(f"encoder.conv_k{k}.bias", "Conv1d", (8,)))), {**TD, **conv1d})
+    wm = match_weights(a, b)
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.a: (p.b, p.a_axes) for p in wm.pairs}
+    for i, k in enumerate((2, 3, 4)):
+        assert got[f"branches.{i}.conv.weight"] == (f"encoder.conv_k{k}.weight", (0, 1, 3, 2))
+        assert got[f"branches.{i}.conv.bias"][0] == f"encoder.conv_k{k}.bias"
+
+
+def test_bare_query_key_value_matrices_are_parts_of_a_fused_qkv_turned() -> None:
+    """AutoInt: a layer of one's own holding bare ``W_Query``, ``W_Key``, ``W_Value``, ``W_Res``
+    ``[in, out]`` against a block with a fused ``attn.qkv`` Linear and a ``res_proj``. ``W_Res``
+    is the one candidate ``res_proj.weight`` shares a word with; the three left are the fused
+    weight's parts, transposed (only that fits in the first block, ``[8, 16]`` against
+    ``[48, 8]``), and the square blocks after it are turned as their class's first."""
+    user = {"InteractingLayer": ["port.InteractingLayer"]}
+    pd = [t(f"interacting.{i}.{n}", "InteractingLayer", (d, 16)) for i, d in enumerate((8, 16))
+          for n in ("W_Query", "W_Key", "W_Value", "W_Res")]
+    th = [x for i, d in enumerate((8, 16)) for x in (t(f"blocks.{i}.attn.qkv.weight", "Linear", (48, d)),
+                                                     t(f"blocks.{i}.res_proj.weight", "Linear", (16, d)))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **user}), WeightSide("torch", tuple(th), TD))
+    assert wm.ok, wm.problem_text("A", "B")
+    for i in (0, 1):
+        parts = {p.a: (p.b_part, p.relative_perm) for p in wm.pairs if p.b == f"blocks.{i}.attn.qkv.weight"}
+        assert parts == {f"interacting.{i}.W_Query": ((0, 16), (1, 0)), f"interacting.{i}.W_Key": ((16, 32), (1, 0)),
+                         f"interacting.{i}.W_Value": ((32, 48), (1, 0))}, parts
+        res = next(p for p in wm.pairs if p.a == f"interacting.{i}.W_Res")
+        assert (res.b, res.relative_perm) == (f"blocks.{i}.res_proj.weight", (1, 0))
+
+
+def test_a_linear_over_time_and_state_is_a_linear_and_its_parents_time_vector() -> None:
+    """A neural ODE's dynamics: paddle's Linear over ``[t, x]`` (``[17, 32]`` stored [in, out])
+    against torch's Linear over ``x`` (``[32, 16]``) plus a vector ``time1 [32]`` its parent keeps
+    and multiplies by ``t``: the vector is the first input column, the Linear the rest; the second
+    layer's vector (``time2 [16]``) fits only the second."""
+    user = {"ConcatLinear": ["port.ConcatLinear"]}
+    tuser = {"Dynamics": ["port.Dynamics"]}
+    pd = [*paddle_linear("odefunc.layer1._layer", 17, 32), *paddle_linear("odefunc.layer2._layer", 33, 16)]
+    th = [t("dynamics.time1", "Dynamics", (32,)), t("dynamics.time2", "Dynamics", (16,)),
+          *torch_linear("dynamics.fc1", 16, 32), *torch_linear("dynamics.fc2", 32, 16)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **user}), WeightSide("torch", tuple(th), {**TD, **tuser}))
+    assert wm.ok, wm.problem_text("A", "B")
+    parts = {p.b: (p.a, p.a_part, p.axis) for p in wm.pairs if p.a_part is not None}
+    assert parts == {"dynamics.time1": ("odefunc.layer1._layer.weight", (0, 1), 1),
+                     "dynamics.fc1.weight": ("odefunc.layer1._layer.weight", (1, 17), 1),
+                     "dynamics.time2": ("odefunc.layer2._layer.weight", (0, 1), 1),
+                     "dynamics.fc2.weight": ("odefunc.layer2._layer.weight", (1, 33), 1)}, parts

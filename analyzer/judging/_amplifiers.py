@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._reordered import REORDERED
+
 if TYPE_CHECKING:
     from ..alignment._calls import TraceView
     from ..alignment._pairing import CallPair
@@ -53,6 +55,8 @@ def amplifiers(t: PairTable, view: TraceView, top: int = 10) -> tuple[list[Ampli
         sel &= ~np.isin(cp, np.unique(cp[bounds]))
     rel = t.metric("rel_l2")
     rel = np.where(np.isfinite(rel), rel, 1e300)
+    laid = [i for i, why in t.reasons.items() if why.startswith(REORDERED)]
+    rel[laid] = 0.0  # the same values in another order: no error, whatever the element-wise metrics say
     worst = {}
     for name, mask in (("in", t.role_mask("input", "model_input")), ("out", t.role_mask("output"))):
         rows = np.flatnonzero(sel & mask)

@@ -36,10 +36,11 @@ from padiff_trace import DamagedRecordError
 from ._pairtable import PairTable
 from ._relations import agrees
 
-__all__ = ["absorb_reordered", "order_of"]
+__all__ = ["REORDERED", "absorb_reordered", "order_of"]
 
 logger = logging.getLogger(__name__)
 
+REORDERED = "the same slices along axis"  # how the reason of a record passed as a layout begins
 _READ_LIMIT = 1 << 22  # elements: larger records are not read for an order
 _ORDER_SLICES = 256  # an axis longer than this is not searched slice by slice
 _ORDER_WORK = 1 << 26  # slice comparisons times their size: larger searches are not made
@@ -192,7 +193,7 @@ def absorb_reordered(t: PairTable) -> list[dict[str, Any]]:
             if why is None:
                 continue
             first = t.record(o.origin, 0)
-            said = (f"the same slices along axis {o.axis} in another order ({_order_text(o.order)}), from "
+            said = (f"{REORDERED} {o.axis} in another order ({_order_text(o.order)}), from "
                     f"{first.name} on: a layout each model keeps ({why})")
             for i in o.rows:
                 t.set_verdict(i, True, f"{said} ({t.reasons.get(i, '')})")
