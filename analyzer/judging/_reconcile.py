@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from padiff_trace import Record
-from padiff_trace.arrays import same_order_reshape, squeezed, stable_permutation
+from padiff_trace.arrays import inversions, same_order_reshape, squeezed, stable_permutation
 
 from ..alignment._computed import ComputedView
 from ..alignment._item import PlanItem
@@ -156,16 +156,12 @@ def _split_order(small: tuple[int, ...], big: tuple[int, ...]) -> tuple[int, ...
     if len(big) > MAX_PERMUTED_RANK or len(small) >= len(big):
         return None
     found = sorted(
-        (_inversions(q), q) for q in itertools.permutations(range(len(big)))
+        (inversions(q), q) for q in itertools.permutations(range(len(big)))
         if same_order_reshape(small, tuple(big[k] for k in q))
     )
     if not found or (len(found) > 1 and found[0][0] == found[1][0]):
         return None
     return found[0][1]
-
-
-def _inversions(q: tuple[int, ...]) -> int:
-    return sum(1 for i in range(len(q)) for j in range(i + 1, len(q)) if q[i] > q[j])
 
 
 def split_permuted(item: PlanItem) -> Reconciled | None:

@@ -16,7 +16,7 @@ from padiff_trace import DamagedRecordError
 from ._masks import saturated as _saturated
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_relation", "relation", "window_fit", "window_relation"]
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_of", "order_relation", "order_text", "relation", "window_fit", "window_relation"]
 
 _SCALE_SAYS = re.compile(r"A = (\S+) x B: a constant scale")
 _READ_LIMIT = 1 << 22  # elements: relations are tested on tensors up to 4M elements (larger: not named)
@@ -150,9 +150,22 @@ def order_relation(t: PairTable, i: int) -> str | None:
         a, b = np.asarray(ra.read(), np.float64), np.asarray(rb.read(), np.float64)
     except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
         return None
-    if not (np.isfinite(a).all() and np.isfinite(b).all()) or agrees(a, b):
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
         return None
-    for k in range(len(a.shape) - 1):
+    found = order_of(a, b)
+    if found is None:
+        return None
+    return (f"A's {ra.name} holds B's slices along axis {found[0]} in another order ({order_text(found[1])}): the "
+            "same values arranged otherwise on each side")
+
+
+def order_of(a: np.ndarray, b: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """(axis, order) with ``b == take(a, order, axis)`` to rounding (``agrees``) for one axis
+    that is not the last (features), the order not the identity; None when none is found. Each
+    of B's slices is found once among A's."""
+    if a.shape != b.shape or a.ndim < 2 or agrees(a, b):
+        return None
+    for k in range(a.ndim - 1):
         n = a.shape[k]
         if not 2 <= n <= _ORDER_SLICES or n * a.size > _ORDER_WORK:
             continue
@@ -168,18 +181,18 @@ def order_relation(t: PairTable, i: int) -> str | None:
                 break
             order.append(hit)
             free.remove(hit)
-        if len(order) == n:
-            return (f"A's {ra.name} holds B's slices along axis {k} in another order ({_order_text(order)}): the same "
-                    "values arranged otherwise on each side")
+        if len(order) == n and order != list(range(n)):
+            return k, np.asarray(order)
     return None
 
 
-def _order_text(order: list[int]) -> str:
+def order_text(order: np.ndarray) -> str:
+    """An order of slices in words: a roll, or where each of B's slices comes from."""
     n = len(order)
-    shift = order[0]
-    if all(order[j] == (j + shift) % n for j in range(n)):
+    shift = int(order[0])
+    if all(int(order[j]) == (j + shift) % n for j in range(n)):
         return f"rolled by {shift}"
-    return "B's slice j is A's " + ", ".join(str(m) for m in order[:8]) + (" ..." if n > 8 else "")
+    return "B's slice j is A's " + ", ".join(str(int(m)) for m in order[:8]) + (" ..." if n > 8 else "")
 
 
 def window_fit(t: PairTable, i: int) -> tuple[str, bool] | None:

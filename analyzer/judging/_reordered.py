@@ -10,7 +10,7 @@ place brings both sides together again.
 
 ``absorb_reordered`` follows each step's failing activation records in execution order. A
 record whose two values hold the same slices along one axis in another order (each of B's
-slices found once among A's, ``order_of``) starts an *order*; later records that the same order
+slices found once among A's, ``_relations.order_of``) starts an *order*; later records that the same order
 explains (along any axis of that length, or along all of them at once: attention scores) belong
 to it. The walk stops at the first failing record no order explains: from there on the values
 differ by their numbers, and what follows is not looked at.
@@ -34,46 +34,19 @@ import numpy as np
 from padiff_trace import DamagedRecordError
 
 from ._pairtable import PairTable
-from ._relations import agrees
+from ._relations import agrees, order_of, order_text
 
-__all__ = ["REORDERED", "absorb_reordered", "order_of"]
+__all__ = ["REORDERED", "absorb_reordered"]
 
 logger = logging.getLogger(__name__)
 
 REORDERED = "the same slices along axis"  # how the reason of a record passed as a layout begins
 _READ_LIMIT = 1 << 22  # elements: larger records are not read for an order
-_ORDER_SLICES = 256  # an axis longer than this is not searched slice by slice
-_ORDER_WORK = 1 << 26  # slice comparisons times their size: larger searches are not made
 _SEARCHED = 16  # per step, failing records searched for a new order (known orders are tried on all)
 _ROLES = ("input", "output", "grad_output", "grad_input")
 # a call's output in the order of its input, at most this relative difference and this fraction of
 # the difference as it stands: the call kept the order (its own error aside)
 _CLOSER = 0.5
-
-
-def order_of(a: np.ndarray, b: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """(axis, order) with ``b == take(a, order, axis)`` to rounding (``agrees``) for one axis
-    that is not the last (features), the order not the identity; None when none is found."""
-    if a.shape != b.shape or a.ndim < 2 or agrees(a, b):
-        return None
-    for k in range(a.ndim - 1):
-        n = a.shape[k]
-        if not 2 <= n <= _ORDER_SLICES or n * a.size > _ORDER_WORK:
-            continue
-        xa, xb = np.moveaxis(a, k, 0).reshape(n, -1), np.moveaxis(b, k, 0).reshape(n, -1)
-        if not agrees(np.sort(np.abs(xa).sum(axis=1)), np.sort(np.abs(xb).sum(axis=1))):
-            continue  # the slices' sums, sorted, must agree before any slice is looked for
-        order: list[int] = []
-        free = list(range(n))
-        for j in range(n):
-            hit = next((m for m in free if agrees(xa[m], xb[j])), None)
-            if hit is None:
-                break
-            order.append(hit)
-            free.remove(hit)
-        if len(order) == n and order != list(range(n)):
-            return k, np.asarray(order)
-    return None
 
 
 @dataclass
@@ -193,7 +166,7 @@ def absorb_reordered(t: PairTable) -> list[dict[str, Any]]:
             if why is None:
                 continue
             first = t.record(o.origin, 0)
-            said = (f"{REORDERED} {o.axis} in another order ({_order_text(o.order)}), from "
+            said = (f"{REORDERED} {o.axis} in another order ({order_text(o.order)}), from "
                     f"{first.name} on: a layout each model keeps ({why})")
             for i in o.rows:
                 t.set_verdict(i, True, f"{said} ({t.reasons.get(i, '')})")
@@ -201,11 +174,3 @@ def absorb_reordered(t: PairTable) -> list[dict[str, Any]]:
                         "text": f"{len(o.rows)} value(s) of step {step} hold {said}"})
             logger.info("step %d: %d records in another order along axis %d, passed: %s", step, len(o.rows), o.axis, why)
     return out
-
-
-def _order_text(order: np.ndarray) -> str:
-    n = len(order)
-    shift = int(order[0])
-    if all(int(order[j]) == (j + shift) % n for j in range(n)):
-        return f"rolled by {shift}"
-    return "B's slice j is A's " + ", ".join(str(int(m)) for m in order[:8]) + (" ..." if n > 8 else "")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._dtypes import UNCAPTURED, decode, dtype_name, storage_dtype, to_float64, to_storage
 from ._layout import (
     axes_between,
+    inversions,
     packed_part,
     packed_rows,
     put_packed_part,
@@ -24,6 +25,7 @@ from ._stats import CHUNK_ELEMS, copy_with_stats, stats_tuple
 __all__ = [
     "Recent",
     "axes_between",
+    "inversions",
     "squeezed",
     "packed_part",
     "packed_rows",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["axes_between", "axes_candidates", "concat_axis", "merge_order", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
+__all__ = ["axes_between", "axes_candidates", "concat_axis", "inversions", "merge_order", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
 
 
 def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int = 64) -> np.ndarray:
@@ -83,11 +83,12 @@ def merge_order(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | Non
         return found[0] if found else None
     if any(squeezed(tuple(a[k] for k in q)) == squeezed(b) for q in found):
         return None
-    ranked = sorted((_inversions(q), q) for q in found)
+    ranked = sorted((inversions(q), q) for q in found)
     return ranked[0][1] if ranked[0][0] < ranked[1][0] else None
 
 
-def _inversions(q: tuple[int, ...]) -> int:
+def inversions(q: tuple[int, ...]) -> int:
+    """How many pairs of axes the reordering ``q`` swaps."""
     return sum(1 for i in range(len(q)) for j in range(i + 1, len(q)) if q[i] > q[j])
 
 
