@@ -46,12 +46,26 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from padiff_trace import Record
+from padiff_trace import DamagedRecordError, Record
+from padiff_trace.arrays import squeezed
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._pairing import CallPair
 from ..alignment._records import RecordLike
-from ._onesided import Key, Twin, found, holding, idle_random, made_by, paired_parent, placeholder_for, unverified, value_id
+from ._onesided import (
+    Key,
+    Twin,
+    chosen,
+    found,
+    holding,
+    idle_random,
+    made_by,
+    paired_parent,
+    placeholder_for,
+    unchecked_calls,
+    value_id,
+)
+from ._relations import agrees
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -90,10 +104,11 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "state", "backward"
+    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "compared across", "state", "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
     unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
+    suspects: tuple[Call, ...] = ()  # every unchecked call weighed, in the order they returned (``_across``)
 
     def as_dict(self) -> dict[str, Any]:
         site = _site(self.call)
@@ -152,6 +167,9 @@ _WHY = {
                   "the difference is made by it or by the code between it and that value",
     "unchecked": "its inputs agree and its output differs; inside it, calls recorded on this side only returned "
                  "values nothing compares: one of them, or its own code around them, made the difference",
+    "compared across": "a module recorded on this side only, whose output no pair compared: set against the other "
+                       "side's module of its own at the same place (as many of them, outputs of one shape, in one "
+                       "order) after the calls before it agreed, it is the first whose value differs",
     "state": "a weight or buffer of it differs (compared before the forward pass)",
     "backward": "every forward value agrees, and the first gradient that differs is the one it passes back for "
                 "an input (the output of the call before it): its backward made the difference",
@@ -210,7 +228,37 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
     found = Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
                     _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
-    return _level(_counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b)), cp_best.a, cp_best.b)
+    found = _counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b))
+    return _across(found) or _level(found, cp_best.a, cp_best.b)
+
+
+def _across(found: Located[PairView]) -> Located[PairView] | None:
+    """Unchecked calls on both sides (each side's own, nothing compared them) that line up: as
+    many on each side, the k-th returning one value of the k-th's shape (axes of size one aside:
+    one port's branch module ending in a max over time, the other's shared pool module called
+    once per branch). Their values are compared in that order: the first pair that differs,
+    every pair before it agreeing, is named on both sides (``why`` "compared across"). None
+    where they do not line up, or where no pair or the first pair differs only after one that
+    could not be read."""
+    xa, xb = found.a.suspects, found.b.suspects
+    if not xa or len(xa) != len(xb) or found.a.why not in _UNSURE or found.b.why not in _UNSURE:
+        return None
+    for ca, cb in zip(xa, xb):
+        oa, ob = ca.tensor_outputs(), cb.tensor_outputs()
+        if len(oa) != 1 or len(ob) != 1 or squeezed(tuple(oa[0].shape)) != squeezed(tuple(ob[0].shape)):
+            return None
+        try:
+            a = np.asarray(oa[0].read(), np.float64).reshape(-1)
+            b = np.asarray(ob[0].read(), np.float64).reshape(-1)
+        except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+            return None
+        if not agrees(a, b):
+            return Located(found.pair, Side(ca, "compared across", found.a.first, ()),
+                           Side(cb, "compared across", found.b.first, ()))
+    return None
+
+
+_UNSURE = ("unverified", "unchecked", "one side only")
 
 
 def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tuple[TraceView, TraceView],
@@ -383,13 +431,17 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
         return Side(idle, "one side only", None, ())
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
-        deeper = unverified(v, call, [c for c in alone if c.id in within], good, bad, paired, first, twin.view, alone=True)
-        return Side(deeper[0], "unverified", None, ()) if len(deeper) == 1 else Side(made, "one side only", None, ())
-    unseen = unverified(v, call, alone, good, bad, paired, first, twin.view)
+        inside_made = tuple(unchecked_calls(v, call, [c for c in alone if c.id in within], good, bad, paired, first, twin.view))
+        deeper = chosen(list(inside_made), alone=True)
+        if len(deeper) == 1:
+            return Side(deeper[0], "unverified", None, (), suspects=inside_made)
+        return Side(made, "one side only", None, (), suspects=inside_made)
+    suspects = unchecked_calls(v, call, alone, good, bad, paired, first, twin.view)
+    unseen = chosen(suspects)
     if len(unseen) == 1:
-        return Side(unseen[0], "unverified", first, ())
+        return Side(unseen[0], "unverified", first, (), suspects=tuple(suspects))
     if unseen:  # several unchecked calls side by side: the call holding them is what the values show
-        return Side(call, "unchecked", first, (), unseen)
+        return Side(call, "unchecked", first, (), unseen, suspects=tuple(suspects))
     holder = holding(v, [c for c in inside_own if c.id not in paired], good - disputed, first)
     named = holder or call  # a call of this side's own holding the first differing value: its code made it
     fine = tuple(

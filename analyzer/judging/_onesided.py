@@ -30,7 +30,7 @@ from ..alignment._records import value_id
 from ._boundary import RELATION_REL, agrees
 from ._reconcile import rearranged
 
-__all__ = ["Key", "SAME_REL", "Twin", "found", "holding", "idle_random", "made_by", "moves_data", "paired_parent", "placeholder_for", "side_by_side", "unverified", "value_id"]
+__all__ = ["Key", "SAME_REL", "Twin", "chosen", "found", "holding", "idle_random", "made_by", "moves_data", "paired_parent", "placeholder_for", "side_by_side", "unchecked_calls", "value_id"]
 
 Key = tuple[Any, ...]
 
@@ -92,10 +92,10 @@ def made_by(v: TraceView, calls: list[Call], good: set[Key], bad: set[Key], pair
     return min(inner, key=lambda c: min((r.seq for r in c.outputs), default=c.id))
 
 
-def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad: set[Key],
-                paired: Container[int], first: Record | None, other: TraceView, alone: bool = False) -> tuple[Call, ...]:
-    """The innermost call only this side recorded, directly in ``call`` (inside no paired child:
-    a child whose output agrees checked it), that ran before ``first`` (the first differing
+def chosen(inner: list[Call], alone: bool = False) -> tuple[Call, ...]:
+    """The call named among ``inner`` (``unchecked_calls``: the innermost calls only this side
+    recorded, directly in ``call`` (inside no paired child: a child whose output agrees checked
+    it), that ran before ``first`` (the first differing
     value inside ``call``), received no value that differs, and returned a new value that no
     record of the other side compares: nothing tells whether it is right, and everything
     compared before it agrees. The latest such call is named (the last computation nobody
@@ -107,7 +107,7 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     order: not one-sided, so the enclosing code is what differs). A value no pair
     compares may still be in the other trace: a rotary cos/sin table one library builds in
     each attention and the other once, passing it in; every output found there (``found``)
-    verifies the call. A call that only moves data (``moves_data``) is not one either.
+    verifies the call. A call that only moves data (``moves_data``) is not one either).
 
     Several such calls of one type that ran side by side (none received what another returned:
     a mixture's experts, each a module on this side, against one batched module on the other)
@@ -115,6 +115,18 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
     combines them, made the difference. Empty when there is none, and with ``alone`` where
     several such calls ran one after another (a solver's loop of unchecked layers inside a
     call of this side's own: the last of them is no better answer than that call)."""
+    if not inner:
+        return ()
+    latest = inner[-1]
+    together = side_by_side(latest, inner)
+    if alone and len(inner) > 1 and len(together) != len(inner):
+        return ()
+    return together or (latest,)
+
+
+def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad: set[Key],
+                    paired: Container[int], first: Record | None, other: TraceView) -> list[Call]:
+    """Every call ``chosen`` weighs, innermost, in the order they returned."""
     hits = []
     for c in calls:
         parent = paired_parent(v, c, paired)
@@ -132,15 +144,9 @@ def unverified(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad:
         if all(found(other, r) for r in c.tensor_outputs() if value_id(r) is not None) or moves_data(c):
             continue
         hits.append((end, c))
-    if not hits:
-        return ()
     hit_ids = {c.id for _, c in hits}
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
-    latest = max(inner, key=lambda h: h[0])[1]
-    together = side_by_side(latest, [c for _, c in inner])
-    if alone and len(inner) > 1 and len(together) != len(inner):
-        return ()
-    return together or (latest,)
+    return [c for _, c in sorted(inner, key=lambda h: h[0])]  # in the order they returned
 
 
 def holding(v: TraceView, alone: list[Call], good: set[Key], first: Record | None) -> Call | None:
