@@ -245,17 +245,28 @@ def _across(found: Located[PairView]) -> Located[PairView] | None:
         return None
     for ca, cb in zip(xa, xb):
         oa, ob = ca.tensor_outputs(), cb.tensor_outputs()
-        if len(oa) != 1 or len(ob) != 1 or squeezed(tuple(oa[0].shape)) != squeezed(tuple(ob[0].shape)):
+        if len(oa) != 1 or len(ob) != 1 or len(ca.tensor_inputs()) != len(cb.tensor_inputs()):
             return None
-        try:
-            a = np.asarray(oa[0].read(), np.float64).reshape(-1)
-            b = np.asarray(ob[0].read(), np.float64).reshape(-1)
-        except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        same = _same(oa[0], ob[0])
+        if same is None:
             return None
-        if not agrees(a, b):
+        if not same:  # named where its inputs agree as far as they compare (another argument: the caller's)
+            if any(_same(x, y) is False for x, y in zip(ca.tensor_inputs(), cb.tensor_inputs())):
+                return None
             return Located(found.pair, Side(ca, "compared across", found.a.first, ()),
                            Side(cb, "compared across", found.b.first, ()))
     return None
+
+
+def _same(x: Record, y: Record) -> bool | None:
+    """Whether two records of one shape (axes of size one aside) hold the same values (None: other
+    shapes, or unreadable)."""
+    if squeezed(tuple(x.shape)) != squeezed(tuple(y.shape)):
+        return None
+    try:
+        return agrees(np.asarray(x.read(), np.float64).reshape(-1), np.asarray(y.read(), np.float64).reshape(-1))
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
 
 
 _UNSURE = ("unverified", "unchecked", "one side only")

@@ -113,12 +113,21 @@ def not_tensors(j: Judging) -> bool:
 def python_values(j: Judging) -> bool:
     """Python values passed as arguments (flags, numbers) are never numeric divergences: when
     they differ, the pair passes with both values named (a call whose output then differs is
-    named with them)."""
+    named with them); a float against a one-element tensor of the other side is compared."""
     a, b = j.item.a, j.item.b
-    if _PYTHON not in (a.device, b.device):
+    if _PYTHON not in (a.device, b.device) or _number_against_data(a, b):
         return False
     j.draft.passed, j.draft.reason = True, _python_value(a, b)
     return True
+
+
+def _number_against_data(a: RecordLike, b: RecordLike) -> bool:
+    """A Python float on one side against a one-element floating-point tensor on the other (a
+    solver's time ``t`` passed as a number to one model's function, as a 0-d tensor to the
+    other's): the other side computes with it as data, so it is compared as a number."""
+    py, data = (a, b) if a.device == _PYTHON else (b, a)
+    return (data.device != _PYTHON and py.dtype == "float64" and data.numel == 1 and py.numel == 1
+            and data.dtype.startswith(("float", "bfloat")))
 
 
 def _python_value(a: RecordLike, b: RecordLike) -> str:
