@@ -41,17 +41,15 @@ diverging call also received a differing input), the earliest failing record is 
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from padiff_trace import DamagedRecordError, Record
-from padiff_trace.arrays import squeezed
+from padiff_trace import Record
 
 from ..alignment._calls import Call, TraceView
-from ..alignment._pairing import CallPair
-from ..alignment._records import RecordLike
+from ._across import first_across
+from ._located import Located, PairResult, Side
 from ._onesided import (
     Key,
     Twin,
@@ -65,7 +63,6 @@ from ._onesided import (
     unchecked_calls,
     value_id,
 )
-from ._relations import agrees
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -74,106 +71,8 @@ if TYPE_CHECKING:
 __all__ = ["Located", "PairResult", "Side", "locate"]
 
 
-class PairResult(Protocol):
-    """What is read of a measured pair (``_pairview.PairResult``)."""
-
-    @property
-    def role(self) -> str: ...
-    @property
-    def step(self) -> int: ...
-    @property
-    def order(self) -> tuple[int, int, int]: ...
-    @property
-    def passed(self) -> bool: ...
-    @property
-    def a(self) -> RecordLike: ...
-    @property
-    def b(self) -> RecordLike: ...
-    @property
-    def call_pair(self) -> CallPair | None: ...
-
-
-R = TypeVar("R", bound=PairResult)
-
 _FWD = ("model_input", "input", "output")
 _STATE = ("param", "buffer")
-
-
-@dataclass(frozen=True)
-class Side:
-    """The module call named on one side, and why."""
-
-    call: Call
-    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "compared across", "state", "backward"
-    first: Record | None  # the first differing record inside ``call`` on this side
-    fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
-    unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
-    suspects: tuple[Call, ...] = ()  # every unchecked call weighed, in the order they returned (``_across``)
-
-    def as_dict(self) -> dict[str, Any]:
-        site = _site(self.call)
-        return {
-            "module": self.call.module,
-            "call_index": self.call.call_index,
-            "module_type": self.call.module_type,
-            "why": self.why,
-            "stack": [list(f) for f in site],
-            "first": self.first.name if self.first is not None else None,
-            "first_stack": [list(f) for f in self.first.stack] if self.first is not None else [],
-            "fine": [c.label for c in self.fine],
-            "unchecked": [c.label for c in self.unchecked],
-        }
-
-
-@dataclass(frozen=True)
-class Located(Generic[R]):
-    """The first divergence named on both sides (see the module docstring)."""
-
-    pair: R  # the first differing record inside the named pair (its output, or a child's input)
-    a: Side
-    b: Side
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"a": self.a.as_dict(), "b": self.b.as_dict()}
-
-    def sentences(self) -> list[tuple[str, str]]:
-        """(code, sentence) per side: the call named, why, and what agreed before it (the
-        report's diagnosis shows them as findings)."""
-        out: list[tuple[str, str]] = []
-        for tag, s in (("A", self.a), ("B", self.b)):
-            site = _site(s.call)
-            where = f" ({site[-1].file}:{site[-1].line})" if site else ""
-            text = f"{tag}: the error is made in {s.call.label} [{s.call.module_type}]{where}: {_WHY[s.why]}"
-            if s.why in ("inline code", "unverified", "unchecked") and s.first is not None and s.first.stack:
-                f = s.first.stack[-1]
-                text += f"; the first differing value is {s.first.name} ({f.file}:{f.line})"
-            if s.unchecked:
-                text += "; unchecked: " + ", ".join(c.label for c in s.unchecked)
-            if s.fine:
-                text += "; agreed before it: " + ", ".join(c.module.rsplit(".", 1)[-1] or "<root>" for c in s.fine)
-            out.append((f"made_in_{tag.lower()}", text))
-        return out
-
-
-_WHY = {
-    "own code": "its inputs agree and its output differs",
-    "inline code": "its inputs agree; its own code between its children made the difference",
-    "one side only": "a module recorded on this side only, whose inputs agree where they were compared and whose "
-                     "output is the differing value",
-    "counterpart": "a module recorded on this side only, at the place of the other side's call named: what it "
-                   "returned is the value compared with the differing value the other side's call returned",
-    "unverified": "a module recorded on this side only, which ran before the first differing value and returned "
-                  "a value that no record of the other side compares (everything compared before it agrees): "
-                  "the difference is made by it or by the code between it and that value",
-    "unchecked": "its inputs agree and its output differs; inside it, calls recorded on this side only returned "
-                 "values nothing compares: one of them, or its own code around them, made the difference",
-    "compared across": "a module recorded on this side only, whose output no pair compared: set against the other "
-                       "side's module of its own at the same place (as many of them, outputs of one shape, in one "
-                       "order) after the calls before it agreed, it is the first whose value differs",
-    "state": "a weight or buffer of it differs (compared before the forward pass)",
-    "backward": "every forward value agrees, and the first gradient that differs is the one it passes back for "
-                "an input (the output of the call before it): its backward made the difference",
-}
 
 
 def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Located[PairView] | None:
@@ -233,40 +132,15 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
 
 
 def _across(found: Located[PairView]) -> Located[PairView] | None:
-    """Unchecked calls on both sides (each side's own, nothing compared them) that line up: as
-    many on each side, the k-th returning one value of the k-th's shape (axes of size one aside:
-    one port's branch module ending in a max over time, the other's shared pool module called
-    once per branch). Their values are compared in that order: the first pair that differs,
-    every pair before it agreeing, is named on both sides (``why`` "compared across"). None
-    where they do not line up, or where no pair or the first pair differs only after one that
-    could not be read."""
-    xa, xb = found.a.suspects, found.b.suspects
-    if not xa or len(xa) != len(xb) or found.a.why not in _UNSURE or found.b.why not in _UNSURE:
+    """Both sides unsure (``_UNSURE``): their unchecked calls compared across (``first_across``),
+    the first pair that differs named on both sides (``why`` "compared across")."""
+    if found.a.why not in _UNSURE or found.b.why not in _UNSURE:
         return None
-    for ca, cb in zip(xa, xb):
-        oa, ob = ca.tensor_outputs(), cb.tensor_outputs()
-        if len(oa) != 1 or len(ob) != 1 or len(ca.tensor_inputs()) != len(cb.tensor_inputs()):
-            return None
-        same = _same(oa[0], ob[0])
-        if same is None:
-            return None
-        if not same:  # named where its inputs agree as far as they compare (another argument: the caller's)
-            if any(_same(x, y) is False for x, y in zip(ca.tensor_inputs(), cb.tensor_inputs())):
-                return None
-            return Located(found.pair, Side(ca, "compared across", found.a.first, ()),
-                           Side(cb, "compared across", found.b.first, ()))
-    return None
-
-
-def _same(x: Record, y: Record) -> bool | None:
-    """Whether two records of one shape (axes of size one aside) hold the same values (None: other
-    shapes, or unreadable)."""
-    if squeezed(tuple(x.shape)) != squeezed(tuple(y.shape)):
+    got = first_across(found.a.suspects, found.b.suspects)
+    if got is None:
         return None
-    try:
-        return agrees(np.asarray(x.read(), np.float64).reshape(-1), np.asarray(y.read(), np.float64).reshape(-1))
-    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
-        return None
+    return Located(found.pair, Side(got[0], "compared across", found.a.first, ()),
+                   Side(got[1], "compared across", found.b.first, ()))
 
 
 _UNSURE = ("unverified", "unchecked", "one side only")
@@ -462,8 +336,3 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     )
     why = "own code" if first is None or first.call == named.id else "inline code"
     return Side(named, why, first, fine)
-
-
-def _site(c: Call) -> tuple[Any, ...]:
-    rec = next(iter(c.inputs or c.outputs), None)
-    return tuple(rec.stack[-2:]) if rec is not None else ()
