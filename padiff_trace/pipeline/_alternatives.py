@@ -84,13 +84,6 @@ def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTra
         logger.info("the pairing in %s diverges earlier: the first run stands", path)
         other.close()
         return report, traces, None
-    # where both diverge at the same record the values cannot choose; pairs the names made
-    # (``static_embedding`` ~ ``static_embed``) outweigh the order of the calls
-    named = {(p.a, p.b) for p in current.pairs if p.how == "name"}
-    if analyzer.divergence_key(other)[:2] == analyzer.divergence_key(report)[:2] and named - _whole_names(ordered):
-        logger.info("the pairing in %s diverges where the names' does and undoes pairs by name: the first run stands", path)
-        other.close()
-        return report, traces, None
     shown = ", ".join(f"{a} ~ {b}" + _part(pa, pb) for a, b, pa, pb in moved[:3]) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
     other.add_convention(
         f"weights paired in the order the models call their modules, not the order they register them: {shown} "
@@ -147,10 +140,6 @@ def _merged(base: dict[str, Any], alt: dict[str, Any]) -> dict[str, Any]:
 
     return {**base, "weights": [e for e in base.get("weights", []) if kept(e)] + alt.get("weights", []),
             "modules": base.get("modules", []) + alt.get("modules", [])}
-
-
-def _whole_names(wm: Any) -> set[tuple[str, str]]:
-    return {(p.a, p.b) for p in wm.pairs if p.transfer}
 
 
 def _whole_pairs(wm: Any) -> set[tuple[Any, ...]]:

@@ -1434,9 +1434,6 @@ SAM 4 of 4, ArcFace 4 of 4. What failed, and the general rule each needed:
   the one that keeps the merged axes in their stored order is taken. Named apart
   (`branches.0.conv` against `encoder.conv_k2`, no block index in common), the units are classed
   again by element count.
-- **Names over call order on a tie** (TextCNN `paddle_padding_idx`): the two embedding tables pair
-  by name (`static_embedding` ~ `static_embed`); the call-order retry diverged at the same record
-  and replaced them. Where the values cannot choose, the names stand.
 - **Unchecked calls compared across** (TextCNN `torch_pool_avg`, neural ODE
   `paddle_time_column_last`): paddle's branch module (conv, ReLU, max over time) against torch's
   shared pool module called once per branch: nothing compared either; three on each side, one
@@ -1464,7 +1461,11 @@ After: set 26 **S26_AFTER of 28** (clean twins 6 of 6). The misses: AutoInt
 `torch_relu_before_residual` (a large bug in the first layer after the field order: no call kept the
 order before it, so the order is not passed and the embedder, where it began, is named) and
 `torch_dense_cols_swapped` (paddle's two embedding modules are one-sided; the later one is named,
-the truth names the one whose slices differ); neural ODE `torch_dynamics_output_tanh` (the
+the truth names the one whose slices differ); TextCNN `paddle_padding_idx` (the two same-shape
+embedding tables pair by name, `static_embedding` ~ `static_embed`; the call-order retry pairs
+them the other way and diverges at the same record, so it is kept, and torch's static table is
+named: a rule that let the names win such a tie broke LLaMA's clean twin, whose norms the names
+pair wrongly, and was taken back); neural ODE `torch_dynamics_output_tanh` (the
 dynamics' own activation is named, the truth names the function module); PatchTST
 `paddle_patch_pad_constant` (torch's padding module only moves data, so it is not named; the
 backbone around it is).
