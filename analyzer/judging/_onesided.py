@@ -113,14 +113,15 @@ def chosen(inner: list[Call], alone: bool = False) -> tuple[Call, ...]:
     a mixture's experts, each a module on this side, against one batched module on the other)
     are returned together: the values cannot say which of them, or the enclosing code that
     combines them, made the difference. Empty when there is none, and with ``alone`` where
-    several such calls ran one after another (a solver's loop of unchecked layers inside a
-    call of this side's own: the last of them is no better answer than that call)."""
+    calls of several modules ran one after another (a solver's loop of unchecked layers inside a
+    call of this side's own: the last of them is no better answer than that call; one module
+    called again, a rotary module applied to q then k, stays one suspect)."""
     if not inner:
         return ()
     latest = inner[-1]
     together = side_by_side(latest, inner)
-    if alone and len(inner) > 1 and len(together) != len(inner):
-        return ()
+    if alone and len({c.module for c in inner}) > 1 and len(together) != len(inner):
+        return ()  # a chain of several modules' calls; one module called again is one suspect
     return together or (latest,)
 
 
