@@ -20,7 +20,8 @@ received a value in that order and returned a value in the same order (*carried*
 computes slice by slice), or that received one in that order and returned a value that agrees
 (*absorbed*: its weights or code undo the order), or the step's model outputs agree. Without
 either, the records keep failing, and the first divergence is where the order began: a
-permutation nothing downstream undoes is a difference of the models' outputs.
+permutation nothing downstream undoes is a difference of the models' outputs. An order the
+models' inputs already hold is the data's (a batch shuffled by one loader), never a layout.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 REORDERED = "the same slices along axis"  # how the reason of a record passed as a layout begins
 _READ_LIMIT = 1 << 22  # elements: larger records are not read for an order
 _SEARCHED = 16  # per step, failing records searched for a new order (known orders are tried on all)
-_ROLES = ("input", "output", "grad_output", "grad_input")
+_ROLES = ("model_input", "input", "output", "grad_output", "grad_input")
 # a call's output in the order of its input, at most this relative difference and this fraction of
 # the difference as it stands: the call kept the order (its own error aside)
 _CLOSER = 0.5
@@ -161,7 +162,10 @@ def absorb_reordered(t: PairTable) -> list[dict[str, Any]]:
             continue
         root_out = np.flatnonzero(in_step & t.role_mask("output") & np.isin(cp, list(roots)))
         outputs_agree = bool(len(root_out)) and bool(t.passed[root_out].all())
+        data = t.role_mask("model_input")
         for o in orders:
+            if any(data[i] for i in o.rows):
+                continue  # the model inputs hold it: the data's order (a batch shuffled), not a layout
             why = _evidence(t, o, outputs_agree)
             if why is None:
                 continue
