@@ -310,17 +310,9 @@ class _Matcher:
         if len(x.cshape) != len(y.cshape):  # axes of size one: a reshape
             how = "reshape"
         elif x.cshape != y.cshape:  # A's canonical view is taken transposed
-            x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
-            x.cshape = x.cshape[::-1]
-            logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
-            self.pair(x, y, how)
-            # said in the map, so that a mapping file written from it pairs them the same way
-            last = self.map.pairs[-1]
-            self.map.pairs[-1] = (dataclasses.replace(last, a_axes=(1, 0)) if x.side == "a"
-                                  else dataclasses.replace(last, b_axes=(1, 0)))
-            return
+            self._turn(x)
         logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
-        self.pair(x, y, how)
+        self._pair_marked(x, y, how)
 
     def _partner(self, t: _T) -> _T | None:
         """The tensor ``t`` paired with whole (None: none, or only parts)."""
