@@ -128,6 +128,19 @@ def test_patches_flattened_channels_last_against_a_patch_convolution_are_aligned
     assert "flattened channels last" in said, said
 
 
+def test_a_pairing_in_call_order_is_not_kept_where_the_run_diverged_before_those_weights_act(tmp_path: Path) -> None:
+    """port_mixer ``paddle_norm_reuse``: paddle's second block calls norm1 twice and norm2 never,
+    so the call order pairs its norms the other way. The first run diverges at the stem (the patch
+    layout, found later), long before a norm acts: the run in call order diverges there too, and
+    says nothing about the norms. The first run stands; the block is named on both sides."""
+    rc, doc, text = run(tmp_path, "port_mixer", "paddle_norm_reuse")
+    assert rc == 1, text[-4000:]
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == ("blocks.1", "layers.1"), text[-4000:]
+    said = " ".join(c["text"] for c in doc["diagnosis"])
+    assert "order the models call their modules" not in said, said
+
+
 @pytest.mark.parametrize("bug", ["", "causal_leak"])
 def test_a_gated_conv_against_two_weight_normed_convs_is_aligned_and_a_bug_named_at_its_block(
         tmp_path: Path, bug: str) -> None:

@@ -25,7 +25,8 @@ from padiff_trace.matching import module_pattern
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["Alternative", "confirmed", "diverges_inside", "divergence_key", "pairing_alternatives", "part_alternatives"]
+__all__ = ["Alternative", "confirmed", "diverges_inside", "divergence_key", "first_use", "pairing_alternatives",
+           "part_alternatives"]
 
 _INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
 _MAX_TRIES = 2
@@ -262,3 +263,16 @@ def divergence_key(report: Report) -> tuple[float, float, float]:
     else:
         ra, rb = d.pair.a, d.pair.b
     return (float(rb.step), float(ra.seq), float(rb.seq))
+
+
+def first_use(report: Report, modules: set[str]) -> float:
+    """A's first record number, in the step of the run's first divergence, of a call's input or
+    output of one of ``modules`` (or of a module inside one): where weights they hold first act.
+    Infinite when none of them was called there (or the run agrees)."""
+    d = report.first_divergence
+    if d is None or report.exit_code == 0 or not modules:
+        return float("inf")
+    step = d.pair.b.step
+    seqs = [r.a.seq for r in report.pairs if r.b.step == step and r.role in ("input", "output")
+            and any(r.a.module == m or r.a.module.startswith(m + ".") for m in modules)]
+    return float(min(seqs)) if seqs else float("inf")

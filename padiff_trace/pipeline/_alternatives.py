@@ -79,9 +79,14 @@ def try_call_order(kids: Children, say: Progress, report: Report, traces: RunTra
     if other is None:
         return report, traces, None
     # the order both compute in: kept unless A's first differing record comes earlier (the same A
-    # record paired with an earlier call of B is no worse: that call is the one B computes first)
-    if analyzer.divergence_key(other)[:2] < analyzer.divergence_key(report)[:2]:
-        logger.info("the pairing in %s diverges earlier: the first run stands", path)
+    # record paired with an earlier call of B is no worse: that call is the one B computes first),
+    # or comes no later but before any moved weight acts: then the values said nothing about them
+    before, after = analyzer.divergence_key(report)[:2], analyzer.divergence_key(other)[:2]
+    moved_modules = {a.rpartition(".")[0] for a, _, _, _ in moved}
+    logger.info("call order: first run diverges at %s, the call order's at %s; moved weights act first at %s",
+                before, after, analyzer.first_use(report, moved_modules))
+    if after < before or (after == before and before[1] < analyzer.first_use(report, moved_modules)):
+        logger.info("the pairing in %s goes no further than the first run: the first run stands", path)
         other.close()
         return report, traces, None
     shown = ", ".join(f"{a} ~ {b}" + _part(pa, pb) for a, b, pa, pb in moved[:3]) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
