@@ -42,8 +42,8 @@ from .reporting._pairings import (
     Alternative,
     confirmed,
     divergence_key,
-    first_use,
     diverges_inside,
+    first_use,
     pairing_alternatives,
     part_alternatives,
 )
