@@ -35,6 +35,7 @@ from .judging._optimizer import OptimizerDiff, optimizer_diff
 from .judging._optreplay import verify_update_convention
 from .judging._pairtable import PairDraft, PairTable
 from .judging._precision import half_undeclared
+from .judging._quantities import absorb_other_quantities
 from .judging._randomness import random_draws
 from .judging._referee import side_errors
 from .judging._reordered import absorb_reordered
@@ -129,6 +130,7 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_reparametrized(table, {(p.a, p.b) for p in wm.pairs if not p.transfer} if wm is not None else set())
         absorb_moved(table)
         absorb_checked_inside(table, (va, vb))
+        absorb_other_quantities(table, (va, vb))
         conventions += absorb_boundaries(table, va, vb)
         conventions += absorb_reordered(table)
         absorb_unpropagated_gradients(table)

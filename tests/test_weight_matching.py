@@ -974,3 +974,27 @@ def test_a_linear_over_time_and_state_is_a_linear_and_its_parents_time_vector() 
                      "dynamics.fc1.weight": ("odefunc.layer1._layer.weight", (1, 17), 1),
                      "dynamics.time2": ("odefunc.layer2._layer.weight", (0, 1), 1),
                      "dynamics.fc2.weight": ("odefunc.layer2._layer.weight", (1, 33), 1)}, parts
+
+
+def test_a_module_without_block_indices_gives_no_parts_to_a_block_whose_partner_is_known() -> None:
+    """CrossViT: torch's cross-attention lives at ``cross.small_cls.attn`` (no block index, so
+    any block's path fits it), with ``to_q`` and ``to_k`` ``[32, 32]`` side by side. Paddle's
+    first block has an MLP ``fc1`` of ``[32, 64]``: as big as q|k stacked. The block's norms
+    paired it with torch's ``large.layers.0``, so its MLP's parts are looked for there: ``fc1``
+    is the feed-forward's first Linear, not q|k of an attention elsewhere."""
+    pd = [*norm("blocks.0.blocks.0.0.norm1"), *paddle_linear("blocks.0.blocks.0.0.attn.q_proj", H, H),
+          *paddle_linear("blocks.0.blocks.0.0.attn.k_proj", H, H), *paddle_linear("blocks.0.blocks.0.0.attn.v_proj", H, H),
+          *paddle_linear("blocks.0.blocks.0.0.attn.proj", H, H), *norm("blocks.0.blocks.0.0.norm2"),
+          *paddle_linear("blocks.0.blocks.0.0.mlp.fc1", H, 2 * H), *paddle_linear("blocks.0.blocks.0.0.mlp.fc2", 2 * H, H),
+          *norm("blocks.0.fusion.0.norm1"), *paddle_linear("blocks.0.fusion.0.attn.wq", H, H),
+          *paddle_linear("blocks.0.fusion.0.attn.wkv", H, 2 * H), *paddle_linear("blocks.0.fusion.0.attn.proj", H, H)]
+    th = [*norm("large.layers.0.0.norm"), *torch_linear("large.layers.0.0.fn.to_qkv", H, 3 * H),
+          *torch_linear("large.layers.0.0.fn.to_out", H, H), *norm("large.layers.0.1.norm"),
+          *torch_linear("large.layers.0.1.fn.net.0", H, 2 * H), *torch_linear("large.layers.0.1.fn.net.2", 2 * H, H),
+          *norm("cross.small_cls.attn_norm"), *torch_linear("cross.small_cls.attn.to_q", H, H),
+          *torch_linear("cross.small_cls.attn.to_k", H, H), *torch_linear("cross.small_cls.attn.to_v", H, H),
+          *torch_linear("cross.small_cls.attn.to_out", H, H)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    got = {(p.a, p.b) for p in wm.pairs}
+    assert ("blocks.0.blocks.0.0.mlp.fc1.weight", "large.layers.0.1.fn.net.0.weight") in got, sorted(got)
+    assert not any(p.a.startswith("blocks.0.blocks.0.0.mlp") and p.b.startswith("cross.") for p in wm.pairs), sorted(got)

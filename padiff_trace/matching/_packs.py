@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
                side: list[MTensor], vocab: frozenset[str] = frozenset(),
-               place: Callable[[MTensor, MTensor], bool] | None = None) -> tuple[list[MTensor] | None, int]:
+               place: Callable[[MTensor, MTensor], bool | None] | None = None) -> tuple[list[MTensor] | None, int]:
     """The run of the other side's tensors ``x`` packs (``run_along``) and its axis: the first of
     x's ``PACK_AXIS`` axes that has one (a Linear's outputs, then its inputs). ``vocab``: the
     path words of x's own side; ``place``: whether two tensors sit in partnered modules."""
@@ -35,7 +35,7 @@ def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
 
 def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None,
               side: list[MTensor], vocab: frozenset[str] = frozenset(),
-              place: Callable[[MTensor, MTensor], bool] | None = None) -> list[MTensor] | None:
+              place: Callable[[MTensor, MTensor], bool | None] | None = None) -> list[MTensor] | None:
     """The tensors of the other side (``live``, unpaired; ``side``, all of them) that ``x`` holds
     concatenated along ``axis``: siblings of one type and local name, in the same block, whose
     sizes add up to x's (in the same block, or in the partner of x's module: ``place``), and adjacent among their parent's tensors of that local name (a fused
@@ -52,7 +52,7 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     rest = x.cshape[:axis] + x.cshape[axis + 1 :]
     cand = [
         y for y in live
-        if y.ctype == x.ctype and y.local == x.local and (_same_block(x.key, y.key) or (place is not None and place(x, y)))
+        if y.ctype == x.ctype and y.local == x.local and _placed(x, y, place)
         and len(y.cshape) == len(x.cshape)
         and y.cshape[:axis] + y.cshape[axis + 1 :] == rest and y.cshape[axis] < x.cshape[axis]
     ]
@@ -85,6 +85,15 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
         return None
     runs.sort(key=lambda r: r[:3])
     return runs[0][3]
+
+
+def _placed(x: MTensor, y: MTensor, place: Callable[[MTensor, MTensor], bool | None] | None) -> bool:
+    """Whether ``y`` may be a part of ``x``: inside the partner of x's module (or of its parent,
+    grandparent) where one is known; else in the same block. A path without block indices
+    (``cross.attn``) fits any block, so only the partner can keep a part out of a module that is
+    no twin of x's (a cross-attention's q|k taken for the MLP's ``fc1`` of the first block)."""
+    placed = place(x, y) if place is not None else None
+    return placed if placed is not None else _same_block(x.key, y.key)
 
 
 def _same_block(kx: tuple[int, ...], ky: tuple[int, ...]) -> bool:

@@ -152,22 +152,28 @@ class _Matcher:
                         found = "role+order"  # the names say nothing: type, role, shape and rank agree
                     self.pair(x, y, found)
 
-    def _partner_of(self) -> Callable[[_T, _T], bool]:
+    def _partner_of(self) -> Callable[[_T, _T], bool | None]:
         """Whether ``y``'s module is inside the partner of x's module, parent or grandparent,
         the nearest that has one (the modules the whole pairs so far make one computation: the
         attention whose norm paired, the block whose norms paired), whatever the two sides'
-        block indices count; never the root's."""
+        block indices count; never the root's. Where x's own module has a partner (one part of
+        x paired already, a packed bias's twin), that partner's siblings are in place too. None
+        where none of them has a partner yet."""
         whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
         fwd = leftover.partner_modules(whole)
         back = {mb: ma for ma, mb in fwd.items()}
 
-        def near(x: _T, y: _T) -> bool:
+        def near(x: _T, y: _T) -> bool | None:
             known = fwd if x.side == "a" else back
             m, up = x.info.module, 0
             while m and m not in known and up < 2:  # the nearest of x's module, parent, grandparent with a partner
                 m, up = m.rpartition(".")[0], up + 1
             mine = known.get(m, "") if m else ""
-            return bool(mine) and (y.info.module + ".").startswith(mine + ".")
+            if not mine:
+                return None
+            if up == 0 and y.info.module.rpartition(".")[0] == mine.rpartition(".")[0]:
+                return True  # x's own module paired with one of the parts: the others are its siblings
+            return (y.info.module + ".").startswith(mine + ".")
 
         return near
 
