@@ -355,7 +355,10 @@ def test_set26_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
 # cutoff weights a module of its own computed, the torch port hands them the distances and
 # computes the cutoff inside; paired by shape, the two arguments are two quantities, and a bug
 # inside a block is named there, not at the cutoff module
-SET27 = [("port_schnet", ""), ("port_schnet", "paddle_self_pairs"), ("port_schnet", "torch_aggregate_self")]
+SET27 = [("port_schnet", ""), ("port_schnet", "paddle_self_pairs"), ("port_schnet", "torch_aggregate_self"),
+         # the first differing value put together from two embedding modules' fields: the one whose
+         # fields torch's one embedder does not hold is named (blame by share)
+         ("port_autoint", "torch_dense_cols_swapped")]
 
 
 @pytest.mark.parametrize(("family", "bug"), SET27)

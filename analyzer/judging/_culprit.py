@@ -58,6 +58,7 @@ from ._onesided import (
     holding,
     idle_random,
     made_by,
+    odd_share,
     paired_parent,
     placeholder_for,
     unchecked_calls,
@@ -279,6 +280,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     good: set[Key] = set()
     bad: set[Key] = set()
     first: Record | None = None
+    against: Record | None = None  # first's partner: the other side's value
     for p in fwd:
         r = getattr(p, side)
         if wanted:
@@ -286,7 +288,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             if k is not None and k in wanted:
                 (good if p.passed else bad).add(k)
         if not p.passed and r.call in ids and (first is None or r.seq < first.seq):
-            first = r
+            first, against = r, getattr(p, "b" if side == "a" else "a")
     disputed = good & bad  # right where one pair compares it, handed on differently where another does
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
@@ -316,17 +318,21 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
         return Side(idle, "one side only", None, ())
     if made is not None:  # inside it, a call nothing checked may have made the value it returns
         within = v.descendants(made)
-        inside_made = tuple(unchecked_calls(v, call, [c for c in alone if c.id in within], good, bad, paired, first, twin.view))
+        inside_made = tuple(unchecked_calls(v, call, [c for c in alone if c.id in within], good, bad, paired, first, twin.view,
+                                            against))
         deeper = chosen(list(inside_made), alone=True)
         if len(deeper) == 1:
             return Side(deeper[0], "unverified", None, (), suspects=inside_made)
         return Side(made, "one side only", None, (), suspects=inside_made)
-    suspects = unchecked_calls(v, call, alone, good, bad, paired, first, twin.view)
+    suspects = unchecked_calls(v, call, alone, good, bad, paired, first, twin.view, against)
     unseen = chosen(suspects)
     if len(unseen) == 1:
         return Side(unseen[0], "unverified", first, (), suspects=tuple(suspects))
     if unseen:  # several unchecked calls side by side: the call holding them is what the values show
         return Side(call, "unchecked", first, (), unseen, suspects=tuple(suspects))
+    share = odd_share(inside_own, paired, first, against)
+    if share is not None:  # the first differing value put together from several calls' outputs
+        return Side(share, "share", first, ())
     holder = holding(v, [c for c in inside_own if c.id not in paired], good - disputed, first)
     named = holder or call  # a call of this side's own holding the first differing value: its code made it
     fine = tuple(

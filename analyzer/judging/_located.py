@@ -41,7 +41,7 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "compared across", "state", "backward"
+    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "share", "compared across", "state", "backward"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
     unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
@@ -104,6 +104,9 @@ _WHY = {
                   "the difference is made by it or by the code between it and that value",
     "unchecked": "its inputs agree and its output differs; inside it, calls recorded on this side only returned "
                  "values nothing compares: one of them, or its own code around them, made the difference",
+    "share": "a module recorded on this side only, whose output is one of the shares the first differing value "
+             "is put together from: the other side's value holds every other share, slice by slice, but not this "
+             "one's",
     "compared across": "a module recorded on this side only, whose output no pair compared: set against the other "
                        "side's module of its own at the same place (as many of them, outputs of one shape, in one "
                        "order) after the calls before it agreed, it is the first whose value differs",

@@ -30,7 +30,7 @@ from ..alignment._records import value_id
 from ._boundary import RELATION_REL, agrees
 from ._reconcile import rearranged
 
-__all__ = ["Key", "SAME_REL", "Twin", "chosen", "found", "holding", "idle_random", "made_by", "moves_data", "paired_parent", "placeholder_for", "side_by_side", "unchecked_calls", "value_id"]
+__all__ = ["Key", "SAME_REL", "Twin", "chosen", "found", "holding", "idle_random", "made_by", "moves_data", "odd_share", "paired_parent", "slices_found", "placeholder_for", "side_by_side", "unchecked_calls", "value_id"]
 
 Key = tuple[Any, ...]
 
@@ -126,8 +126,12 @@ def chosen(inner: list[Call], alone: bool = False) -> tuple[Call, ...]:
 
 
 def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad: set[Key],
-                    paired: Container[int], first: Record | None, other: TraceView) -> list[Call]:
-    """Every call ``chosen`` weighs, innermost, in the order they returned."""
+                    paired: Container[int], first: Record | None, other: TraceView,
+                    against: Record | None = None) -> list[Call]:
+    """Every call ``chosen`` weighs, innermost, in the order they returned. A call whose every
+    output is a share of ``first`` that the other side's value ``against`` (``first``'s partner)
+    holds as well, slice by slice (``slices_found``), is checked by it: the fields one embedding
+    module returned, set beside another's, agree where the other side's one module holds them."""
     hits = []
     for c in calls:
         parent = paired_parent(v, c, paired)
@@ -143,6 +147,8 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
         if first is not None and end > first.seq:
             continue
         if all(found(other, r) for r in c.tensor_outputs() if value_id(r) is not None) or moves_data(c):
+            continue
+        if against is not None and all(slices_found(r, against) for r in c.tensor_outputs()):
             continue
         hits.append((end, c))
     hit_ids = {c.id for _, c in hits}
@@ -349,3 +355,44 @@ def _corner_of(r: Record, table: Record) -> bool:
 
 def paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:
     return next((x for x in v.ancestors(c) if x.id in paired), None)
+
+
+_MAX_SLICED = 1 << 20  # elements read to look for a share slice by slice
+
+
+def slices_found(r: Record, whole: Record) -> bool:
+    """Whether ``r`` is a share of ``whole``'s shape along one axis whose every slice along it is
+    one of ``whole``'s slices, in any order (to within ``RELATION_REL`` in relative L2): the
+    fields one module embedded, found among the other side's fields whichever order they keep."""
+    if (not r.has_data or not whole.has_data or len(r.shape) != len(whole.shape)
+            or max(r.numel, whole.numel) > _MAX_SLICED):
+        return False
+    diff = [k for k, (m, n) in enumerate(zip(r.shape, whole.shape)) if m != n]
+    if len(diff) != 1 or r.shape[diff[0]] > whole.shape[diff[0]]:
+        return False
+    ax = diff[0]
+    x = np.moveaxis(np.asarray(r.read(), dtype=np.float64), ax, 0).reshape(r.shape[ax], -1)
+    y = np.moveaxis(np.asarray(whole.read(), dtype=np.float64), ax, 0).reshape(whole.shape[ax], -1)
+    for row in x:
+        scale = float(np.linalg.norm(row))
+        if scale == 0.0 or not np.isfinite(scale):
+            return False
+        if not (np.linalg.norm(y - row, axis=1) <= RELATION_REL * scale).any():
+            return False
+    return True
+
+
+def odd_share(calls: list[Call], paired: Container[int], first: Record | None, against: Record | None) -> Call | None:
+    """Where the first differing value (``first``) holds the outputs of several calls only this
+    side recorded, each a share of it slice by slice (``slices_found``: two embedding modules'
+    fields set side by side), and the other side's value (``against``) holds every share but
+    one's, that call: its slices are where the values part. None otherwise."""
+    if first is None or against is None:
+        return None
+    shares = [c for c in calls if c.id not in paired and c.tensor_outputs()
+              and all(r.numel < first.numel and slices_found(r, first) for r in c.tensor_outputs())]
+    if len(shares) < 2:
+        return None
+    odd = [c for c in shares if not all(slices_found(r, against) for r in c.tensor_outputs())]
+    return odd[0] if len(odd) == 1 else None
+
