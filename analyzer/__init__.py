@@ -30,6 +30,7 @@ from .judging._referee import CLASSES, RATIO
 from .reporting._columns import column_alternatives
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
+from .reporting._gates import gate_alternatives
 from .reporting._html import write_html
 from .reporting._layouts import (
     concat_alternatives,
@@ -84,6 +85,7 @@ __all__ = [
     "confirmed",
     "divergence_key",
     "first_use",
+    "gate_alternatives",
     "load_mapping",
     "local_vs_accumulated",
     "noise_floor",

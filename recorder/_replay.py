@@ -17,7 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from padiff_trace import STAT_FIELDS, Deferred, Kind, UserError, WeightTransferError, open_trace
-from padiff_trace.arrays import packed_part, put_packed_part, squeezed, stats_tuple, transposed_rows
+from padiff_trace.arrays import blocks_in_order, packed_part, put_packed_part, squeezed, stats_tuple, transposed_rows
 from padiff_trace.matching import (
     QKV_PACKING,
     Mapping,
@@ -151,7 +151,8 @@ def transfer_weights(
                 continue
             if p.b in sums and sums[p.b][0] is not p:
                 continue  # written once, as the sum of its group
-            arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups), p.b_perm)
+            arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups, p.a_blocks),
+                             p.b_perm)
             if p.b in zeros:  # one of several B tensors whose sum is A's: the first carries it
                 arr = np.zeros_like(arr)
             elif p.b in sums:  # B's one tensor is the sum of A's
@@ -174,7 +175,7 @@ def transfer_weights(
             buf: np.ndarray | None = None
             covered = 0
             for p in parts:
-                arr = _canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis, p.a_groups)
+                arr = _canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis, p.a_groups, p.a_blocks)
                 if buf is None:
                     buf = np.zeros(canon_shape, dtype=arr.dtype)
                 assert p.b_part is not None
@@ -280,9 +281,11 @@ def _check_data(trace_path: str | os.PathLike[str], recs: Sequence[Any]) -> None
 
 
 def _canonical(arr: np.ndarray, perm: tuple[int, ...] | None, part: tuple[int, int] | None, axis: int,
-               groups: int = 1) -> np.ndarray:
+               groups: int = 1, blocks: tuple[int, ...] | None = None) -> np.ndarray:
     if perm is not None:
         arr = transposed_rows(arr) if perm == (1, 0) and arr.ndim == 2 else np.ascontiguousarray(np.transpose(arr, perm))
+    if blocks is not None:  # gates stacked in another order: B's order first, then the part
+        arr = blocks_in_order(arr, blocks)
     if part is not None:
         arr = packed_part(arr, *part, axis=axis, groups=groups)
     return arr

@@ -998,3 +998,30 @@ def test_a_module_without_block_indices_gives_no_parts_to_a_block_whose_partner_
     got = {(p.a, p.b) for p in wm.pairs}
     assert ("blocks.0.blocks.0.0.mlp.fc1.weight", "large.layers.0.1.fn.net.0.weight") in got, sorted(got)
     assert not any(p.a.startswith("blocks.0.blocks.0.0.mlp") and p.b.startswith("cross.") for p in wm.pairs), sorted(got)
+
+
+def test_gates_stacked_in_another_order_round_trip_through_a_mapping_file() -> None:
+    """A ConvLSTM's gate convolution: paddle stacks its output rows i, f, o, g, torch i, f, g, o.
+    ``paddle_blocks: [0, 1, 3, 2]`` takes paddle's rows as four blocks in torch's order (torch's
+    block 2 is paddle's block 3); written back by the weight map under the same key, and a torch
+    side's order is kept as paddle's inverse (a swap is its own inverse, a rotation is not)."""
+    conv = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"]}
+    tconv = {"Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"]}
+    a = WeightSide("paddle", (t("cell.conv.weight", "Conv2D", (32, 11, 3, 3)), t("cell.conv.bias", "Conv2D", (32,))), conv)
+    b = WeightSide("torch", (t("cell.gates.weight", "Conv2d", (32, 11, 3, 3)), t("cell.gates.bias", "Conv2d", (32,))), tconv)
+    doc = {"version": 1, "weights": [
+        {"paddle": "cell.conv.weight", "torch": "cell.gates.weight", "paddle_blocks": [0, 1, 3, 2]},
+        {"paddle": "cell.conv.bias", "torch": "cell.gates.bias", "torch_blocks": [1, 2, 3, 0]}]}
+    mapping = parse_mapping(doc, "gates.json")
+    wm = match_weights(a, b, *mapping_pins(mapping, a, b))
+    blocks = {p.a: p.a_blocks for p in wm.pairs}
+    assert blocks == {"cell.conv.weight": (0, 1, 3, 2), "cell.conv.bias": (3, 0, 1, 2)}, blocks
+    written = {e["paddle"]: e.get("paddle_blocks") for e in json.loads(wm.dumps())["weights"]}
+    assert written == {"cell.conv.weight": [0, 1, 3, 2], "cell.conv.bias": [3, 0, 1, 2]}, written
+    again = match_weights(a, b, *mapping_pins(parse_mapping(json.loads(wm.dumps()), "weightmap.json"), a, b))
+    assert {p.a: p.a_blocks for p in again.pairs} == blocks
+    with pytest.raises(MappingError, match="_blocks"):
+        parse_mapping({"weights": [{"paddle": "x.weight", "torch": "y.weight", "paddle_blocks": [0, 0]}]}, "bad.json")
+    with pytest.raises(MappingError, match="_blocks"):
+        parse_mapping({"weights": [{"paddle": "x.weight", "torch": "y.weight", "paddle_part": [0, 8],
+                                    "paddle_blocks": [1, 0]}]}, "bad.json")

@@ -46,7 +46,7 @@ def plan(
     aligned = first_step(va) if first_step(va) == first_step(vb) and in_order else None
     keyed: dict[tuple[str, int], CallPair] | None = None
     # outputs (fused q|k|v packed two ways) and inputs (features concatenated in another order) in B's order
-    regrouped, regrouped_in = regroup_orders(wm, _weight_ndim(va))
+    regrouped, regrouped_in = regroup_orders(wm, _weight_shapes(va))
     same_value = _regrouped_values(al, regrouped_in)
     splits = split_layers(wm)  # one layer over a concatenation against one layer per part
     flows: defaultdict[int, LayoutFlow] = defaultdict(LayoutFlow)  # layouts carried through framework layers
@@ -65,7 +65,7 @@ def plan(
             if whole is not None:
                 if with_ops:
                     op_calls.append((ca, cb, pair))
-                yield from whole
+                yield from _read_in_order(whole, regrouped.get((ca.module, cb.module)) if regrouped else None)
                 continue
             ins, _, _ = pair_leaves(ca.inputs, cb.inputs, cp.perm)
             outs, _, _ = pair_leaves(ca.outputs, cb.outputs, cp.perm)
@@ -156,7 +156,7 @@ def _value_order(same: Mapping[tuple[_ValueKey, _ValueKey], np.ndarray], x: Reco
     return same.get((kx, ky)) if kx is not None and ky is not None else None
 
 
-def _regroup_axis(x: Record, y: Record, perm: tuple[int, ...] | None, order: np.ndarray) -> int | None:
+def _regroup_axis(x: RecordLike, y: RecordLike, perm: tuple[int, ...] | None, order: np.ndarray) -> int | None:
     """The axis of ``x`` read in ``order``: the last (``_regroupable``), else the channel axis of
     a channels-first map (a convolution's output, ``[N, C, ...]``); None where neither fits."""
     if _regroupable(x, y, perm, order):
@@ -167,7 +167,7 @@ def _regroup_axis(x: Record, y: Record, perm: tuple[int, ...] | None, order: np.
     return None
 
 
-def _regroupable(x: Record, y: Record, perm: tuple[int, ...] | None, order: object) -> bool:
+def _regroupable(x: RecordLike, y: RecordLike, perm: tuple[int, ...] | None, order: object) -> bool:
     """A record whose last axis is the regrouped one, laid out as the other side's (the same
     element count, the same last axis; leading axes may split tokens otherwise)."""
     n = len(order)  # type: ignore[arg-type]
@@ -175,12 +175,24 @@ def _regroupable(x: Record, y: Record, perm: tuple[int, ...] | None, order: obje
             and int(np.prod(x.shape)) == int(np.prod(y.shape)))
 
 
-def _weight_ndim(view: TraceView) -> dict[str, int]:
-    """A's weights (the first recorded step) by full name -> their number of axes."""
+def _read_in_order(items: list[PlanItem], order: np.ndarray | None) -> list[PlanItem]:
+    """A layer's items with A's output and its gradient read in ``order`` (``regroup_orders``:
+    a layer over a concatenation, its output channels gates in another order than B's)."""
+    if order is None:
+        return items
+    out = []
+    for it in items:
+        axis = _regroup_axis(it.a, it.b, it.perm, order) if it.role in ("output", "grad_output") else None
+        out.append(it._replace(a=Regrouped(it.a, order, axis)) if isinstance(it.a, Record) and axis is not None else it)
+    return out
+
+
+def _weight_shapes(view: TraceView) -> dict[str, tuple[int, ...]]:
+    """A's weights (the first recorded step) by full name -> their shapes."""
     if not view.weights:
         return {}
     recs = view.weights[min(view.weights)].values()
-    return {(f"{r.module}.{r.position}" if r.module else r.position): len(r.shape) for r in recs}
+    return {(f"{r.module}.{r.position}" if r.module else r.position): tuple(r.shape) for r in recs}
 
 
 def _link(base: _Base, items: list[PlanItem]) -> None:

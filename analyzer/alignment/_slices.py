@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from padiff_trace import STAT_FIELDS, Record
-from padiff_trace.arrays import decode, packed_part, packed_rows, stats_tuple
+from padiff_trace.arrays import blocks_in_order, decode, packed_part, packed_rows, stats_tuple
 from padiff_trace.matching import WeightMap, WeightPair
 
 from ._records import RecordView
@@ -29,18 +29,22 @@ class RowSlice(RecordView):
     Keeps the packed record's sequence number, step and stack; ``position`` names the rows
     (``in_proj_weight[0:16]``); statistics are the rows' own. With ``groups`` > 1 (q|k|v packed
     head by head) the share is rows ``[lo, hi)`` of each of that many equal blocks, read whole too.
+    With ``blocks`` the canonical rows are first taken as equal blocks in that order (gates
+    stacked in another order: ``arrays.blocks_in_order``).
     """
 
     def __init__(self, base: Record, lo: int, hi: int, perm: tuple[int, ...] | None = None, groups: int = 1,
-                 axis: int = 0) -> None:
+                 axis: int = 0, blocks: tuple[int, ...] | None = None) -> None:
         canon = tuple(base.shape[k] for k in perm) if perm is not None else tuple(base.shape)
         cut = f"[{lo}:{hi}]" if axis == 0 else f"[{', '.join([':'] * axis + [f'{lo}:{hi}'])}]"
         position = f"{base.position}{cut}" if perm is None else f"{base.position}.T{cut}"
         if groups > 1:
             position += f" of {groups} groups"
+        if blocks is not None:
+            position = f"{position} (blocks {list(blocks)})"
         shape = canon[:axis] + ((hi - lo) * groups,) + canon[axis + 1 :]
         super().__init__(base, shape, position)
-        self.lo, self.hi, self.perm, self.groups, self.axis = lo, hi, perm, groups, axis
+        self.lo, self.hi, self.perm, self.groups, self.axis, self.blocks = lo, hi, perm, groups, axis, blocks
         self.row_elems = int(np.prod(canon[1:], dtype=np.int64))
         self._stats: dict[str, float] | None = None
         self._rows: np.ndarray | None = None
@@ -52,13 +56,15 @@ class RowSlice(RecordView):
             canon = full.reshape(self.base.shape)
             if self.perm is not None:
                 canon = np.transpose(canon, self.perm)
+            if self.blocks is not None:
+                canon = blocks_in_order(canon, self.blocks)
             self._rows = packed_part(canon, self.lo, self.hi, axis=self.axis, groups=self.groups).reshape(-1)
         return self._rows
 
     @property
     def _whole(self) -> bool:
         """Read the record whole (a permuted layout, a share spread over groups or along a later axis)."""
-        return self.perm is not None or self.groups > 1 or self.axis != 0
+        return self.perm is not None or self.groups > 1 or self.axis != 0 or self.blocks is not None
 
     def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
         """Elements [start, stop) of the share, flat, decoded but not upcast (see ``_metrics._read``)."""
@@ -85,7 +91,7 @@ class RowSlice(RecordView):
         return f"RowSlice({self.name}, {where} {self.lo}:{self.hi}{per} of {list(self.base.shape)})"
 
 
-def regroup_orders(wm: WeightMap | None, ndim: Mapping[str, int] | None = None
+def regroup_orders(wm: WeightMap | None, shapes: Mapping[str, tuple[int, ...]] | None = None
                    ) -> tuple[dict[tuple[str, str], np.ndarray], dict[tuple[str, str], np.ndarray]]:
     """(A module, B module) -> the order that takes the last axis of A's output into B's, and the
     same for its input: where the weight map pairs a module's weight in parts that lie in
@@ -94,14 +100,16 @@ def regroup_orders(wm: WeightMap | None, ndim: Mapping[str, int] | None = None
     ``c_attn``; chunks of features concatenated in another order). Inputs: the input axis of a
     weight cut in reordered parts (a Linear after features concatenated in another order), and
     the one axis of a module whose weights are all 1-D (a norm: its input is in the order of
-    its output). ``ndim``: A's weight name -> its number of axes (unknown: not 1-D)."""
+    its output); and the outputs of a weight whose rows are gates stacked in another order
+    (``WeightPair.a_blocks``: a convolution's output channels). ``shapes``: A's weight name ->
+    its shape (unknown: not 1-D, no gates)."""
     shares: dict[tuple[tuple[str, str], int], list[WeightPair]] = {}
     for p in wm.pairs if wm is not None else ():
         if p.a_part is not None and p.b_part is not None and p.axis in (0, 1) and p.a.endswith(".weight"):
             shares.setdefault(((p.a.rpartition(".")[0], p.b.rpartition(".")[0]), p.axis), []).append(p)
     dims: dict[str, list[int]] = {}
-    for name, n in (ndim or {}).items():
-        dims.setdefault(name.rpartition(".")[0], []).append(n)
+    for name, shape in (shapes or {}).items():
+        dims.setdefault(name.rpartition(".")[0], []).append(len(shape))
     outs: dict[tuple[str, str], np.ndarray] = {}
     ins: dict[tuple[str, str], np.ndarray] = {}
     for (key, axis), pieces in shares.items():
@@ -117,6 +125,13 @@ def regroup_orders(wm: WeightMap | None, ndim: Mapping[str, int] | None = None
         (ins if axis == 1 else outs)[key] = order
         if axis == 0 and dims.get(key[0]) and max(dims[key[0]]) == 1:
             ins[key] = order  # elementwise over the axis: the input is in the output's order
+    for p in wm.pairs if wm is not None else ():  # gates stacked in another order: the outputs too
+        if p.a_blocks is not None and p.a.endswith(".weight") and (p.a_part is None or p.axis != 0):
+            shape = (shapes or {}).get(p.a, ())
+            n = shape[p.a_perm[0]] if p.a_perm is not None and len(p.a_perm) == len(shape) else shape[0] if shape else 0
+            key = (p.a.rpartition(".")[0], p.b.rpartition(".")[0])
+            if n and n % len(p.a_blocks) == 0:
+                outs.setdefault(key, blocks_in_order(np.arange(n), p.a_blocks))
     return outs, ins
 
 

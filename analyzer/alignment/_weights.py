@@ -174,10 +174,18 @@ def _name(r: Record) -> str:
 
 
 def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
+    blocks = p.a_blocks
     if p.a_part is not None and p.b_part is not None:  # q|k|v packed two ways: both shares, canonical
-        return RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups, axis=p.axis), RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), None
+        return (RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups, axis=p.axis, blocks=blocks),
+                RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), None)
     if p.a_part is not None:  # A's share of a packed tensor against B's whole tensor
-        return RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups, axis=p.axis), rb, inverse_perm(p.b_perm) if p.b_perm is not None else None
+        return (RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups, axis=p.axis, blocks=blocks), rb,
+                inverse_perm(p.b_perm) if p.b_perm is not None else None)
+    if blocks is not None:  # A's whole tensor, its rows as blocks in B's order (canonical layout)
+        whole = RowSlice(ra, 0, ra.shape[p.a_perm[0]] if p.a_perm is not None else ra.shape[0], perm=p.a_perm, blocks=blocks)
+        if p.b_part is not None:
+            return whole, RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), None
+        return whole, rb, inverse_perm(p.b_perm) if p.b_perm is not None else None
     if p.b_part is not None:
         return ra, RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), p.a_perm
     return ra, rb, p.relative_perm

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._dtypes import UNCAPTURED, decode, dtype_name, storage_dtype, to_float64, to_storage
 from ._layout import (
     axes_between,
+    blocks_in_order,
     inversions,
     packed_part,
     packed_rows,
@@ -27,6 +28,7 @@ __all__ = [
     "axes_between",
     "inversions",
     "squeezed",
+    "blocks_in_order",
     "packed_part",
     "packed_rows",
     "put_packed_part",

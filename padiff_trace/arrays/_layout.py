@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["axes_between", "axes_candidates", "concat_axis", "inversions", "merge_order", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
+__all__ = ["axes_between", "axes_candidates", "blocks_in_order", "concat_axis", "inversions", "merge_order", "packed_part", "packed_rows", "put_packed_part", "same_order_reshape", "squeezed", "transposed_rows"]
 
 
 def transposed_rows(m: np.ndarray, r0: int = 0, r1: int | None = None, tile: int = 64) -> np.ndarray:
@@ -155,6 +155,18 @@ def packed_part(arr: np.ndarray, start: int, stop: int, axis: int = 0, groups: i
         idx[axis] = slice(start, stop)
         return np.ascontiguousarray(arr[tuple(idx)])
     return np.ascontiguousarray(np.take(arr, packed_rows(arr.shape[axis], start, stop, groups), axis=axis))
+
+
+def blocks_in_order(arr: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
+    """``arr`` cut along axis 0 into ``len(order)`` equal blocks, block ``i`` of the result being
+    block ``order[i]`` of ``arr`` (an LSTM's gates stacked i, f, o, g by one port and i, f, g, o
+    by the other: ``(0, 1, 3, 2)``), C-contiguous."""
+    k = len(order)
+    if k < 2 or arr.shape[0] % k or sorted(order) != list(range(k)):
+        raise ValueError(f"cannot take {arr.shape[0]} rows as {k} blocks in the order {list(order)}")
+    size = arr.shape[0] // k
+    idx = np.concatenate([np.arange(b * size, (b + 1) * size) for b in order])
+    return np.ascontiguousarray(arr[idx])
 
 
 def put_packed_part(buf: np.ndarray, value: np.ndarray, start: int, stop: int, axis: int = 0, groups: int = 1) -> None:

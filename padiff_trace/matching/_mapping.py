@@ -18,7 +18,8 @@ Format (see docs/analyzer.md)::
 A part is ``[start, stop)`` along ``axis`` (default 0) of the tensor's canonical layout (a
 Linear's ``[out, in]``: axis 1 cuts its inputs, one projection of concatenated features); with
 ``*_groups`` N it is that range of each of N equal blocks (q|k|v packed head by head).
-``*_axes`` reorders that side's canonical axes first (``[0, 2, 3, 1]``: a conv's ``[out, in, kh,
+``*_blocks`` (``[0, 1, 3, 2]``) takes that side's axis 0 as equal blocks in that order first: a
+recurrent cell's gates stacked in another order. ``*_axes`` reorders that side's canonical axes first (``[0, 2, 3, 1]``: a conv's ``[out, in, kh,
 kw]`` as ``[out, kh, kw, in]``); shapes that then differ by a reshape pair as one (a patch
 embedding's conv against a Linear over patches flattened channels last).
 
@@ -104,7 +105,7 @@ class Mapping:
                 continue
             weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb),
                                        w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis, w.axes.get(ka), w.axes.get(kb),
-                                       w.summed))
+                                       w.summed, w.blocks.get(ka), w.blocks.get(kb)))
         return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
 
 
@@ -148,6 +149,8 @@ class SidedWeight:
     a_axes: tuple[int, ...] | None = None
     b_axes: tuple[int, ...] | None = None
     summed: bool = False
+    a_blocks: tuple[int, ...] | None = None  # that side's axis 0 as equal blocks in this order (``blocks_in_order``)
+    b_blocks: tuple[int, ...] | None = None
 
     @property
     def skip(self) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
-from ._weightmap import SUMMED, WeightMap
+from ._weightmap import SUMMED, WeightMap, inverse_perm
 from ._weightsides import WeightPin
 from ._weighttensors import MTensor
 from ._weighttensors import part_shape as _part_shape
@@ -61,6 +61,12 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
             )
         pair(ta, tb, SUMMED if p.summed else "mapping", p.a_part, p.b_part, axis=p.axis,
              used=p.a_part is None and p.b_part is None, xg=p.a_groups, yg=p.b_groups)
+        blocks = p.a_blocks or (inverse_perm(p.b_blocks) if p.b_blocks is not None else None)
+        if blocks is not None:  # gates stacked in another order: kept as A's, B's order inverted
+            if not ta.cshape or ta.cshape[0] % len(blocks):
+                raise MappingError(f"{p.source}: {ta.info.name} {list(ta.info.shape)} cannot be taken as {len(blocks)} "
+                                   f"equal blocks of axis 0 paired with {tb.info.name} {list(tb.info.shape)}")
+            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_blocks=tuple(blocks))
         if p.a_part is not None or p.b_part is not None:
             (ta if p.a_part is None else tb).used = True
             (tb if p.a_part is None else ta).used = True

@@ -11,7 +11,7 @@ from padiff_trace import MappingError
 __all__ = ["WeightEntry", "parse_weights"]
 
 _SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
+_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), *(f"{s}_blocks" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class WeightEntry:
     axis: int = 0  # the canonical axis the parts cut
     axes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> its canonical axes reordered first
     summed: bool = False  # "sum": one side's tensor is the sum of the tensors the entries naming it pair it with
+    blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> order of equal blocks of its axis 0
 
     def describe(self, source: str) -> str:
         return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
@@ -77,9 +78,14 @@ def parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
             raise MappingError(f"{source}: weights entry {i}: axis must be an axis of the canonical layout (0, 1, ...; "
                                f"*_groups cut axis 0 only), got {axis!r}")
         axes = {k: _axes_order(e[f"{k}_axes"], f"{source}: weights entry {i}: {k}_axes") for k in names if f"{k}_axes" in e}
+        blocks = {k: _axes_order(e[f"{k}_blocks"], f"{source}: weights entry {i}: {k}_blocks") for k in names
+                  if f"{k}_blocks" in e}
+        if any(len(o) < 2 for o in blocks.values()) or (blocks and parts and axis == 0):
+            raise MappingError(f"{source}: weights entry {i}: *_blocks must be an order of two or more equal blocks of "
+                               f"axis 0, like [0, 1, 3, 2], on an entry whose parts (if any) cut another axis")
         summed = e.get("sum", False)
         if not isinstance(summed, bool) or (summed and (skip or parts)):
             raise MappingError(f"{source}: weights entry {i}: sum must be true or false, on an entry pairing two whole "
                                f"tensors (one side's is the sum of the tensors its entries pair it with), got {summed!r}")
-        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed))
+        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed, blocks))
     return tuple(out)

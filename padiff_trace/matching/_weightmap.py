@@ -80,6 +80,9 @@ class WeightPair:
     a_axes: tuple[int, ...] | None = None  # a mapping file reordered that side's canonical axes (round trip)
     b_axes: tuple[int, ...] | None = None
     logged: str | None = None  # the side ("a" or "b") keeping the other's values as their logarithm (``_logspace``)
+    # A's canonical axis 0 as equal blocks taken in this order before any part (``arrays.blocks_in_order``:
+    # gates stacked in another order); a mapping's B-side order is kept as A's inverse
+    a_blocks: tuple[int, ...] | None = None
 
     @property
     def relative_perm(self) -> tuple[int, ...] | None:
@@ -108,6 +111,8 @@ class WeightPair:
             if part is not None:
                 per = f" in each of {groups} groups" if groups > 1 else ""
                 parts.append(f"{side} part {part[0]}:{part[1]} of axis {self.axis}{per}")
+        if self.a_blocks is not None:
+            parts.insert(0, f"A's rows as {len(self.a_blocks)} blocks in the order {list(self.a_blocks)}")
         if self.logged is not None:
             parts.append(f"{self.logged.upper()} keeps the logarithm of the other's values")
         return ", ".join(parts) or "copy"
@@ -214,6 +219,8 @@ class WeightMap:
             for k, axes in ((ka, p.a_axes), (kb, p.b_axes)):
                 if axes is not None:
                     e[f"{k}_axes"] = list(axes)
+            if p.a_blocks is not None:
+                e[f"{ka}_blocks"] = list(p.a_blocks)
             if not p.transfer:
                 e["transfer"] = False
             if p.how == SUMMED:
