@@ -53,15 +53,15 @@ def gate_alternatives(report: Report) -> list[Alternative]:
     with their rows as gates in another order (see the module docstring). Empty where no weight
     there looks like stacked gates."""
     d, wm = report.first_divergence, report.weight_map
-    if d is None or wm is None or d.located is None:
+    if d is None or wm is None:
         return []
-    call = d.located.a.call
-    module = call.module
-    widths = {n for r in call.tensor_outputs() for n in tuple(r.shape)[1:] if n > 1}
+    # the call named, or where op records (``--ops``) name an op, the module call around it
+    module = d.located.a.call.module if d.located is not None else d.pair.a.module
+    calls = [c for c in report.a.calls.get(d.pair.a.step, ()) if c.module == module]
+    widths = {n for c in calls[:1] for r in c.tensor_outputs() for n in tuple(r.shape)[1:] if n > 1}
     # a recurrent cell: one module called again in the step (each time step); a layer called once
     # (an attention's fused q|k|v, a GLU) is left to the pairings of packed parts
-    again = sum(c.module == module for c in report.a.calls.get(call.step, ()))
-    if not module or not widths or again < 2:
+    if not module or not widths or len(calls) < 2:
         return []
     shapes = _shapes(report.a)
 
