@@ -31,10 +31,10 @@ def truth(family: str) -> dict[str, Any]:
     return data
 
 
-def run(out: Path, family: str, bug: str = "") -> tuple[int, dict[str, Any], str]:
+def run(out: Path, family: str, bug: str = "", *more: str) -> tuple[int, dict[str, Any], str]:
     proc = subprocess.run(
         [sys.executable, "-m", "padiff_trace", "run", PAIRS / f"{family}_paddle.py", PAIRS / f"{family}_torch.py",
-         "--out", out, "--force", *truth(family)["flags"]],
+         "--out", out, "--force", *truth(family)["flags"], *more],
         capture_output=True, text=True, env=dict(os.environ, PADIFF_BUG=bug), timeout=900,
     )
     report = out / "report" / "report.json"
@@ -221,6 +221,22 @@ def test_set25_training_cases_are_as_their_truth_says(tmp_path: Path, family: st
 @pytest.mark.parametrize(("family", "bug"), [("port_sam_train", "torch_no_zero_grad"), ("port_arcface_train", "")])
 def test_set26_training_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
     _as_truth_says(tmp_path, family, bug)
+
+
+# set 27 (session 34), passed on first contact: DPO's frozen reference, uncertainty weights
+@pytest.mark.parametrize(("family", "bug"), [("port_dpo_train", "torch_ref_unfrozen"), ("port_uncertainty_mtl_train", "")])
+def test_set27_training_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
+def test_fp32_runs_that_agree_where_their_float64_runs_part_are_rounding_under_the_referee(tmp_path: Path) -> None:
+    """DPO's clean twin under ``--referee``: the key share of the packed q|k|v bias gets a
+    gradient that is rounding noise in fp32 and zero in float64, so AdamW moves it in both fp32
+    runs alike and in neither float64 run the same way. Paddle and torch agree with each other
+    far better than either agrees with its float64 run: rounding, not one side deviating."""
+    rc, doc, text = run(tmp_path, "port_dpo_train", "", "--referee")
+    assert rc == 0, text[-4000:]
+    assert doc.get("first_divergence") is None, text[-4000:]
 
 
 def _as_truth_says(tmp_path: Path, family: str, bug: str) -> None:

@@ -29,6 +29,11 @@ epsilon outside a square root that a deep network's floor hides at fp32, and tha
 the outputs later). A model difference smaller than that and under the floor is classified
 rounding.
 
+With both referees, a pair whose A and B agree far better (by ``RATIO``) than one of them agrees
+with its float64 run is rounding: the fp32 runs share a path the float64 runs part on (an Adam
+step driven by a gradient that is fp32 rounding noise and exactly zero in float64), which is
+neither side's numerics.
+
 With one referee of A's model, "B deviates" means: B is far from the float64 run of
 A's model while A is close. That is a model difference or B's fp32 numerics being far
 worse than A's (a lower-precision kernel, an unstable formula); only RB separates them:
@@ -154,7 +159,12 @@ def classify(
             if significant and e64 * RATIO >= diff_ab and beyond_rounding:
                 out["class"] = "model difference"
                 return out
-    if err_a > RATIO * max(err_b, fa):
+    if two_referees and RATIO * diff_ab < max(err_a, err_b):
+        # the two fp32 runs agree far better than either agrees with float64: they take one path
+        # the float64 runs part on (Adam steps driven by a gradient that is rounding noise in
+        # fp32 and zero in float64); neither side's numerics are its own
+        out["class"] = "rounding"
+    elif err_a > RATIO * max(err_b, fa):
         out["class"] = "A deviates"
     elif err_b > RATIO * max(err_a, fb):
         out["class"] = "B deviates"
