@@ -161,7 +161,14 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # another order, bare q/k/v matrices), a neural ODE (RK4 loop, time column), SAM
                       # (two passes per step), ArcFace (angular margin loss)
                       "port_patchtst", "port_textcnn", "port_autoint", "port_neural_ode", "port_sam_train",
-                      "port_arcface_train"})
+                      "port_arcface_train",
+                      # set 27 (session 34): TabNet (shared GLU units against per-step copies, sparsemax),
+                      # SchNet (a cutoff module against a cutoff inside each convolution), CrossViT (two
+                      # branches, cross-attention on the CLS tokens), ConvLSTM (gates stacked in another
+                      # order, one conv over [x, h] against two), DPO (a frozen reference model) and
+                      # uncertainty-weighted multi-task learning (training)
+                      "port_tabnet", "port_schnet", "port_crossvit", "port_convlstm", "port_dpo_train",
+                      "port_uncertainty_mtl_train"})
 
 
 @dataclass(frozen=True)
