@@ -48,15 +48,15 @@ def test_regroup_orders_read_a_norms_values_and_a_linears_input_in_the_other_ord
     wm.pairs += _pieces("down.norm.bias", "down.norm.bias", [0, 2, 1, 3], 8, 0)
     wm.pairs += _pieces("down.reduction.weight", "down.reduction.weight", [0, 2, 1, 3], 8, 1)
     wm.pairs.append(WeightPair("down.reduction.bias", "down.reduction.bias", None, None, "structure"))
-    ndim = {"down.norm.weight": 1, "down.norm.bias": 1, "down.reduction.weight": 2, "down.reduction.bias": 1}
-    outs, ins = regroup_orders(wm, ndim)
+    shapes = {"down.norm.weight": (8,), "down.norm.bias": (8,), "down.reduction.weight": (8, 8), "down.reduction.bias": (8,)}
+    outs, ins = regroup_orders(wm, shapes)
     want = np.array([0, 1, 4, 5, 2, 3, 6, 7])  # B's element j is A's element want[j]
     assert np.array_equal(outs[("down.norm", "down.norm")], want) and np.array_equal(ins[("down.norm", "down.norm")], want)
     assert np.array_equal(ins[("down.reduction", "down.reduction")], want)
     assert ("down.reduction", "down.reduction") not in outs  # its outputs are in one order on both sides
     # pieces in the same order on both sides: nothing to read otherwise
     same = WeightMap("paddle", "torch", pairs=_pieces("n.weight", "n.weight", [0, 1], 8, 0))
-    assert regroup_orders(same, {"n.weight": 1}) == ({}, {})
+    assert regroup_orders(same, {"n.weight": (8,)}) == ({}, {})
 
 
 def test_a_tensor_paired_in_parts_with_one_tensor_only_anchors_its_module() -> None:

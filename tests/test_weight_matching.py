@@ -1026,19 +1026,3 @@ def test_gates_stacked_in_another_order_round_trip_through_a_mapping_file() -> N
         parse_mapping({"weights": [{"paddle": "x.weight", "torch": "y.weight", "paddle_part": [0, 8],
                                     "paddle_blocks": [1, 0]}]}, "bad.json")
 
-
-def test_a_parameter_with_a_leading_axis_of_one_is_not_taken_by_a_table_of_its_shape() -> None:
-    """TabTransformer: paddle's numeric tokenizer keeps ``weight``/``bias`` of ``[1, 3, 32]``,
-    torch's ``[3, 32]``; paddle's first categorical table is ``[3, 32]`` too. Paired without
-    the types, axes of size one aside, the tokenizer's weight has two rivals on paddle's side and
-    is not handed to the table by shape and order; the tokenizers pair with each other."""
-    emb = {"CatEmbeddings": ["port.CatEmbeddings"], "NumEmbed": ["port.NumEmbed"]}
-    tok = {"NumTok": ["port.NumTok"], "CatTok": ["port.CatTok"]}
-    pd = [t("num_embed.weight", "NumEmbed", (1, 3, 32)), t("num_embed.bias", "NumEmbed", (1, 3, 32)),
-          t("cat_embed.tables.0.weight", "Embedding", (3, 32)), t("cat_embed.tables.1.weight", "Embedding", (5, 32))]
-    th = [t("tokenizer.num_tok.weight", "NumTok", (3, 32)), t("tokenizer.num_tok.bias", "NumTok", (3, 32)),
-          t("tokenizer.cat_tok.embeddings.weight", "Embedding", (9, 32))]
-    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **emb}), WeightSide("torch", tuple(th), {**TD, **tok}))
-    got = {p.a: p.b for p in wm.pairs}
-    assert got.get("num_embed.weight") == "tokenizer.num_tok.weight", got
-    assert got.get("cat_embed.tables.0.weight") != "tokenizer.num_tok.weight", got

@@ -6,8 +6,8 @@ blocks the distances and computes the cutoff inside them. Alignment pairs the tw
 by position and shape, yet they are two quantities: the values say so. An input pair that
 differs is *another quantity* on the two sides when
 
-* the other side computed its value in a call of its own (no call of the first side pairs with
-  it) from the first side's value: that call received, within fp32 rounding, the first side's
+* the other side computed its value in a call of a module of its own (no call of it pairs with
+  the first side's; a shared ReLU called once more is not one) from the first side's value: that call received, within fp32 rounding, the first side's
   value and returned the other side's (paddle's ``cutoff_fn`` received the distances torch
   hands over and returned the cutoff weights paddle hands over),
 * the other side's value agrees in no compared pair (no torch module computes the cutoff), and
@@ -80,9 +80,9 @@ def _carried_inside(v: TraceView, call: Any, value: Any) -> bool:
 
 
 def _recorded_elsewhere(v: TraceView, step: int, value: Any, theirs: Any, paired: set[int]) -> str | None:
-    """The label of a call of ``v`` in ``step`` that no call of the other side pairs with, which
-    received ``value`` (within fp32 rounding) and returned ``theirs``: the step one side computes
-    in a module of its own. None if there is none."""
+    """The label of a call of ``v`` in ``step`` of a module none of whose calls pairs with the
+    other side's, which received ``value`` (within fp32 rounding) and returned ``theirs``: the
+    step one side computes in a module of its own. None if there is none."""
     try:
         want = np.asarray(value.read(), dtype=np.float64)
     except (OSError, ValueError, KeyError):
@@ -91,9 +91,13 @@ def _recorded_elsewhere(v: TraceView, step: int, value: Any, theirs: Any, paired
     if not np.isfinite(scale) or scale == 0.0:
         return None
     own = value_key(theirs)
+    calls = v.calls.get(step, [])
+    # a module of that side's own: no call of it pairs (a shared ReLU called once more is the
+    # enclosing code's difference, not a step the other side moved)
+    shared = {c.module for c in calls if c.id in paired}
     reads = 0
-    for call in v.calls.get(step, []):
-        if call.id in paired or not any(value_key(r) == own for r in call.tensor_outputs()):
+    for call in calls:
+        if call.module in shared or not any(value_key(r) == own for r in call.tensor_outputs()):
             continue
         for r in call.tensor_inputs():
             if tuple(r.shape) != tuple(value.shape):

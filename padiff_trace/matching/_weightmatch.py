@@ -127,9 +127,7 @@ class _Matcher:
         how = "derived" if derived else ("structure" if by_type else "shape+order")
 
         def cls(t: _T) -> tuple[object, ...]:
-            # without the types, axes of size one aside: a [1, n, d] parameter of a port's own
-            # class is the other side's [n, d], and a same-shape table elsewhere is a rival of it
-            return (t.type_key, t.local, t.cshape) if by_type else ("", t.local, squeezed(t.cshape))
+            return (t.type_key if by_type else "", t.local, t.cshape)
 
         ga, gb = _groups(self.live(self.a, derived), cls), _groups(self.live(self.b, derived), cls)
         # weights first: a module's other tensors (bias, ...) then follow the module they belong to
