@@ -50,6 +50,8 @@ def absorb_other_quantities(t: PairTable, views: tuple[TraceView, TraceView]) ->
         return 0
     agreed = np.flatnonzero(passed)
     held = [{value_key(t.record(j, side)) for j in agreed.tolist()} - {None} for side in (0, 1)]
+    # each side's calls paired with the other's
+    paired = [{c.a.id for c in t.call_pairs}, {c.b.id for c in t.call_pairs}]
     n = 0
     for i in failing.tolist():
         step = int(step_col[i])
@@ -59,8 +61,7 @@ def absorb_other_quantities(t: PairTable, views: tuple[TraceView, TraceView]) ->
             if (value_key(theirs) in held[1 - side] or tuple(mine.shape) != tuple(theirs.shape)
                     or not _carried_inside(views[side], pair.b if side else pair.a, mine)):
                 continue
-            paired = {(c.a if side else c.b).id for c in t.call_pairs}  # the other side's paired calls
-            found = _recorded_elsewhere(views[1 - side], step, mine, theirs, paired)
+            found = _recorded_elsewhere(views[1 - side], step, mine, theirs, paired[1 - side])
             if found is not None:
                 t.set_verdict(i, True, f"another quantity: {'AB'[1 - side]} hands this call what its own {found} "
                                        f"returned for {'AB'[side]}'s value, which {'AB'[side]} hands on inside the call "

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["gate_alternatives"]
 
-_GATES = (4, 3, 2)  # an LSTM's gates, a GRU's, a GLU's halves
+_GATES = (4, 3, 2)  # an LSTM's gates, a GRU's, a minimal gated unit's two
 
 
 def _orders(k: int) -> list[tuple[int, ...]]:

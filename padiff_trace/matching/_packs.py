@@ -9,13 +9,39 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from ._knowledge import PACK_AXIS
+from ._leftover import partner_modules
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor, fused_roles, path_words, roles_named, roles_of
 from ._weighttensors import role_names as _role_names
 
-__all__ = ["packed_run", "regrouped"]
+__all__ = ["packed_run", "partner_place", "regrouped"]
 
 logger = logging.getLogger(__name__)
+
+
+def partner_place(whole: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], bool | None]:
+    """Whether ``y``'s module is inside the partner of x's module, parent or grandparent, the
+    nearest that has one (``whole``: the tensor names paired whole so far; the modules they make
+    one computation: the attention whose norm paired, the block whose norms paired), whatever
+    the two sides' block indices count; never the root's. Where x's own module has a partner
+    (one part of x paired already, a packed bias's twin), that partner's siblings are in place
+    too. None where none of them has a partner yet."""
+    fwd = partner_modules(whole)
+    back = {mb: ma for ma, mb in fwd.items()}
+
+    def near(x: MTensor, y: MTensor) -> bool | None:
+        known = fwd if x.side == "a" else back
+        m, up = x.info.module, 0
+        while m and m not in known and up < 2:  # the nearest of x's module, parent, grandparent with a partner
+            m, up = m.rpartition(".")[0], up + 1
+        mine = known.get(m, "") if m else ""
+        if not mine:
+            return None
+        if up == 0 and y.info.module.rpartition(".")[0] == mine.rpartition(".")[0]:
+            return True  # x's own module paired with one of the parts: the others are its siblings
+        return (y.info.module + ".").startswith(mine + ".")
+
+    return near
 
 
 def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,

@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ..arrays._layout import same_order_reshape, squeezed
 from . import _leftover as leftover
@@ -48,7 +48,7 @@ from ._logspace import mark_logged
 from ._match import group_key
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
-from ._packs import packed_run, regrouped
+from ._packs import packed_run, partner_place, regrouped
 from ._pins import apply_pins
 from ._roles import pair_same_roles
 from ._stacks import stacked_groups
@@ -152,31 +152,6 @@ class _Matcher:
                         found = "role+order"  # the names say nothing: type, role, shape and rank agree
                     self.pair(x, y, found)
 
-    def _partner_of(self) -> Callable[[_T, _T], bool | None]:
-        """Whether ``y``'s module is inside the partner of x's module, parent or grandparent,
-        the nearest that has one (the modules the whole pairs so far make one computation: the
-        attention whose norm paired, the block whose norms paired), whatever the two sides'
-        block indices count; never the root's. Where x's own module has a partner (one part of
-        x paired already, a packed bias's twin), that partner's siblings are in place too. None
-        where none of them has a partner yet."""
-        whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
-        fwd = leftover.partner_modules(whole)
-        back = {mb: ma for ma, mb in fwd.items()}
-
-        def near(x: _T, y: _T) -> bool | None:
-            known = fwd if x.side == "a" else back
-            m, up = x.info.module, 0
-            while m and m not in known and up < 2:  # the nearest of x's module, parent, grandparent with a partner
-                m, up = m.rpartition(".")[0], up + 1
-            mine = known.get(m, "") if m else ""
-            if not mine:
-                return None
-            if up == 0 and y.info.module.rpartition(".")[0] == mine.rpartition(".")[0]:
-                return True  # x's own module paired with one of the parts: the others are its siblings
-            return (y.info.module + ".").startswith(mine + ".")
-
-        return near
-
     def _weight_left(self, t: _T) -> bool:
         """Whether ``t``'s module has a weight still unpaired: where several tensors of its class
         are left, its other tensors (a bias) wait for it and pair by following it
@@ -210,7 +185,7 @@ class _Matcher:
     def packed(self) -> None:
         # parts in the partner of the packed tensor's module (its other tensors paired there) are
         # in its block whatever the two sides' block indices count
-        place = self._partner_of()
+        place = partner_place([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer])
         for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
             vocab = frozenset().union(*(_path_words(t.info.module) for t in big_side))
             # a tensor whose name says what it packs (``kv``: k then v) first: one whose name says
