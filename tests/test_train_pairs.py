@@ -229,6 +229,14 @@ def test_set27_training_cases_are_as_their_truth_says(tmp_path: Path, family: st
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 28 (session 35): paddle hands its layers the additive mask [B, 1, 1, S], torch a boolean
+# ``key_padding_mask`` [B, S] (True = masked out); once the attention dropout of the wrong rate
+# makes the layer's output differ, the mask must not be what is named
+@pytest.mark.parametrize(("family", "bug"), [("port_paramgroups_train", "paddle_attn_p_slip")])
+def test_set28_training_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def test_fp32_runs_that_agree_where_their_float64_runs_part_are_rounding_under_the_referee(tmp_path: Path) -> None:
     """DPO's clean twin under ``--referee``: the key share of the packed q|k|v bias gets a
     gradient that is rounding noise in fp32 and zero in float64, so AdamW moves it in both fp32

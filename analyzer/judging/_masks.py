@@ -8,8 +8,10 @@ only at module boundaries (``_boundary``):
 * one side's mask also holding the causal triangle the other applies inside its attention;
 * a boolean mask of the other polarity between paddle and torch (True = attend vs True =
   masked out);
-* a 0/1 mask of the positions to attend on one side, the additive mask made of it on the
-  other (0 where attended, saturated where not): handed to a layer, they mean the same.
+* a 0/1 or boolean mask on one side, the additive mask made of it on the other (0 where
+  attended, saturated where not), whichever polarity the 0/1 mask has (1 = attend, or 1 =
+  masked out as torch's ``key_padding_mask``) and whatever axes of size one each side keeps
+  for broadcasting: handed to a layer, they mean the same.
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ _READ_LIMIT = 1 << 22  # elements: masks are tested up to 4M elements
 
 
 def _floating(t: PairTable, i: int) -> bool:
-    return all(str(getattr(t.record(i, k), "dtype", "")).startswith(("float", "bfloat", "complex")) for k in (0, 1))
+    return all(_is_float(t, i, k) for k in (0, 1))
+
+
+def _is_float(t: PairTable, i: int, k: int) -> bool:
+    return str(getattr(t.record(i, k), "dtype", "")).startswith(("float", "bfloat", "complex"))
+
+
+def squeezed_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
 
 
 _SATURATED = -1e3  # exp(-1000) underflows to 0 in float32 and float64: after softmax, any such value is 0
@@ -75,16 +85,29 @@ def _causal(a: np.ndarray, b: np.ndarray) -> str | None:
 
 
 def keep_vs_additive(a: np.ndarray, b: np.ndarray) -> str | None:
-    """One side hands over the 0/1 mask of positions to attend, the other the additive mask
-    made of it: 0 exactly where the first is 1, saturated (below -1000) where it is 0. With no
-    padding that is all ones against all zeros; tested only on arguments (``absorb_saturated``)."""
+    """One side hands over a 0/1 mask, the other the additive mask made of it: saturated (below
+    -1000) exactly where the 0/1 mask says masked out, 0 elsewhere. The 0/1 mask may say 1 =
+    attend (0 where it is 1) or 1 = masked out (saturated where it is 1: torch's
+    ``key_padding_mask``); with no padding the first is all ones against all zeros, the second
+    all zeros against all zeros. Tested only on arguments (``absorb_saturated``)."""
     for keep, add, side in ((a, b, "A"), (b, a, "B")):
         ones = keep == 1
         if not (ones | (keep == 0)).all():
             continue
-        if (add[ones] == 0).all() and (add[~ones] <= _SATURATED).all():
-            return f"side {side} hands over the 0/1 mask of positions to attend, the other the additive mask made of it"
+        for attend, said in ((ones, "of positions to attend"), (~ones, "of positions masked out")):
+            if (add[attend] == 0).all() and (add[~attend] <= _SATURATED).all():
+                return f"side {side} hands over the 0/1 mask {said}, the other the additive mask made of it"
     return None
+
+
+def _aligned(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two masks in one shape: the same values with axes of size one kept on one side only
+    (``[B, 1, 1, S]`` against ``[B, S]``) taken as they are, otherwise broadcast (``[B, 1, 1, S]``
+    against ``[B, 1, S, S]``); ValueError where neither fits."""
+    if a.shape != b.shape and a.size == b.size and squeezed_shape(a.shape) == squeezed_shape(b.shape):
+        return a.reshape(b.shape), b
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    return np.broadcast_to(a, shape), np.broadcast_to(b, shape)
 
 
 # tests of additive masks that differ but mean the same: applied to module inputs and outputs
@@ -123,7 +146,8 @@ def absorb_saturated(t: PairTable) -> int:
     arguments = t.role_mask("input", "op_input")
     n = 0
     for i in rows.tolist():
-        if not _floating(t, i):
+        mixed = _is_float(t, i, 0) != _is_float(t, i, 1)  # a float mask against a 0/1 or boolean one
+        if not _floating(t, i) and not (mixed and arguments[i]):
             n += _polarity(t, i)
             continue
         try:
@@ -132,17 +156,12 @@ def absorb_saturated(t: PairTable) -> int:
                 continue
             a = ra.read()
             perm = t.perms.get(i)
-            if perm is not None:
+            if perm is not None and not mixed:
                 a = np.transpose(a, perm)
             b = rb.read()
-            if a.shape != b.shape:  # a mask kept broadcastable on one side ([2,1,1,S] vs [2,1,S,S])
-                try:
-                    shape = np.broadcast_shapes(a.shape, b.shape)
-                except ValueError:
-                    continue
-                a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+            a, b = _aligned(a, b)
             a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
-            found = saturated(a64.ravel(), b64.ravel()) or _causal(a64, b64)
+            found = None if mixed else saturated(a64.ravel(), b64.ravel()) or _causal(a64, b64)
             if not found and arguments[i]:
                 found = keep_vs_additive(a64, b64)
         except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):

@@ -168,7 +168,14 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # order, one conv over [x, h] against two), DPO (a frozen reference model) and
                       # uncertainty-weighted multi-task learning (training)
                       "port_tabnet", "port_schnet", "port_crossvit", "port_convlstm", "port_dpo_train",
-                      "port_uncertainty_mtl_train"})
+                      "port_uncertainty_mtl_train",
+                      # set 28 (session 35): Performer (random features as buffers, a feature map
+                      # module against inline), Glow (ActNorm log-scale, an LU-factored 1x1 conv),
+                      # Informer (ProbSparse attention, distilling convolutions), greedy decoding
+                      # with a key/value cache against recomputing the prefix (forward), AdamW
+                      # with parameter groups, batch-hard triplet loss (training)
+                      "port_performer", "port_glow", "port_informer", "port_kvdecode",
+                      "port_paramgroups_train", "port_triplet_train"})
 
 
 @dataclass(frozen=True)
