@@ -369,6 +369,20 @@ def test_set27_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 28 (session 35): greedy decoding, paddle stepping with a key/value cache (each call sees the
+# newest token only), torch computing the whole prefix again: compared at the newest position, the
+# clean twin is aligned and a bug in the cache path is named at the call of the step it shows in
+SET28 = [("port_kvdecode", ""), ("port_kvdecode", "paddle_cache_mask_topleft"),
+         # Performer: torch keeps the layers' random feature matrices as one buffer [L, d, m], paddle
+         # one [m, d] per layer: a stack of buffers, paired across the layer index, transferred
+         ("port_performer", "")]
+
+
+@pytest.mark.parametrize(("family", "bug"), SET28)
+def test_set28_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
     """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
     residual argument. That value agrees where the attention's q|k|v projection receives it, but

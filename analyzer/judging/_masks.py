@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from padiff_trace import DamagedRecordError
+from padiff_trace.arrays import squeezed
 
 from ._pairtable import PairTable
 
@@ -35,10 +36,6 @@ def _floating(t: PairTable, i: int) -> bool:
 
 def _is_float(t: PairTable, i: int, k: int) -> bool:
     return str(getattr(t.record(i, k), "dtype", "")).startswith(("float", "bfloat", "complex"))
-
-
-def squeezed_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(n for n in shape if n != 1)
 
 
 _SATURATED = -1e3  # exp(-1000) underflows to 0 in float32 and float64: after softmax, any such value is 0
@@ -104,7 +101,7 @@ def _aligned(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two masks in one shape: the same values with axes of size one kept on one side only
     (``[B, 1, 1, S]`` against ``[B, S]``) taken as they are, otherwise broadcast (``[B, 1, 1, S]``
     against ``[B, 1, S, S]``); ValueError where neither fits."""
-    if a.shape != b.shape and a.size == b.size and squeezed_shape(a.shape) == squeezed_shape(b.shape):
+    if a.shape != b.shape and a.size == b.size and squeezed(a.shape) == squeezed(b.shape):
         return a.reshape(b.shape), b
     shape = np.broadcast_shapes(a.shape, b.shape)
     return np.broadcast_to(a, shape), np.broadcast_to(b, shape)

@@ -20,9 +20,12 @@ Order (each is tried only when those before it declined):
                         the one axis order the shapes allow, then the split or merge
 6. ``summed_gradient``  the gradient of a broadcast tensor: the larger side summed over the
                         broadcast axes (``_reduce``)
-7. ``broadcast``        a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``):
+7. ``newest_positions`` decoding with a key/value cache against recomputing the prefix: one
+                        side's call sees the newest position only (``[b, 1, d]``), the
+                        other's all of them (``[b, s, d]``); compared with the other's last
+8. ``broadcast``        a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``):
                         both read broadcast to the common shape (``BroadcastView``)
-8. ``computed_once``    a value computed once on one side (``[h * w, c]``), per batch item on
+9. ``computed_once``    a value computed once on one side (``[h * w, c]``), per batch item on
                         the other (``[b, c, h, w]``): each item in the other's layout
 """
 
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from padiff_trace import Record
-from padiff_trace.arrays import inversions, same_order_reshape, squeezed, stable_permutation
+from padiff_trace.arrays import inversions, newest_axis, same_order_reshape, squeezed, stable_permutation
 
 from ..alignment._computed import ComputedView
 from ..alignment._item import PlanItem
@@ -238,6 +241,37 @@ def broadcast(item: PlanItem) -> Reconciled | None:
     return Reconciled(va, vb, None, f"compared broadcast to {list(common)} {_shapes(item)}")
 
 
+def _newest(r: Record, axis: int, to: tuple[int, ...]) -> np.ndarray:
+    """``r``'s last position along ``axis``, broadcast to ``to``."""
+    x = np.asarray(r.read())
+    return np.broadcast_to(np.take(x, [x.shape[axis] - 1], axis=axis), to)
+
+
+def newest_positions(item: PlanItem) -> Reconciled | None:
+    """A call that sees only the newest position of a sequence (``[b, 1]`` token ids,
+    ``[b, 1, d]`` hidden states: a decoder stepping with a key/value cache) against the other
+    side's call seeing all of them (``[b, s]``, ``[b, s, d]``, positions ``[s]`` shared by the
+    batch: the prefix computed again): a causal model's values at the newest position are the
+    same either way, so the small side is compared with the other's last position (broadcast
+    over axes it keeps of size one; the shapes: ``newest_axis``). A 4-D mask ``[b, 1, 1, s]``
+    stays broadcast."""
+    a, b = item.a, item.b
+    if item.role in (*WEIGHT_ROLES, *GRAD_ROLES) or not _activation(item):
+        return None
+    if not (isinstance(a, Record) and isinstance(b, Record)):
+        return None
+    for big, small in ((a, b), (b, a)):
+        axis = newest_axis(tuple(small.shape), tuple(big.shape))
+        if axis is None:
+            continue
+        n = big.shape[axis]
+        view = ComputedView(big, functools.partial(_newest, big, axis, tuple(small.shape)), f"its last of {n} positions",
+                            tuple(small.shape))
+        note = f"one side sees the newest of {n} positions (a key/value cache): compared with the other's last {_shapes(item)}"
+        return Reconciled(view, small, None, note) if big is a else Reconciled(small, view, None, note)
+    return None
+
+
 def _per_item(r: RecordLike, shape: tuple[int, ...], summed: bool) -> np.ndarray:
     """Each item of ``r``'s values (its first axis) in ``shape`` (``computed_once`` checked that
     ``rearranged`` converts them); with ``summed``, their sum."""
@@ -277,7 +311,8 @@ def computed_once(item: PlanItem) -> Reconciled | None:
 
 
 RECONCILERS: tuple[Reconciler, ...] = (
-    same_shape, permuted_axes, flattened, head_split, split_permuted, summed_gradient, broadcast, computed_once,
+    same_shape, permuted_axes, flattened, head_split, split_permuted, summed_gradient, newest_positions, broadcast,
+    computed_once,
 )
 
 

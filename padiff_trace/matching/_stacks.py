@@ -3,9 +3,11 @@ list of the other side along a new first axis (a mixture of experts kept as a li
 ``Linear`` experts in one port, as 3-D ``w_gate``/``w_up``/``w_down`` used with a batched
 matmul in the other).
 
-A stack pairs with the group of tensors whose module paths differ only in their last index
-(``experts.0.w1`` .. ``experts.3.w1``), which must run 0 .. N-1, in the block the stack belongs
-to, one shape ``s`` throughout: the stack's slices as they are, or (matrices) transposed - a
+A stack pairs with the group of tensors whose module paths differ only in one index
+(``experts.0.w1`` .. ``experts.3.w1``; the last index first, then the others: a model's
+``projection [L, d, m]`` holding the ``layers.0.attn.omega`` .. ``layers.{L-1}.attn.omega`` of a
+port that keeps one per layer), which must run 0 .. N-1, in the block the stack belongs
+to, one shape ``s`` throughout, trainable as the stack is (buffers stack buffers): the stack's slices as they are, or (matrices) transposed - a
 stack of an unknown class is used as ``x @ W[i]`` as often as ``x @ W[i].T``, and the shapes
 decide, never for a square matrix. Where several groups fit one stack, the role its name says
 (``w_gate`` ~ ``w1``/``gate_proj``, ``ROLE_SYNONYMS``) chooses. Where no name says one (``w_in``,
@@ -16,7 +18,6 @@ registration order, one to one and all in one orientation; otherwise nothing is 
 from __future__ import annotations
 
 import logging
-import re
 from collections import defaultdict
 
 from ..arrays._layout import squeezed
@@ -26,15 +27,16 @@ __all__ = ["stacked_groups"]
 
 logger = logging.getLogger(__name__)
 
-_LAST_INDEX = re.compile(r"^(.*)\.(\d+)(\.[^.]+)?$")  # a module path ending in ``.<index>`` or ``.<index>.<leaf>``
-
-
-def _listed(x: MTensor) -> tuple[str, int] | None:
-    """(x's group key: its path with the last index a wildcard, the local name; the index)."""
-    m = _LAST_INDEX.match(x.info.module)
-    if m is None:
-        return None
-    return f"{m.group(1)}.*{m.group(3) or ''}:{x.type_key}:{x.local}", int(m.group(2))
+def _listed(x: MTensor) -> list[tuple[str, int]]:
+    """(a group key of x: its path with one index a wildcard, the local name; that index), for
+    each index of its path, the last first."""
+    parts = x.info.module.split(".")
+    out = []
+    for k in reversed(range(len(parts))):
+        if parts[k].isdigit():
+            key = ".".join([*parts[:k], "*", *parts[k + 1:]])
+            out.append((f"{key}:{x.type_key}:{x.local}", int(parts[k])))
+    return out
 
 
 def _orientation(s: tuple[int, ...], y: MTensor) -> bool | None:
@@ -56,9 +58,8 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
     trainable tensors are looked at."""
     found: dict[str, dict[int, MTensor]] = defaultdict(dict)
     for x in a:
-        got = _listed(x)
-        if got is not None:
-            found[got[0]][got[1]] = x
+        for key, i in _listed(x):
+            found[key][i] = x
     groups = []
     for members in found.values():
         xs = [members.get(i) for i in range(len(members))]
@@ -68,7 +69,7 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
     taken: set[int] = set()
     unsaid: dict[str, list[MTensor]] = defaultdict(list)  # module -> its stacks several groups fit, no name choosing
     for y in b:
-        if len(y.cshape) < 2 or not y.info.trainable:
+        if len(y.cshape) < 2:
             continue
         fits = _fits(groups, y, taken)
         if len(fits) > 1:  # the role y's name says chooses
@@ -80,7 +81,7 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
         if len(fits) == 1:
             _take(out, taken, fits[0][0], y, fits[0][1])
     for ys in unsaid.values():  # names say nothing: the stacks in the order the groups are registered
-        cands = sorted({id(g[0]): g for y in ys for g, _ in _fits(groups, y, taken)}.values(), key=lambda g: g[0].index)
+        cands = sorted({tuple(map(id, g)): g for y in ys for g, _ in _fits(groups, y, taken)}.values(), key=lambda g: g[0].index)
         order = [next((t for g2, t in _fits([g], y, taken) if g2 is g), None) for y, g in zip(ys, cands)]
         if len(cands) == len(ys) and all(t is not None for t in order) and len(set(order)) == 1:
             for y, g, t in zip(ys, cands, order):
@@ -90,8 +91,9 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
 
 def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int]) -> list[tuple[list[MTensor], bool]]:
     """The groups not yet taken that ``y`` can hold stacked, each with its orientation."""
-    return [(g, t) for g in groups if id(g[0]) not in taken and len(g) == y.cshape[0] and _same_kind(g[0], y)
-            and _blocks_agree(g[0], y) and (t := _orientation(g[0].cshape, y)) is not None]
+    return [(g, t) for g in groups if not any(id(x) in taken for x in g) and len(g) == y.cshape[0] and _same_kind(g[0], y)
+            and g[0].info.trainable == y.info.trainable and _blocks_agree(g[0], y)
+            and (t := _orientation(g[0].cshape, y)) is not None]
 
 
 def _same_kind(x: MTensor, y: MTensor) -> bool:
