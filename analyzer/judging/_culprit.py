@@ -64,6 +64,7 @@ from ._onesided import (
     unchecked_calls,
     value_id,
 )
+from ._shares import share_found
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -300,7 +301,8 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     inside_own = [c for c in inside if c.id in paired or c.module not in repeated]
     alone = twin.one_sided(inside_own, weighted)
     # an input no pair compares (a one-sided module fed by inline code: paddle's activation
-    # dropout after a functional GELU) is right when the other trace holds it (HF's activation module)
+    # dropout after a functional GELU) is right when the other trace holds it (HF's activation module),
+    # or holds it as a share of a larger value (q of a fused q|k|v projection: ``share_found``)
     asked: set[Key] = set()  # one value is looked for once, whichever calls received it
     for c in alone:
         for r in c.tensor_inputs():
@@ -308,7 +310,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             if k is None or k in good or k in bad or k in asked:
                 continue
             asked.add(k)
-            if found(twin.view, r):
+            if found(twin.view, r) or share_found(twin.view, r):
                 good.add(k)
     made = made_by(v, inside_own, good - disputed, bad, paired, first)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
