@@ -15,6 +15,7 @@ import numpy as np
 from padiff_trace.analyzer.alignment._slices import regroup_orders
 from padiff_trace.analyzer.reporting._layouts import chunk_order
 
+from padiff_trace.arrays import newest_axis
 from padiff_trace.matching import WeightMap, WeightPair
 from padiff_trace.matching._anchors import module_anchors
 
@@ -102,3 +103,19 @@ def test_a_mask_broadcast_over_another_axis_is_not_a_layout() -> None:
     heads = PlanItem("output", _Shaped(2, 12, 4, 8), _Shaped(2, 4, 12, 8), None, None)  # type: ignore[arg-type]
     got = permuted_axes(heads)
     assert got is not None and got.perm == (0, 2, 1, 3)
+
+
+def test_newest_axis_is_the_sequence_axis_of_a_cached_decoding_step_only() -> None:
+    """A decoder stepping with a key/value cache sees ``[b, 1]`` ids, ``[b, 1, d]`` states and
+    ``[b, 1]`` positions where a port without a cache sees ``[b, s]``, ``[b, s, d]``, ``[s]``.
+    A batch axis (a value computed once, ``[1, s]``, against one per item), the feature axis and
+    a 4-D mask are not a sequence of newest positions: every item is compared there."""
+    assert newest_axis((2, 1), (2, 7)) == 1
+    assert newest_axis((2, 1, 32), (2, 7, 32)) == 1
+    assert newest_axis((2, 1), (7,)) == 0  # positions shared by the batch: big's only axis
+    assert newest_axis((2, 1, 32), (7, 32)) == 0
+    assert newest_axis((1, 7), (2, 7)) is None  # a batch axis
+    assert newest_axis((2, 7, 1), (2, 7, 32)) is None  # the feature axis
+    assert newest_axis((1,), (7,)) is None
+    assert newest_axis((2, 1, 1, 7), (2, 1, 7, 7)) is None  # a mask: broadcast
+    assert newest_axis((2, 1, 32), (3, 7, 32)) is None  # the batch differs too

@@ -31,15 +31,17 @@ def newest_axis(small: tuple[int, ...], big: tuple[int, ...]) -> int | None:
     """The sequence axis where ``small`` holds the newest position only and ``big`` all of them
     (a decoder stepping with a key/value cache: ``[b, 1, d]`` against ``[b, s, d]``; positions
     ``[b, 1]`` against ``[s]``), as an axis of ``big`` aligned from the right with ``small``;
-    None when the shapes are not so. Up to three axes; ``small`` keeps at least ``big``'s axes;
-    exactly one axis of size one in ``small`` and more in ``big``, not the feature axis of three;
-    elsewhere equal, or of size one in ``big`` (broadcast)."""
+    None when the shapes are not so. Two or three axes; ``small`` keeps at least ``big``'s axes;
+    exactly one axis of size one in ``small`` and more in ``big``, neither the first (a batch: a
+    value computed once, ``[1, s]``, against one per item, ``[b, s]``, is broadcast, every item
+    compared) nor the feature axis of three; elsewhere equal, or of size one in ``big``
+    (broadcast)."""
     nd = len(small)
-    if not 0 < len(big) <= nd <= 3:
+    if not 0 < len(big) <= nd or not 2 <= nd <= 3:
         return None
     lb = (1,) * (nd - len(big)) + tuple(big)
     axes = [i for i in range(nd) if small[i] == 1 and lb[i] > 1]
-    if len(axes) != 1 or (nd == 3 and axes[0] == nd - 1):
+    if len(axes) != 1 or axes[0] == 0 or (nd == 3 and axes[0] == nd - 1):
         return None
     if any(x not in (y, 1) for i, (x, y) in enumerate(zip(lb, small)) if i != axes[0]):
         return None
