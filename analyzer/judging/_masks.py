@@ -98,10 +98,11 @@ def keep_vs_additive(a: np.ndarray, b: np.ndarray) -> str | None:
 
 
 def _aligned(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two masks in one shape: the same values with axes of size one kept on one side only
-    (``[B, 1, 1, S]`` against ``[B, S]``) taken as they are, otherwise broadcast (``[B, 1, 1, S]``
-    against ``[B, 1, S, S]``); ValueError where neither fits."""
-    if a.shape != b.shape and a.size == b.size and squeezed(a.shape) == squeezed(b.shape):
+    """Two masks in one shape: a mask kept with fewer axes on one side, the same values (``[B, S]``
+    against ``[B, 1, 1, S]``: the layer expands it), taken as they are; otherwise broadcast
+    (``[B, 1, 1, S]`` against ``[B, 1, S, S]``; ``[B, 1, S, 1]`` against ``[B, 1, 1, S]`` is a mask
+    over the other axis); ValueError where neither fits."""
+    if a.ndim != b.ndim and a.size == b.size and squeezed(a.shape) == squeezed(b.shape):
         return a.reshape(b.shape), b
     shape = np.broadcast_shapes(a.shape, b.shape)
     return np.broadcast_to(a, shape), np.broadcast_to(b, shape)
