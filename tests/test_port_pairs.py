@@ -387,6 +387,13 @@ def test_set28_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: s
     _as_truth_says(tmp_path, family, bug)
 
 
+def test_a_mask_over_the_queries_is_not_the_mask_over_the_keys(tmp_path: Path) -> None:
+    """ELECTRA ``paddle_mask_axis``: paddle expands its 0/1 mask to ``[B, 1, S, 1]`` (the queries)
+    where torch's additive mask is ``[B, 1, 1, S]`` (the keys). The same values with the axes of
+    size one elsewhere are another mask, not a boundary difference: the model is named."""
+    _as_truth_says(tmp_path, "electra", "paddle_mask_axis")
+
+
 def test_an_argument_given_another_arguments_value_is_not_a_transform_inside(tmp_path: Path) -> None:
     """BLOOM ``residual_post_ln``: torch's block hands its attention the normed input as the
     residual argument. That value agrees where the attention's q|k|v projection receives it, but
