@@ -1592,6 +1592,17 @@ After: set 28 **21 of 28** (clean twins 5 of 6): Performer 4 of 5, Informer 4 of
 decoding 5 of 5, parameter groups 4 of 4, triplet loss 4 of 4; Glow still refuses the transfer.
 The misses are listed under known failures.
 
+How this session's table was made: the whole corpus (843 cases, 195 families) ran at c6a7bb9 in two
+processes, most of it beside a clean-clone test run. Two code commits followed: the newest-position
+rule no longer takes a batch axis (a value computed once, `[1, s]`, against one per item is
+compared item by item again), and a 0/1 mask is reshaped onto an additive one only where it keeps
+fewer axes (the corpus had caught ELECTRA `paddle_mask_axis`, a mask over the queries, passing as
+the keys' mask). The 104 cases whose reports showed either rule at work (24 families) ran again at
+c16dc79, the last code commit, and their rows are those: 103 right, ELECTRA's mask named again.
+Whole corpus: **749 of 843** (clean twins 183 of 195; design families 137 of 140, held out 612 of
+703). Session 34's 815 cases: 728 right (727 in its table), none worse; better:
+`port_autoint torch_dense_cols_swapped` (fixed in session 34 after its row ran).
+
 ## Other modes on clean twins
 
 A sample of eight families (bert, gpt, llama, distilbert, mbart, t5, mobilenet_v3_small,
