@@ -15,13 +15,13 @@ from collections import Counter, abc
 from dataclasses import dataclass, field
 
 from padiff_trace import Record
-from padiff_trace.arrays import newest_axis
 from padiff_trace.matching import Mapping, SidedEntry, SidedMapping, orient, resolve, types_equivalent
 
 from ._align import Segmenter, features
 from ._apart import Apart
 from ._calls import Call, CallTree, TraceView, first_step
 from ._moved import moved_across
+from ._newest import newest_pairs
 
 __all__ = ["CallPair", "Alignment", "HOW", "align_views", "pair_leaves"]
 
@@ -352,7 +352,7 @@ def pair_leaves(
     paired_a = {id(x) for x, _, _ in out}
     left_a = [x for x in ta if id(x) not in paired_a]
     left_b = [y for k, y in enumerate(tb) if k not in used]
-    newest = _newest_pairs(left_a, left_b)
+    newest = newest_pairs(left_a, left_b)
     if newest:  # a decoder step with a key/value cache: the newest position against them all
         out.extend(newest)
         done_a, done_b = {id(x) for x, _, _ in newest}, {id(y) for _, y, _ in newest}
@@ -364,23 +364,6 @@ def pair_leaves(
         out.append((left_a[0], left_b[0], None))
         return out, [], []
     return out, left_a, left_b
-
-
-def _newest_pairs(left_a: list[Record], left_b: list[Record]) -> list[tuple[Record, Record, None]]:
-    """Leaves no shape paired where one side's holds the newest position only and the other's
-    all of them (``newest_axis``: a decoder stepping with a key/value cache, whose extra
-    arguments and outputs, the cache, pair with nothing): each in order with the one leaf of the
-    other side that fits it, of the same dtype kind; none where a leaf fits several."""
-    out: list[tuple[Record, Record, None]] = []
-    taken: set[int] = set()
-    for x in left_a:
-        fits = [y for y in left_b if id(y) not in taken and str(x.dtype)[:1] == str(y.dtype)[:1]
-                and (newest_axis(tuple(x.shape), tuple(y.shape)) is not None
-                     or newest_axis(tuple(y.shape), tuple(x.shape)) is not None)]
-        if len(fits) == 1:
-            out.append((x, fits[0], None))
-            taken.add(id(fits[0]))
-    return out
 
 
 def _reordered(ta: list[Record], tb: list[Record], perm: tuple[int, ...] | None) -> bool:
