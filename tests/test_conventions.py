@@ -1096,6 +1096,25 @@ def test_a_packed_gates_halves_swap_weight_and_bias_together_when_the_values_say
     assert located(doc)[0] == "blocks.0.gated", text
 
 
+# ------------------------------------------------------------------ glubn: two BatchNorms packed into one
+def test_two_batchnorms_side_by_side_pack_into_one_over_both_halves(tmp_path: Path) -> None:
+    """``value_fc``, ``value_bn``, ``gate_fc``, ``gate_bn`` registered in that order against one
+    ``fc [2d]`` and one ``BatchNorm1d(2d)``: the Linears are neighbours among the Linears (a
+    BatchNorm between them does not part them), and the BatchNorms' weight, bias and running
+    statistics are the halves of the one BatchNorm's; the clean pair agrees with every tensor
+    copied, and an epsilon of 1e-3 in the gate's BatchNorm (1.7e-3 relative) is found in the unit."""
+    rc, doc, text = run(tmp_path / "clean", "glubn")
+    assert rc == 0, text
+    parts = {(e["paddle"], tuple(e["torch_part"])) for e in weight_map(tmp_path / "clean")["weights"]
+             if "paddle" in e and e["torch"].startswith("blocks.0.bn.")}
+    assert parts == {(f"units.0.{half}_bn.{local}", cut) for half, cut in (("value", (0, 16)), ("gate", (16, 32)))
+                     for local in ("weight", "bias", "_mean", "_variance")}, parts
+    assert "structural difference" not in text, text
+    rc, doc, text = run(tmp_path / "bug", "glubn", bug="paddle_gate_bn_eps")
+    assert rc == 1, text
+    assert located(doc) == ("units.0", "blocks.0"), text
+
+
 # ------------------------------------------------------------------ logscale: a parameter kept as a logarithm
 def test_a_parameter_one_side_keeps_as_a_logarithm_is_copied_and_compared_in_log_space(tmp_path: Path) -> None:
     """A plain ``temperature [heads, 1, 1]`` against ``log_temp [heads]`` used as its exp: the

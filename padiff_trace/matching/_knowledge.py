@@ -266,6 +266,10 @@ PACK_AXIS: dict[tuple[str, str], tuple[int, ...]] = {
     # several lookup tables as one: each table's rows after the previous one's (a recommender's
     # per-field tables against one table read at per-field offsets)
     ("embedding", "weight"): (0,),
+    # per-channel layers over channels side by side (one BatchNorm over a GLU's value | gate
+    # against one for each half): their per-channel tensors, learned and running
+    **{(norm, local): (0,) for norm in ("batchnorm", "batchnorm1d", "batchnorm2d", "batchnorm3d")
+       for local in ("weight", "bias", "running_mean", "running_var")},
 }
 
 # How attention classes with a fused q|k|v projection pack it. Head by head: the packed axis

@@ -64,7 +64,7 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
               place: Callable[[MTensor, MTensor], bool | None] | None = None) -> list[MTensor] | None:
     """The tensors of the other side (``live``, unpaired; ``side``, all of them) that ``x`` holds
     concatenated along ``axis``: siblings of one type and local name, in the same block, whose
-    sizes add up to x's (in the same block, or in the partner of x's module: ``place``), and adjacent among their parent's tensors of that local name (a fused
+    sizes add up to x's (in the same block, or in the partner of x's module: ``place``), and adjacent among their parent's tensors of that type and local name (a fused
     projection replaces neighbours: ``q``, ``kv``, ``proj`` hold no ``q|proj``) unless every
     part's name says a role of one fused projection (``FUSED_ROLES``: Mixtral's ``w1``, ``w2``,
     ``w3`` hold gate and up apart). Where
@@ -85,7 +85,7 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     by_parent: dict[str, list[MTensor]] = defaultdict(list)
     for y in cand:
         by_parent[y.parent].append(y)
-    slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and t.parent in by_parent)}
+    slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and t.ctype == x.ctype and t.parent in by_parent)}
     named = roles_named(x.leaf)
     mine = path_words(x.info.module)  # the module holding the packed tensor: its parts' parent
     runs: list[tuple[int, int, int, list[MTensor]]] = []
