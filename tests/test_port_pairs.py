@@ -128,6 +128,21 @@ def test_patches_flattened_channels_last_against_a_patch_convolution_are_aligned
     assert "flattened channels last" in said, said
 
 
+def test_a_patch_layout_is_confirmed_by_the_projection_where_the_stem_does_more(tmp_path: Path) -> None:
+    """port_deit (set 22): the same channels-last patches, in a stem that also adds a position
+    table torch lays out rolled (cls and distillation tokens last: a known failure, the table is
+    copied as it stands). The stem's output differs under either patch order, but the projection's
+    agrees under channels last once its input (image against patches) is set aside: that run is
+    kept, said, and the stem is named with its projection agreeing before it."""
+    rc, doc, text = run(tmp_path, "port_deit")
+    assert rc == 1, text[-4000:]
+    said = " ".join(c["text"] for c in doc["diagnosis"])
+    assert "flattened channels last" in said, said
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == ("embeddings", "stem"), text[-4000:]
+    assert "agreed before it: projection" in text, text[-4000:]
+
+
 def test_a_pairing_in_call_order_is_not_kept_where_the_run_diverged_before_those_weights_act(tmp_path: Path) -> None:
     """port_mixer ``paddle_norm_reuse``: paddle's second block calls norm1 twice and norm2 never,
     so the call order pairs its norms the other way. The first run diverges at the stem (the patch

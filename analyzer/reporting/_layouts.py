@@ -133,7 +133,11 @@ def patch_alternatives(report: Report) -> list[Alternative]:
                    "note": f"written by padiff-trace run: {said}"}
             # judged by the calls of the module named (its inputs agree; the patches are cut inside it)
             named = d.located.a.call.module if d.located else d.pair.a.module
-            out.append(Alternative(doc, said, _pattern(named or p.a.rpartition(".")[0])))
+            # or by the call of the layer itself: its output agrees once the weight is read in
+            # the other order (its inputs, image against patches, are another representation),
+            # where the module named does more than cut patches (a position table of its own)
+            out.append(Alternative(doc, said, _pattern(named or p.a.rpartition(".")[0]),
+                                   readers=(_pattern(p.a.rpartition(".")[0]),)))
     return out[:2]
 
 
