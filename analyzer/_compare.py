@@ -22,7 +22,14 @@ from .alignment._plan import plan
 from .alignment._records import RecordLike
 from .alignment._traces import align_by_weights, as_mapping
 from .alignment._weights import pair_by_map, trace_weight_map
-from .judging._boundary import absorb_boundaries, absorb_checked_inside, absorb_inner_ops, absorb_moved, absorb_unused_inputs
+from .judging._boundary import (
+    absorb_boundaries,
+    absorb_checked_inside,
+    absorb_inner_ops,
+    absorb_moved,
+    absorb_uncompared_calls,
+    absorb_unused_inputs,
+)
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
 from .judging._conventions import apply_conventions
 from .judging._derived import absorb_reparametrized
@@ -132,6 +139,7 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_checked_inside(table, (va, vb))
         absorb_other_quantities(table, (va, vb))
         conventions += absorb_boundaries(table, va, vb)
+        absorb_uncompared_calls(table)
         conventions += absorb_reordered(table)
         absorb_unpropagated_gradients(table)
         absorb_unreached_gradients(table)

@@ -1115,6 +1115,28 @@ def test_two_batchnorms_side_by_side_pack_into_one_over_both_halves(tmp_path: Pa
     assert located(doc) == ("units.0", "blocks.0"), text
 
 
+# ------------------------------------------------------------------ tcn: blocks flat and nested, a fused pair of convs
+def test_fused_convs_in_nested_blocks_and_a_hand_written_norm_pair_with_their_parts(tmp_path: Path) -> None:
+    """Four blocks ``tcn.{i}`` (each a ``body`` Sequential and two 1x1 convs beside it) against
+    two repeats of two ``repeats.{r}.{b}`` with one ``res_skip_conv`` of twice the channels: the
+    i-th block is the i-th whatever depth counts it, the parts sit beside the Sequential partnered
+    with the block, and a hand-written norm's ``gamma``/``beta [1, C, 1]`` are GroupNorm's weight
+    and bias. Every tensor is copied and the clean pair aligns; the fused conv's halves read the
+    wrong way round are found in the first block (its name lists res before skip: that order is
+    never swapped to fit)."""
+    rc, doc, text = run(tmp_path / "clean", "tcn")
+    assert rc == 0, text
+    wm = weight_map(tmp_path / "clean")
+    fused = {(e["paddle"], tuple(e["torch_part"])) for e in wm["weights"] if e.get("torch") == "repeats.1.0.res_skip_conv.weight"}
+    assert fused == {("tcn.2.res_conv.weight", (0, 8)), ("tcn.2.skip_conv.weight", (8, 16))}, fused
+    norms = {e["paddle"]: e["torch"] for e in wm["weights"] if e.get("paddle", "").startswith("tcn.3.body.2.")}
+    assert norms == {"tcn.3.body.2.gamma": "repeats.1.1.norm.weight", "tcn.3.body.2.beta": "repeats.1.1.norm.bias"}, norms
+    assert "structural difference" not in text, text
+    rc, doc, text = run(tmp_path / "bug", "tcn", bug="torch_res_skip_swapped")
+    assert rc == 1, text
+    assert located(doc) == ("tcn.0", "repeats.0.0"), text
+
+
 # ------------------------------------------------------------------ logscale: a parameter kept as a logarithm
 def test_a_parameter_one_side_keeps_as_a_logarithm_is_copied_and_compared_in_log_space(tmp_path: Path) -> None:
     """A plain ``temperature [heads, 1, 1]`` against ``log_temp [heads]`` used as its exp: the

@@ -237,6 +237,15 @@ def test_set28_training_cases_are_as_their_truth_says(tmp_path: Path, family: st
     _as_truth_says(tmp_path, family, bug)
 
 
+# set 29 (session 36): torch pools in an ``EmbeddingBag`` ([B, d]) where paddle's ``Embedding``
+# returns every token ([B, S, d]) and pools after it: outputs of other shapes, a boundary that the
+# agreeing records after it decide; a dropout of the default rate is found where it is one
+@pytest.mark.parametrize(("family", "bug"), [("port_bce_adagrad_train", ""),
+                                             ("port_bce_adagrad_train", "paddle_dropout_default")])
+def test_set29_training_cases_are_as_their_truth_says(tmp_path: Path, family: str, bug: str) -> None:
+    _as_truth_says(tmp_path, family, bug)
+
+
 def test_fp32_runs_that_agree_where_their_float64_runs_part_are_rounding_under_the_referee(tmp_path: Path) -> None:
     """DPO's clean twin under ``--referee``: the key share of the packed q|k|v bias gets a
     gradient that is rounding noise in fp32 and zero in float64, so AdamW moves it in both fp32

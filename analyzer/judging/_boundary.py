@@ -23,7 +23,10 @@ used here, for every such pair, is whether the difference *reaches anything down
   w.r.t. the differing output) differ for the same reason and are absorbed with it. A call
   handed another input convention (shapes that differ: HF's BLIP-2 takes image placeholder
   ids in ``input_ids``, paddlenlp concatenates the queries itself) is judged the same way, its
-  inputs with it, when later records were compared and all agree.
+  inputs with it, when later records were compared and all agree. So is a call that returns
+  its result in another shape (torch's ``EmbeddingBag`` pooling inside the module against
+  paddle's ``Embedding`` pooled by the caller): nothing relates the two values, and only later
+  records that were compared and all agree make it a boundary.
 * **Padding moved across the boundary.** A call whose inputs differ only by zeros around them
   (one library pads before the convolution, the other inside it) and whose outputs hold each
   other in a window (the extra positions the inner padding computes, trimmed after the call)
@@ -44,6 +47,12 @@ used here, for every such pair, is whether the difference *reaches anything down
   agree. The input passes whatever the call returns. Not when the partner value there is one the
   other side handed to the call as another argument: then the two sides hand the call different
   things (BLOOM's residual argument given the normed input), which is a real difference.
+
+* **Representations the sides do not share.** A call whose every input and output is in shapes
+  no layout relates (one side runs a relative-position MLP on every pair of tokens, the other on
+  a table of offsets) was compared by no number: where a later pair of the step differs in its
+  numbers, the call is passed over and the divergence is looked for there
+  (``absorb_uncompared_calls``).
 
 * **Derived state computed another way** is in ``_derived``.
 
@@ -76,7 +85,7 @@ from ._relations import relation as describe
 from ._values import flat_value_key, value_key
 
 __all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_checked_inside", "absorb_inner_ops", "absorb_moved",
-           "absorb_unused_inputs",
+           "absorb_uncompared_calls", "absorb_unused_inputs",
            "agrees", "value_key"]
 
 logger = logging.getLogger(__name__)
@@ -262,6 +271,7 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                                      for i in window.tolist()]]
             joined = None
             other_input = c in convention_in
+            other_output = False  # outputs of other shapes: another boundary, judged by what follows
             moved = _padding_moved(t, fail_in.get(c, []), fail_out[c]) if other_input else None
             if moved is not None:
                 _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + fail_in.get(c, []),
@@ -271,8 +281,11 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
             if not measured[fail_out[c]].all() and not (other_input and all(_shapes_differ(t, i) for i in fail_out[c])):
                 joined = ((concat_relation(t, out_row) or resize_relation(t, out_row))
                           if len(fail_out[c]) == 1 and "shape" in t.reasons.get(out_row, "") else None)
-                if joined is None:
+                if joined is None and not all(_shapes_differ(t, i) for i in fail_out[c]):
                     continue  # damaged or undecodable: not compared, so nothing is known of it
+                # a module that returns its result in another shape (an EmbeddingBag's pooled rows
+                # against an Embedding's per-token rows pooled after it): what follows decides
+                other_output = joined is None
             if not all(_floating(t, i) for i in fail_out[c]):
                 continue  # ids, masks, indices are exact data: a difference there is never a boundary
             exact_in = c in fresh and not all(_floating(t, i) for i in fail_in[c])
@@ -297,7 +310,7 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                     continue  # a later record shows it: it propagates
                 _pass_call(t, c, s, in_step & grad_mask, fail_out[c], handed, out)
                 continue
-            if other_input and not len(evidence):
+            if (other_input or other_output) and not len(evidence):
                 continue  # another input convention needs later values that agree to be one
             if not len(evidence):
                 # nothing compared between this call and the next independent error: only a
@@ -308,6 +321,9 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
             else:
                 relation = describe(t, out_row)
             cp = t.call_pairs[c]
+            if other_output and not other_input:
+                relation = (f"{relation.split(';')[0]}; the module returns its result in another shape "
+                            "(a boundary drawn elsewhere), and everything after it agrees")
             if other_input and c in fresh and c not in reshaped_in:
                 relation = ("its inputs and outputs differ as code between agreeing records made them (operations "
                             "in another order on each side), and everything after it agrees")
@@ -386,6 +402,44 @@ def _pass_call(t: PairTable, c: int, step: int, grad_rows: np.ndarray, rows: lis
     out.append({"step": int(step), "a_id": cp.a.id, "a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type,
                 "b_type": cp.b.module_type, "relation": relation})
     logger.info("boundary difference at %s / %s: %s", cp.a.label, cp.b.label, relation)
+
+
+def absorb_uncompared_calls(t: PairTable) -> int:
+    """Calls compared by no number, in and out (another representation on each side: a
+    relative-position MLP run on every pair of tokens on one side and on a table of offsets on
+    the other), pass where a later pair of the step differs in its numbers, when what they
+    received was judged right already (the same value another call's boundary passed) or is what
+    such a call just returned: a representation the two sides do not share shows no divergence,
+    and the first pair whose numbers differ is where it is looked for. An input of another shape
+    that differs (a BatchNorm handed the pooled map on one side, the map before pooling on the
+    other) is a difference itself, and stays. Returns how many rows passed."""
+    if not len(t):
+        return 0
+    failed, measured = t.failing, t.measured
+    fwd = t.role_mask("input", "output")
+    cp, step, roles = t.col("cp"), t.col("step"), t.col("role")
+    out_code = t.roles.index("output")
+    rows = np.flatnonzero(fwd)
+    before = {int(r): int(rows[k - 1]) if k else -1 for k, r in enumerate(rows.tolist())}
+    absorbed: set[int] = set()
+    done = 0
+    for c in dict.fromkeys(int(x) for x in cp[rows].tolist() if x >= 0):
+        mine = rows[cp[rows] == c]
+        if len(mine) < 2 or measured[mine].any() or not failed[mine].any():
+            continue
+        ins = [i for i in mine.tolist() if roles[i] != out_code]
+        if not ins or not all(t.passed[i] or (before[i] >= 0 and int(cp[before[i]]) in absorbed) for i in ins):
+            continue
+        later = np.flatnonzero(failed & measured & (step == step[mine[0]]))
+        if not len(later) or later[-1] < mine[-1]:
+            continue
+        absorbed.add(c)
+        for i in mine.tolist():
+            if failed[i]:
+                t.set_verdict(i, True, "not compared: another representation on each side, in and out (shapes no "
+                                       f"layout relates), and a later pair differs in its numbers ({t.reasons.get(i, '')})")
+                done += 1
+    return done
 
 
 def absorb_inner_ops(t: PairTable) -> int:

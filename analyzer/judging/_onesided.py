@@ -141,6 +141,11 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
         outs = {k for r in c.tensor_outputs() if (k := value_id(r)) is not None}
         if not outs or outs <= ins or ins & bad or outs & (good | bad):
             continue
+        if ins - good and canonical_type(c.module_type) not in RANDOM_LAYERS:
+            # fed a value nothing checked (inline code made it): the difference may come in with it;
+            # not so a dropout (a module on one side, ``F.dropout`` inline on the other), whose rate
+            # is a setting of its own
+            continue
         if outs <= _children_outputs(v, c):
             continue  # a container passing on what a data mover inside it returned: not computing either
         end = max((r.seq for r in c.outputs), default=-1)

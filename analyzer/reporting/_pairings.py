@@ -54,6 +54,7 @@ class Alternative:
 
 
 _DIGITS = re.compile(r"\d+")
+_WORDS = re.compile(r"[a-z]+")
 
 
 def _pattern(module: str) -> str:
@@ -138,6 +139,8 @@ def part_alternatives(report: Report) -> list[Alternative]:
         mods = {n.rpartition(".")[0] for ps in groups for p in ps for n in (p.a, p.b)}
         if not any(m == s or m.startswith(s + ".") or (s and s.startswith(m + ".")) for m in mods for s in scope if s):
             continue
+        if all(_named_in_order(ps, side == kb) for ps in groups):
+            continue  # the packed layer's name lists its parts in the order they were filled
         entries = []
         for p1, p2 in groups:
             for p, q in ((p1, p2), (p2, p1)):
@@ -167,6 +170,25 @@ def _with_their_layers(kinds: dict[Any, list[list[Any]]], kb: str) -> dict[Any, 
         else:
             merged.append((key, list(groups), mods))
     return {key: groups for key, groups, _ in merged}
+
+
+def _named_in_order(ps: list[Any], packed_in_b: bool) -> bool:
+    """Whether the packed layer's own name lists its parts, by the word that tells each part's
+    layer apart from the other's, in the order the weight map filled them (``res_skip_conv``
+    holding ``res_conv`` then ``skip_conv``; ``gate_up_proj``): no other order to try."""
+    parts = sorted(ps, key=lambda p: (p.b_part if packed_in_b else p.a_part)[0])
+    leaf = (parts[0].b if packed_in_b else parts[0].a).rpartition(".")[0].rpartition(".")[2]
+    said = _WORDS.findall(leaf.lower())
+    words = [set(_WORDS.findall((p.a if packed_in_b else p.b).rpartition(".")[0].rpartition(".")[2].lower()))
+             for p in parts]
+    at = []
+    for i, mine in enumerate(words):
+        own = mine.difference(*(w for j, w in enumerate(words) if j != i))
+        hits = [said.index(w) for w in own if w in said]
+        if len(hits) != 1:
+            return False
+        at.append(hits[0])
+    return at == sorted(set(at))
 
 
 def _orderless(ps: list[Any], parts_in_a: bool) -> bool:

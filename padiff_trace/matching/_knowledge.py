@@ -50,6 +50,7 @@ __all__ = [
     "POINTWISE_AS",
     "PACK_AXIS",
     "RNN_CELL_LAYERS",
+    "AFFINE_ALIASES",
     "BACKWARD_WORDS",
     "QKV_PACKING",
     "RANDOM_LAYERS",
@@ -209,6 +210,11 @@ LOCAL_ALIASES: dict[str, dict[str, str]] = {
     "batchnorm": {"_mean": "running_mean", "_variance": "running_var"},
     "prelu": {"_weight": "weight"},  # paddle's PReLU keeps its slopes as ``_weight``
 }
+
+# A class of a port's own (no known type) that names its affine pair the way TF, Keras and the
+# papers do: the scale and shift of a norm it writes by hand (a global layer norm's ``gamma`` and
+# ``beta``) are a known norm's ``weight`` and ``bias``, unless the module holds those names too.
+AFFINE_ALIASES: dict[str, str] = {"gamma": "weight", "beta": "bias"}
 
 # Tensors whose local name carries a layer index: a multi-layer RNN keeps layer k's tensors as
 # ``weight_ih_l{k}`` (``_reverse`` for the backward direction) in both frameworks, where a port

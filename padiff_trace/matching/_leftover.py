@@ -112,15 +112,20 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
                        same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
     """Trainable tensors still left pair, whatever their classes, where each is the other's only
     candidate in its place: as many elements, and one reordering of its axes makes one the other
-    (``axes_between``): an embedding table ``[V, C]`` against a pointwise convolution
+    (``axes_between``; among several, the one of its own local name: a hand-written norm's
+    ``gamma`` and ``beta`` against a known norm's ``weight`` and ``bias``, ``AFFINE_ALIASES``):
+    an embedding table ``[V, C]`` against a pointwise convolution
     ``[C, V, 1]`` fed one-hot tokens, a Linear ``[in, C*k*k]`` against a transposed
     convolution ``[in, C, k, k]`` fed a 1x1 input, a user class's ``[n, m, p]`` against
     ``[m, n, p]``. Nothing else left on either side there could be its partner; the values of
     the run then confirm it or not. ``same_place`` as for ``pair_left_over``."""
     place = same_place or (lambda x, y: x.key == y.key)
 
+    def left(t: MTensor) -> bool:  # a scalar too where the modules around it say the place
+        return trainable_left(t) or (same_place is not None and not t.used and t.info.trainable)
+
     def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
-        if not (trainable_left(x) and trainable_left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
+        if not (left(x) and left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
             return None
         return merge_order(x.cshape, y.cshape)
 
@@ -129,12 +134,16 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
         progress = False
         for x in la:
             ys = [(y, q) for y in lb if (q := fit(x, y)) is not None]
-            if len(ys) != 1:
+            rivals = [o for o in la if ys and fit(o, ys[0][0]) is not None]
+            if len(ys) > 1:  # a scale and a shift of one shape: the one of the same local name, if one,
+                # across classes (where the classes agree, the structure passes left them apart on purpose)
+                ys = [(y, q) for y, q in ys if y.local == x.local and y.type_key != x.type_key]
+                rivals = [o for o in la if ys and o.local == x.local and fit(o, ys[0][0]) is not None]
+            if len(ys) != 1 or len(rivals) != 1:
                 continue
             y, q = ys[0]
-            if sum(1 for o in la if fit(o, y) is not None) == 1:
-                take(x, y, q)
-                progress = True
+            take(x, y, q)
+            progress = True
 
 
 def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, tuple[int, ...]], None],

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from ._knowledge import PACK_AXIS
 from ._leftover import partner_modules
 from ._weightmap import WeightPair
-from ._weighttensors import MTensor, fused_roles, path_words, roles_named, roles_of
+from ._weighttensors import MTensor, block_pattern, fused_roles, path_words, roles_named, roles_of
 from ._weighttensors import role_names as _role_names
 
-__all__ = ["packed_run", "partner_place", "regrouped"]
+__all__ = ["packed_run", "partner_place", "regrouped", "repeat_place"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def partner_place(whole: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], 
     back = {mb: ma for ma, mb in fwd.items()}
 
     def near(x: MTensor, y: MTensor) -> bool | None:
-        known = fwd if x.side == "a" else back
+        known, theirs = (fwd, back) if x.side == "a" else (back, fwd)
         m, up = x.info.module, 0
         while m and m not in known and up < 2:  # the nearest of x's module, parent, grandparent with a partner
             m, up = m.rpartition(".")[0], up + 1
@@ -39,7 +39,38 @@ def partner_place(whole: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], 
             return None
         if up == 0 and y.info.module.rpartition(".")[0] == mine.rpartition(".")[0]:
             return True  # x's own module paired with one of the parts: the others are its siblings
-        return (y.info.module + ".").startswith(mine + ".")
+        if (y.info.module + ".").startswith(mine + "."):
+            return True
+        # a container the other side does without (a block's layers in a ``body`` Sequential,
+        # partnered with the block itself): the parts may sit beside it, in its parent, where
+        # that parent has no partner of its own
+        outer = mine.rpartition(".")[0]
+        return bool(up and outer and outer not in theirs and (y.info.module + ".").startswith(outer + "."))
+
+    return near
+
+
+def repeat_place(tensors: list[MTensor]) -> Callable[[MTensor, MTensor], bool | None]:
+    """Whether ``y`` sits in the same repetition of a repeated module as ``x`` where the two
+    sides index their repetitions at other depths (a flat list of four blocks against two
+    repeats of two, ``TCN.2`` against ``repeats.1.0``): the i-th of a module's copies (its path
+    with block indices as ``*``, in index order) is the i-th of the other's when both repeat as
+    often. None where the depths agree (the indices say it), or the counts differ."""
+    ranks: dict[int, tuple[int, int]] = {}
+    copies: dict[tuple[str, str, str], list[MTensor]] = defaultdict(list)
+    for t in tensors:
+        if t.key:
+            copies[(t.side, block_pattern(t.info.module), t.local)].append(t)
+    for same in copies.values():
+        keys = sorted({t.key for t in same})
+        for t in same:
+            ranks[id(t)] = (keys.index(t.key), len(keys))
+
+    def near(x: MTensor, y: MTensor) -> bool | None:
+        if len(x.key) == len(y.key) or id(x) not in ranks or id(y) not in ranks:
+            return None
+        (ix, nx), (iy, ny) = ranks[id(x)], ranks[id(y)]
+        return ix == iy if nx == ny else None
 
     return near
 

@@ -68,7 +68,7 @@ def _units(ts: list[MTensor], coarse: bool) -> dict[_Key, list[list[MTensor]]]:
 
 
 def pair_by_units(xs: list[MTensor], ys: list[MTensor], within: Within, take: Take, top: bool = True,
-                  coarse: bool = False) -> None:
+                  coarse: bool = False, counted: bool | None = None) -> None:
     """Pair ``xs`` (A's tensors left) with ``ys`` (B's) unit by unit (module docstring); below
     the top, what no smaller unit took is handed to ``within``, then to ``take`` for those
     whose shapes agree in stored order."""
@@ -76,16 +76,28 @@ def pair_by_units(xs: list[MTensor], ys: list[MTensor], within: Within, take: Ta
         return
     ua, ub = _units(xs, coarse), _units(ys, coarse)
     claimed: set[int] = set()
+    # block indices at the same depths on both sides count the same blocks: units in order must
+    # not pair one block's with another's (a norm missing in one block never slides over)
+    if counted is None:  # judged once, on everything left
+        counted = {len(t.key) for t in xs if t.key} == {len(t.key) for t in ys if t.key}
     for key in sorted(ua.keys() & ub.keys(), key=lambda k: -sum(n for _, n in k)):
         units_a, units_b = ua[key], ub[key]
         if len(units_a) != len(units_b) or any(id(t) in claimed for u in (*units_a, *units_b) for t in u):
             continue
+        if counted and any(_apart(u, v) for u, v in zip(units_a, units_b)):
+            continue
         for u, v in zip(units_a, units_b):
             claimed.update(id(t) for t in (*u, *v))
-            pair_by_units(u, v, within, take, top=False, coarse=coarse)
+            pair_by_units(u, v, within, take, top=False, coarse=coarse, counted=counted)
     if not top:
         within([t for t in xs if not t.used], [t for t in ys if not t.used])
         _last_in_stored_order([t for t in xs if not t.used], [t for t in ys if not t.used], take)
+
+
+def _apart(u: list[MTensor], v: list[MTensor]) -> bool:
+    """Whether two units sit in blocks their indices say differ (no block index in common)."""
+    ku, kv = {t.key for t in u if t.key}, {t.key for t in v if t.key}
+    return bool(ku and kv and not ku & kv)
 
 
 def _last_in_stored_order(xs: list[MTensor], ys: list[MTensor], take: Take) -> None:

@@ -48,7 +48,7 @@ from ._logspace import mark_logged
 from ._match import group_key
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
-from ._packs import packed_run, partner_place, regrouped
+from ._packs import packed_run, partner_place, regrouped, repeat_place
 from ._pins import apply_pins
 from ._roles import pair_same_roles
 from ._stacks import stacked_groups
@@ -185,7 +185,13 @@ class _Matcher:
     def packed(self) -> None:
         # parts in the partner of the packed tensor's module (its other tensors paired there) are
         # in its block whatever the two sides' block indices count
-        place = partner_place([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer])
+        partners = partner_place([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer])
+        repeats = repeat_place([*self.a, *self.b])  # else the i-th copy of a repeated module, indexed at other depths
+
+        def place(x: _T, y: _T) -> bool | None:
+            known = partners(x, y)
+            return known if known is not None else repeats(x, y)
+
         for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
             vocab = frozenset().union(*(_path_words(t.info.module) for t in big_side))
             # a tensor whose name says what it packs (``kv``: k then v) first: one whose name says
@@ -270,13 +276,22 @@ class _Matcher:
         for place in (leftover.partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
+        # the i-th copy of a repeated module is the i-th where the sides count their copies at
+        # other depths (``blocks.2`` against ``stages.1.0``)
+        repeats = repeat_place([*self.a, *self.b])
+
+        def block(x: _T, y: _T) -> bool:
+            return x.key == y.key or bool(repeats(x, y))
+
         for place in (leftover.partner_scopes(whole), None):  # then the last ones standing in their place, any layout
-            leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place)
+            leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place or block)
             leftover.pair_last_packed(self.live(self.a), self.live(self.b), self._pair_marked, place, self._turn)
             leftover.pair_shared(self.a, self.b, self._partner, self.pair, place)
+        # inside a unit pair anywhere, but not the i-th copy of a repeated module with another
         for coarse in (False, True):  # units by their tensors' shapes, then by their element counts
             pair_by_units([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
-                          lambda xs, ys: leftover.pair_last_standing(xs, ys, self._take_axes, lambda x, y: True),
+                          lambda xs, ys: leftover.pair_last_standing(xs, ys, self._take_axes,
+                                                                     lambda x, y: repeats(x, y) is not False),
                           self._take_axes, coarse=coarse)
         # tensors of one role wherever they sit (position tables on the root against one per stage)
         pair_same_roles([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],

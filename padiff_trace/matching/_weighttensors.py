@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .._errors import MappingError
 from ._knowledge import (
+    AFFINE_ALIASES,
     BACKWARD_WORDS,
     DERIVED_STATE,
     FUSED_ROLES,
@@ -86,6 +87,7 @@ class MTensor:
 def normalise(side: WeightSide, tag: str) -> list[MTensor]:
     res = TypeResolver(side.framework, side.classes)
     types = {t.module: t.module_type for t in side.tensors}
+    held = {(t.module, t.local) for t in side.tensors}
     out = []
     for i, t in enumerate(side.tensors):
         owner = t.module[: -len(PARAMETRIZED_UNDER)] if t.module.endswith(PARAMETRIZED_UNDER) else ""
@@ -98,6 +100,8 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         for group, aliases in LOCAL_ALIASES.items():
             if same_canonical(group, ctype):
                 local = aliases.get(local, local)
+        if not rt.known and local in AFFINE_ALIASES and (t.module, AFFINE_ALIASES[local]) not in held:
+            local = AFFINE_ALIASES[local]  # a hand-written norm's gamma and beta
         key = tuple(int(x) for x in _INT.findall(t.module))
         layer_type = RNN_CELL_LAYERS.get(ctype)
         if layer_type is not None and _CELL_LOCAL.match(local):  # one cell: its layer's tensors, one direction

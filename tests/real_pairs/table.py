@@ -175,7 +175,15 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # with a key/value cache against recomputing the prefix (forward), AdamW
                       # with parameter groups, batch-hard triplet loss (training)
                       "port_performer", "port_glow", "port_informer", "port_kvdecode",
-                      "port_paramgroups_train", "port_triplet_train"})
+                      "port_paramgroups_train", "port_triplet_train",
+                      # set 29 (session 36): Conv-TasNet (a hand-written global layer norm against
+                      # GroupNorm, residual and skip convs fused, blocks flat against nested), NFNet
+                      # (scaled weight standardisation, skip-init gains 0-d against [1]), Swin-V2
+                      # (cosine attention, a continuous position-bias MLP on token pairs against a
+                      # table), a Gemma-2 style LM (norms scaling by 1 + w against w, soft-capping,
+                      # sliding windows), focal loss with LAMB, BCE with Adagrad (training)
+                      "port_convtasnet", "port_nfnet", "port_swinv2", "port_softcap_lm",
+                      "port_focal_lamb_train", "port_bce_adagrad_train"})
 
 
 @dataclass(frozen=True)
