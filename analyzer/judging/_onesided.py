@@ -141,10 +141,12 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
         outs = {k for r in c.tensor_outputs() if (k := value_id(r)) is not None}
         if not outs or outs <= ins or ins & bad or outs & (good | bad):
             continue
-        if ins - good and canonical_type(c.module_type) not in RANDOM_LAYERS:
-            # fed a value nothing checked (inline code made it): the difference may come in with it;
-            # not so a dropout (a module on one side, ``F.dropout`` inline on the other), whose rate
-            # is a setting of its own
+        unchecked = {k for r in c.tensor_inputs() if _floating(r) and (k := value_id(r)) is not None} - good
+        if unchecked and canonical_type(c.module_type) not in RANDOM_LAYERS:
+            # fed numbers nothing checked (inline code made them): the difference may come in with
+            # them. Not so ids and positions (exact data counted from shapes: a position table's
+            # module fed an ``arange``), nor a dropout (a module on one side, ``F.dropout`` inline on
+            # the other), whose rate is a setting of its own
             continue
         if outs <= _children_outputs(v, c):
             continue  # a container passing on what a data mover inside it returned: not computing either
@@ -159,6 +161,11 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
     hit_ids = {c.id for _, c in hits}
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     return [c for _, c in sorted(inner, key=lambda h: h[0])]  # in the order they returned
+
+
+def _floating(r: Record) -> bool:
+    """Numbers, as opposed to ids, positions and masks (integers, booleans)."""
+    return str(r.dtype).startswith(("float", "bfloat", "complex"))
 
 
 def holding(v: TraceView, alone: list[Call], good: set[Key], first: Record | None) -> Call | None:
