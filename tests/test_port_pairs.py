@@ -181,8 +181,8 @@ def test_neighbours_merged_in_another_order_are_paired_by_the_values_and_a_bias_
     chunks in another order, and paddle's stage ends with the merging where torch's next stage
     starts with it. ``run`` finds the order in the recorded values, records B again pairing
     the chunks, and compares the merged values in torch's order: aligned, said. A relative
-    position index built transposed is named at torch's attention (paddle's side names its
-    one-sided Softmax module, which nothing checked: a known failure, docs/real-pairs.md)."""
+    position index built transposed is named at torch's attention (and, since session 36, at
+    paddle's: its one-sided Softmax module, fed logits plus a bias made inline, is not named)."""
     rc, doc, text = run(tmp_path, "port_swin", bug)
     if not bug:
         assert rc == 0, text[-4000:]
