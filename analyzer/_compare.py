@@ -27,7 +27,6 @@ from .judging._boundary import (
     absorb_checked_inside,
     absorb_inner_ops,
     absorb_moved,
-    absorb_uncompared_calls,
     absorb_unused_inputs,
 )
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
@@ -47,6 +46,7 @@ from .judging._randomness import random_draws
 from .judging._referee import side_errors
 from .judging._reordered import absorb_reordered
 from .judging._representation import absorb_representations
+from .judging._unshared import absorb_uncompared_calls
 from .judging._updates import absorb_buffer_rounding, absorb_update_rounding, flag_hidden_updates
 from .reporting._report import Report
 

@@ -52,7 +52,7 @@ used here, for every such pair, is whether the difference *reaches anything down
   no layout relates (one side runs a relative-position MLP on every pair of tokens, the other on
   a table of offsets) was compared by no number: where a later pair of the step differs in its
   numbers, the call is passed over and the divergence is looked for there
-  (``absorb_uncompared_calls``).
+  (``_unshared.absorb_uncompared_calls``).
 
 * **Derived state computed another way** is in ``_derived``.
 
@@ -85,7 +85,7 @@ from ._relations import relation as describe
 from ._values import flat_value_key, value_key
 
 __all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_checked_inside", "absorb_inner_ops", "absorb_moved",
-           "absorb_uncompared_calls", "absorb_unused_inputs",
+           "absorb_unused_inputs",
            "agrees", "value_key"]
 
 logger = logging.getLogger(__name__)
@@ -402,44 +402,6 @@ def _pass_call(t: PairTable, c: int, step: int, grad_rows: np.ndarray, rows: lis
     out.append({"step": int(step), "a_id": cp.a.id, "a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type,
                 "b_type": cp.b.module_type, "relation": relation})
     logger.info("boundary difference at %s / %s: %s", cp.a.label, cp.b.label, relation)
-
-
-def absorb_uncompared_calls(t: PairTable) -> int:
-    """Calls compared by no number, in and out (another representation on each side: a
-    relative-position MLP run on every pair of tokens on one side and on a table of offsets on
-    the other), pass where a later pair of the step differs in its numbers, when what they
-    received was judged right already (the same value another call's boundary passed) or is what
-    such a call just returned: a representation the two sides do not share shows no divergence,
-    and the first pair whose numbers differ is where it is looked for. An input of another shape
-    that differs (a BatchNorm handed the pooled map on one side, the map before pooling on the
-    other) is a difference itself, and stays. Returns how many rows passed."""
-    if not len(t):
-        return 0
-    failed, measured = t.failing, t.measured
-    fwd = t.role_mask("input", "output")
-    cp, step, roles = t.col("cp"), t.col("step"), t.col("role")
-    out_code = t.roles.index("output")
-    rows = np.flatnonzero(fwd)
-    before = {int(r): int(rows[k - 1]) if k else -1 for k, r in enumerate(rows.tolist())}
-    absorbed: set[int] = set()
-    done = 0
-    for c in dict.fromkeys(int(x) for x in cp[rows].tolist() if x >= 0):
-        mine = rows[cp[rows] == c]
-        if len(mine) < 2 or measured[mine].any() or not failed[mine].any():
-            continue
-        ins = [i for i in mine.tolist() if roles[i] != out_code]
-        if not ins or not all(t.passed[i] or (before[i] >= 0 and int(cp[before[i]]) in absorbed) for i in ins):
-            continue
-        later = np.flatnonzero(failed & measured & (step == step[mine[0]]))
-        if not len(later) or later[-1] < mine[-1]:
-            continue
-        absorbed.add(c)
-        for i in mine.tolist():
-            if failed[i]:
-                t.set_verdict(i, True, "not compared: another representation on each side, in and out (shapes no "
-                                       f"layout relates), and a later pair differs in its numbers ({t.reasons.get(i, '')})")
-                done += 1
-    return done
 
 
 def absorb_inner_ops(t: PairTable) -> int:
