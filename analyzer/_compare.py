@@ -11,6 +11,7 @@ from typing import Any
 from tqdm import tqdm
 
 from padiff_trace import Trace, UserError, open_trace, visible
+from padiff_trace.arrays import is_number
 from padiff_trace.matching import Mapping, WeightMap, orient
 from padiff_trace.options import build_options
 
@@ -220,7 +221,7 @@ def _unpaired(al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None)
 # ---------------------------------------------------------------- rounding or bug
 def _referee_view(path: str | os.PathLike[str], role: str, opened: list[Trace]) -> TraceView:
     t = _open(path, opened)
-    floats = {r.dtype for r in t.records() if r.is_tensor and r.dtype.startswith(("float", "bfloat", "complex"))}
+    floats = {r.dtype for r in t.records() if r.is_tensor and is_number(r.dtype)}
     if t.meta.get("cast_dtype") != "float64" and floats - {"float64", "complex128"}:
         raise UserError(
             f"{path}: {role} must be a float64 recording (record SPEC --dtype float64 --inputs-from A "

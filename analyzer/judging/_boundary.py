@@ -67,6 +67,8 @@ from typing import Any
 
 import numpy as np
 
+from padiff_trace.arrays import is_number
+
 from ..alignment._calls import TraceView
 from ._beside import reached
 from ._inside import absorb_checked_inside
@@ -110,7 +112,7 @@ def _shapes_differ(t: PairTable, i: int) -> bool:
 
 
 def _floating(t: PairTable, i: int) -> bool:
-    return all(str(getattr(t.record(i, k), "dtype", "")).startswith(("float", "bfloat", "complex")) for k in (0, 1))
+    return all(is_number(getattr(t.record(i, k), "dtype", "")) for k in (0, 1))
 
 
 def absorb_unused_inputs(t: PairTable) -> None:

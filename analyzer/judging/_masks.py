@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from padiff_trace import DamagedRecordError
-from padiff_trace.arrays import squeezed
+from padiff_trace.arrays import is_number, squeezed
 
 from ._pairtable import PairTable
 
@@ -35,7 +35,7 @@ def _floating(t: PairTable, i: int) -> bool:
 
 
 def _is_float(t: PairTable, i: int, k: int) -> bool:
-    return str(getattr(t.record(i, k), "dtype", "")).startswith(("float", "bfloat", "complex"))
+    return is_number(getattr(t.record(i, k), "dtype", ""))
 
 
 _SATURATED = -1e3  # exp(-1000) underflows to 0 in float32 and float64: after softmax, any such value is 0

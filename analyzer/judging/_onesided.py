@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Kind, Record
+from padiff_trace.arrays import is_number
 from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, PLACEHOLDERS, RANDOM_LAYERS, canonical_type
 
 from ..alignment._calls import Call, TraceView
@@ -141,7 +142,7 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
         outs = {k for r in c.tensor_outputs() if (k := value_id(r)) is not None}
         if not outs or outs <= ins or ins & bad or outs & (good | bad):
             continue
-        unchecked = {k for r in c.tensor_inputs() if _floating(r) and (k := value_id(r)) is not None} - good
+        unchecked = {k for r in c.tensor_inputs() if is_number(r.dtype) and (k := value_id(r)) is not None} - good
         if unchecked and canonical_type(c.module_type) not in RANDOM_LAYERS:
             # fed numbers nothing checked (inline code made them): the difference may come in with
             # them. Not so ids and positions (exact data counted from shapes: a position table's
@@ -161,11 +162,6 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
     hit_ids = {c.id for _, c in hits}
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     return [c for _, c in sorted(inner, key=lambda h: h[0])]  # in the order they returned
-
-
-def _floating(r: Record) -> bool:
-    """Numbers, as opposed to ids, positions and masks (integers, booleans)."""
-    return str(r.dtype).startswith(("float", "bfloat", "complex"))
 
 
 def holding(v: TraceView, alone: list[Call], good: set[Key], first: Record | None) -> Call | None:

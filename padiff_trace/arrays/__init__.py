@@ -6,7 +6,7 @@ never from the private modules behind it.
 
 from __future__ import annotations
 
-from ._dtypes import UNCAPTURED, decode, dtype_name, storage_dtype, to_float64, to_storage
+from ._dtypes import UNCAPTURED, decode, dtype_name, is_number, storage_dtype, to_float64, to_storage
 from ._layout import (
     axes_between,
     blocks_in_order,
@@ -28,6 +28,7 @@ __all__ = [
     "Recent",
     "axes_between",
     "inversions",
+    "is_number",
     "newest_axis",
     "squeezed",
     "blocks_in_order",

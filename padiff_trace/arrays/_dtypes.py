@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["UNCAPTURED", "STORAGE", "decode", "dtype_name", "logical_name", "storage_dtype", "to_float64"]
+__all__ = ["UNCAPTURED", "STORAGE", "decode", "dtype_name", "is_number", "logical_name", "storage_dtype", "to_float64"]
 
 # A tensor the recorder could not copy (a sparse layout, ...): recorded with its shape and no
 # values, logical dtype "uncaptured:<layout>:<dtype>"; readers treat it as data-less.
@@ -51,6 +51,12 @@ def dtype_name(dt: np.dtype) -> str:
     if name is None:
         name = _NAMES.get(dt)
     return name if name is not None else dt.name
+
+
+def is_number(logical: object) -> bool:
+    """Whether a logical dtype name holds numbers (float, bfloat, complex), as opposed to ids,
+    positions, masks and flags (integers, booleans)."""
+    return str(logical).startswith(("float", "bfloat", "complex"))
 
 
 def logical_name(arr: np.ndarray) -> str:
