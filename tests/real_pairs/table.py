@@ -183,7 +183,14 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # table), a Gemma-2 style LM (norms scaling by 1 + w against w, soft-capping,
                       # sliding windows), focal loss with LAMB, BCE with Adagrad (training)
                       "port_convtasnet", "port_nfnet", "port_swinv2", "port_softcap_lm",
-                      "port_focal_lamb_train", "port_bce_adagrad_train"})
+                      "port_focal_lamb_train", "port_bce_adagrad_train",
+                      # set 30 (NOTES-set30-h76..h78): ConvNeXt-V2 (GRN, channels-first against
+                      # channels-last), DGCNN (kNN edge convolutions), xDeepFM (a compressed
+                      # interaction network), a Longformer-style encoder (band mask against
+                      # unfolded windows, global tokens), label-smoothed AdamW with parameter
+                      # groups, center loss with Nesterov SGD (training)
+                      "port_convnextv2", "port_dgcnn", "port_xdeepfm", "port_longformer_local",
+                      "port_labelsmooth_adamw_train", "port_center_loss_train"})
 
 
 @dataclass(frozen=True)
