@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from padiff_trace import Trace, UserError, open_trace, visible
 from padiff_trace.arrays import is_number
-from padiff_trace.matching import Mapping, WeightMap, orient
+from padiff_trace.matching import Mapping, WeightMap, offset_note, orient
 from padiff_trace.options import build_options
 
 from ._options import CompareOptions
@@ -121,6 +121,10 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_unused_inputs(table)
         absorb_representations(table)
     conventions = apply_conventions(table, va, vb)
+    offsets = offset_note(wm)  # norm scales one side keeps as the other's plus one (``matching._offsets``)
+    if offsets:
+        conventions.append({"kind": "convention", "check": "norm_offset", "pairs": sum(bool(p.offset) for p in wm.pairs) if wm else 0,
+                            "text": offsets})
     optimizer = optimizer_diff(va, vb, wm)
     if not _explicit(opts):
         absorb_carried_rounding(table)  # before the updates: a parameter gradient carried is rounding

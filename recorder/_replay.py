@@ -29,8 +29,10 @@ from padiff_trace.matching import (
     is_integer,
     is_pattern,
     mapping_pins,
+    mark_offsets,
     match_weights,
     norm_like,
+    own_offset,
     set_from_weight,
     side_from_records,
     summed_groups,
@@ -112,8 +114,20 @@ def match_onto_model(
         if not recs:
             raise WeightTransferError(f"{trace_path}: has no weights recorded at step 0 (recorded with weights='none'?)")
         a = with_observed_layouts(tr, side_from_records(recs, tr.meta))
-    b, tensors = model_side(adapter, model)
-    return match_weights(a, b, *mapping_pins(mapping, a, b)), tensors
+        b, tensors = model_side(adapter, model)
+        wm = match_weights(a, b, *mapping_pins(mapping, a, b))
+        by_name = {f"{r.module}.{r.position}" if r.module else r.position: r for r in recs}
+
+        def decide(p: WeightPair) -> float:  # the model's own values say its convention (``_offsets``)
+            own = _host_array_any(adapter, tensors[p.b])
+            return own_offset(by_name[p.a].read(), own) if own is not None and p.a in by_name else 0.0
+
+        mark_offsets(wm, {t.module: t.module_type for t in a.tensors}, {t.module: t.module_type for t in b.tensors}, decide)
+    for p in wm.pairs:
+        if p.offset:
+            logger.info("%s receives %s %+g: the model keeps its own values %+g from the trace's (a norm kept as 1 + w "
+                        "on one side, w on the other)", p.b, p.a, p.offset, p.offset)
+    return wm, tensors
 
 
 def transfer_weights(
@@ -163,6 +177,8 @@ def transfer_weights(
                 arr = arr.reshape(shape)  # a head split or merge, or axes of size one: the same elements in order
             if p.logged is not None:
                 arr = _log_space(p, arr)
+            if p.offset:
+                arr = (arr + p.offset).astype(arr.dtype)
             if rank is not None:
                 arr = rank_value(p, arr)  # a partial sum: zeros on ranks other than 0
             adapter.assign(tensors[p.b], arr)
@@ -233,6 +249,16 @@ def _host_array(adapter: Adapter, t: Any) -> np.ndarray | None:
     if not isinstance(data, np.ndarray) or data.dtype.kind not in "iu":
         return None
     return data.reshape(shape)
+
+
+def _host_array_any(adapter: Adapter, t: Any) -> np.ndarray | None:
+    """The model's own floating tensor ``t`` as a host array (None for other dtypes)."""
+    if not adapter.is_floating(t):
+        return None
+    data, _, shape, _ = adapter.to_host(t)
+    if isinstance(data, Deferred):
+        data = data.fetch()
+    return data.reshape(shape) if isinstance(data, np.ndarray) else None
 
 
 def _log_space(p: WeightPair, arr: np.ndarray) -> np.ndarray:

@@ -93,6 +93,9 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   the module on one side, inside and trimmed after it on the other; a hand-written attention
   (fused ``qkv``, ``proj``) against ``nn.MultiheadAttention``; a two-layer LSTM against two
   one-layer LSTMs; a 0-d scale against a ``[1]`` one.
+* ``rotnorm`` (session 37): LayerNorms scaling by ``1 + g`` and keeping ``g`` against
+  ``nn.LayerNorm`` keeping ``1 + g`` (the receiving model's own values say so); separate q/k/v
+  with half-split rotary pairs against one fused ``to_qkv`` rotated in interleaved pairs.
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -1232,3 +1235,33 @@ def test_fields_in_another_order_carried_through_the_layers_are_a_layout(tmp_pat
     rc, doc, text = run(tmp_path / "bug", "order", bug="torch_norm_eps")
     assert rc == 1, text
     assert located(doc) == ("norm", "norm"), text
+
+
+# ------------------------------------------------------------------ rotnorm: norms kept as g vs 1 + g, rotary in a fused qkv
+def test_norms_kept_one_unit_apart_and_rotary_rows_inside_a_fused_qkv(tmp_path: Path) -> None:
+    """LayerNorms of the port's own scaling by ``1 + g`` (keeping ``g``, around 0) against
+    ``nn.LayerNorm`` keeping ``1 + g`` (its own weights around 1): the transfer writes ``g + 1``
+    and the report says so; separate ``query``/``key`` rotated in half-split pairs against one
+    ``to_qkv`` rotated in interleaved pairs: the q and k rows are reordered inside the fused
+    tensor (its v part kept), chosen by the values. The clean pair agrees; the weight map
+    written by that run, given back as a mapping file, gives the same; a norm that forgets its
+    ``1 +`` (one block's output norm) is named where it is, and a rotary base slip in the torch
+    attention is named at the attention."""
+    rc, doc, text = run(tmp_path / "clean", "rotnorm")
+    assert rc == 0, text
+    assert "norm scales kept one unit apart" in text, text
+    assert "rotary pairs" in text, text
+    (wm_path,) = (tmp_path / "clean").glob("*pairing-*.trace/weightmap.json")
+    wm = json.loads(wm_path.read_text())
+    offsets = {e["paddle"]: e["torch_offset"] for e in wm["weights"] if "torch_offset" in e}
+    assert offsets == {f"blocks.{i}.{n}.g": 1.0 for i in range(2) for n in ("norm_in", "norm_mid", "norm_out")}, offsets
+    q = [e for e in wm["weights"] if e.get("paddle") == "blocks.0.attn.query.weight"]
+    assert q and q[0]["torch_part"] == [0, 16] and q[0]["paddle_blocks"][:4] == [0, 4, 1, 5], q
+    rc, text = run_pinned(tmp_path, "rotnorm", wm)
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "plain", "rotnorm", bug="paddle_norm_plain")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.1.norm_out", "layers.1.ln3"), text
+    rc, doc, text = run(tmp_path / "base", "rotnorm", bug="torch_rope_base")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0.attn", "layers.0.attention"), text

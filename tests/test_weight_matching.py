@@ -1026,3 +1026,60 @@ def test_gates_stacked_in_another_order_round_trip_through_a_mapping_file() -> N
         parse_mapping({"weights": [{"paddle": "x.weight", "torch": "y.weight", "paddle_part": [0, 8],
                                     "paddle_blocks": [1, 0]}]}, "bad.json")
 
+
+
+def test_an_offset_and_a_whole_side_reordered_into_the_other_sides_part_round_trip() -> None:
+    """``torch_offset: 1`` (torch keeps a norm's scale as paddle's plus one) becomes the pair's
+    offset, written back under the side it was given for, and read from the other side it is
+    the opposite; ``paddle_blocks`` beside a ``torch_part`` (paddle's whole q reordered, then put
+    in torch's share of a fused q|k|v) is allowed, torch's blocks beside a paddle part are not.
+    Offsets are refused beside parts and for values that are not numbers."""
+    a = WeightSide("paddle", (t("n.g", "OffsetNorm", (H,)), *paddle_linear("q", H, H)), PD)
+    b = WeightSide("torch", (t("ln.weight", "LayerNorm", (H,)), *torch_linear("qkv", H, 3 * H)), TD)
+    order = [1, 0, 3, 2, 5, 4, 7, 6]
+    doc = {"version": 1, "weights": [
+        {"paddle": "n.g", "torch": "ln.weight", "torch_offset": 1},
+        {"paddle": "q.weight", "torch": "qkv.weight", "torch_part": [0, H], "paddle_blocks": order},
+        {"paddle": "q.bias", "torch": "qkv.bias", "torch_part": [0, H]}]}
+    wm = match_weights(a, b, *mapping_pins(parse_mapping(doc, "m.json"), a, b))
+    got = {p.a: (p.offset, p.a_blocks, p.b_part) for p in wm.pairs}
+    assert got["n.g"] == (1.0, None, None) and got["q.weight"] == (0.0, tuple(order), (0, H)), got
+    written = {e["paddle"]: e for e in json.loads(wm.dumps())["weights"]}
+    assert (written["n.g"]["torch_offset"] == 1.0 and "offset" in written["n.g"]["convert"]) or "+1" in written["n.g"]["convert"]
+    flipped = {**doc, "weights": [{"paddle": "n.g", "torch": "ln.weight", "paddle_offset": 1}]}
+    assert [p.offset for p in match_weights(a, b, *mapping_pins(parse_mapping(flipped, "m.json"), a, b)).pairs
+            if p.a == "n.g"] == [-1.0]
+    for bad in ({"paddle": "q.weight", "torch": "qkv.weight", "torch_part": [0, H], "torch_offset": 1},
+                {"paddle": "n.g", "torch": "ln.weight", "torch_offset": "one"}):
+        with pytest.raises(MappingError, match="_offset"):
+            parse_mapping({"weights": [bad]}, "bad.json")
+    pa = WeightSide("paddle", tuple(paddle_linear("qkv", H, 3 * H)), PD)
+    tb = WeightSide("torch", tuple(torch_linear("q", H, H)), TD)
+    reversed_blocks = {"weights": [{"paddle": "qkv.weight", "torch": "q.weight", "paddle_part": [0, H], "torch_blocks": order}]}
+    with pytest.raises(MappingError, match="blocks"):
+        match_weights(pa, tb, *mapping_pins(parse_mapping(reversed_blocks, "bad.json"), pa, tb))
+
+
+def test_the_receiving_models_own_values_say_a_norm_keeps_one_plus_w() -> None:
+    """``own_offset``: a received vector centred one unit from the model's own (zeros against
+    ones, trained values around 0 against around 1) is shifted by that unit, either way; vectors
+    centred alike, or 0.5 apart, or a single value are not. ``traced_offset``: a pair of traces
+    whose values differ by exactly one everywhere; ``scale_of_a_norm``: a norm's scale by its class,
+    never its shift."""
+    from padiff_trace.matching import own_offset, traced_offset
+    from padiff_trace.matching._offsets import scale_of_a_norm
+
+    rng = np.random.default_rng(0)
+    w = rng.normal(0.0, 0.15, 16).astype("float32")
+    assert own_offset(w, 1.0 + rng.normal(0.0, 0.15, 16)) == 1.0
+    assert own_offset(np.ones(16), np.zeros(16)) == -1.0
+    assert own_offset(w, rng.normal(0.0, 0.15, 16)) == 0.0
+    assert own_offset(w, 0.5 + w) == 0.0
+    assert own_offset(np.zeros(1), np.ones(1)) == 0.0
+    assert traced_offset(w, w + np.float32(1.0)) == 1.0
+    assert traced_offset(w + np.float32(1.0), w) == -1.0
+    assert traced_offset(w, w + np.float32(1.001)) == 0.0
+    assert scale_of_a_norm("g", "weight", "OffsetNorm", "LayerNorm")
+    assert scale_of_a_norm("weight", "weight", "Gemma2RMSNorm", "RMSNorm")
+    assert not scale_of_a_norm("bias", "bias", "LayerNorm", "LayerNorm")
+    assert not scale_of_a_norm("gamma", "layer_scale", "Block", "ConvNeXtBlock")

@@ -20,10 +20,12 @@ from padiff_trace.matching import (
     in_call_order,
     inverse_perm,
     mapping_pins,
+    mark_offsets,
     match_weights,
     set_from_weight,
     side_from_records,
     summed_groups,
+    traced_offset,
     weight_from,
     weight_grad_from,
     with_observed_layouts,
@@ -54,7 +56,12 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
     side_b = side_from_records(rb, dict(vb.trace.meta))
     if call_order:
         side_a, side_b = in_call_order(side_a, _first_calls(va)), in_call_order(side_b, _first_calls(vb))
-    return match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
+    wm = match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
+    # a norm's scale written by the transfer as the other's plus one (``matching._offsets``)
+    by_a, by_b = {_name(r): r for r in ra}, {_name(r): r for r in rb}
+    mark_offsets(wm, {t.module: t.module_type for t in side_a.tensors}, {t.module: t.module_type for t in side_b.tensors},
+                 lambda p: traced_offset(by_a[p.a].read(), by_b[p.b].read()) if p.a in by_a and p.b in by_b else 0.0)
+    return wm
 
 
 def _first_calls(v: TraceView) -> dict[str, int]:
@@ -100,6 +107,12 @@ def _in_log_space(p: WeightPair, ra: Record, rb: Record, params_a: abc.Mapping[t
         return ra, rb
     seen = ComputedWeight(plain_r, lambda: plain_r.read() * value.read(), "times the value: the gradient of its logarithm")
     return (ra, seen) if log_a else (seen, rb)  # type: ignore[return-value]
+
+
+def _plus(r: Record, offset: float) -> Record:
+    """A's weight as B keeps it: its values plus ``offset`` (``WeightPair.offset``)."""
+    return ComputedWeight(r, lambda: (r.read() + offset).astype(r.read().dtype),  # type: ignore[return-value]
+                          f"{offset:+g}: the other side keeps the norm's scale as this side's {offset:+g}")
 
 
 def _summed_weights(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
@@ -227,6 +240,8 @@ def pair_by_map(
             rb = _effective("b", p.b, rb, by_b, params_b, skipped)
         if p.logged is not None:
             ra, rb = _in_log_space(p, ra, rb, params_a, params_b)
+        if p.offset and params_a is None:  # weights: A's plus the offset (gradients are the same)
+            ra = _plus(ra, p.offset)
         out.append(_pair(p, ra, rb))
         used_a.add(p.a)
         used_b.add(p.b)

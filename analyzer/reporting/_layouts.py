@@ -82,10 +82,12 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
         mod_a, _, local = p.a.rpartition(".")
         mod_b = p.b.rpartition(".")[0]
         shape = shapes.get(p.a)
-        if (shape is None or p.a_part is not None or p.b_part is not None or not p.transfer
+        # B's share of a fused q|k|v (its rows cut once, along the output axis) against A's whole q or k
+        packed = p.b_part is not None and p.b_groups == 1 and p.axis == 0 and p.a_blocks is None
+        if (shape is None or p.a_part is not None or (p.b_part is not None and not packed) or not p.transfer
                 or local not in ("weight", "bias") or p.how == "reshape" or len(shape) != {"weight": 2, "bias": 1}.get(local)
                 or mod_a.rpartition(".")[2].lower() not in roles
-                or mod_b.rpartition(".")[2].lower() not in roles):
+                or (not packed and mod_b.rpartition(".")[2].lower() not in roles)):
             continue
         rows = shape[p.a_perm[0]] if p.a_perm is not None else shape[0]
         if rows % hd:
@@ -93,18 +95,47 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
         holder = _pattern(_parent(mod_a))
         if holder not in holders:
             holders.append(holder)
+        if packed:  # A's rows reordered head by head into B's rotary layout, then into B's share
+            assert p.b_part is not None
+            for entries, a_half in zip(docs, (True, False)):
+                entries.append({ka: p.a, kb: p.b, f"{kb}_part": list(p.b_part), "axis": 0,
+                                f"{ka}_blocks": rotary_rows(rows, hd, a_half)})
+            continue
         for entries, (half, inter) in zip(docs, ((ka, kb), (kb, ka))):
             for k, (lo, hi) in enumerate(((0, hd // 2), (hd // 2, hd))):
                 entries.append({ka: p.a, kb: p.b, f"{half}_part": [lo, hi], f"{half}_groups": rows // hd,
                                 f"{inter}_part": [k, k + 1], f"{inter}_groups": rows // 2})
     if not holders or not docs[0] or not any(_pattern(ma).startswith(h) or h.startswith(_pattern(ma)) for h in holders):
         return []
+    # the other parts of a fused tensor whose q and k rows are reordered (its v) keep their pairing
+    fused = {e[kb] for e in docs[0] if f"{ka}_blocks" in e}
+    taken = {(e[ka], e[kb]) for e in docs[0]}
+    rest = [e for e in wm.to_json()["weights"] if e.get(kb) in fused and (e.get(ka), e.get(kb)) not in taken]
+    for entries in docs:
+        entries.extend({k: v for k, v in e.items() if k not in ("how", "confidence", "convert")} for e in rest)
     out = []
     for entries, (half, inter) in zip(docs, ((ka, kb), (kb, ka))):
         said = f"q and k rows paired in every head as {half}'s rotary pairs (j, j + {hd // 2}) against {inter}'s (2j, 2j + 1)"
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
                                said, holders[0]))
     return out
+
+
+def rotary_rows(rows: int, hd: int, from_half: bool) -> list[int]:
+    """The order of ``rows`` rows (heads of ``hd`` features) that takes the half-split rotary layout
+    (feature j paired with j + hd/2) to the interleaved one (2j with 2j + 1), or, ``from_half``
+    False, the interleaved one to the half-split one: row ``i`` of the result is row ``order[i]``."""
+    half = hd // 2
+    order = [0] * rows
+    for h in range(rows // hd):
+        for j in range(half):
+            for k in range(2):
+                inter, split = h * hd + 2 * j + k, h * hd + k * half + j
+                if from_half:
+                    order[inter] = split
+                else:
+                    order[split] = inter
+    return order
 
 
 def patch_alternatives(report: Report) -> list[Alternative]:

@@ -43,6 +43,7 @@ from ._mapping import (
 from ._match import TypeResolver, align, canonical_type, group_key, is_known_type, types_equivalent
 from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
 from ._observed import observed_layouts, with_observed_layouts
+from ._offsets import mark_offsets, offset_note, own_offset, traced_offset
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
 from ._weightmap import CANNOT_MATCH, SUMMED, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm, summed_groups
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
@@ -112,6 +113,11 @@ __all__ = [
     "in_call_order",
     "observed_layouts",
     "with_observed_layouts",
+    # a norm's scale kept as w on one side, 1 + w on the other
+    "mark_offsets",
+    "offset_note",
+    "own_offset",
+    "traced_offset",
     # weights a layer computes from others (weight normalisation)
     "norm_like",
     "set_from_weight",

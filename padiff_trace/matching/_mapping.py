@@ -18,7 +18,8 @@ Format (see docs/analyzer.md)::
 A part is ``[start, stop)`` along ``axis`` (default 0) of the tensor's canonical layout (a
 Linear's ``[out, in]``: axis 1 cuts its inputs, one projection of concatenated features); with
 ``*_groups`` N it is that range of each of N equal blocks (q|k|v packed head by head).
-``*_blocks`` (``[0, 1, 3, 2]``) takes that side's axis 0 as equal blocks in that order first: a
+``*_offset`` (``"torch_offset": 1``) says that side's values are the other's plus it (a norm
+kept as ``1 + w`` against one kept as ``w``). ``*_blocks`` (``[0, 1, 3, 2]``) takes that side's axis 0 as equal blocks in that order first: a
 recurrent cell's gates stacked in another order. ``*_axes`` reorders that side's canonical axes first (``[0, 2, 3, 1]``: a conv's ``[out, in, kh,
 kw]`` as ``[out, kh, kw, in]``); shapes that then differ by a reshape pair as one (a patch
 embedding's conv against a Linear over patches flattened channels last).
@@ -105,7 +106,8 @@ class Mapping:
                 continue
             weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb),
                                        w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis, w.axes.get(ka), w.axes.get(kb),
-                                       w.summed, w.blocks.get(ka), w.blocks.get(kb)))
+                                       w.summed, w.blocks.get(ka), w.blocks.get(kb),
+                                       w.offsets.get(kb, 0.0) - w.offsets.get(ka, 0.0)))
         return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
 
 
@@ -151,6 +153,7 @@ class SidedWeight:
     summed: bool = False
     a_blocks: tuple[int, ...] | None = None  # that side's axis 0 as equal blocks in this order (``blocks_in_order``)
     b_blocks: tuple[int, ...] | None = None
+    offset: float = 0.0  # B's values are A's plus this (``*_offset``)
 
     @property
     def skip(self) -> bool:

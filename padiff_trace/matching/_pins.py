@@ -52,7 +52,7 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
         sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
         if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(sa, sb):
             pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
-            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes)
+            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes, offset=p.offset)
             continue
         if squeezed(sa) != squeezed(sb):  # axes of size one aside: a part [1, H, D] of a [H, k*D] tensor
             raise MappingError(
@@ -61,6 +61,11 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
             )
         pair(ta, tb, SUMMED if p.summed else "mapping", p.a_part, p.b_part, axis=p.axis,
              used=p.a_part is None and p.b_part is None, xg=p.a_groups, yg=p.b_groups)
+        if p.offset:
+            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], offset=p.offset)
+        if p.b_blocks is not None and p.a_part is not None and p.axis == 0:  # B's blocks would act after A's part
+            raise MappingError(f"{p.source}: {tb.info.name}'s blocks beside a part of {ta.info.name} cannot be "
+                               f"applied; give the blocks to {ta.info.name}'s side of the entry instead")
         blocks = p.a_blocks or (inverse_perm(p.b_blocks) if p.b_blocks is not None else None)
         if blocks is not None:  # gates stacked in another order: kept as A's, B's order inverted
             if not ta.cshape or ta.cshape[0] % len(blocks):

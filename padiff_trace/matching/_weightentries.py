@@ -3,6 +3,7 @@ list is read and checked (``parse_weights``), each entry refused in one line nam
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,7 @@ from padiff_trace import MappingError
 __all__ = ["WeightEntry", "parse_weights"]
 
 _SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), *(f"{s}_blocks" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
+_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), *(f"{s}_blocks" for s in _SIDES), *(f"{s}_offset" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class WeightEntry:
     axes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> its canonical axes reordered first
     summed: bool = False  # "sum": one side's tensor is the sum of the tensors the entries naming it pair it with
     blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> order of equal blocks of its axis 0
+    offsets: dict[str, float] = field(default_factory=dict)  # side -> what its values are the other's plus
 
     def describe(self, source: str) -> str:
         return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
@@ -80,12 +82,21 @@ def parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
         axes = {k: _axes_order(e[f"{k}_axes"], f"{source}: weights entry {i}: {k}_axes") for k in names if f"{k}_axes" in e}
         blocks = {k: _axes_order(e[f"{k}_blocks"], f"{source}: weights entry {i}: {k}_blocks") for k in names
                   if f"{k}_blocks" in e}
-        if any(len(o) < 2 for o in blocks.values()) or (blocks and parts and axis == 0):
+        if any(len(o) < 2 for o in blocks.values()) or (axis == 0 and any(k in parts for k in blocks)):
             raise MappingError(f"{source}: weights entry {i}: *_blocks must be an order of two or more equal blocks of "
-                               f"axis 0, like [0, 1, 3, 2], on an entry whose parts (if any) cut another axis")
+                               f"axis 0, like [0, 1, 3, 2], on a side whose part (if any) cuts another axis")
         summed = e.get("sum", False)
         if not isinstance(summed, bool) or (summed and (skip or parts)):
             raise MappingError(f"{source}: weights entry {i}: sum must be true or false, on an entry pairing two whole "
                                f"tensors (one side's is the sum of the tensors its entries pair it with), got {summed!r}")
-        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed, blocks))
+        offsets: dict[str, float] = {}
+        for k in names:
+            off = e.get(f"{k}_offset")
+            if off is None:
+                continue
+            if not (isinstance(off, (int, float)) and not isinstance(off, bool) and math.isfinite(off)) or parts or summed or skip:
+                raise MappingError(f"{source}: weights entry {i}: {k}_offset must be a number on an entry pairing two whole "
+                                   f"tensors ({k}'s values are the other's plus it, like 1 for a norm kept as 1 + w), got {off!r}")
+            offsets[k] = float(off)
+        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed, blocks, offsets))
     return tuple(out)

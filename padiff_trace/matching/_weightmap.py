@@ -83,6 +83,9 @@ class WeightPair:
     # A's canonical axis 0 as equal blocks taken in this order before any part (``arrays.blocks_in_order``:
     # gates stacked in another order); a mapping's B-side order is kept as A's inverse
     a_blocks: tuple[int, ...] | None = None
+    # B's values are A's plus this (``_offsets``: a norm that scales by ``1 + w`` keeps ``w``, the
+    # other side's by ``w`` keeps ``1 + w``); gradients are the same on both sides
+    offset: float = 0.0
 
     @property
     def relative_perm(self) -> tuple[int, ...] | None:
@@ -115,6 +118,8 @@ class WeightPair:
             parts.insert(0, f"A's rows as {len(self.a_blocks)} blocks in the order {list(self.a_blocks)}")
         if self.logged is not None:
             parts.append(f"{self.logged.upper()} keeps the logarithm of the other's values")
+        if self.offset:
+            parts.append(f"B holds A's values {self.offset:+g}")
         return ", ".join(parts) or "copy"
 
 
@@ -221,6 +226,8 @@ class WeightMap:
                     e[f"{k}_axes"] = list(axes)
             if p.a_blocks is not None:
                 e[f"{ka}_blocks"] = list(p.a_blocks)
+            if p.offset:
+                e[f"{kb}_offset"] = p.offset
             if not p.transfer:
                 e["transfer"] = False
             if p.how == SUMMED:
