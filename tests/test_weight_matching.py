@@ -1083,3 +1083,19 @@ def test_the_receiving_models_own_values_say_a_norm_keeps_one_plus_w() -> None:
     assert scale_of_a_norm("weight", "weight", "Gemma2RMSNorm", "RMSNorm")
     assert not scale_of_a_norm("bias", "bias", "LayerNorm", "LayerNorm")
     assert not scale_of_a_norm("gamma", "layer_scale", "Block", "ConvNeXtBlock")
+
+
+def test_a_layers_place_in_a_pipeline_is_no_block_index_and_a_type_word_tells_no_member_apart() -> None:
+    """Two LayerNorms of one width: paddle's ``proj_norm`` after ``proj`` and ``head.1`` inside a
+    ``head`` Sequential (Linear, LayerNorm, GELU, Linear); torch's ``stem.1`` inside a ``stem``
+    Sequential (Linear, LayerNorm) and ``ln_head`` before ``out``. The ``1`` of ``head.1`` and of
+    ``stem.1`` is each layer's place in a pipeline of other layers, not a block both count, and
+    ``ln`` only says ``ln_head`` is a LayerNorm, which both are: the norms pair by the words that
+    remain (``head``) and registration order."""
+    a = WeightSide("paddle", (*paddle_linear("proj", H, H), *norm("proj_norm"), *paddle_linear("head.0", H, H),
+                              *norm("head.1"), *paddle_linear("head.3", H, 2)), PD)
+    b = WeightSide("torch", (*torch_linear("stem.0", H, H), *norm("stem.1"), *torch_linear("fc", H, H),
+                             *norm("ln_head"), *torch_linear("out", H, 2)), TD)
+    got = pairs(match_weights(a, b))
+    assert got["proj_norm.weight"] == "stem.1.weight" and got["head.1.weight"] == "ln_head.weight", got
+    assert got["proj_norm.bias"] == "stem.1.bias" and got["head.1.bias"] == "ln_head.bias", got

@@ -55,6 +55,7 @@ __all__ = [
     "QKV_PACKING",
     "RANDOM_LAYERS",
     "ROLE_SYNONYMS",
+    "TYPE_WORDS",
     "ROTARY_ROLES",
     "ROTARY_TABLES",
     "FUSED_ROLES",
@@ -332,6 +333,18 @@ ROTARY_TABLES: dict[str, int] = {"inv_freq": 2, "original_inv_freq": 2, "cos_cac
 ROTARY_ROLES: tuple[str, ...] = ("q", "k")
 
 # Role names across libraries (module leaf names, lower-case). Weak evidence only.
+# Words of module names that only say the module's type (canonical type prefix -> words):
+# ``fuse_bn`` and ``bn6`` are both BatchNorms, which every member of a group of BatchNorms is;
+# the word tells none of them apart (``assign`` leaves it out of the names' evidence).
+TYPE_WORDS: dict[str, frozenset[str]] = {
+    "batchnorm": frozenset({"bn", "batchnorm"}),
+    "syncbatchnorm": frozenset({"bn", "batchnorm"}),
+    "layernorm": frozenset({"ln", "layernorm"}),
+    "groupnorm": frozenset({"gn", "groupnorm"}),
+    "rmsnorm": frozenset({"rmsnorm"}),
+    "conv": frozenset({"conv"}),
+}
+
 ROLE_SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"q", "query", "q_proj", "wq", "q_lin", "query_proj"}),
     frozenset({"k", "key", "k_proj", "wk", "k_lin", "key_proj"}),

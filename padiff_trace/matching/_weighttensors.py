@@ -26,6 +26,7 @@ from ._knowledge import (
     PARAMETRIZED_UNDER,
     RNN_CELL_LAYERS,
     ROLE_SYNONYMS,
+    TYPE_WORDS,
     WEIGHT_NORM,
 )
 from ._match import TypeResolver, group_key, same_canonical
@@ -63,6 +64,12 @@ class MTensor:
     owner: str = ""  # the layer a parametrization keeps this tensor for (``PARAMETRIZED_UNDER``), else ""
     sub: tuple[int, ...] = ()  # the layer index its local name carries (``weight_hh_l1``: (1,)), also in ``key``
     turned: bool = False  # its canonical view was transposed to fit (a bare matrix stored [in, out])
+    place: bool = False  # the last index of ``key`` is a layer's place in a pipeline (``_positions``), not a block's
+
+    @property
+    def block_key(self) -> tuple[int, ...]:
+        """``key`` without a pipeline place: the indices of the repeated blocks holding the tensor."""
+        return self.key[:-1] if self.place and self.key else self.key
 
     @property
     def module(self) -> str:
@@ -88,6 +95,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
     res = TypeResolver(side.framework, side.classes)
     types = {t.module: t.module_type for t in side.tensors}
     held = {(t.module, t.local) for t in side.tensors}
+    positions = _positions(types)
     out = []
     for i, t in enumerate(side.tensors):
         owner = t.module[: -len(PARAMETRIZED_UNDER)] if t.module.endswith(PARAMETRIZED_UNDER) else ""
@@ -123,10 +131,23 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         out.append(
             MTensor(
                 t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,
-                key, derived, role is not None, owner=owner, sub=sub,
+                key, derived, role is not None, owner=owner, sub=sub, place=t.module in positions,
             )
         )
     return out
+
+
+def _positions(types: dict[str, str]) -> set[str]:
+    """Modules whose last path component is their place in a container of layers of several types
+    (``classifier.1``, a BatchNorm between two Linears; ``conv5.1`` after a convolution): that
+    number counts the steps of one pipeline, not repeated blocks (``layers.3``, ``heads.1`` among
+    layers of one type), and says nothing about which block of the other side a layer is in."""
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for m, ty in types.items():
+        parent, _, last = m.rpartition(".")
+        if last.isdigit():
+            kinds[parent].add(ty)
+    return {m for m in types if m.rpartition(".")[2].isdigit() and len(kinds[m.rpartition(".")[0]]) > 1}
 
 
 def part_shape(t: MTensor, part: tuple[int, int] | None, axis: int = 0, groups: int = 1, source: str = "") -> tuple[int, ...]:
@@ -157,13 +178,14 @@ def by_blocks(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor],
     side, it stays whole and pairs by registration order; with other counts too, it is split
     where the indices agree and the rest stays unmatched, unless the two sides index at other
     depths (``block1.0`` against ``stages.0.blocks.0`` and ``decoder.mlps.0``: an index one
-    side writes into a word; equal numbers there are a coincidence)."""
-    ka, kb = Counter(t.key for t in xs), Counter(t.key for t in ys)
+    side writes into a word; equal numbers there are a coincidence). A layer's place in a
+    pipeline of other layers (``classifier.1``, ``conv5.1``) is no block index (``block_key``)."""
+    ka, kb = Counter(t.block_key for t in xs), Counter(t.block_key for t in ys)
     if not set(ka) & set(kb) or (set(ka) != set(kb) and (len(xs) == len(ys) or _depths(ka) != _depths(kb))):
         return [(xs, ys)]
     out = []
     for k in sorted(set(ka) | set(kb)):
-        out.append(([t for t in xs if t.key == k], [t for t in ys if t.key == k]))
+        out.append(([t for t in xs if t.block_key == k], [t for t in ys if t.block_key == k]))
     return out
 
 
@@ -260,6 +282,12 @@ def _ranks_within(mine: list[frozenset[str]], other: list[frozenset[str]]) -> li
     return out
 
 
+def _type_words(ctype: str) -> frozenset[str]:
+    """The words of module names that only say a module of canonical type ``ctype`` is of its
+    type (``TYPE_WORDS``: ``bn`` for a BatchNorm)."""
+    return next((ws for prefix, ws in TYPE_WORDS.items() if ctype.startswith(prefix)), frozenset())
+
+
 def _tokens(path: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(path.lower()) if not w.isdigit())
 
@@ -297,8 +325,8 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     n = len(xs)
     if n == 1 or n > 512:
         return [(x, y, False) for x, y in zip(xs, ys)]
-    tx = [_tokens(x.info.module) for x in xs]
-    ty = [_tokens(y.info.module) for y in ys]
+    tx = [_tokens(x.info.module) - _type_words(x.ctype) for x in xs]
+    ty = [_tokens(y.info.module) - _type_words(y.ctype) for y in ys]
     dx, dy = _distinguishing(tx), _distinguishing(ty)
     rx, ry = _ranks_within(dx, dy), _ranks_within(dy, dx)
     px, py = _named_apart(xs), _named_apart(ys)
