@@ -30,6 +30,7 @@ from .judging._referee import CLASSES, RATIO
 from .reporting._columns import column_alternatives
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
+from .reporting._fusedswap import fused_alternatives
 from .reporting._gates import gate_alternatives
 from .reporting._html import write_html
 from .reporting._layouts import (
@@ -85,6 +86,7 @@ __all__ = [
     "confirmed",
     "divergence_key",
     "first_use",
+    "fused_alternatives",
     "gate_alternatives",
     "load_mapping",
     "local_vs_accumulated",

@@ -96,6 +96,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``rotnorm`` (session 37): LayerNorms scaling by ``1 + g`` and keeping ``g`` against
   ``nn.LayerNorm`` keeping ``1 + g`` (the receiving model's own values say so); separate q/k/v
   with half-split rotary pairs against one fused ``to_qkv`` rotated in interleaved pairs.
+* ``axial`` (session 37): a row and a column attention in each block, each port fusing the other
+  one's q|k|v: crossed by the values, the calls of projections whose weights pair elsewhere kept apart.
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -1265,3 +1267,22 @@ def test_norms_kept_one_unit_apart_and_rotary_rows_inside_a_fused_qkv(tmp_path: 
     rc, doc, text = run(tmp_path / "base", "rotnorm", bug="torch_rope_base")
     assert rc == 1, text
     assert located(doc) == ("blocks.0.attn", "layers.0.attention"), text
+
+
+# ------------------------------------------------------------------ axial: each port fuses the other attention
+def test_a_fused_and_a_separate_attention_each_port_fusing_the_other_cross_by_the_values(tmp_path: Path) -> None:
+    """Paddle fuses the row attention (``row_qkv``) and keeps the column one apart (``col_query``,
+    ``col_key``, ``col_value``); torch keeps the row one apart (``row.q``, ``row.k``, ``row.v``) and
+    fuses the column one (``column.to_qkv``). Names and roles pair fused with fused and q with q,
+    each the other attention: ``run`` records torch again with them crossed and keeps that, the
+    clean pair agrees and says so; a tanh-GELU in the second block's feed-forward is named there
+    (paddle's block, torch's GELU module), not at the first attention."""
+    rc, doc, text = run(tmp_path / "clean", "axial")
+    assert rc == 0, text
+    assert "the fused and the separate q|k|v projections crossed" in text, text
+    crossed = json.loads((tmp_path / "clean" / "pairing-1.json").read_text())["weights"]
+    assert {"paddle": "blocks.0.col_query.weight".replace("col", "axial.col"),
+            "torch": "layers.0.column.to_qkv.weight", "torch_part": [0, 16], "axis": 0} in crossed, crossed
+    rc, doc, text = run(tmp_path / "bug", "axial", bug="paddle_ffn_tanh")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.1", "layers.1.mlp.1"), text

@@ -2,6 +2,8 @@
 
 * A module whose tensors the other side keeps in several modules (a two-layer LSTM against two
   one-layer LSTMs: ``matching.module_splits``) is the call partner of none of them.
+* A call of a module holding weights never pairs with a call of a module holding weights when
+  each one's weights pair with tensors of modules unrelated to the other (``weighed_apart``).
 * A call of a module anchored to one partner never pairs with a call of a module anchored to
   another (block 0's FFN called again where the other side calls block 1's).
 * A call of a module whose weights the other side keeps in other modules (``homes``) is not a
@@ -53,15 +55,28 @@ class Apart:
         for i, x in enumerate(xs):
             if x.module in self.splits:
                 out[i, [j for j, y in enumerate(ys) if y.module in self.splits[x.module]]] = True
+        if self.homes_a and self.homes_b:
+            for i, x in enumerate(xs):
+                if x.module in self.homes_a:
+                    out[i, [j for j, y in enumerate(ys) if self.weighed_apart(x.module, y.module)]] = True
         if self.anchor_a:
             ka = np.array([self.anchor_a.get(x.module, -1) for x in xs])
             kb = np.array([self.anchor_b.get(y.module, -1) for y in ys])
             out |= (ka[:, None] >= 0) & (kb[None, :] >= 0) & (ka[:, None] != kb[None, :])
         return out
 
+    def weighed_apart(self, ma: str, mb: str) -> bool:
+        """Whether modules ``ma`` (A) and ``mb`` (B) both hold weights, each one's partners in modules
+        unrelated to the other (A's ``col_query``, a part of B's ``column.to_qkv``, against B's
+        ``row.q``, a part of A's ``row_qkv``): two different computations, whatever their names say."""
+        ha, hb = self.homes_a.get(ma), self.homes_b.get(mb)
+        return (ha is not None and hb is not None and not any(_related(h, mb) for h in ha)
+                and not any(_related(h, ma) for h in hb))
+
     def allows(self, a: Call, b: Call) -> bool:
         ka, kb = self.anchor_a.get(a.module, -1), self.anchor_b.get(b.module, -1)
-        return b.module not in self.splits.get(a.module, ()) and not (ka >= 0 and kb >= 0 and ka != kb)
+        return (b.module not in self.splits.get(a.module, ()) and not (ka >= 0 and kb >= 0 and ka != kb)
+                and not self.weighed_apart(a.module, b.module))
 
 
 def _related(x: str, y: str) -> bool:

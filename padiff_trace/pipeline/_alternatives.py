@@ -185,7 +185,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     order, ``column_alternatives``, confirmed by a call of a matrix reading them; a depth-to-space
     in another known channel order, ``subpixel_alternatives``; a square matrix of a class
     of the port's own transposed, ``square_alternatives``; a cell's gates stacked in another
-    order, ``gate_alternatives``)
+    order, ``gate_alternatives``; the fused and the separate q|k|v of a block's two attentions
+    crossed, ``fused_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when it goes further
     before its first divergence and a call of the module agrees there, or, for parts no name
     paired, the divergence is still inside it (a value in it that differed agrees now), saying
@@ -201,7 +202,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
                         *analyzer.rotary_alternatives(report), *analyzer.grouped_alternatives(report),
                         *analyzer.patch_alternatives(report), *analyzer.concat_alternatives(report),
                         *analyzer.column_alternatives(report), *analyzer.subpixel_alternatives(report),
-                        *analyzer.square_alternatives(report), *analyzer.gate_alternatives(report)]
+                        *analyzer.square_alternatives(report), *analyzer.gate_alternatives(report),
+                        *analyzer.fused_alternatives(report)]
     finally:
         report.weight_map = pinned
     named = _named_call(report) if any(alt.unnamed for alt in alternatives) else None
@@ -230,7 +232,9 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         # a matrix that received the value in another column order agrees once it reads it in that
         # order: the run is confirmed wherever the first divergence of either run was named
         read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
-        if not read and (not further or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
+        # or everything agrees under it (outputs, loss, gradients): no other pairing computes that
+        whole = other.first_divergence is None and other.verdict == "ALIGNED"
+        if not (read or whole) and (not further or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
             continue
