@@ -122,7 +122,7 @@ def match_onto_model(
             own = _host_array_any(adapter, tensors[p.b])
             return own_offset(by_name[p.a].read(), own) if own is not None and p.a in by_name else 0.0
 
-        mark_offsets(wm, {t.module: t.module_type for t in a.tensors}, {t.module: t.module_type for t in b.tensors}, decide)
+        mark_offsets(wm, a.tensors, b.tensors, decide)
     for p in wm.pairs:
         if p.offset:
             logger.info("%s receives %s %+g: the model keeps its own values %+g from the trace's (a norm kept as 1 + w "

@@ -1083,6 +1083,7 @@ def test_the_receiving_models_own_values_say_a_norm_keeps_one_plus_w() -> None:
     assert scale_of_a_norm("weight", "weight", "Gemma2RMSNorm", "RMSNorm")
     assert not scale_of_a_norm("bias", "bias", "LayerNorm", "LayerNorm")
     assert not scale_of_a_norm("gamma", "layer_scale", "Block", "ConvNeXtBlock")
+    assert not scale_of_a_norm("weight", "weight", "BatchNorm2D", "BatchNorm2d")  # a zero-initialised residual scale
 
 
 def test_a_layers_place_in_a_pipeline_is_no_block_index_and_a_type_word_tells_no_member_apart() -> None:

@@ -59,7 +59,7 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
     wm = match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
     # a norm's scale written by the transfer as the other's plus one (``matching._offsets``)
     by_a, by_b = {_name(r): r for r in ra}, {_name(r): r for r in rb}
-    mark_offsets(wm, {t.module: t.module_type for t in side_a.tensors}, {t.module: t.module_type for t in side_b.tensors},
+    mark_offsets(wm, side_a.tensors, side_b.tensors,
                  lambda p: traced_offset(by_a[p.a].read(), by_b[p.b].read()) if p.a in by_a and p.b in by_b else 0.0)
     return wm
 

@@ -11,7 +11,8 @@ Names and shapes cannot tell (``weight`` and ``weight``, ``[D]`` and ``[D]``). T
   own convention. Where its own vector is centred one unit away from the trace's (zeros against
   ones, or trained values around 0 against values around 1), the values it receives are the
   trace's plus (or minus) one. Only the scale of a norm (an owning module whose class name says
-  ``norm`` on either side; not its bias) is read so: elsewhere a vector centred at 1 against one
+  ``norm`` on either side, not a batch norm; a trainable tensor, not its bias nor its running
+  statistics) is read so: elsewhere a vector centred at 1 against one
   at 0 is another initialisation of the same quantity (a layer scale), not another convention.
 - **Between two traces** (``traced_offset``): a pair whose recorded values differ by exactly one
   everywhere was written so by a transfer (two independent recordings never are).
@@ -25,17 +26,20 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._weightmap import WeightMap, WeightPair
+from ._weightmap import TensorInfo, WeightMap, WeightPair
 
 __all__ = ["OFFSETS", "mark_offsets", "offset_note", "own_offset", "scale_of_a_norm", "traced_offset"]
 
 OFFSETS = (1.0, -1.0)  # what a scale kept as ``1 + w`` differs by from one kept as ``w``
 CENTRE_SLACK = 0.25  # how far the two centres' distance may be from one unit
 OWNER_WORDS = frozenset({"norm"})  # a word of the owning class's name that says it normalises
+# batch statistics' norms: no library keeps their scale as 1 + w, and a zero-initialised scale (a
+# residual branch's last BatchNorm) against ones is another initialisation, not another convention
+BATCH_WORDS = frozenset({"batch"})
 SHIFT_WORDS = frozenset({"bias", "beta", "shift", "b"})  # local names of a norm's additive part, never offset
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -48,7 +52,8 @@ def scale_of_a_norm(local_a: str, local_b: str, type_a: str, type_b: str) -> boo
     """Whether a pair of vectors is the scale of a norm: a module class whose name has the word
     ``norm`` on either side (``GemmaRMSNorm``, ``LayerNorm``, ``T5LayerNorm``), and a local name that
     is not the norm's shift."""
-    if not (OWNER_WORDS & (_words(type_a) | _words(type_b))):
+    words = _words(type_a) | _words(type_b)
+    if not (OWNER_WORDS & words) or (BATCH_WORDS & words):
         return False
     return not ({local_a.lower(), local_b.lower()} & SHIFT_WORDS)
 
@@ -82,13 +87,18 @@ def traced_offset(a: np.ndarray, b: np.ndarray) -> float:
     return 0.0
 
 
-def mark_offsets(wm: WeightMap, types_a: dict[str, str], types_b: dict[str, str],
+def mark_offsets(wm: WeightMap, a: Sequence[TensorInfo], b: Sequence[TensorInfo],
                  decide: Callable[[WeightPair], float]) -> None:
-    """Give each whole vector pair that is the scale of a norm (``scale_of_a_norm``; ``types_*``:
-    module path -> class name) and not pinned by a mapping file the offset ``decide`` finds
-    (``own_offset`` at a transfer, ``traced_offset`` between traces)."""
+    """Give each whole pair of trainable vectors that is the scale of a norm (``scale_of_a_norm``;
+    ``a``, ``b``: each side's tensors; running statistics are buffers, never offset) and not pinned
+    by a mapping file the offset ``decide`` finds (``own_offset`` at a transfer,
+    ``traced_offset`` between traces)."""
+    types_a = {t.module: t.module_type for t in a}
+    types_b = {t.module: t.module_type for t in b}
+    trained = {t.name for t in a if t.trainable} | {t.name for t in b if t.trainable}
     for i, p in enumerate(wm.pairs):
-        if p.offset or p.how == "mapping" or not p.transfer or p.a_part is not None or p.b_part is not None:
+        if (p.offset or p.how == "mapping" or not p.transfer or p.a_part is not None or p.b_part is not None
+                or p.a not in trained or p.b not in trained):
             continue
         ma, _, la = p.a.rpartition(".")
         mb, _, lb = p.b.rpartition(".")
