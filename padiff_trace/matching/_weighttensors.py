@@ -288,6 +288,13 @@ def _type_words(ctype: str) -> frozenset[str]:
     return next((ws for prefix, ws in TYPE_WORDS.items() if ctype.startswith(prefix)), frozenset())
 
 
+def _named_words(t: MTensor) -> frozenset[str]:
+    """The words of ``t``'s module path, less those of its own name that only say its type
+    (``fuse_bn``: fuse; a parent's name keeps every word: ``conv.pointwise1`` keeps conv)."""
+    parent, _, leaf = t.module.rpartition(".")
+    return _tokens(parent) | (_tokens(leaf) - _type_words(t.ctype))
+
+
 def _tokens(path: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(path.lower()) if not w.isdigit())
 
@@ -325,8 +332,8 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     n = len(xs)
     if n == 1 or n > 512:
         return [(x, y, False) for x, y in zip(xs, ys)]
-    tx = [_tokens(x.info.module) - _type_words(x.ctype) for x in xs]
-    ty = [_tokens(y.info.module) - _type_words(y.ctype) for y in ys]
+    tx = [_named_words(x) for x in xs]
+    ty = [_named_words(y) for y in ys]
     dx, dy = _distinguishing(tx), _distinguishing(ty)
     rx, ry = _ranks_within(dx, dy), _ranks_within(dy, dx)
     px, py = _named_apart(xs), _named_apart(ys)
