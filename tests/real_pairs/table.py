@@ -257,12 +257,15 @@ def run_case(family: str, bug: str, out: Path, reuse: bool = False, flags: tuple
 
 def _kept(out: Path, tb: Path) -> tuple[Path, list[str]]:
     """The B trace the previous run's report compared, and its mapping: ``run`` records B again
-    with a pairing confirmed by the values (``OUT/pairing-N.json``) when it goes further."""
+    with a pairing confirmed by the values (``OUT/pairing-N.json``) when it goes further, or with the
+    weights paired in the order the models call their modules (``OUT/call-order.json``)."""
     try:
         b = Path(json.loads((out / "report" / "report.json").read_text())["b"]["path"])
     except (OSError, ValueError, KeyError, TypeError):
         return tb, []
-    tried = out / f"{b.stem[len(tb.stem) + 1:]}.json" if b.stem.startswith(f"{tb.stem}-pairing-") else None
+    # B recorded again with a pairing (``pairing-N``) or in call order (``call-order``): its mapping file
+    kind = b.stem[len(tb.stem) + 1:] if b.stem.startswith(f"{tb.stem}-") else ""
+    tried = out / f"{kind}.json" if kind.startswith("pairing-") or kind == "call-order" else None
     return (b, ["--mapping", str(tried)]) if tried is not None and tried.exists() and b.exists() else (tb, [])
 
 
