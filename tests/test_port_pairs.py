@@ -415,7 +415,11 @@ SET29 = [  # held out in session 36, measured first at 627428d
     ("port_nfnet", ""),
     # a Gemma-2 style LM (session 37): norms scaling by 1 + w against nn.RMSNorm keeping 1 + w (the
     # receiving model's own values say so), q and k rotated in interleaved pairs inside a fused wqkv
-    ("port_softcap_lm", ""), ("port_softcap_lm", "paddle_norm_no_plus_one")]
+    ("port_softcap_lm", ""), ("port_softcap_lm", "paddle_norm_no_plus_one"),
+    # set 30 (held out in session 37): DGCNN's BatchNorms in pipelines (classifier.1 against conv5.1,
+    # fuse_bn against bn6); a Longformer-style encoder fusing the local attention on one side and
+    # the global one on the other
+    ("port_dgcnn", ""), ("port_dgcnn", "torch_bn5_eps"), ("port_longformer_local", "")]
 
 
 @pytest.mark.parametrize(("family", "bug"), SET29)
