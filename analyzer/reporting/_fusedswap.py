@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from padiff_trace.matching import ROLE_SYNONYMS
+from padiff_trace.matching import role_words as _roles
 
 from ._pairings import Alternative, _parent, _pattern, _shapes
 
@@ -31,20 +31,6 @@ if TYPE_CHECKING:
     from ._report import Report
 
 __all__ = ["fused_alternatives"]
-
-_ROLE = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
-
-
-def _roles(leaf: str) -> tuple[int, ...]:
-    """The roles a module name lists in order (``qkv``, ``qkv_global``: q, k, v; ``query_global``: q)."""
-    out: list[int] = []
-    for w in leaf.lower().split("_"):
-        if w in _ROLE:
-            out.append(_ROLE[w])
-        elif len(w) > 1 and set(w) <= {"q", "k", "v"}:
-            out += [_ROLE[c] for c in w]
-    return tuple(out)
-
 
 def _leaf(name: str) -> str:
     return _parent(name).rpartition(".")[2]

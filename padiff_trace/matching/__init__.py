@@ -48,6 +48,7 @@ from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
 from ._weightmap import CANNOT_MATCH, SUMMED, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm, summed_groups
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
 from ._weightsides import in_call_order, is_integer, is_pattern
+from ._weighttensors import role_words
 
 __all__ = [
     "CANNOT_MATCH",
@@ -108,6 +109,7 @@ __all__ = [
     "PARAMETRIZED_UNDER",
     "POINTWISE_AS",
     "ROLE_SYNONYMS",
+    "role_words",
     "ROTARY_ROLES",
     "ROTARY_TABLES",
     "in_call_order",

@@ -231,16 +231,23 @@ def role_of_words(name: str) -> int | None:
     return said.pop() if len(said) == 1 else None
 
 
-def roles_named(leaf: str) -> tuple[int, ...]:
-    """The roles a fused module's name lists (``qkv``, ``kv``, ``query_key_value``,
-    ``gate_up_proj``), in order; () when it names none (``c_attn``, ``in_proj``)."""
+def role_words(leaf: str) -> tuple[int, ...]:
+    """The roles (``ROLE_SYNONYMS`` groups) a module name lists, in order: ``qkv_global`` q, k, v;
+    ``query_global`` q; ``c_attn`` none."""
     out: list[int] = []
     for w in leaf.lower().split("_"):
         if w in _SYN:
             out.append(_SYN[w])
         elif len(w) > 1 and set(w) <= {"q", "k", "v"}:
             out += [_SYN[c] for c in w]
-    return tuple(out) if len(out) > 1 else ()
+    return tuple(out)
+
+
+def roles_named(leaf: str) -> tuple[int, ...]:
+    """The roles a fused module's name lists (``qkv``, ``kv``, ``query_key_value``,
+    ``gate_up_proj``), in order; () when it names none or one (``c_attn``, ``in_proj``)."""
+    out = role_words(leaf)
+    return out if len(out) > 1 else ()
 
 
 def _distinguishing(words: list[frozenset[str]]) -> list[frozenset[str]]:
