@@ -119,7 +119,7 @@ def match_onto_model(
         by_name = {f"{r.module}.{r.position}" if r.module else r.position: r for r in recs}
 
         def decide(p: WeightPair) -> float:  # the model's own values say its convention (``_offsets``)
-            own = _host_array_any(adapter, tensors[p.b])
+            own = _host_array(adapter, tensors[p.b], floating=True)
             return own_offset(by_name[p.a].read(), own) if own is not None and p.a in by_name else 0.0
 
         mark_offsets(wm, a.tensors, b.tensors, decide)
@@ -239,26 +239,17 @@ def another_convention(recorded: np.ndarray, own: np.ndarray | None) -> str:
     return ""
 
 
-def _host_array(adapter: Adapter, t: Any) -> np.ndarray | None:
-    """The spec's own input as a host array (integer tensors only; else None)."""
-    if adapter.is_floating(t):
+def _host_array(adapter: Adapter, t: Any, floating: bool = False) -> np.ndarray | None:
+    """The model's own tensor ``t`` as a host array: an integer one (the spec's own input), or with
+    ``floating`` a floating one (a weight the model keeps); None for any other dtype."""
+    if adapter.is_floating(t) != floating:
         return None
     data, _, shape, _ = adapter.to_host(t)
     if isinstance(data, Deferred):
         data = data.fetch()
-    if not isinstance(data, np.ndarray) or data.dtype.kind not in "iu":
+    if not isinstance(data, np.ndarray) or (not floating and data.dtype.kind not in "iu"):
         return None
     return data.reshape(shape)
-
-
-def _host_array_any(adapter: Adapter, t: Any) -> np.ndarray | None:
-    """The model's own floating tensor ``t`` as a host array (None for other dtypes)."""
-    if not adapter.is_floating(t):
-        return None
-    data, _, shape, _ = adapter.to_host(t)
-    if isinstance(data, Deferred):
-        data = data.fetch()
-    return data.reshape(shape) if isinstance(data, np.ndarray) else None
 
 
 def _log_space(p: WeightPair, arr: np.ndarray) -> np.ndarray:

@@ -95,10 +95,10 @@ def mark_offsets(wm: WeightMap, a: Sequence[TensorInfo], b: Sequence[TensorInfo]
     ``traced_offset`` between traces)."""
     types_a = {t.module: t.module_type for t in a}
     types_b = {t.module: t.module_type for t in b}
-    trained = {t.name for t in a if t.trainable} | {t.name for t in b if t.trainable}
+    trained_a, trained_b = {t.name for t in a if t.trainable}, {t.name for t in b if t.trainable}
     for i, p in enumerate(wm.pairs):
         if (p.offset or p.how == "mapping" or not p.transfer or p.a_part is not None or p.b_part is not None
-                or p.a not in trained or p.b not in trained):
+                or p.a not in trained_a or p.b not in trained_b):
             continue
         ma, _, la = p.a.rpartition(".")
         mb, _, lb = p.b.rpartition(".")
