@@ -1286,3 +1286,28 @@ def test_a_fused_and_a_separate_attention_each_port_fusing_the_other_cross_by_th
     rc, doc, text = run(tmp_path / "bug", "axial", bug="paddle_ffn_tanh")
     assert rc == 1, text
     assert located(doc) == ("blocks.1", "layers.1.mlp.1"), text
+
+
+# ------------------------------------------------------------------ cisrope: a rotary table handed over, not kept
+def test_rotary_layouts_told_apart_by_a_table_handed_to_the_attention(tmp_path: Path) -> None:
+    """Paddle rotates q and k in half-split pairs with angles each attention computes inline (no
+    table recorded anywhere); torch rotates them in interleaved pairs by a complex ``freqs_cis``
+    it hands to every attention, and ties its output head to the embedding (paddle keeps a copy).
+    The head size comes from the handed table (unit complex entries: 2 x its last axis): the q
+    and k rows are reordered head by head, the clean pair agrees (the tied embedding's gradient
+    against the sum of paddle's two, also under the pairing written to a mapping file), and a
+    ReLU for SiLU in the second block's feed-forward is named there."""
+    rc, doc, text = run(tmp_path / "clean", "cisrope")
+    assert rc == 0, text
+    assert "rotary pairs (j, j + 4)" in text, text
+    grads = doc["param_grads"]
+    assert grads and not [g for g in grads if not g["passed"]], text
+    assert any(g["a"]["module"] == "embed_tokens" for g in grads), text
+    (wm_path,) = (tmp_path / "clean").glob("*pairing-*.trace/weightmap.json")
+    wm = json.loads(wm_path.read_text())
+    assert [e["how"] for e in wm["weights"] if e.get("paddle") == "lm_head.weight"] == ["tied"], wm
+    rc, text = run_pinned(tmp_path, "cisrope", wm)  # every pair pinned by the file, the tied one too
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "cisrope", bug="paddle_mlp_relu")
+    assert rc == 1, text
+    assert located(doc) == ("layers.1.mlp", "layers.1.feed_forward"), text

@@ -128,7 +128,7 @@ def _summed_weights(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
 
 def _tied(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
     """Whole pairs of one tensor with several of the other side (an embedding one side ties to its
-    output projection, ``tied``): each pair of such a group -> the group for its first pair, [] for
+    output projection, ``tied``, or a mapping file pairs so): each pair of such a group -> the group for its first pair, [] for
     the rest. The tied tensor's gradient is the sum of the other side's tensors' gradients."""
     groups: dict[tuple[str, str], list[WeightPair]] = {}
     for p in wm.pairs if wm is not None else []:
@@ -137,7 +137,9 @@ def _tied(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
             groups.setdefault(("b", p.b), []).append(p)
     out: dict[WeightPair, list[WeightPair]] = {}
     for ps in groups.values():
-        if len(ps) > 1 and any(p.how == "tied" for p in ps):
+        # a mapping file pairing one tensor whole with several says the same (the run's own
+        # pairing, written out and read back: its ``how`` is "mapping")
+        if len(ps) > 1 and any(p.how in ("tied", "mapping") for p in ps):
             out.update({p: [] for p in ps})
             out[ps[0]] = ps
     return out

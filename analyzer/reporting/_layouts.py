@@ -47,6 +47,7 @@ __all__ = ["chunk_order", "concat_alternatives", "grouped_alternatives", "patch_
            "square_alternatives"]
 
 _MAX_CHUNKS = 8  # concatenations of more parts than this are not looked for
+_MAX_TABLE = 1 << 20  # a rotary table handed to an attention is read when it is no larger
 _SAME = 1e-4  # chunks this close (relative to the largest magnitude) hold the same values
 
 
@@ -61,6 +62,43 @@ def _head_dim(view: Any) -> int | None:
     return None
 
 
+def _table_input(r: Any) -> int | None:
+    """A head's feature count as a rotary table handed to a call says it, or None: a complex
+    table of unit entries (``cis(t * f)``: ``head_dim / 2`` of them), or a cosine table whose
+    first position is all ones (``cos(0 * f)``), ``head_dim`` wide when it repeats its halves
+    (``cat(freqs, freqs)``), ``head_dim / 2`` wide otherwise."""
+    if not r.shape or len(r.shape) < 2 or r.numel > _MAX_TABLE or not r.has_data:
+        return None
+    if not (r.dtype.startswith("complex") or r.dtype.startswith("float")):
+        return None
+    x = np.asarray(r.read())
+    last = int(x.shape[-1])
+    if np.iscomplexobj(x):
+        return 2 * last if x.size and np.allclose(np.abs(x), 1.0, atol=1e-5) else None
+    rows = x.reshape(-1, x.shape[-2], last)[0]  # positions x features of the first batch entry
+    if rows.shape[0] < 2 or not np.allclose(rows[0], 1.0, atol=1e-6) or np.abs(x).max() > 1.0 + 1e-6 or np.allclose(rows, 1.0):
+        return None
+    repeated = last % 2 == 0 and np.allclose(rows[:, : last // 2], rows[:, last // 2:], atol=1e-6)
+    return last if repeated else 2 * last
+
+
+def _head_dim_handed(view: Any, modules: set[str]) -> int | None:
+    """A head's feature count from a rotary table one of ``modules`` (attentions) receives as an
+    argument in its first call (``freqs_cis``, HF's ``position_embeddings`` cosines), where no
+    module holds it as a buffer."""
+    for c in view.calls.get(view.steps[0] if view.steps else 0, ()):
+        if c.module not in modules:
+            continue
+        for r in c.tensor_inputs():
+            hd = _table_input(r)
+            if hd:
+                return hd
+        modules = modules - {c.module}
+        if not modules:
+            break
+    return None
+
+
 def rotary_alternatives(report: Report) -> list[Alternative]:
     """Mapping documents (``{"weights": [...]}``) pairing every q and k projection (``ROTARY_ROLES``)
     the weight map paired whole with its rows permuted in every head: A's half-split layout
@@ -69,11 +107,16 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
     d, wm = report.first_divergence, report.weight_map
     if d is None or wm is None:
         return []
-    hd = _head_dim(report.a) or _head_dim(report.b)
-    if not hd or hd % 2:
-        return []
     ka, kb = wm.side_keys()
     roles = {n for g in ROLE_SYNONYMS if g & set(ROTARY_ROLES) for n in g}
+    hd = _head_dim(report.a) or _head_dim(report.b)
+    if not hd:  # no table held as a buffer: one handed to the attention holding q and k
+        owners = [(p.a.rpartition(".")[0], p.b.rpartition(".")[0]) for p in wm.pairs
+                  if p.a.rpartition(".")[0].rpartition(".")[2].lower() in roles]
+        hd = (_head_dim_handed(report.a, {_parent(a) for a, _ in owners})
+              or _head_dim_handed(report.b, {_parent(b) for _, b in owners} | {b for _, b in owners}))
+    if not hd or hd % 2:
+        return []
     ma = d.located.a.call.module if d.located else d.pair.a.module
     shapes = _shapes(report.a)
     docs: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
