@@ -766,6 +766,8 @@ def test_fields_bugs_are_located(tmp_path: Path, bug: str, where: tuple[str, str
     rc, doc, text = run(tmp_path, "fields", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text
+    # three fields' tables read from one table are no q|k|v projection split by assumption
+    assert not findings(doc, "packing_assumed"), text
 
 
 # ------------------------------------------------------------------ fused: a boundary its consumer absorbs

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from padiff_trace.matching import summed_groups
+from padiff_trace.matching import role_words, summed_groups
 
 from ..judging._carried import DRIFT_REASON
 from ..judging._dataorder import data_sentences
@@ -238,17 +238,19 @@ def _packing_assumed(report: ReportData, d: Divergence) -> list[Finding]:
         return []
     keys = dict(zip(("a", "b"), wm.side_keys()))
     known = {"a": report.a.trace.meta.get("pack_groups") or {}, "b": report.b.trace.meta.get("pack_groups") or {}}
-    parts: dict[tuple[str, str], int] = {}
+    qkv = {role_words(w)[0] for w in ("q", "k", "v")}
+    parts: dict[tuple[str, str], set[int]] = {}  # a fused tensor -> the roles its partners' names say
     for p in wm.pairs:
-        for side, name, part, groups in (("a", p.a, p.a_part, p.a_groups), ("b", p.b, p.b_part, p.b_groups)):
+        for side, name, part, groups, other in (("a", p.a, p.a_part, p.a_groups, p.b), ("b", p.b, p.b_part, p.b_groups, p.a)):
             # q|k|v are output rows (axis 0); parts along the input axis are modules summed
             if p.how == "packed" and part is not None and groups == 1 and p.axis == 0 and name.endswith(".weight"):
-                parts[(side, name)] = parts.get((side, name), 0) + 1
-    for (side, name), n in parts.items():
+                parts.setdefault((side, name), set()).update(role_words(other.rpartition(".")[0].rpartition(".")[2]))
+    for (side, name), roles in parts.items():
         module = name.rpartition(".")[0]
         call = loc.a.call if side == "a" else loc.b.call
         inside = call.module == "" or module.startswith(call.module + ".")
-        if n == 3 and inside and module not in known[side]:
+        # three parts whose partners are the q, k and v projections (not three fields' tables)
+        if roles == qkv and inside and module not in known[side]:
             k = keys[side]
             return [Finding("packing_assumed", f"{side.upper()} {module} holds q, k and v fused and was split as "
                             f"[q | k | v] (its class is not among the known packings): if its library packs them head by "
