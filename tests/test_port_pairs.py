@@ -419,7 +419,10 @@ SET29 = [  # held out in session 36, measured first at 627428d
     # set 30 (held out in session 37): DGCNN's BatchNorms in pipelines (classifier.1 against conv5.1,
     # fuse_bn against bn6); a Longformer-style encoder fusing the local attention on one side and
     # the global one on the other
-    ("port_dgcnn", ""), ("port_dgcnn", "torch_bn5_eps"), ("port_longformer_local", "")]
+    ("port_dgcnn", ""), ("port_dgcnn", "torch_bn5_eps"), ("port_longformer_local", ""),
+    # session 38: a GQA decoder rotating in half-split pairs with angles made inline against a
+    # packed wqkv rotated by a complex freqs_cis handed to each attention (no rotary buffer)
+    ("port_gqa", "")]
 
 
 @pytest.mark.parametrize(("family", "bug"), SET29)

@@ -190,7 +190,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # unfolded windows, global tokens), label-smoothed AdamW with parameter
                       # groups, center loss with Nesterov SGD (training)
                       "port_convnextv2", "port_dgcnn", "port_xdeepfm", "port_longformer_local",
-                      "port_labelsmooth_adamw_train", "port_center_loss_train"})
+                      "port_labelsmooth_adamw_train", "port_center_loss_train",
+                      # set 31 (NOTES-set31-h79..h81): DeepLabV3's ASPP (dilated branches, image
+                      # pooling, resizes), MMoE (stacked experts against a list, per-task gates),
+                      # MaxViT (block and grid attention), EGNN (edge lists against dense pairs),
+                      # BPR with RAdam and ASL with Nesterov SGD and warm-up (training)
+                      "port_deeplab_aspp", "port_mmoe", "port_maxvit", "port_egnn",
+                      "port_bpr_radam_train", "port_asl_nesterov_train"})
 
 
 @dataclass(frozen=True)
