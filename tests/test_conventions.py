@@ -1313,3 +1313,36 @@ def test_rotary_layouts_told_apart_by_a_table_handed_to_the_attention(tmp_path: 
     rc, doc, text = run(tmp_path / "bug", "cisrope", bug="paddle_mlp_relu")
     assert rc == 1, text
     assert located(doc) == ("layers.1.mlp", "layers.1.feed_forward"), text
+
+
+# ------------------------------------------------------------------ stacked: experts batched against a list
+def test_values_batched_on_one_side_are_compared_block_by_block_with_the_other_sides_calls(tmp_path: Path) -> None:
+    """Paddle runs a list of expert modules and one gate Linear per task (softmax inline); torch
+    runs the experts batched in one module returning ``[N, E, O]``, one Linear for both gates and a
+    softmax module of its own. No call pairs with the batched ones, so their values are judged
+    block by block against the other side's calls: gate logits that paddle divides by 2 are named
+    at torch's softmax module (its input, both gates' logits side by side, holds paddle's gates'
+    outputs block by block), and torch's experts computing a tanh-GELU are named at the batched
+    experts (no block of what it returns is an expert's output on the paddle side)."""
+    rc, doc, text = run(tmp_path / "clean", "stacked")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "gate", "stacked", bug="paddle_gate_temperature")
+    assert rc == 1, text
+    assert located(doc) == ("mixture", "gate_softmax"), text
+    rc, doc, text = run(tmp_path / "experts", "stacked", bug="torch_expert_gelu_tanh")
+    assert rc == 1, text
+    assert located(doc)[1] == "experts", text
+
+
+# ------------------------------------------------------------------ upsample: a resize inline against a module after
+def test_a_resize_at_the_end_of_a_call_against_a_module_after_it_is_named_at_that_module(tmp_path: Path) -> None:
+    """Paddle's head resizes its logits inline at the end of its forward; torch's head ends at the
+    classifier convolution and an ``nn.Upsample`` module follows it. The two heads' outputs differ
+    in shape, and torch's returns what its last convolution returned, which agrees: a nearest
+    upsampling on the torch side is named at that upsampling module, not at torch's head."""
+    rc, doc, text = run(tmp_path / "clean", "upsample")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "upsample", bug="torch_upsample_nearest")
+    assert rc == 1, text
+    assert located(doc) == ("head", "upsample"), text
+    assert doc["first_divergence"]["located"]["b"]["why"] == "handed on", text

@@ -40,7 +40,7 @@ diverging call also received a differing input), the earliest failing record is 
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -64,7 +64,7 @@ from ._onesided import (
     unchecked_calls,
     value_id,
 )
-from ._shares import share_found
+from ._shares import judge_batched, share_found, stack_found
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -125,7 +125,11 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     fwd = t.subset(mask)
     paired_a, paired_b = _Ids(np.unique(call_a)), _Ids(np.unique(call_b))
     params = t.subset(t.role_mask("param"))
-    weighted_a, weighted_b = {p.a.module for p in params}, {p.b.module for p in params}
+    weighted_a: dict[str, set[str]] = {}  # a module whose weights were compared -> its partners' modules
+    weighted_b: dict[str, set[str]] = {}
+    for p in params:
+        weighted_a.setdefault(p.a.module, set()).add(p.b.module)
+        weighted_b.setdefault(p.b.module, set()).add(p.a.module)
     twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
     found = Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
                     _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
@@ -201,6 +205,7 @@ def _level(found: Located[PairView], call_a: Call, call_b: Call) -> Located[Pair
 
 
 _ONE_SIDED = ("one side only", "unverified")
+_MAX_BATCHED = 32  # unpaired calls holding weights judged block by block inside one named call
 
 
 class _Ids:
@@ -260,6 +265,35 @@ def _consumer(v: TraceView, call: Call, position: str) -> Call | None:
     return found
 
 
+def _agrees_inside(fwd: Sequence[PairResult], side: str, ids: Container[int], r: Record) -> bool:
+    """Whether a pair of a call inside ``ids`` that agrees holds, on ``side``, the value of ``r``
+    (the output of a call's last child, returned as it is)."""
+    k = value_id(r)
+    return k is not None and any(p.passed and getattr(p, side).call in ids and value_id(getattr(p, side)) == k for p in fwd)
+
+
+def _holds_weights(module: str, weighted: Mapping[str, set[str]]) -> bool:
+    """Whether ``module`` or a module inside it holds weights compared with the other side's."""
+    return module in weighted or any(m.startswith(module + ".") for m in weighted) if module else False
+
+
+def _partners(module: str, weighted: Mapping[str, set[str]]) -> set[str]:
+    """The other side's modules holding the partners of the weights of ``module`` and of the
+    modules inside it."""
+    return {x for m, xs in weighted.items() if m == module or m.startswith(module + ".") for x in xs}
+
+
+def _with_ancestors(modules: set[str]) -> set[str]:
+    """``modules`` and every module enclosing one of them, by name (the root is "")."""
+    out = set(modules)
+    for m in modules:
+        up = m
+        while up:
+            up = up.rpartition(".")[0]
+            out.add(up)
+    return out
+
+
 def _first_call(v: TraceView, module: str) -> Call | None:
     for step in sorted(v.calls):
         for c in v.calls[step]:
@@ -269,10 +303,11 @@ def _first_call(v: TraceView, module: str) -> Call | None:
 
 
 def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired: Container[int],
-          weighted: Container[str], twin: Twin) -> Side:
+          weighted: Mapping[str, set[str]], twin: Twin) -> Side:
     """Side of the named pair: its own code, or a call inside recorded on this side only.
     ``fwd`` holds the step's forward pairs; ``side`` names this side's record of each ("a", "b");
-    ``weighted``: this side's modules whose weights were compared with the other side's;
+    ``weighted``: this side's modules whose weights were compared with the other side's (-> the
+    modules holding their partners);
     ``twin``: the other side of the pair."""
     inside = v.tree(call.step).descendants(call)
     ids = {c.id for c in inside} | {call.id}
@@ -282,6 +317,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     bad: set[Key] = set()
     first: Record | None = None
     against: Record | None = None  # first's partner: the other side's value
+    first_pair: PairResult | None = None
     for p in fwd:
         r = getattr(p, side)
         if wanted:
@@ -289,7 +325,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             if k is not None and k in wanted:
                 (good if p.passed else bad).add(k)
         if not p.passed and r.call in ids and (first is None or r.seq < first.seq):
-            first, against = r, getattr(p, "b" if side == "a" else "a")
+            first, against, first_pair = r, getattr(p, "b" if side == "a" else "a"), p
     disputed = good & bad  # right where one pair compares it, handed on differently where another does
     bad -= good  # a value that agrees with its partner anywhere is right: another pairing of it may
     # set it against another representation (an int 0/1 mask vs the additive mask of it)
@@ -302,7 +338,8 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     alone = twin.one_sided(inside_own, weighted)
     # an input no pair compares (a one-sided module fed by inline code: paddle's activation
     # dropout after a functional GELU) is right when the other trace holds it (HF's activation module),
-    # or holds it as a share of a larger value (q of a fused q|k|v projection: ``share_found``)
+    # or holds it as a share of a larger value (q of a fused q|k|v projection: ``share_found``),
+    # or holds its blocks as values of their own (each task's gate, batched here: ``stack_found``)
     asked: set[Key] = set()  # one value is looked for once, whichever calls received it
     for c in alone:
         for r in c.tensor_inputs():
@@ -310,8 +347,22 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             if k is None or k in good or k in bad or k in asked:
                 continue
             asked.add(k)
-            if found(twin.view, r) or share_found(twin.view, r):
+            if found(twin.view, r) or share_found(twin.view, r) or stack_found(twin.view, r):
                 good.add(k)
+    # calls holding compared weights that pair with no call (experts batched in one module on one
+    # side, a module each on the other): their values judged block by block (``judge_batched``)
+    # (or holding them in modules inside it: one expert of a list, its Linears inside)
+    batched = [c for c in inside_own if c.id not in paired and c.id != call.id and _holds_weights(c.module, weighted)]
+    if 0 < len(batched) <= _MAX_BATCHED:
+        for c in batched:
+            for r in c.tensor_inputs():
+                k = value_id(r)
+                if k is None or k in good or k in bad or k in asked:
+                    continue
+                asked.add(k)
+                if found(twin.view, r) or share_found(twin.view, r) or stack_found(twin.view, r):
+                    good.add(k)
+        judge_batched(twin.view, batched, good, bad, value_id, lambda c: _with_ancestors(_partners(c.module, weighted)))
     made = made_by(v, inside_own, good - disputed, bad, paired, first)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part
@@ -343,4 +394,13 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
         and (first is None or max((r.seq for r in c.outputs), default=0) < first.seq)
     )
     why = "own code" if first is None or first.call == named.id else "inline code"
+    if (holder is None and first is not None and first_pair is not None and first.call == call.id
+            and "shape mismatch: " in first_pair.reason and _agrees_inside(fwd, side, ids, first)):
+        # the value the call returns agrees where another pair compares it (its last child's
+        # output): the pair's outputs differ in shape only, and the difference comes later, from
+        # the first call of this side's own that received it (an upsampling module against a
+        # resize inline at the end of the other side's call)
+        nxt = _consumer(v, call, first.position)
+        if nxt is not None and nxt.id not in paired and not _holds_weights(nxt.module, weighted):
+            return Side(nxt, "handed on", None, ())
     return Side(named, why, first, fine)

@@ -32,6 +32,8 @@ class PairResult(Protocol):
     def b(self) -> RecordLike: ...
     @property
     def call_pair(self) -> CallPair | None: ...
+    @property
+    def reason(self) -> str: ...
 
 
 R = TypeVar("R", bound=PairResult)
@@ -41,7 +43,7 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "share", "compared across", "state", "backward"
+    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "share", "compared across", "state", "backward", "handed on"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
     unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
@@ -111,6 +113,9 @@ _WHY = {
                        "side's module of its own at the same place (as many of them, outputs of one shape, in one "
                        "order) after the calls before it agreed, it is the first whose value differs",
     "state": "a weight or buffer of it differs (compared before the forward pass)",
+    "handed on": "a module recorded on this side only that received what the call paired with the other "
+                 "side's returned, a value that agrees with the other side's where a pair compares it (the two "
+                 "calls return it in other shapes): the difference is made by it or by the code after it",
     "backward": "every forward value agrees, and the first gradient that differs is the one it passes back for "
                 "an input (the output of the call before it): its backward made the difference",
 }

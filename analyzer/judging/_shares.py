@@ -6,11 +6,19 @@ pair with no call of the fused side, so nothing compares their outputs; a module
 unfused side calls on them (an attention kernel of its own) receives values no pair says are
 right. They are right when the fused side's output holds them: contiguous blocks along its last
 axis, the same leading axes (``share_found``).
+
+The other way round, one port computes several items with one call (experts batched in one
+``[E, in, out]`` weight, both tasks' gates in one Linear) and the other with one call each: a
+module only the batching side calls on the batch (a softmax over every task's gate) receives a
+value that no pair compares. It is right when each of its blocks along one axis (a slice, or an
+equal run of slices) is a value of the other trace (``stack_found``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Container
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +27,7 @@ from padiff_trace import Record
 from ..alignment._calls import TraceView
 from ._boundary import RELATION_REL, agrees
 
-__all__ = ["share_found"]
+__all__ = ["block_found", "judge_batched", "share_found", "stack_found", "stack_parts"]
 
 _MAX_READ = 1 << 22  # elements of a candidate read to look for the share
 _MAX_PARTS = 8  # a fused value holds at most this many shares (q|k|v, gate|up, i|f|g|o)
@@ -48,3 +56,134 @@ def share_found(other: TraceView, r: Record) -> bool:
             if any(agrees(xs, z[..., j * width:(j + 1) * width], RELATION_REL) for j in range(z.shape[-1] // width)):
                 return True
     return False
+
+
+def _squeezed(a: np.ndarray) -> np.ndarray:
+    return a.reshape(tuple(n for n in a.shape if n != 1))
+
+
+def _blocks(x: np.ndarray, ax: int, m: int) -> list[np.ndarray]:
+    w = x.shape[ax] // m
+    return [_squeezed(np.take(x, range(j * w, (j + 1) * w), axis=ax)) for j in range(m)]
+
+
+class _Pool:
+    """The other trace's forward values of one step, by element count, read once each."""
+
+    def __init__(self, other: TraceView, step: int, sizes: Callable[[int], bool], modules: Container[str] | None = None) -> None:
+        self.by_size: dict[int, list[Record]] = {}
+        for c in other.calls.get(step, ()):
+            if modules is not None and c.module not in modules:
+                continue
+            for y in (*c.inputs, *c.outputs):
+                if y.is_tensor and y.has_data and y.numel and y.numel <= _MAX_READ and sizes(y.numel):
+                    self.by_size.setdefault(y.numel, []).append(y)
+        self._read: dict[int, np.ndarray] = {}
+
+    def value(self, y: Record) -> np.ndarray:
+        z = self._read.get(y.row)
+        if z is None:
+            z = self._read[y.row] = _squeezed(np.asarray(y.read(), dtype=np.float64))
+        return z
+
+    def shaped(self, block: np.ndarray) -> list[Record]:
+        """Values of the block's size whose shape, axes of size 1 dropped, is the block's."""
+        shape = block.shape
+        return [y for y in self.by_size.get(block.size, ()) if tuple(n for n in y.shape if n != 1) == shape]
+
+    def holds(self, block: np.ndarray) -> bool:
+        lo, hi, mean = float(block.min()), float(block.max()), float(block.mean())
+        scale = max(abs(lo), abs(hi), 1e-30)
+        for y in self.shaped(block):
+            st = y.stats
+            if not all(abs(st.get(k, math.nan) - v) <= 1e-3 * scale for k, v in (("min", lo), ("max", hi), ("mean", mean))):
+                continue
+            if agrees(block, self.value(y), RELATION_REL):
+                return True
+        return False
+
+
+def stack_parts(other: TraceView, r: Record, modules: Container[str] | None = None) -> tuple[int, int] | None:
+    """``r``'s value cut into 2 to 8 equal blocks along one of its axes (each a slice, stacked,
+    or a run of slices, concatenated) where ``other`` holds, in the same step, at least as many
+    values of a block's shape (axes of size 1 dropped): how many blocks it holds as they are
+    (to within ``RELATION_REL`` in relative L2) and how many there are, for the cut that finds
+    the most. None when no cut has that many values of its block's shape on the other side.
+    ``modules``: only values of calls of these modules (None: any)."""
+    if not r.has_data or r.numel == 0 or r.numel > _MAX_READ or len(r.shape) < 2:
+        return None
+    pool = _Pool(other, r.step, lambda n: r.numel % n == 0 and 2 <= r.numel // n <= _MAX_PARTS, modules)
+    if not pool.by_size:
+        return None
+    x = np.asarray(r.read(), dtype=np.float64)
+    best: tuple[int, int] | None = None
+    for ax, n in enumerate(x.shape):
+        for m in range(2, min(n, _MAX_PARTS) + 1):
+            if n % m or (r.numel // m) not in pool.by_size:
+                continue
+            blocks = _blocks(x, ax, m)
+            if len(pool.shaped(blocks[0])) < m:
+                continue
+            hits = sum(pool.holds(b) for b in blocks)
+            if best is None or hits / m > best[0] / best[1]:
+                best = (hits, m)
+            if hits == m:
+                return best
+    return best
+
+
+def stack_found(other: TraceView, r: Record) -> bool:
+    """Whether ``r``'s value is 2 to 8 forward values of the same step in ``other`` set side by
+    side along one of its axes, every block found there (``stack_parts``)."""
+    got = stack_parts(other, r)
+    return got is not None and got[0] == got[1]
+
+
+def block_found(other: TraceView, r: Record, modules: Container[str] | None = None) -> bool:
+    """Whether ``r``'s value is one of 2 to 8 equal blocks along one axis of a forward value of
+    the same step in ``other`` (one expert's output inside the other side's batched experts'),
+    its axes in the same order, to within ``RELATION_REL`` in relative L2. ``modules``: only
+    values of calls of these modules (None: any)."""
+    if not r.has_data or r.numel == 0 or r.numel > _MAX_READ:
+        return False
+    x = _squeezed(np.asarray(r.read(), dtype=np.float64))
+    pool = _Pool(other, r.step, lambda n: n % r.numel == 0 and 2 <= n // r.numel <= _MAX_PARTS, modules)
+    for ys in pool.by_size.values():
+        for y in ys:
+            z = np.asarray(y.read(), dtype=np.float64)
+            for ax, n in enumerate(z.shape):
+                m = y.numel // r.numel
+                if n % m:
+                    continue
+                if any(b.shape == x.shape and agrees(x, b, RELATION_REL) for b in _blocks(z, ax, m)):
+                    return True
+    return False
+
+
+def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[Any], key: Callable[[Record], Any],
+                  partners: Callable[[Any], Container[str]]) -> None:
+    """Outputs of calls that hold weights yet pair with no call (experts batched in one module on
+    this side, one module each on the other; or one expert of a list against the batch), judged
+    block by block: a value cut into blocks the other side holds is right when it holds every
+    block (``good``), wrong when it holds values of every block's shape but not all of these
+    (``bad``); a value the other side holds as one block of a batch is right, and a call of the
+    same module type beside it whose output is no such block is wrong. Only values of the calls
+    of the modules holding a call's weights' partners, or enclosing them (``partners``), are
+    looked at: values of other modules that merely share a shape say nothing. ``key``: a
+    value's identity (``value_id``)."""
+    members: dict[tuple[Any, ...], list[tuple[Any, bool]]] = {}
+    for c in calls:
+        for r in c.tensor_outputs():
+            k = key(r)
+            if k is None or k in good or k in bad:
+                continue
+            near = partners(c)
+            parts = stack_parts(other, r, near)
+            if parts is not None:
+                (good if parts[0] == parts[1] else bad).add(k)
+                continue
+            members.setdefault((c.parent, c.module_type, r.position, tuple(r.shape)), []).append((k, block_found(other, r, near)))
+    for group in members.values():
+        if len(group) >= 2 and any(hit for _, hit in group):
+            for k, hit in group:
+                (good if hit else bad).add(k)
