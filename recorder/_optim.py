@@ -126,15 +126,36 @@ def describe_optimizer(adapter: Adapter, model: Any, opt: Any, scheduler: Any = 
                 hyper["weight_decay"] = v
         decoupled = kind in DECOUPLED or bool(hyper.pop("decoupled_weight_decay", False))
         hyper["decoupled"] = decoupled
-        pnames = [names.get(id(p), getattr(p, "name", "?")) for p in params]
+        # a parameter's own regularizer (paddle's ``ParamAttr(regularizer=L2Decay(c))``) replaces
+        # the optimizer's decay for it: such parameters form groups of their own (decay added to
+        # the gradient, ``c * p``)
+        own: dict[float, list[str]] = {}
+        for n, p in zip([names.get(id(p), getattr(p, "name", "?")) for p in params], params):
+            c = _own_decay(p)
+            if c is not None:
+                own.setdefault(c, []).append(n)
+        taken = {n for ns in own.values() for n in ns}
+        kept = [(n, p) for n, p in zip([names.get(id(p), getattr(p, "name", "?")) for p in params], params) if n not in taken]
+        pnames = [n for n, _ in kept]
         wd = float(hyper.get("weight_decay", 0.0) or 0.0)
         if wd and decay_fun is not None:
-            decay = [n for n, p in zip(pnames, params) if decay_fun(getattr(p, "name", n))]
+            decay = [n for n, p in kept if decay_fun(getattr(p, "name", n))]
         else:
             decay = pnames if wd else []
-        groups.append({"hyper": hyper, "params": pnames, "decay": decay})
+        if pnames or not own:
+            groups.append({"hyper": hyper, "params": pnames, "decay": decay})
+        for c, ns in own.items():
+            groups.append({"hyper": {**hyper, "weight_decay": c, "decoupled": False}, "params": ns, "decay": ns if c else []})
     return {"class": cls, "type": kind, "groups": groups,
             "scheduler": type(scheduler).__name__ if scheduler is not None else _scheduler_of(opt)}
+
+
+def _own_decay(p: Any) -> float | None:
+    """The L2 decay coefficient a parameter carries itself (paddle's ``ParamAttr`` regularizer,
+    which overrides the optimizer's), or None."""
+    reg = getattr(p, "regularizer", None)
+    coeff = getattr(reg, "_coeff", None) if reg is not None and type(reg).__name__ == "L2Decay" else None
+    return float(coeff) if isinstance(coeff, (int, float)) else None
 
 
 def _scheduler_of(opt: Any) -> str | None:

@@ -112,7 +112,8 @@ def test_optimizer_difference_named_at_the_update(tmp_path: Path, bug: str) -> N
         assert "optimizer update differs" in text and words[0] in text, name
 
 
-@pytest.mark.parametrize("opt", ["adamw", "adam", "sgd", "momentum", "nesterov", "adamax", "adagrad", "rmsprop"])
+@pytest.mark.parametrize("opt", ["adamw", "adam", "sgd", "momentum", "nesterov", "adamax", "adagrad", "rmsprop",
+                                 "paramdecay"])  # paramdecay: paddle's decay on the weights (ParamAttr), torch's in a group
 def test_correct_optimizer_twins_over_five_steps(tmp_path: Path, opt: str) -> None:
     rc, doc, out = run(tmp_path, opt=opt, steps=5)
     c = codes(doc)

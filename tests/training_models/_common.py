@@ -1,7 +1,7 @@
 """Shared data of the training pairs: the same numpy arrays and settings on both sides.
 
 PADIFF_OPT picks the optimizer (adamw, adam, sgd, momentum, nesterov, adamax, rmsprop,
-adagrad); PADIFF_BUG plants one porter's bug on the paddle side (see each spec); PADIFF_DROP
+adagrad, paramdecay: decay on the weights themselves in paddle, a group in torch); PADIFF_BUG plants one porter's bug on the paddle side (see each spec); PADIFF_DROP
 (default 1): dropout on. Weights come from the other side (run replays them), so only the
 data and the hyperparameters are shared here."""
 import os

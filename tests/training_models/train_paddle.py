@@ -51,6 +51,11 @@ def optimizer(m):
         return paddle.optimizer.Adam(learning_rate=lr, parameters=params, beta1=0.9, beta2=0.999, epsilon=1e-8)
     if name == "sgd":
         return paddle.optimizer.SGD(learning_rate=lr, parameters=params)
+    if name == "paramdecay":  # decay carried by the weights themselves (ParamAttr regularizers), none in the optimizer
+        for n, p in m.named_parameters():
+            if n.endswith("weight") and "norm" not in n:
+                p.regularizer = paddle.regularizer.L2Decay(0.01)
+        return paddle.optimizer.Momentum(learning_rate=lr, parameters=params, momentum=0.9)
     if name in ("momentum", "nesterov"):
         return paddle.optimizer.Momentum(learning_rate=lr, parameters=params, momentum=0.8 if bug() == "momentum" else 0.9,
                                          use_nesterov=name == "nesterov" and bug() != "nesterov")

@@ -44,6 +44,10 @@ def optimizer(m):
         return torch.optim.Adam(params, lr=LR, betas=(0.9, 0.999), eps=1e-8)
     if name == "sgd":
         return torch.optim.SGD(params, lr=LR)
+    if name == "paramdecay":  # the decayed weights as a parameter group
+        decay = [p for n, p in m.named_parameters() if n.endswith("weight") and "norm" not in n]
+        rest = [p for n, p in m.named_parameters() if not (n.endswith("weight") and "norm" not in n)]
+        return torch.optim.SGD([{"params": decay, "weight_decay": 0.01}, {"params": rest}], lr=LR, momentum=0.9)
     if name in ("momentum", "nesterov"):
         return torch.optim.SGD(params, lr=LR, momentum=0.9, nesterov=name == "nesterov")
     if name == "adamax":
