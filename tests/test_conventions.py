@@ -1346,3 +1346,17 @@ def test_a_resize_at_the_end_of_a_call_against_a_module_after_it_is_named_at_tha
     assert rc == 1, text
     assert located(doc) == ("head", "upsample"), text
     assert doc["first_divergence"]["located"]["b"]["why"] == "handed on", text
+
+
+# ------------------------------------------------------------------ windows: a partition inline against a module
+def test_a_partition_module_that_arranges_the_tokens_otherwise_is_named(tmp_path: Path) -> None:
+    """Paddle cuts the feature map into 4 x 4 windows inline; torch cuts it in a ``partition``
+    module of its own (``Tensor.unfold``). A partition moves values, so its input and output are
+    one value by their statistics: the order of the records tells them apart (the block's input
+    agrees, what the attention's norm receives differs). Paddle gathering a grid instead of a
+    window is named at paddle's block and at torch's partition module."""
+    rc, doc, text = run(tmp_path / "clean", "windows")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "windows", bug="paddle_window_strided")
+    assert rc == 1, text
+    assert located(doc) == ("block", "block.partition"), text

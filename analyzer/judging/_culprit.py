@@ -61,6 +61,7 @@ from ._onesided import (
     odd_share,
     paired_parent,
     placeholder_for,
+    rearranged_apart,
     unchecked_calls,
     value_id,
 )
@@ -366,6 +367,8 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     made = made_by(v, inside_own, good - disputed, bad, paired, first)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part
+    if made is None:  # a window partition of this side's own that arranged its input otherwise
+        made = rearranged_apart(inside_own, fwd, side, paired)
     idle = idle_random(v, call, alone, bad, twin)
     if idle is not None:  # a dropout off on this side only passed the value on: the draws say it is there
         return Side(idle, "one side only", None, ())

@@ -16,7 +16,7 @@ side only. Such a call has no partner, so its values are judged by the values ar
 from __future__ import annotations
 
 import math
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -290,6 +290,33 @@ def moves_data(c: Call) -> bool:
         if got.size and not np.isin(got, pool).all():
             return False
     return True
+
+
+def rearranged_apart(calls: list[Call], fwd: Sequence[Any], side: str, paired: Container[int]) -> Call | None:
+    """The first call of ``calls`` (this side's, paired with none) that hands on its input's
+    elements in another order (a partition into windows, a permute: input and output of one
+    value identity, ``value_id``, but not equal element by element) where a pair comparing that
+    value before the call agrees and one comparing it after the call differs: the arrangement
+    it made is where the two sides part. Identity cannot tell such a call's input from its
+    output, so the order of the records decides. ``fwd``: the step's forward pairs; ``side``
+    names this side's record of each ("a", "b")."""
+    for c in sorted((c for c in calls if c.id not in paired), key=lambda c: min((r.seq for r in c.outputs), default=c.id)):
+        outs, ins = c.tensor_outputs(), c.tensor_inputs()
+        if len(outs) != 1 or not ins:
+            continue
+        out = outs[0]
+        k = value_id(out)
+        src = next((r for r in ins if value_id(r) == k), None)
+        if k is None or src is None or not out.has_data or not src.has_data or out.numel > _MOVED_LIMIT:
+            continue
+        seen = [(getattr(p, side), p.passed) for p in fwd]
+        seen = [(getattr(r, "base", r).seq, ok) for r, ok in seen if value_id(getattr(r, "base", r)) == k]
+        if not (any(ok and q <= src.seq for q, ok in seen) and any(not ok and q >= out.seq for q, ok in seen)):
+            continue
+        x, y = np.asarray(src.read()).ravel(), np.asarray(out.read()).ravel()
+        if x.shape == y.shape and not np.array_equal(x, y, equal_nan=True):
+            return c
+    return None
 
 
 _STAT_REL = 1e-3  # statistics this close mark a candidate; the values decide
