@@ -1360,3 +1360,17 @@ def test_a_partition_module_that_arranges_the_tokens_otherwise_is_named(tmp_path
     rc, doc, text = run(tmp_path / "bug", "windows", bug="paddle_window_strided")
     assert rc == 1, text
     assert located(doc) == ("block", "block.partition"), text
+
+
+# ------------------------------------------------------------------ skipsum: the skip added inside or by the caller
+def test_a_skip_added_inside_the_module_on_one_side_and_by_its_caller_on_the_other(tmp_path: Path) -> None:
+    """Paddle's feed-forward returns ``mlp(h)`` and its block adds ``h``; torch's returns ``h + mlp(h)``.
+    The two modules' outputs differ by exactly their input: a convention, said as one, and passed
+    whatever follows. A block that halves what it returns (inline, after the skip) is named at
+    the blocks, not at the feed-forward modules before it."""
+    rc, doc, text = run(tmp_path / "clean", "skipsum")
+    assert rc == 0, text
+    assert "the residual is added inside the module on side B" in text, text
+    rc, doc, text = run(tmp_path / "bug", "skipsum", bug="paddle_block_halved")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0", "layers.0"), text

@@ -79,6 +79,7 @@ from ._relations import (
     agrees,
     concat_relation,
     conventional,
+    residual_relation,
     resize_relation,
     window_fit,
     window_relation,
@@ -293,6 +294,10 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
             exact_in = c in fresh and not all(_floating(t, i) for i in fail_in[c])
             if exact_in:
                 continue  # differing ids or masks handed in: exact data is never a boundary
+            residual = residual_relation(t, out_row) if c not in fail_in and measured[out_row] and len(fail_out[c]) == 1 else None
+            if residual is not None:  # the residual added on either side of the boundary: compared across it, they agree
+                _pass_call(t, c, s, in_step & grad_mask, fail_out[c], f"{residual}; compared across it, the values agree", out)
+                continue
             if c in fresh and not passed[window].all():
                 # judged on the records as compared, before this round passed any: a chain of such
                 # calls is one difference carried on, not a boundary each

@@ -16,7 +16,7 @@ from padiff_trace import DamagedRecordError
 from ._masks import saturated as _saturated
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_of", "order_relation", "order_text", "relation", "window_fit", "window_relation"]
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_of", "order_relation", "order_text", "relation", "residual_relation", "window_fit", "window_relation"]
 
 _SCALE_SAYS = re.compile(r"A = (\S+) x B: a constant scale")
 _READ_LIMIT = 1 << 22  # elements: relations are tested on tensors up to 4M elements (larger: not named)
@@ -245,6 +245,33 @@ def relation(t: PairTable, i: int) -> str:
         if found:
             return f"{found}; {plain}"
     return plain
+
+
+def residual_relation(t: PairTable, i: int) -> str | None:
+    """Output row ``i`` of a call pair whose two values differ by exactly one of the call's inputs
+    (each side's own, same element count): the residual added inside the module on one side and
+    by its caller on the other. The sentence, or None."""
+    cp = t.call_pairs[int(t.col("cp")[i])] if int(t.col("cp")[i]) >= 0 else None
+    if cp is None:
+        return None
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if (not (ra.is_tensor and rb.is_tensor) or ra.numel != rb.numel or not ra.numel or ra.numel > _READ_LIMIT
+                or not (ra.has_data and rb.has_data)):
+            return None
+        a = np.asarray(ra.read(), np.float64).ravel()
+        b = np.asarray(rb.read(), np.float64).ravel()
+        for side, call, diff in (("B", cp.b, b - a), ("A", cp.a, a - b)):
+            for x in call.tensor_inputs():
+                if x.numel != ra.numel or not x.has_data or not str(x.dtype).startswith(("float", "bfloat")):
+                    continue
+                v = np.asarray(x.read(), np.float64).ravel()
+                if np.any(v) and agrees(diff, v):
+                    return (f"{side} = the other side + its input {x.position}: the residual is added inside the "
+                            f"module on side {side}, by its caller on the other")
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return None
+    return None
 
 
 def conventional(t: PairTable, i: int, said: str) -> bool:
