@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from padiff_trace import Record
+from padiff_trace.arrays import is_number
 
 from ..alignment._calls import Call, TraceView
 from ._across import first_across
@@ -284,17 +285,6 @@ def _partners(module: str, weighted: Mapping[str, set[str]]) -> set[str]:
     return {x for m, xs in weighted.items() if m == module or m.startswith(module + ".") for x in xs}
 
 
-def _with_ancestors(modules: set[str]) -> set[str]:
-    """``modules`` and every module enclosing one of them, by name (the root is "")."""
-    out = set(modules)
-    for m in modules:
-        up = m
-        while up:
-            up = up.rpartition(".")[0]
-            out.add(up)
-    return out
-
-
 def _first_call(v: TraceView, module: str) -> Call | None:
     for step in sorted(v.calls):
         for c in v.calls[step]:
@@ -355,15 +345,15 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     # (or holding them in modules inside it: one expert of a list, its Linears inside)
     batched = [c for c in inside_own if c.id not in paired and c.id != call.id and _holds_weights(c.module, weighted)]
     if 0 < len(batched) <= _MAX_BATCHED:
-        for c in batched:
+        for c in batched:  # (floating inputs: ids found on the other side may still lack this side's offsets)
             for r in c.tensor_inputs():
                 k = value_id(r)
-                if k is None or k in good or k in bad or k in asked:
+                if k is None or k in good or k in bad or k in asked or not is_number(r.dtype):
                     continue
                 asked.add(k)
                 if found(twin.view, r) or share_found(twin.view, r) or stack_found(twin.view, r):
                     good.add(k)
-        judge_batched(twin.view, batched, good, bad, value_id, lambda c: _with_ancestors(_partners(c.module, weighted)))
+        judge_batched(twin.view, batched, good, bad, value_id, lambda c: _partners(c.module, weighted))
     made = made_by(v, inside_own, good - disputed, bad, paired, first)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Record
+from padiff_trace.matching import is_known_type
 
 from ..alignment._calls import TraceView
 from ._boundary import RELATION_REL, agrees
@@ -160,30 +161,51 @@ def block_found(other: TraceView, r: Record, modules: Container[str] | None = No
     return False
 
 
+def _with_ancestors(modules: set[str]) -> set[str]:
+    """``modules`` and every module enclosing one of them, by name (the root is "")."""
+    out = set(modules)
+    for m in modules:
+        up = m
+        while up:
+            up = up.rpartition(".")[0]
+            out.add(up)
+    return out
+
+
 def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[Any], key: Callable[[Record], Any],
-                  partners: Callable[[Any], Container[str]]) -> None:
-    """Outputs of calls that hold weights yet pair with no call (experts batched in one module on
-    this side, one module each on the other; or one expert of a list against the batch), judged
-    block by block: a value cut into blocks the other side holds is right when it holds every
-    block (``good``), wrong when it holds values of every block's shape but not all of these
-    (``bad``); a value the other side holds as one block of a batch is right, and a call of the
-    same module type beside it whose output is no such block is wrong. Only values of the calls
-    of the modules holding a call's weights' partners, or enclosing them (``partners``), are
-    looked at: values of other modules that merely share a shape say nothing. ``key``: a
-    value's identity (``value_id``)."""
-    members: dict[tuple[Any, ...], list[tuple[Any, bool]]] = {}
+                  partners: Callable[[Any], set[str]]) -> None:
+    """Outputs of calls that hold weights yet pair with no call, judged block by block.
+    ``partners``: the other side's modules holding the partners of a call's weights. A call whose
+    weights pair with several of the other side's modules batches them (experts in one
+    ``[E, in, out]`` module, both tasks' gates in one Linear): its value cut into blocks is right
+    when the other side holds every block (``good``), and is where the two sides part when the
+    other side holds values of every block's shape but not all of these (``bad``). A call whose
+    weights are one share of the other side's batch (one expert of a list) is right when that
+    batch holds its value as a block; one that is no such block says nothing by itself (the
+    batch may be the wrong one). Only values of the partners' calls, and of the calls enclosing
+    them, are looked at: values of other modules that merely share a shape say nothing. A
+    framework's own layer class is never marked wrong this way (what it computes from agreeing
+    weights is right; what it was handed is its caller's doing). ``key``: a value's identity
+    (``value_id``)."""
+    returned: dict[Any, int] = {}  # a value -> how many of ``calls`` return it (a module returning its child's output)
     for c in calls:
+        for r in c.tensor_outputs():
+            returned[key(r)] = returned.get(key(r), 0) + 1
+    for c in calls:
+        direct = partners(c)
+        near = _with_ancestors(direct)
         for r in c.tensor_outputs():
             k = key(r)
             if k is None or k in good or k in bad:
                 continue
-            near = partners(c)
-            parts = stack_parts(other, r, near)
-            if parts is not None:
-                (good if parts[0] == parts[1] else bad).add(k)
-                continue
-            members.setdefault((c.parent, c.module_type, r.position, tuple(r.shape)), []).append((k, block_found(other, r, near)))
-    for group in members.values():
-        if len(group) >= 2 and any(hit for _, hit in group):
-            for k, hit in group:
-                (good if hit else bad).add(k)
+            if returned.get(k, 0) > 1 and len(direct) >= 2:
+                continue  # returned by a call inside it too: which of them made it is not this rule's to say
+            if len(direct) >= 2:
+                parts = stack_parts(other, r, near)
+                # a framework's own layer (an Embedding) with weights and inputs that agree computes
+                # what it is handed right: what it was handed (ids without their offsets) is not
+                # this call's doing; only a class of the port's own may be where the sides part
+                if parts is not None and (parts[0] == parts[1] or not is_known_type(c.module_type)):
+                    (good if parts[0] == parts[1] else bad).add(k)
+            elif block_found(other, r, near):
+                good.add(k)
