@@ -77,6 +77,7 @@ from ._relations import (
     BOUNDARY_RELATIONS,
     RELATION_REL,
     agrees,
+    carries,
     concat_relation,
     conventional,
     residual_relation,
@@ -295,8 +296,11 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
             if exact_in:
                 continue  # differing ids or masks handed in: exact data is never a boundary
             residual = residual_relation(t, out_row) if c not in fail_in and measured[out_row] and len(fail_out[c]) == 1 else None
-            if residual is not None:  # the residual added on either side of the boundary: compared across it, they agree
-                _pass_call(t, c, s, in_step & grad_mask, fail_out[c], f"{residual}; compared across it, the values agree", out)
+            nxt_rows = window[measured[window]][:1] if residual is not None else window[:0]
+            if residual is not None and not (len(nxt_rows) and carries(t, int(nxt_rows[0]), residual[1])):
+                # the residual added on either side of the boundary (the next record compared does
+                # not differ by it: the other side's caller added it): compared across it, they agree
+                _pass_call(t, c, s, in_step & grad_mask, fail_out[c], f"{residual[0]}; compared across it, the values agree", out)
                 continue
             if c in fresh and not passed[window].all():
                 # judged on the records as compared, before this round passed any: a chain of such

@@ -16,7 +16,7 @@ from padiff_trace import DamagedRecordError
 from ._masks import saturated as _saturated
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_of", "order_relation", "order_text", "relation", "residual_relation", "window_fit", "window_relation"]
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_of", "order_relation", "order_text", "relation", "carries", "residual_relation", "window_fit", "window_relation"]
 
 _SCALE_SAYS = re.compile(r"A = (\S+) x B: a constant scale")
 _READ_LIMIT = 1 << 22  # elements: relations are tested on tensors up to 4M elements (larger: not named)
@@ -247,10 +247,10 @@ def relation(t: PairTable, i: int) -> str:
     return plain
 
 
-def residual_relation(t: PairTable, i: int) -> str | None:
+def residual_relation(t: PairTable, i: int) -> tuple[str, np.ndarray] | None:
     """Output row ``i`` of a call pair whose two values differ by exactly one of the call's inputs
     (each side's own, same element count): the residual added inside the module on one side and
-    by its caller on the other. The sentence, or None."""
+    by its caller on the other. The sentence and that difference (B - A, flat), or None."""
     cp = t.call_pairs[int(t.col("cp")[i])] if int(t.col("cp")[i]) >= 0 else None
     if cp is None:
         return None
@@ -268,10 +268,26 @@ def residual_relation(t: PairTable, i: int) -> str | None:
                 v = np.asarray(x.read(), np.float64).ravel()
                 if np.any(v) and agrees(diff, v):
                     return (f"{side} = the other side + its input {x.position}: the residual is added inside the "
-                            f"module on side {side}, by its caller on the other")
+                            f"module on side {side}, by its caller on the other"), b - a
     except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
         return None
     return None
+
+
+def carries(t: PairTable, i: int, diff: np.ndarray) -> bool:
+    """Whether row ``i``'s two values differ by ``diff`` (B - A, flat) as they are: a difference
+    handed on unchanged (a residual only one side adds, which the other never adds after)."""
+    try:
+        ra, rb = t.record(i, 0), t.record(i, 1)
+        if not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data) or ra.numel != rb.numel or ra.numel != diff.size:
+            return False
+        a = np.asarray(ra.read(), np.float64)
+        perm = t.perms.get(i)
+        if perm is not None:
+            a = np.transpose(a, perm)
+        return agrees(np.asarray(rb.read(), np.float64).ravel() - a.ravel(), diff)
+    except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
+        return False
 
 
 def conventional(t: PairTable, i: int, said: str) -> bool:
