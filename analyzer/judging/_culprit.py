@@ -345,7 +345,12 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     # (or holding them in modules inside it: one expert of a list, its Linears inside)
     batched = [c for c in inside_own if c.id not in paired and c.id != call.id and _holds_weights(c.module, weighted)]
     if 0 < len(batched) <= _MAX_BATCHED:
-        for c in batched:  # (floating inputs: ids found on the other side may still lack this side's offsets)
+        # what a batching call received (its weights pair with several of the other side's
+        # modules) is right where the other side holds it; floating values only (ids found on the
+        # other side may still lack this side's offsets)
+        for c in batched:
+            if len(_partners(c.module, weighted)) < 2:
+                continue
             for r in c.tensor_inputs():
                 k = value_id(r)
                 if k is None or k in good or k in bad or k in asked or not is_number(r.dtype):
