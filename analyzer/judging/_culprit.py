@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from padiff_trace import Record
-from padiff_trace.arrays import is_number
 
 from ..alignment._calls import Call, TraceView
 from ._across import first_across
@@ -66,7 +65,7 @@ from ._onesided import (
     unchecked_calls,
     value_id,
 )
-from ._shares import judge_batched, share_found, stack_found
+from ._shares import judge_batched, share_found, stack_found, with_ancestors
 
 if TYPE_CHECKING:
     from ._pairtable import PairTable
@@ -274,9 +273,10 @@ def _agrees_inside(fwd: Sequence[PairResult], side: str, ids: Container[int], r:
     return k is not None and any(p.passed and getattr(p, side).call in ids and value_id(getattr(p, side)) == k for p in fwd)
 
 
-def _holds_weights(module: str, weighted: Mapping[str, set[str]]) -> bool:
-    """Whether ``module`` or a module inside it holds weights compared with the other side's."""
-    return module in weighted or any(m.startswith(module + ".") for m in weighted) if module else False
+def _held(other: TraceView, r: Record) -> bool:
+    """Whether the other trace holds ``r``'s value: as it is, as a share of a larger value, or
+    as blocks each a value of its own."""
+    return found(other, r) or share_found(other, r) or stack_found(other, r)
 
 
 def _partners(module: str, weighted: Mapping[str, set[str]]) -> set[str]:
@@ -338,27 +338,16 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
             if k is None or k in good or k in bad or k in asked:
                 continue
             asked.add(k)
-            if found(twin.view, r) or share_found(twin.view, r) or stack_found(twin.view, r):
+            if _held(twin.view, r):
                 good.add(k)
-    # calls holding compared weights that pair with no call (experts batched in one module on one
-    # side, a module each on the other): their values judged block by block (``judge_batched``)
-    # (or holding them in modules inside it: one expert of a list, its Linears inside)
-    batched = [c for c in inside_own if c.id not in paired and c.id != call.id and _holds_weights(c.module, weighted)]
+    # calls holding compared weights (or holding them in modules inside: one expert of a list)
+    # that pair with no call (experts batched in one module on one side, a module each on the
+    # other): their values judged block by block (``judge_batched``)
+    holders = with_ancestors(set(weighted))
+    batched = [c for c in inside_own if c.id not in paired and c.id != call.id and c.module and c.module in holders]
     if 0 < len(batched) <= _MAX_BATCHED:
-        # what a batching call received (its weights pair with several of the other side's
-        # modules) is right where the other side holds it; floating values only (ids found on the
-        # other side may still lack this side's offsets)
-        for c in batched:
-            if len(_partners(c.module, weighted)) < 2:
-                continue
-            for r in c.tensor_inputs():
-                k = value_id(r)
-                if k is None or k in good or k in bad or k in asked or not is_number(r.dtype):
-                    continue
-                asked.add(k)
-                if found(twin.view, r) or share_found(twin.view, r) or stack_found(twin.view, r):
-                    good.add(k)
-        judge_batched(twin.view, batched, good, bad, value_id, lambda c: _partners(c.module, weighted))
+        judge_batched(twin.view, batched, good, bad, value_id, lambda c: _partners(c.module, weighted),
+                      lambda r: _held(twin.view, r), asked)
     made = made_by(v, inside_own, good - disputed, bad, paired, first)
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part
@@ -399,6 +388,6 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
         # the first call of this side's own that received it (an upsampling module against a
         # resize inline at the end of the other side's call)
         nxt = _consumer(v, call, first.position)
-        if nxt is not None and nxt.id not in paired and not _holds_weights(nxt.module, weighted):
+        if nxt is not None and nxt.id not in paired and not (nxt.module and nxt.module in holders):
             return Side(nxt, "handed on", None, ())
     return Side(named, why, first, fine)

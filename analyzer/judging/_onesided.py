@@ -300,6 +300,7 @@ def rearranged_apart(calls: list[Call], fwd: Sequence[Any], side: str, paired: C
     it made is where the two sides part. Identity cannot tell such a call's input from its
     output, so the order of the records decides. ``fwd``: the step's forward pairs; ``side``
     names this side's record of each ("a", "b")."""
+    compared: dict[Key, list[tuple[int, bool]]] | None = None  # a value -> (seq, agreed) of the pairs holding it
     for c in sorted((c for c in calls if c.id not in paired), key=lambda c: min((r.seq for r in c.outputs), default=c.id)):
         outs, ins = c.tensor_outputs(), c.tensor_inputs()
         if len(outs) != 1 or not ins:
@@ -309,8 +310,13 @@ def rearranged_apart(calls: list[Call], fwd: Sequence[Any], side: str, paired: C
         src = next((r for r in ins if value_id(r) == k), None)
         if k is None or src is None or not out.has_data or not src.has_data or out.numel > _MOVED_LIMIT:
             continue
-        seen = [(getattr(p, side), p.passed) for p in fwd]
-        seen = [(getattr(r, "base", r).seq, ok) for r, ok in seen if value_id(getattr(r, "base", r)) == k]
+        if compared is None:  # built once, for the first call that moves a value
+            compared = {}
+            for p in fwd:
+                r = getattr(getattr(p, side), "base", getattr(p, side))
+                if (kr := value_id(r)) is not None:
+                    compared.setdefault(kr, []).append((r.seq, p.passed))
+        seen = compared.get(k, [])
         if not (any(ok and q <= src.seq for q, ok in seen) and any(not ok and q >= out.seq for q, ok in seen)):
             continue
         x, y = np.asarray(src.read()).ravel(), np.asarray(out.read()).ravel()

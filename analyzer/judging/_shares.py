@@ -23,12 +23,13 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import Record
+from padiff_trace.arrays import is_number
 from padiff_trace.matching import is_known_type
 
 from ..alignment._calls import TraceView
 from ._boundary import RELATION_REL, agrees
 
-__all__ = ["block_found", "judge_batched", "share_found", "stack_found", "stack_parts"]
+__all__ = ["block_found", "judge_batched", "share_found", "stack_found", "stack_parts", "with_ancestors"]
 
 _MAX_READ = 1 << 22  # elements of a candidate read to look for the share
 _MAX_PARTS = 8  # a fused value holds at most this many shares (q|k|v, gate|up, i|f|g|o)
@@ -161,7 +162,7 @@ def block_found(other: TraceView, r: Record, modules: Container[str] | None = No
     return False
 
 
-def _with_ancestors(modules: set[str]) -> set[str]:
+def with_ancestors(modules: set[str]) -> set[str]:
     """``modules`` and every module enclosing one of them, by name (the root is "")."""
     out = set(modules)
     for m in modules:
@@ -173,7 +174,7 @@ def _with_ancestors(modules: set[str]) -> set[str]:
 
 
 def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[Any], key: Callable[[Record], Any],
-                  partners: Callable[[Any], set[str]]) -> None:
+                  partners: Callable[[Any], set[str]], held: Callable[[Record], bool], asked: set[Any]) -> None:
     """Outputs of calls that hold weights yet pair with no call, judged block by block.
     ``partners``: the other side's modules holding the partners of a call's weights. A call whose
     weights pair with several of the other side's modules batches them (experts in one
@@ -186,14 +187,28 @@ def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[A
     them, are looked at: values of other modules that merely share a shape say nothing. A
     framework's own layer class is never marked wrong this way (what it computes from agreeing
     weights is right; what it was handed is its caller's doing). ``key``: a value's identity
-    (``value_id``)."""
+    (``value_id``).
+
+    What a batching call received is right where the other side holds it (``held``; each value
+    looked for once, ``asked``): floating values only (ids found on the other side may still lack
+    this side's offsets)."""
+    for c in calls:
+        if len(partners(c)) < 2:
+            continue
+        for r in c.tensor_inputs():
+            k = key(r)
+            if k is None or k in good or k in bad or k in asked or not is_number(r.dtype):
+                continue
+            asked.add(k)
+            if held(r):
+                good.add(k)
     returned: dict[Any, int] = {}  # a value -> how many of ``calls`` return it (a module returning its child's output)
     for c in calls:
         for r in c.tensor_outputs():
             returned[key(r)] = returned.get(key(r), 0) + 1
     for c in calls:
         direct = partners(c)
-        near = _with_ancestors(direct)
+        near = with_ancestors(direct)
         for r in c.tensor_outputs():
             k = key(r)
             if k is None or k in good or k in bad:
