@@ -129,13 +129,14 @@ def describe_optimizer(adapter: Adapter, model: Any, opt: Any, scheduler: Any = 
         # a parameter's own regularizer (paddle's ``ParamAttr(regularizer=L2Decay(c))``) replaces
         # the optimizer's decay for it: such parameters form groups of their own (decay added to
         # the gradient, ``c * p``)
+        named = [(names.get(id(p), getattr(p, "name", "?")), p) for p in params]
         own: dict[float, list[str]] = {}
-        for n, p in zip([names.get(id(p), getattr(p, "name", "?")) for p in params], params):
+        for n, p in named:
             c = _own_decay(p)
             if c is not None:
                 own.setdefault(c, []).append(n)
         taken = {n for ns in own.values() for n in ns}
-        kept = [(n, p) for n, p in zip([names.get(id(p), getattr(p, "name", "?")) for p in params], params) if n not in taken]
+        kept = [(n, p) for n, p in named if n not in taken]
         pnames = [n for n, _ in kept]
         wd = float(hyper.get("weight_decay", 0.0) or 0.0)
         if wd and decay_fun is not None:
