@@ -196,7 +196,14 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # MaxViT (block and grid attention), EGNN (edge lists against dense pairs),
                       # BPR with RAdam and ASL with Nesterov SGD and warm-up (training)
                       "port_deeplab_aspp", "port_mmoe", "port_maxvit", "port_egnn",
-                      "port_bpr_radam_train", "port_asl_nesterov_train"})
+                      "port_bpr_radam_train", "port_asl_nesterov_train",
+                      # set 32 (NOTES-set32-h82..h84): FiLM (a GRU question encoder, one fused generator
+                      # against per-block Linears with gamma = 1 + delta), a Set Transformer (induced
+                      # points and pooling seeds as bare parameters), CvT (convolutional projections,
+                      # a stage returning (map, cls)), TSMixer (RevIN, norms over time x feature
+                      # flattened in another order); word2vec with Adamax and RankNet with Adadelta
+                      "port_film_vqa", "port_set_transformer", "port_cvt", "port_tsmixer",
+                      "port_sgns_adamax_train", "port_ranknet_adadelta_train"})
 
 
 @dataclass(frozen=True)
