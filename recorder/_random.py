@@ -37,7 +37,7 @@ from padiff_trace import Kind, UserError, open_trace
 from ._adapter import Adapter
 from ._patch import patched
 
-__all__ = ["RANDOM_OPS", "RandomOp", "RandomSource", "intercept_random", "REPLAYED", "DRAWN", "FUSED"]
+__all__ = ["RANDOM_OPS", "RandomOp", "RandomSource", "intercept_random", "REPLAYED", "DRAWN", "FUSED", "OFF", "rated"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 DRAWN = "drawn"  # the model drew its own numbers (recorded: the mask or the values)
 REPLAYED = "replayed"  # the numbers came from the source trace
 FUSED = "fused"  # randomness inside a kernel: neither recorded nor replayable
+OFF = "off"  # a dropout called in training with a rate of 0: nothing drawn (no data), its place recorded
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,14 @@ def _wait_complete(path: str, timeout: float) -> None:
 
 def _family(op: str) -> str:
     """Draws pair within a family: every dropout is a mask, a value draw pairs by its op."""
+    op = op.split(" ", 1)[0]  # a dropout's rate after its name (``rated``)
     return "mask" if op.startswith("dropout") or op.endswith("dropout") else op
+
+
+def rated(op: str, p: float) -> str:
+    """A dropout's op name as recorded: its name and the rate it was called with (``dropout
+    p=0.1``), so that two traces' rates can be set side by side (``analyzer``'s ``_rates``)."""
+    return f"{op} p={p:g}"
 
 
 def _resolve(owner: str) -> Any:
@@ -194,22 +202,26 @@ class _Interceptor:
         x = values[0]
         p = float(bound.get(op.p, 0.5) or 0.0)
         training = bool(bound.get(op.training, True)) if op.training else True
-        if not self.adapter.is_tensor(x) or not training or p <= 0.0:
+        if not self.adapter.is_tensor(x) or not training:
             return original(*args, **kwargs)
         module, step = where
+        name = rated(op.name, p)
+        if p <= 0.0:  # called in training with a rate of 0: no draw, but where the other side's may be
+            self.site.emit_random(step, module, name, self.index(step), OFF, None)
+            return original(*args, **kwargs)
         shape = tuple(x.shape)
         replay = self.source.take(step, "mask", shape) if self.source is not None else None
         index = self.index(step)
         if replay is None:
             zero = x == 0  # where the input is 0 the mask cannot be read off the output: kept
             out = original(*args, **kwargs)
-            self.site.emit_random(step, module, op.name, index, DRAWN, (out != 0) | zero)
+            self.site.emit_random(step, module, name, index, DRAWN, (out != 0) | zero)
             return out
         mode = str(bound.get(op.mode, "upscale_in_train")) if op.mode else "upscale_in_train"
         scale = 0.0 if p >= 1.0 else (1.0 / (1.0 - p) if mode == "upscale_in_train" else 1.0)
         keep = np.asarray(replay, dtype=bool)
         factor = self.adapter.tensor_like(keep.astype(np.float64) * scale, self.adapter.dtype_name(x), x.detach())
-        self.site.emit_random(step, module, op.name, index, REPLAYED, factor != 0)
+        self.site.emit_random(step, module, name, index, REPLAYED, factor != 0)
         return x * factor
 
     def _value(self, op: RandomOp, original: Any, sig: inspect.Signature | None, where: tuple[str, int],

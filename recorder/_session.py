@@ -231,6 +231,10 @@ class Recorder:
         for key, value in values.items():
             self._sink.emit(dataclasses.replace(header, position=key), float(value))
 
+    def note(self, key: str, text: str) -> None:
+        """Say in the trace's summary something this recording could not do (``summary["notes"]``)."""
+        self._sink.note(key, text)
+
     def backward_done(self) -> None:
         """Record parameter gradients of this step (call after ``loss.backward()``)."""
         if self._sink.failure is not None and not self._sink.writing:

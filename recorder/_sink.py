@@ -92,6 +92,11 @@ class RecordSink:
             self._broken, self._writer = writer, None
             raise
 
+    def note(self, key: str, text: str) -> None:
+        """A note in the trace's summary (``TraceWriter.note``)."""
+        if self._writer is not None:
+            self._writer.note(key, text)
+
     def flush(self) -> None:
         """Make what was written so far a readable shard (another recorder may wait for it)."""
         writer = self._writer

@@ -317,7 +317,12 @@ def run_steps(
             with rec.autocast():  # the precision policy (``--autocast``): forward and loss, never backward
                 loss = rec.loss(loss_of(model(*args, **kwargs)))
             if backward and adapter.is_tensor(loss) and adapter.requires_grad(loss):
-                loss.backward()
+                if stepper is None and not _backward_ran(loss, rec):
+                    backward = False  # a model only compared forward: its values still are
+                    rec.step()
+                    continue
+                if stepper is not None:
+                    loss.backward()
                 rec.backward_done()
                 if clip is not None:
                     clip()
@@ -330,6 +335,21 @@ def run_steps(
                         scheduler.step()
             rec.step()
             adapter.zero_grad(model, optimizer if hasattr(optimizer, "step") else None)
+
+
+def _backward_ran(loss: Any, rec: Recorder) -> bool:
+    """Run the backward pass of a model that is not trained; when the framework cannot (paddle's
+    RNN layers have no backward in eval mode), say so in the trace's summary and in the log, and
+    go on without gradients: the forward values are recorded and compared all the same."""
+    try:
+        loss.backward()
+    except Exception as exc:  # any framework error: the forward recording stands
+        line = next((x.strip() for x in str(exc).splitlines() if x.strip()), type(exc).__name__)
+        text = f"the backward pass failed ({type(exc).__name__}: {line[:300]}); no gradient was recorded after it"
+        logger.warning("%s", text)
+        rec.note("backward", text)
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -1374,3 +1374,54 @@ def test_a_skip_added_inside_the_module_on_one_side_and_by_its_caller_on_the_oth
     rc, doc, text = run(tmp_path / "bug", "skipsum", bug="paddle_block_halved")
     assert rc == 1, text
     assert located(doc) == ("blocks.0", "layers.0"), text
+
+
+# ------------------------------------------------------------------ convact: an activation inline against a module
+def test_an_activation_left_out_of_a_block_is_named_at_the_block_and_the_other_sides_activation(tmp_path: Path) -> None:
+    """Paddle's ``ConvNormAct`` applies its ReLU inline; torch's block is ``Sequential(conv, bn,
+    ReLU)``. Paddle's second block built without its activation returns its BatchNorm's output:
+    the difference is made there, not passed as an activation fused on one side (the next
+    convolution receives the two values on both sides), and torch's ReLU, which zeroes values in
+    place (computing, not moving data), is named on torch's side. The head's projection block,
+    which no torch module pairs with, built without its activation, is named as the call that
+    passed its BatchNorm's value on where torch's ReLU computes a step."""
+    rc, doc, text = run(tmp_path / "clean", "convact")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "convact", bug="paddle_block_no_act")
+    assert rc == 1, text
+    assert located(doc) == ("features.1", "body.1.2"), text
+    assert "boundary difference" not in text, text
+    # the head's block pairs with no torch module: it handed its BatchNorm's value on unchanged
+    rc, doc, text = run(tmp_path / "head", "convact", bug="paddle_pool_no_act")
+    assert rc == 1, text
+    assert located(doc) == ("head.proj", "pool.3"), text
+    assert doc["first_divergence"]["located"]["a"]["why"] == "passed on", text
+
+
+def test_one_expert_of_a_list_is_named_where_its_block_of_the_batch_differs(tmp_path: Path) -> None:
+    """Paddle's expert 1 (of a list) computes the tanh GELU; torch batches the experts in one
+    module. Expert 0's output is a block of torch's batched output; expert 1's is not, while that
+    output has blocks of its shape and does not hold its values elsewhere either: expert 1 is
+    named, against torch's batched experts."""
+    rc, doc, text = run(tmp_path, "stacked", bug="paddle_expert1_gelu_tanh")
+    assert rc == 1, text
+    assert located(doc) == ("mixture.experts.1", "experts"), text
+
+
+# ------------------------------------------------------------------ recur: a backward the framework cannot run
+def test_a_backward_the_framework_cannot_run_leaves_the_forward_compared(tmp_path: Path) -> None:
+    """Paddle's GRU has no backward pass in eval mode. The recording keeps the forward values,
+    says in the trace's summary that the backward failed, and the comparison says so and
+    compares what both traces hold: the clean twin is aligned, a tanh after paddle's head is
+    found."""
+    from padiff_trace import open_trace
+
+    rc, doc, text = run(tmp_path / "clean", "recur")
+    assert rc == 0, text
+    assert findings(doc, "backward_failed") and findings(doc, "backward_failed")[0].startswith("A: the backward pass failed"), text
+    with open_trace(tmp_path / "clean" / "recur_paddle.trace") as tr:
+        assert "backward" in tr.summary["notes"], tr.summary
+    with open_trace(tmp_path / "clean" / "recur_torch.trace") as tr:
+        assert "notes" not in tr.summary, tr.summary
+    rc, doc, text = run(tmp_path / "bug", "recur", bug="paddle_head_tanh")
+    assert rc == 1, text

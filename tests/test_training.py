@@ -228,3 +228,20 @@ def test_data_order_is_said_first(tmp_path: Path, bug: str, kind: str | None) ->
     assert first_pair(doc)["role"] == "model_input" and first_pair(doc)["step"] == 1
     assert "model_inputs_differ" in codes(doc) and "the error is made in" not in json.dumps(doc["diagnosis"])
     assert "the data differs, not the model" in (tmp_path / "report" / "report.txt").read_text()
+
+
+@pytest.mark.parametrize(("bug", "rate"), [("keep_prob", "0.9"), ("drop_unset", "0")])
+def test_a_dropout_rate_set_wrong_is_named_by_the_rates_recorded(tmp_path: Path, bug: str, rate: str) -> None:
+    """Paddle's tower calls ``F.dropout`` inline; torch's tower is a Sequential with a Dropout
+    module. The masks are replayed, so only the rates differ: each dropout call records its
+    rate, and the first pair of dropout calls whose rates differ is named on each side, the
+    rates said (a keep probability passed as the drop rate; a rate left at 0, where paddle
+    drew nothing and torch drew its own mask)."""
+    e = dict(os.environ, PADIFF_BUG=bug)
+    proc = subprocess.run([sys.executable, "-m", "padiff_trace", "run", MODELS / "tower_paddle.py", MODELS / "tower_torch.py",
+                           "--out", tmp_path, "--force", "--steps", "2"], capture_output=True, text=True, env=e, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    loc = json.loads((tmp_path / "report" / "report.json").read_text())["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == ("", "2"), loc
+    assert loc["a"]["why"] == loc["b"]["why"] == "rate", loc
+    assert (loc["a"]["detail"], loc["b"]["detail"]) == (f"rate {rate}", "rate 0.1"), loc

@@ -50,6 +50,7 @@ from padiff_trace import Record
 from ..alignment._calls import Call, TraceView
 from ._across import first_across
 from ._located import Located, PairResult, Side
+from ._moving import passed_on
 from ._onesided import (
     Key,
     Twin,
@@ -65,9 +66,11 @@ from ._onesided import (
     unchecked_calls,
     value_id,
 )
-from ._shares import judge_batched, share_found, stack_found, with_ancestors
+from ._rates import rates_apart
+from ._shares import elements_within, judge_batched, share_found, stack_found, with_ancestors
 
 if TYPE_CHECKING:
+    from ..alignment._pairing import CallPair
     from ._pairtable import PairTable
     from ._pairview import PairResult as PairView
 
@@ -123,6 +126,9 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     assert cp_best is not None
     inside = np.fromiter({cp_best.a.id} | va.descendants(cp_best.a), np.int64)
     seen = t[int(rows[failed & np.isin(call_a, inside)].min())]
+    held = _holder_unjudged(t, rows, call_a, is_out, failed, va, seen, cp_best.a)
+    if held is not None:  # a paired call inside it holds the first differing value, its inputs agree
+        cp_best = held
     fwd = t.subset(mask)
     paired_a, paired_b = _Ids(np.unique(call_a)), _Ids(np.unique(call_b))
     params = t.subset(t.role_mask("param"))
@@ -131,11 +137,39 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     for p in params:
         weighted_a.setdefault(p.a.module, set()).add(p.b.module)
         weighted_b.setdefault(p.b.module, set()).add(p.a.module)
+    apart = rates_apart(va, vb, cp_best.a, cp_best.b, seen.a.seq)
+    if apart is not None:  # a dropout called with another rate on each side (``_rates``)
+        return Located(seen, Side(apart.a, "rate", None, (), detail=f"rate {apart.rate_a:g}"),
+                       Side(apart.b, "rate", None, (), detail=f"rate {apart.rate_b:g}"))
     twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
     found = Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
                     _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
     found = _counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b))
     return _across(found) or _level(found, cp_best.a, cp_best.b)
+
+
+def _holder_unjudged(t: PairTable, rows: np.ndarray, call_a: np.ndarray, is_out: np.ndarray, failed: np.ndarray,
+                     va: TraceView, seen: PairView, named: Call) -> CallPair | None:
+    """The innermost paired call inside ``named`` (the candidate chosen) that holds the call of
+    ``seen`` (the first differing record inside ``named``), received inputs that all agree and
+    whose output no record compares (the two sides return it in other structures: a stage's
+    tokens against a (map, class token) pair): its code made the difference, not ``named``'s.
+    None where there is none."""
+    pairs = {cp.a.id: cp for cp in t.call_pairs}
+    c = va.by_id.get(seen.a.call)
+    if c is None:
+        return None
+    chain = [x for x in va.ancestors(c) if x.id != named.id and named.id in {y.id for y in va.ancestors(x)}]
+    if seen.role == "output":
+        chain = [c, *chain]
+    for x in chain:  # innermost first
+        if x.id not in pairs:
+            continue
+        mine = call_a == x.id
+        if (mine & is_out).any() or not (mine & ~is_out).any() or (mine & ~is_out & failed).any():
+            continue
+        return pairs[x.id]
+    return None
 
 
 def _across(found: Located[PairView]) -> Located[PairView] | None:
@@ -157,18 +191,48 @@ def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tup
                  calls: tuple[Call, Call], paired: tuple[Container[int], Container[int]]) -> Located[PairView]:
     """Where one side names a call of its own that made the differing value (``"one side only"``)
     and the other side does not, the other side's placeholder in its place (``placeholder_for``)
-    is named there."""
+    is named there. Where one side names a call of its own (an activation module) that made or
+    may have made the value and the other its pair's code, the other side's call that handed on, unchanged, the value
+    that call received (``passed_on``) is named there, where the other side's first differing
+    value still holds the values that call received (``_step_skipped``): the step is missing
+    from its code."""
     for this, that, other in (("a", "b", 1), ("b", "a", 0)):
         named, partner = getattr(found, this), getattr(found, that)
-        if named.why != "one side only" or partner.why == "one side only":
-            continue
-        hit = placeholder_for(named.call, [(getattr(p, this), getattr(p, that)) for p in fwd if not p.passed],
-                              views[other], calls[other], paired[other])
-        if hit is None:
-            continue
-        there = Side(hit, "counterpart", partner.first, ())
-        return Located(found.pair, there, named) if this == "b" else Located(found.pair, named, there)
+        there: Side | None = None
+        if named.why == "one side only" and partner.why != "one side only":
+            hit = placeholder_for(named.call, [(getattr(p, this), getattr(p, that)) for p in fwd if not p.passed],
+                                  views[other], calls[other], paired[other])
+            there = Side(hit, "counterpart", partner.first, ()) if hit is not None else None
+        if (there is None and named.why in ("one side only", "unverified") and partner.why in ("own code", "inline code")
+                and _step_skipped(partner.first, named.call)):
+            kept = passed_on(named.call, [(getattr(p, this), getattr(p, that)) for p in fwd if p.passed],
+                             views[other], calls[other], paired[other])
+            there = Side(kept, "passed on", partner.first, ()) if kept is not None else None
+        if there is not None:
+            return Located(found.pair, there, named) if this == "b" else Located(found.pair, named, there)
     return found
+
+
+def _step_skipped(shown: Record | None, step: Call) -> bool:
+    """Whether ``shown`` (one side's first differing value) holds, element for element, only
+    values that the other side's ``step`` received (to 1e-4 of their scale): that side handed on
+    what the step works on, where the other side computed the step (a ReLU left out, the
+    pre-activation values broadcast by the resize after it). A side that computed a step of its
+    own there (a sigmoid inline against the other's softmax module) holds other values."""
+    if shown is None or not shown.has_data or not shown.numel or shown.numel > _MAX_READ:
+        return False
+    ins = [r for r in step.tensor_inputs() if r.has_data and 0 < r.numel <= _MAX_READ]
+    if len(ins) != 1:
+        return False
+    try:
+        x = np.asarray(shown.read(), dtype=np.float64)
+        z = np.asarray(ins[0].read(), dtype=np.float64)
+    except (OSError, ValueError, KeyError):
+        return False
+    return bool(np.isfinite(x).all() and np.isfinite(z).all()) and elements_within(x, z)
+
+
+_MAX_READ = 1 << 22  # elements read for ``_step_skipped``
 
 
 def _seen_values(t: PairTable, rows: np.ndarray) -> dict[Key, bool]:
@@ -332,7 +396,9 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     # or holds it as a share of a larger value (q of a fused q|k|v projection: ``share_found``),
     # or holds its blocks as values of their own (each task's gate, batched here: ``stack_found``)
     asked: set[Key] = set()  # one value is looked for once, whichever calls received it
-    for c in alone:
+    # (every call of this side's own: one holding compared weights too, a RevIN module handed a
+    # slice of the model's input that the other side hands its own code)
+    for c in [c for c in inside_own if c.id not in paired]:
         for r in c.tensor_inputs():
             k = value_id(r)
             if k is None or k in good or k in bad or k in asked:

@@ -43,11 +43,12 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "share", "compared across", "state", "backward", "handed on"
+    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "share", "compared across", "state", "backward", "handed on", "passed on", "rate"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
     unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
     suspects: tuple[Call, ...] = ()  # every unchecked call weighed, in the order they returned (``_across``)
+    detail: str = ""  # what the records say there, in words (the rate a dropout was called with)
 
     def as_dict(self) -> dict[str, Any]:
         site = _site(self.call)
@@ -61,6 +62,7 @@ class Side:
             "first_stack": [list(f) for f in self.first.stack] if self.first is not None else [],
             "fine": [c.label for c in self.fine],
             "unchecked": [c.label for c in self.unchecked],
+            "detail": self.detail,
         }
 
 
@@ -86,6 +88,8 @@ class Located(Generic[R]):
             if s.why in ("inline code", "unverified", "unchecked") and s.first is not None and s.first.stack:
                 f = s.first.stack[-1]
                 text += f"; the first differing value is {s.first.name} ({f.file}:{f.line})"
+            if s.detail:
+                text += f" ({s.detail})"
             if s.unchecked:
                 text += "; unchecked: " + ", ".join(c.label for c in s.unchecked)
             if s.fine:
@@ -116,6 +120,11 @@ _WHY = {
     "handed on": "a module recorded on this side only that received what the call paired with the other "
                  "side's returned, a value that agrees with the other side's where a pair compares it (the two "
                  "calls return it in other shapes): the difference is made by it or by the code after it",
+    "rate": "a dropout is called here with another rate than the other side's at the same place (the masks were "
+            "shared, the rates are not): the values after it differ for that reason",
+    "passed on": "a module recorded on this side only that returned, unchanged, the value a call inside it made, "
+                 "where the other side's call named computes a step on that value: the step is missing from its "
+                 "code",
     "backward": "every forward value agrees, and the first gradient that differs is the one it passes back for "
                 "an input (the output of the call before it): its backward made the difference",
 }

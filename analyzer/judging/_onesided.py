@@ -29,9 +29,11 @@ from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, PLACEHOLD
 from ..alignment._calls import Call, TraceView
 from ..alignment._records import value_id
 from ._boundary import RELATION_REL, agrees
+from ._moving import MOVED_LIMIT, agrees_downstream, moves_data
+from ._moving import consumers as consumers_of
 from ._reconcile import rearranged
 
-__all__ = ["Key", "SAME_REL", "Twin", "chosen", "found", "holding", "idle_random", "made_by", "moves_data", "odd_share", "paired_parent", "slices_found", "placeholder_for", "side_by_side", "unchecked_calls", "value_id"]
+__all__ = ["Key", "SAME_REL", "Twin", "chosen", "found", "holding", "idle_random", "made_by", "odd_share", "paired_parent", "slices_found", "placeholder_for", "side_by_side", "unchecked_calls", "value_id"]
 
 Key = tuple[Any, ...]
 
@@ -134,6 +136,7 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
     holds as well, slice by slice (``slices_found``), is checked by it: the fields one embedding
     module returned, set beside another's, agree where the other side's one module holds them."""
     hits = []
+    consumers = consumers_of(v, call.step)
     for c in calls:
         parent = paired_parent(v, c, paired)
         if c.id in paired or parent is None or parent.id != call.id:
@@ -155,6 +158,8 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
         if first is not None and end > first.seq:
             continue
         if all(found(other, r) for r in c.tensor_outputs() if value_id(r) is not None) or moves_data(c):
+            continue
+        if agrees_downstream(v, c, outs, good, consumers):
             continue
         if against is not None and all(slices_found(r, against) for r in c.tensor_outputs()):
             continue
@@ -206,7 +211,10 @@ def _draws(v: TraceView, call: Call) -> int:
     """Random draws recorded in ``call`` (its module or one inside it) in its step."""
     inside = call.module + "."
     return sum(1 for r in v.trace.select(kind=Kind.RANDOM, step=call.step)
-               if not call.module or r.module == call.module or r.module.startswith(inside))
+               if r.position != _OFF and (not call.module or r.module == call.module or r.module.startswith(inside)))
+
+
+_OFF = "off"  # a dropout called at a rate of 0 (``recorder._random.OFF``): no draw
 
 
 def placeholder_for(named: Call, differing: list[tuple[Record, Record]], v: TraceView, call: Call,
@@ -248,7 +256,7 @@ def _checked_inside_differs(v: TraceView, c: Call, first: Record | None, paired:
 
 
 def _children_outputs(v: TraceView, c: Call) -> set[Key]:
-    """The values calls inside ``c`` that only move data (``moves_data``: a ReLU, a pad) returned."""
+    """The values calls inside ``c`` that only move data (``moves_data``: a pad, a crop) returned."""
     return {k for d in v.tree(c.step).descendants(c) if moves_data(d)
             for r in d.tensor_outputs() if (k := value_id(r)) is not None}
 
@@ -269,29 +277,6 @@ def side_by_side(latest: Call, calls: list[Call]) -> tuple[Call, ...]:
     return tuple(group)
 
 
-_MOVED_LIMIT = 1 << 22  # elements: larger calls are not read for this
-
-
-def moves_data(c: Call) -> bool:
-    """Whether ``c`` only moves data: every element of its outputs is zero or, bit for bit, an
-    element of its inputs (a pad, a shift by one token, a crop, a flatten). Moving is not
-    computing: such a call is not named as the unverified maker of a difference (the code
-    that uses what it moved is), whichever side wrote it as a module."""
-    ins = [r for r in c.tensor_inputs() if r.has_data]
-    outs = [r for r in c.tensor_outputs() if r.has_data]
-    if not ins or not outs or sum(r.numel for r in (*ins, *outs)) > _MOVED_LIMIT:
-        return False
-    if any(r.dtype != ins[0].dtype for r in (*ins, *outs)):
-        return False
-    pool = np.concatenate([np.asarray(r.read()).ravel() for r in ins])
-    for r in outs:
-        got = np.asarray(r.read()).ravel()
-        got = got[got != 0]
-        if got.size and not np.isin(got, pool).all():
-            return False
-    return True
-
-
 def rearranged_apart(calls: list[Call], fwd: Sequence[Any], side: str, paired: Container[int]) -> Call | None:
     """The first call of ``calls`` (this side's, paired with none) that hands on its input's
     elements in another order (a partition into windows, a permute: input and output of one
@@ -308,7 +293,7 @@ def rearranged_apart(calls: list[Call], fwd: Sequence[Any], side: str, paired: C
         out = outs[0]
         k = value_id(out)
         src = next((r for r in ins if value_id(r) == k), None)
-        if k is None or src is None or not out.has_data or not src.has_data or out.numel > _MOVED_LIMIT:
+        if k is None or src is None or not out.has_data or not src.has_data or out.numel > MOVED_LIMIT:
             continue
         if compared is None:  # built once, for the first call that moves a value
             compared = {}

@@ -13,7 +13,9 @@ differs is *another quantity* on the two sides when
 * the other side's value agrees in no compared pair (no torch module computes the cutoff), and
 * the first side hands its value on inside the call (torch's block passes the distances to its
   convolution, where the cutoff is computed). A call that uses the value as it is (a classifier
-  Linear handed the features one side forgot to normalise) leaves the difference to it.
+  Linear handed the features one side forgot to normalise) leaves the difference to it, and so
+  does one that hands both values on to a paired call inside it (a block passing its input to
+  its convolution on both sides: the convolution is handed two quantities, a real difference).
 
 Such a pair is not compared as a divergence: what the call returns decides, and a call that
 receives agreeing inputs where they are the same quantity and returns a differing output is
@@ -52,10 +54,17 @@ def absorb_other_quantities(t: PairTable, views: tuple[TraceView, TraceView]) ->
     held = [{value_key(t.record(j, side)) for j in agreed.tolist()} - {None} for side in (0, 1)]
     # each side's calls paired with the other's
     paired = [{c.a.id for c in t.call_pairs}, {c.b.id for c in t.call_pairs}]
+    # the two values of each failing input pair: a pair of values set against each other again
+    # inside the call is one quantity there, handed to one computation on both sides
+    compared: dict[tuple[Any, Any], list[int]] = {}
+    for j in np.flatnonzero(ins & ~passed).tolist():
+        compared.setdefault((value_key(t.record(j, 0)), value_key(t.record(j, 1))), []).append(j)
     n = 0
     for i in failing.tolist():
         step = int(step_col[i])
         pair = t.call_pairs[int(cp_col[i])]
+        if _compared_inside(t, i, compared, views[0]):
+            continue
         for side in (0, 1):  # ``side``'s value is a quantity the other side holds elsewhere
             mine, theirs = t.record(i, side), t.record(i, 1 - side)
             if (value_key(theirs) in held[1 - side] or tuple(mine.shape) != tuple(theirs.shape)
@@ -69,6 +78,19 @@ def absorb_other_quantities(t: PairTable, views: tuple[TraceView, TraceView]) ->
                 n += 1
                 break
     return n
+
+
+def _compared_inside(t: PairTable, i: int, compared: dict[Any, list[int]], va: TraceView) -> bool:
+    """Whether the two values of input pair ``i`` are set against each other again, as the
+    inputs of a paired call nested in ``i``'s call (a convolution inside the block on both
+    sides): the two sides hand that computation different values, a real difference."""
+    keys = (value_key(t.record(i, 0)), value_key(t.record(i, 1)))
+    if None in keys:
+        return False
+    outer = t.call_pairs[int(t.col("cp")[i])].a
+    inside = {c.id for c in va.tree(outer.step).descendants(outer)}
+    cp = t.col("cp")
+    return any(j != i and t.call_pairs[int(cp[j])].a.id in inside for j in compared.get(keys, ()))
 
 
 def _carried_inside(v: TraceView, call: Any, value: Any) -> bool:

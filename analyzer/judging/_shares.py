@@ -29,7 +29,7 @@ from padiff_trace.matching import is_known_type
 from ..alignment._calls import TraceView
 from ._boundary import RELATION_REL, agrees
 
-__all__ = ["block_found", "judge_batched", "share_found", "stack_found", "stack_parts", "with_ancestors"]
+__all__ = ["block_found", "elements_within", "judge_batched", "share_found", "stack_found", "stack_parts", "with_ancestors"]
 
 _MAX_READ = 1 << 22  # elements of a candidate read to look for the share
 _MAX_PARTS = 8  # a fused value holds at most this many shares (q|k|v, gate|up, i|f|g|o)
@@ -72,12 +72,13 @@ def _blocks(x: np.ndarray, ax: int, m: int) -> list[np.ndarray]:
 class _Pool:
     """The other trace's forward values of one step, by element count, read once each."""
 
-    def __init__(self, other: TraceView, step: int, sizes: Callable[[int], bool], modules: Container[str] | None = None) -> None:
+    def __init__(self, other: TraceView, step: int, sizes: Callable[[int], bool], modules: Container[str] | None = None,
+                 outputs: bool = False) -> None:
         self.by_size: dict[int, list[Record]] = {}
         for c in other.calls.get(step, ()):
             if modules is not None and c.module not in modules:
                 continue
-            for y in (*c.inputs, *c.outputs):
+            for y in c.outputs if outputs else (*c.inputs, *c.outputs):
                 if y.is_tensor and y.has_data and y.numel and y.numel <= _MAX_READ and sizes(y.numel):
                     self.by_size.setdefault(y.numel, []).append(y)
         self._read: dict[int, np.ndarray] = {}
@@ -141,15 +142,20 @@ def stack_found(other: TraceView, r: Record) -> bool:
     return got is not None and got[0] == got[1]
 
 
-def block_found(other: TraceView, r: Record, modules: Container[str] | None = None) -> bool:
+def block_found(other: TraceView, r: Record, modules: Container[str] | None = None, outputs: bool = False) -> bool | None:
     """Whether ``r``'s value is one of 2 to 8 equal blocks along one axis of a forward value of
     the same step in ``other`` (one expert's output inside the other side's batched experts'),
-    its axes in the same order, to within ``RELATION_REL`` in relative L2. ``modules``: only
-    values of calls of these modules (None: any)."""
+    its axes in the same order, to within ``RELATION_REL`` in relative L2: True when one is,
+    False when values there have blocks of ``r``'s shape but none holds its value, nor holds its
+    elements set in another order (``elements_within``: then the arrangement differs, which
+    says nothing of ``r``), None otherwise. ``modules``: only values of calls of these modules (None: any);
+    ``outputs``: only what they returned."""
     if not r.has_data or r.numel == 0 or r.numel > _MAX_READ:
-        return False
+        return None
     x = _squeezed(np.asarray(r.read(), dtype=np.float64))
-    pool = _Pool(other, r.step, lambda n: n % r.numel == 0 and 2 <= n // r.numel <= _MAX_PARTS, modules)
+    pool = _Pool(other, r.step, lambda n: n % r.numel == 0 and 2 <= n // r.numel <= _MAX_PARTS, modules, outputs)
+    shaped = False
+    moved = False
     for ys in pool.by_size.values():
         for y in ys:
             z = np.asarray(y.read(), dtype=np.float64)
@@ -157,9 +163,25 @@ def block_found(other: TraceView, r: Record, modules: Container[str] | None = No
                 m = y.numel // r.numel
                 if n % m:
                     continue
-                if any(b.shape == x.shape and agrees(x, b, RELATION_REL) for b in _blocks(z, ax, m)):
-                    return True
-    return False
+                for b in _blocks(z, ax, m):
+                    if b.shape == x.shape:
+                        if agrees(x, b, RELATION_REL):
+                            return True
+                        shaped = True
+                        moved = moved or elements_within(x, z)
+    return False if shaped and not moved else None
+
+
+def elements_within(x: np.ndarray, z: np.ndarray) -> bool:
+    """Whether every element of ``x`` is, to 1e-4 of ``z``'s largest magnitude, an element of
+    ``z``: its values are there, set elsewhere (a batch laid out in another order)."""
+    zs = np.sort(z.ravel())
+    if zs.size < 2:
+        return False
+    xs = x.ravel()
+    i = np.clip(np.searchsorted(zs, xs), 1, zs.size - 1)
+    near = np.minimum(np.abs(zs[i] - xs), np.abs(zs[i - 1] - xs))
+    return bool((near <= 1e-4 * max(float(np.abs(zs).max()), 1e-30)).all())
 
 
 def with_ancestors(modules: set[str]) -> set[str]:
@@ -182,8 +204,9 @@ def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[A
     when the other side holds every block (``good``), and is where the two sides part when the
     other side holds values of every block's shape but not all of these (``bad``). A call whose
     weights are one share of the other side's batch (one expert of a list) is right when that
-    batch holds its value as a block; one that is no such block says nothing by itself (the
-    batch may be the wrong one). Only values of the partners' calls, and of the calls enclosing
+    batch holds its value as a block, and where the two sides part when what that batch's own
+    module returned has blocks of its shape and none of them is its value (one expert's output
+    against the batched experts' output; values of other modules of the shape say nothing). Only values of the partners' calls, and of the calls enclosing
     them, are looked at: values of other modules that merely share a shape say nothing. A
     framework's own layer class is never marked wrong this way (what it computes from agreeing
     weights is right; what it was handed is its caller's doing). ``key``: a value's identity
@@ -222,5 +245,9 @@ def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[A
                 # this call's doing; only a class of the port's own may be where the sides part
                 if parts is not None and (parts[0] == parts[1] or not is_known_type(c.module_type)):
                     (good if parts[0] == parts[1] else bad).add(k)
-            elif block_found(other, r, near):
-                good.add(k)
+            else:
+                verdict = block_found(other, r, near)
+                if verdict:
+                    good.add(k)
+                elif verdict is False and block_found(other, r, direct, outputs=True) is False:
+                    bad.add(k)  # the batch's own output has blocks of its shape, and none is its value

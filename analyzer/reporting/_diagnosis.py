@@ -85,6 +85,13 @@ def _comparison(report: ReportData) -> list[Finding]:
     for why in report.missing:
         partial = " (partial comparison allowed)" if report.allow_partial else ""
         out.append(Finding("incomplete", f"incomplete{partial}: {why}", "comparison"))
+    for tag, view in (("A", report.a), ("B", report.b)):
+        summary = view.trace.summary if isinstance(view.trace.summary, dict) else {}
+        notes = summary.get("notes")
+        said = notes.get("backward") if isinstance(notes, dict) else None
+        if isinstance(said, str):  # the recorder's own sentence, from the trace: shown as text, cut short
+            out.append(Finding("backward_failed", f"{tag}: {said[:400]}; gradients are compared only where "
+                               "both traces hold them", "comparison"))
     t = report.pairs
     data = data_sentences(t)  # the data of a step differs: said before anything about the model
     out += [Finding(code, text, "comparison", hint=code == "data_order") for code, text in data]

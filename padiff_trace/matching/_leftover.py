@@ -146,6 +146,12 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
             progress = True
 
 
+def same_user_class(x: MTensor, y: MTensor) -> bool:
+    """Whether two tensors sit in modules of one class of the user's own (its name, on both
+    sides: ``PMA`` and ``PMA``): a place for the last ones standing when nothing else says one."""
+    return not x.known and not y.known and x.type_key == y.type_key
+
+
 def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, tuple[int, ...]], None],
                     same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
     """Buffers the model carries from step to step (a queue of negatives, a memory bank, its

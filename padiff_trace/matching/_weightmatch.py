@@ -287,6 +287,9 @@ class _Matcher:
             leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place or block)
             leftover.pair_last_packed(self.live(self.a), self.live(self.b), self._pair_marked, place, self._turn)
             leftover.pair_shared(self.a, self.b, self._partner, self.pair, place)
+        # the last ones standing in modules of one class of the user's own, wherever the two
+        # models put them (a pooling module's seed vectors at the root against one in a Sequential)
+        leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, leftover.same_user_class)
         # inside a unit pair anywhere, but not the i-th copy of a repeated module with another
         for coarse in (False, True):  # units by their tensors' shapes, then by their element counts
             pair_by_units([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],

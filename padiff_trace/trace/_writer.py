@@ -79,6 +79,7 @@ class TraceWriter:
         self._shard_index = 0
         self._flushed = 0  # records in shards already visible (they survive a failure)
         self._abort_reason: str | None = None
+        self._notes: dict[str, str] = {}  # what the recording could not do, said in the summary (``note``)
         self._rows = RowEncoder(self.options)  # used by the writer thread only
         self._thread = threading.Thread(target=self._run, name="padiff-trace-writer", daemon=True)
         self._thread.start()
@@ -153,6 +154,12 @@ class TraceWriter:
             self._cond.notify_all()
         self._thread.join()
         self._dirlock.release()
+
+    def note(self, key: str, text: str) -> None:
+        """Say in the trace's summary something the recording could not do (its backward pass
+        failed): the reader's ``summary["notes"][key]``."""
+        with self._lock:
+            self._notes[key] = text
 
     @property
     def records_written(self) -> int:
@@ -310,4 +317,5 @@ class TraceWriter:
             "steps": sorted(self._steps),
             "shards": self._shard_index,
             "closed": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            **({"notes": dict(self._notes)} if self._notes else {}),
         }

@@ -4,7 +4,8 @@ task. The torch side (stacked_torch.py) holds the experts batched (``w1 [E, D, H
 returning every expert's output ``[N, E, OUT]``), one Linear for both tasks' gates and a softmax
 module of its own.
 
-PADIFF_BUG: paddle_gate_temperature (this side: the gate logits divided by 2 before the softmax)."""
+PADIFF_BUG: paddle_gate_temperature (this side: the gate logits divided by 2 before the softmax),
+paddle_expert1_gelu_tanh (this side: expert 1 computes the tanh approximation of GELU)."""
 import numpy as np
 import paddle
 import paddle.nn.functional as F
@@ -15,19 +16,20 @@ E, H, OUT, T = 3, 24, 8, 2
 
 
 class Expert(nn.Layer):
-    def __init__(self):
+    def __init__(self, approximate=False):
         super().__init__()
         self.up = nn.Linear(D, H)
         self.down = nn.Linear(H, OUT)
+        self.approximate = approximate
 
     def forward(self, x):
-        return self.down(F.gelu(self.up(x)))
+        return self.down(F.gelu(self.up(x), approximate=self.approximate))
 
 
 class Mixture(nn.Layer):
     def __init__(self):
         super().__init__()
-        self.experts = nn.LayerList([Expert() for _ in range(E)])
+        self.experts = nn.LayerList([Expert(approximate=bug() == "paddle_expert1_gelu_tanh" and i == 1) for i in range(E)])
         self.gates = nn.LayerList([nn.Linear(D, E) for _ in range(T)])
 
     def forward(self, x):
@@ -51,7 +53,7 @@ class Net(nn.Layer):
 
 
 def model():
-    if bug() not in ("", "paddle_gate_temperature", "torch_expert_gelu_tanh"):
+    if bug() not in ("", "paddle_gate_temperature", "torch_expert_gelu_tanh", "paddle_expert1_gelu_tanh"):
         raise ValueError(f"stacked paddle: unknown PADIFF_BUG {bug()!r}")
     paddle.seed(0)
     net = Net()
