@@ -48,9 +48,7 @@ import numpy as np
 from padiff_trace import Record
 
 from ..alignment._calls import Call, TraceView
-from ._across import first_across
 from ._located import Located, PairResult, Side
-from ._moving import passed_on
 from ._onesided import (
     Key,
     Twin,
@@ -61,13 +59,13 @@ from ._onesided import (
     made_by,
     odd_share,
     paired_parent,
-    placeholder_for,
     rearranged_apart,
     unchecked_calls,
     value_id,
 )
+from ._otherside import across, counterpart, level
 from ._rates import rates_apart
-from ._shares import elements_within, judge_batched, share_found, stack_found, with_ancestors
+from ._shares import judge_batched, share_found, stack_found, with_ancestors
 
 if TYPE_CHECKING:
     from ..alignment._pairing import CallPair
@@ -144,8 +142,8 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     twin_a, twin_b = Twin(vb, cp_best.b, paired_b), Twin(va, cp_best.a, paired_a)
     found = Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
                     _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
-    found = _counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b))
-    return _across(found) or _level(found, cp_best.a, cp_best.b)
+    found = counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b))
+    return across(found) or level(found, cp_best.a, cp_best.b)
 
 
 def _holder_unjudged(t: PairTable, rows: np.ndarray, call_a: np.ndarray, is_out: np.ndarray, failed: np.ndarray,
@@ -172,69 +170,6 @@ def _holder_unjudged(t: PairTable, rows: np.ndarray, call_a: np.ndarray, is_out:
     return None
 
 
-def _across(found: Located[PairView]) -> Located[PairView] | None:
-    """Both sides unsure (``_UNSURE``): their unchecked calls compared across (``first_across``),
-    the first pair that differs named on both sides (``why`` "compared across")."""
-    if found.a.why not in _UNSURE or found.b.why not in _UNSURE:
-        return None
-    got = first_across(found.a.suspects, found.b.suspects)
-    if got is None:
-        return None
-    return Located(found.pair, Side(got[0], "compared across", found.a.first, ()),
-                   Side(got[1], "compared across", found.b.first, ()))
-
-
-_UNSURE = ("unverified", "unchecked", "one side only")
-
-
-def _counterpart(found: Located[PairView], fwd: Sequence[PairResult], views: tuple[TraceView, TraceView],
-                 calls: tuple[Call, Call], paired: tuple[Container[int], Container[int]]) -> Located[PairView]:
-    """Where one side names a call of its own that made the differing value (``"one side only"``)
-    and the other side does not, the other side's placeholder in its place (``placeholder_for``)
-    is named there. Where one side names a call of its own (an activation module) that made or
-    may have made the value and the other its pair's code, the other side's call that handed on, unchanged, the value
-    that call received (``passed_on``) is named there, where the other side's first differing
-    value still holds the values that call received (``_step_skipped``): the step is missing
-    from its code."""
-    for this, that, other in (("a", "b", 1), ("b", "a", 0)):
-        named, partner = getattr(found, this), getattr(found, that)
-        there: Side | None = None
-        if named.why == "one side only" and partner.why != "one side only":
-            hit = placeholder_for(named.call, [(getattr(p, this), getattr(p, that)) for p in fwd if not p.passed],
-                                  views[other], calls[other], paired[other])
-            there = Side(hit, "counterpart", partner.first, ()) if hit is not None else None
-        if (there is None and named.why in ("one side only", "unverified") and partner.why in ("own code", "inline code")
-                and _step_skipped(partner.first, named.call)):
-            kept = passed_on(named.call, [(getattr(p, this), getattr(p, that)) for p in fwd if p.passed],
-                             views[other], calls[other], paired[other])
-            there = Side(kept, "passed on", partner.first, ()) if kept is not None else None
-        if there is not None:
-            return Located(found.pair, there, named) if this == "b" else Located(found.pair, named, there)
-    return found
-
-
-def _step_skipped(shown: Record | None, step: Call) -> bool:
-    """Whether ``shown`` (one side's first differing value) holds, element for element, only
-    values that the other side's ``step`` received (to 1e-4 of their scale): that side handed on
-    what the step works on, where the other side computed the step (a ReLU left out, the
-    pre-activation values broadcast by the resize after it). A side that computed a step of its
-    own there (a sigmoid inline against the other's softmax module) holds other values."""
-    if shown is None or not shown.has_data or not shown.numel or shown.numel > _MAX_READ:
-        return False
-    ins = [r for r in step.tensor_inputs() if r.has_data and 0 < r.numel <= _MAX_READ]
-    if len(ins) != 1:
-        return False
-    try:
-        x = np.asarray(shown.read(), dtype=np.float64)
-        z = np.asarray(ins[0].read(), dtype=np.float64)
-    except (OSError, ValueError, KeyError):
-        return False
-    return bool(np.isfinite(x).all() and np.isfinite(z).all()) and elements_within(x, z)
-
-
-_MAX_READ = 1 << 22  # elements read for ``_step_skipped``
-
-
 def _seen_values(t: PairTable, rows: np.ndarray) -> dict[Key, bool]:
     """A's forward values of the step by identity (``value_id``) -> whether a pair comparing them
     passed (a value that agrees with its partner anywhere is right: another pairing of it may set
@@ -257,19 +192,6 @@ def _inputs_seen(call: Call, seen: dict[Key, bool]) -> bool | None:
     return True if any(g for g in got) else None
 
 
-def _level(found: Located[PairView], call_a: Call, call_b: Call) -> Located[PairView]:
-    """Both sides named at one level: where one side can only name the pair's call (several
-    unchecked calls side by side inside it), a call of the other side's own inside the pair is
-    not evidence either; the pair's call is named there too, with that call as unchecked."""
-    a, b = found.a, found.b
-    if a.why == "unchecked" and b.why in _ONE_SIDED:
-        b = Side(call_b, "unchecked", b.first, (), (b.call,))
-    elif b.why == "unchecked" and a.why in _ONE_SIDED:
-        a = Side(call_a, "unchecked", a.first, (), (a.call,))
-    return Located(found.pair, a, b)
-
-
-_ONE_SIDED = ("one side only", "unverified")
 _MAX_BATCHED = 32  # unpaired calls holding weights judged block by block inside one named call
 
 
