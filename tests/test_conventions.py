@@ -1425,3 +1425,16 @@ def test_a_backward_the_framework_cannot_run_leaves_the_forward_compared(tmp_pat
         assert "notes" not in tr.summary, tr.summary
     rc, doc, text = run(tmp_path / "bug", "recur", bug="paddle_head_tanh")
     assert rc == 1, text
+
+
+# ------------------------------------------------------------------ tokens: a stage returning another structure
+def test_a_stage_whose_output_no_record_compares_is_named_when_it_holds_the_first_difference(tmp_path: Path) -> None:
+    """Paddle's stage returns tokens; torch's returns ``(map, summary)``: the two stages' outputs
+    are in other structures and no record compares them. Torch turning the map into tokens with
+    a plain reshape (inline, in the stage) makes the first block's input differ: the stages,
+    whose inputs agree and which hold that record, are named, not the roots around them."""
+    rc, doc, text = run(tmp_path / "clean", "tokens")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "tokens", bug="torch_tokens_view")
+    assert rc == 1, text
+    assert located(doc) == ("stage", "stage"), text

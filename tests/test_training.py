@@ -245,3 +245,8 @@ def test_a_dropout_rate_set_wrong_is_named_by_the_rates_recorded(tmp_path: Path,
     assert (loc["a"]["module"], loc["b"]["module"]) == ("", "2"), loc
     assert loc["a"]["why"] == loc["b"]["why"] == "rate", loc
     assert (loc["a"]["detail"], loc["b"]["detail"]) == (f"rate {rate}", "rate 0.1"), loc
+    from padiff_trace import Kind, open_trace
+
+    with open_trace(tmp_path / "tower_paddle.trace") as ta:
+        got = {(r.position, r.module_type) for r in ta.select(kind=Kind.RANDOM, step=0)}
+    assert got == {("off" if rate == "0" else "drawn", f"dropout p={rate}")}, got

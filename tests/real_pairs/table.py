@@ -1803,6 +1803,51 @@ Whole corpus: **816 of 927** (clean twins 201 of 213; design families 137 of 140
 clean twin, Conv-TasNet `torch_mask_softmax` (torch's mask softmax module), PatchTST
 `torch_attn_scale_d_model`.
 
+## A step one side leaves out, dropout rates, stages returning other structures, a backward that cannot run (session 39)
+
+Set 32, written by three helpers that never ran the tool (NOTES-set32-h82..h84, brief
+`tests/HELD-OUT-BRIEF.md`): `port_film_vqa` (FiLM: a GRU question encoder, one fused generator
+Linear laid out as all gammas then all betas against one Linear per block, gamma used as is
+against `1 + delta`), `port_set_transformer` (induced set attention and pooling by learned seeds:
+bare parameters `[8, 32]` against `[1, 8, 32]`, fused k|v), `port_cvt` (CvT: convolutional token
+embeddings, depthwise-conv projections with BatchNorm, a stage returning tokens against one
+returning `(map, class token)`, torch's `nn.MultiheadAttention` against attention inline) and
+`port_tsmixer` (RevIN as a module against inline functions, time and feature mixing, BatchNorm over
+time x feature flattened in the other order), and two training ports, `port_sgns_adamax_train`
+(word2vec with negative sampling and Adamax) and `port_ranknet_adadelta_train` (RankNet with
+Adadelta and weight decay).
+
+First contact, with the code of the session's start (7421247): **14 of 28** (clean twins 3 of 6):
+FiLM 0 of 5 (every recording failed: paddle's GRU has no backward in eval mode), Set Transformer
+4 of 5, CvT 3 of 5, TSMixer 0 of 5, word2vec 3 of 4, RankNet 4 of 4. The general rules this
+session added (docs/analyzer.md, session 39):
+
+- **A backward the framework cannot run** no longer ends the recording of a model that is not
+  trained: the forward values are kept, the trace's summary and the report say the backward
+  failed, and gradients are compared where both traces hold them.
+- **Zeroing in place is computing**: a ReLU module is no data mover, so a ReLU of one side's own
+  is named where the values part there; what a data mover hands on to a value that agrees
+  checks the call before it.
+- **A step one side leaves out**: where one side names its activation module and the other its
+  pair's code, and the other side's first differing value still holds just the values the step
+  received, the call that handed that value on unchanged is named (a conv-BN-activation block
+  built without its activation).
+- **One expert of a list against a batch**: an expert whose output is no block of the batch's
+  output, where that output has blocks of its shape and does not hold its elements elsewhere,
+  differs.
+- **A stage whose output is in another structure** (tokens against `(map, class token)`) holding
+  the first differing record is named, not the call around it.
+- **Dropout rates are recorded** with each dropout call (a call at rate 0 too) and set side by
+  side inside the named pair: a rate set wrong is named at the dropout on each side, with both
+  rates, where replayed masks cannot show it.
+- **The last tensors standing in modules of one class** of the user's own pair (pooling seeds at
+  the root against seeds inside a `Sequential`); inputs of one-sided calls that hold compared
+  weights are right when the other trace holds them (a RevIN module handed a slice of the input).
+
+After: set 32 **SET32_AFTER**.
+
+How this session's table was made: TABLE_HOW
+
 ## Other modes on clean twins
 
 A sample of eight families (bert, gpt, llama, distilbert, mbart, t5, mobilenet_v3_small,
