@@ -12,6 +12,7 @@ a step on that value, is where the step is missing (``passed_on``).
 from __future__ import annotations
 
 from collections.abc import Container
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ..alignment._records import value_id
 
 __all__ = ["MOVED_LIMIT", "agrees_downstream", "consumers", "moves_data", "passed_on", "zeroes_in_place"]
 
-Key = tuple[object, ...]
+Key = tuple[Any, ...]
 
 
 MOVED_LIMIT = 1 << 22  # elements: larger calls are not read for this

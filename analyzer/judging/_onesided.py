@@ -136,7 +136,7 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
     holds as well, slice by slice (``slices_found``), is checked by it: the fields one embedding
     module returned, set beside another's, agree where the other side's one module holds them."""
     hits = []
-    consumers = consumers_of(v, call.step)
+    consumers: dict[Key, list[Call]] | None = None  # built once, for the first call it is asked of
     for c in calls:
         parent = paired_parent(v, c, paired)
         if c.id in paired or parent is None or parent.id != call.id:
@@ -159,6 +159,8 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
             continue
         if all(found(other, r) for r in c.tensor_outputs() if value_id(r) is not None) or moves_data(c):
             continue
+        if consumers is None:
+            consumers = consumers_of(v, call.step)
         if agrees_downstream(v, c, outs, good, consumers):
             continue
         if against is not None and all(slices_found(r, against) for r in c.tensor_outputs()):
