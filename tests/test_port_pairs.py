@@ -422,7 +422,10 @@ SET29 = [  # held out in session 36, measured first at 627428d
     ("port_dgcnn", ""), ("port_dgcnn", "torch_bn5_eps"), ("port_longformer_local", ""),
     # session 38: a GQA decoder rotating in half-split pairs with angles made inline against a
     # packed wqkv rotated by a complex freqs_cis handed to each attention (no rotary buffer)
-    ("port_gqa", "")]
+    ("port_gqa", ""),
+    # set 32 (held out in session 39): pooling seeds at the root against seeds in a Sequential; a
+    # CvT stage returning (map, class token) against tokens, holding the first difference
+    ("port_set_transformer", ""), ("port_cvt", "torch_tokens_view")]
 
 
 @pytest.mark.parametrize(("family", "bug"), SET29)
