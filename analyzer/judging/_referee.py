@@ -80,6 +80,8 @@ def _rms_diff(x: RecordLike, y: RecordLike, perm: tuple[int, ...] | None) -> flo
     """rms(x - y), ``perm`` permuting x's axes into y's layout; None when not comparable."""
     if not (x.is_tensor and y.is_tensor):
         return None
+    if perm is not None and sorted(perm) != list(range(len(x.shape))):
+        return None  # the float64 run recorded it in another rank than the fp32 pair's layout says
     shape_x = tuple(x.shape[k] for k in perm) if perm is not None else x.shape
     if shape_x != y.shape and (perm is not None or x.numel != y.numel):
         return None  # the same elements in another shape (tokens [B, H*W] against [B, H, W]) compare flattened
