@@ -1402,10 +1402,16 @@ def test_one_expert_of_a_list_is_named_where_its_block_of_the_batch_differs(tmp_
     """Paddle's expert 1 (of a list) computes the tanh GELU; torch batches the experts in one
     module. Expert 0's output is a block of torch's batched output; expert 1's is not, while that
     output has blocks of its shape and does not hold its values elsewhere either: expert 1 is
-    named, against torch's batched experts."""
-    rc, doc, text = run(tmp_path, "stacked", bug="paddle_expert1_gelu_tanh")
+    named, against torch's batched experts. Where every expert computes it, the first is named
+    (before, the mixture around them: no expert told the others apart)."""
+    rc, doc, text = run(tmp_path / "one", "stacked", bug="paddle_expert1_gelu_tanh")
     assert rc == 1, text
     assert located(doc) == ("mixture.experts.1", "experts"), text
+    # every expert computes it: no sibling is a block to tell them apart by, yet each one's
+    # output is no block of torch's batch while that batch has blocks of its shape
+    rc, doc, text = run(tmp_path / "all", "stacked", bug="paddle_experts_gelu_tanh")
+    assert rc == 1, text
+    assert located(doc) == ("mixture.experts.0", "experts"), text
 
 
 # ------------------------------------------------------------------ recur: a backward the framework cannot run

@@ -5,7 +5,8 @@ returning every expert's output ``[N, E, OUT]``), one Linear for both tasks' gat
 module of its own.
 
 PADIFF_BUG: paddle_gate_temperature (this side: the gate logits divided by 2 before the softmax),
-paddle_expert1_gelu_tanh (this side: expert 1 computes the tanh approximation of GELU)."""
+paddle_expert1_gelu_tanh (this side: expert 1 computes the tanh approximation of GELU),
+paddle_experts_gelu_tanh (this side: every expert does)."""
 import numpy as np
 import paddle
 import paddle.nn.functional as F
@@ -29,7 +30,8 @@ class Expert(nn.Layer):
 class Mixture(nn.Layer):
     def __init__(self):
         super().__init__()
-        self.experts = nn.LayerList([Expert(approximate=bug() == "paddle_expert1_gelu_tanh" and i == 1) for i in range(E)])
+        self.experts = nn.LayerList([Expert(approximate=bug() == "paddle_experts_gelu_tanh" or (bug() == "paddle_expert1_gelu_tanh" and i == 1))
+                                     for i in range(E)])
         self.gates = nn.LayerList([nn.Linear(D, E) for _ in range(T)])
 
     def forward(self, x):
@@ -53,7 +55,8 @@ class Net(nn.Layer):
 
 
 def model():
-    if bug() not in ("", "paddle_gate_temperature", "torch_expert_gelu_tanh", "paddle_expert1_gelu_tanh"):
+    if bug() not in ("", "paddle_gate_temperature", "torch_expert_gelu_tanh", "paddle_expert1_gelu_tanh",
+                     "paddle_experts_gelu_tanh"):
         raise ValueError(f"stacked paddle: unknown PADIFF_BUG {bug()!r}")
     paddle.seed(0)
     net = Net()

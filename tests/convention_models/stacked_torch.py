@@ -3,7 +3,7 @@ batched in one module (``w1 [E, D, H]``, ``w2 [E, H, OUT]``) returning ``[N, E, 
 both tasks' gates, viewed ``[N, T, E]``, and a softmax module of its own; towers in a ModuleList.
 
 PADIFF_BUG: torch_expert_gelu_tanh (this side: the experts use the tanh approximation of GELU);
-paddle_gate_temperature and paddle_expert1_gelu_tanh are the other side's (accepted, ignored)."""
+paddle_gate_temperature, paddle_expert1_gelu_tanh and paddle_experts_gelu_tanh are the other side's (accepted, ignored)."""
 import torch
 import torch.nn.functional as F
 from _common import D, bug, hidden
@@ -42,7 +42,8 @@ class MultiTask(nn.Module):
 
 
 def model():
-    if bug() not in ("", "paddle_gate_temperature", "torch_expert_gelu_tanh", "paddle_expert1_gelu_tanh"):
+    if bug() not in ("", "paddle_gate_temperature", "torch_expert_gelu_tanh", "paddle_expert1_gelu_tanh",
+                     "paddle_experts_gelu_tanh"):
         raise ValueError(f"stacked torch: unknown PADIFF_BUG {bug()!r}")
     torch.manual_seed(0)
     return MultiTask().eval()
