@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from padiff_trace import Record
+from padiff_trace import Kind, Record
 
 from ..alignment._calls import Call, TraceView
 from ._located import Located, PairResult, Side
@@ -125,8 +125,8 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     inside = np.fromiter({cp_best.a.id} | va.descendants(cp_best.a), np.int64)
     seen = t[int(rows[failed & np.isin(call_a, inside)].min())]
     held = _holder_unjudged(t, rows, call_a, is_out, failed, va, seen, cp_best.a)
-    if held is not None:  # a paired call inside it holds the first differing value, its inputs agree
-        cp_best = held
+    if held is not None and not _draws_apart(va, held.a) and not _draws_apart(vb, held.b):
+        cp_best = held  # a paired call inside it holds the first differing value, its inputs agree
     fwd = t.subset(mask)
     paired_a, paired_b = _Ids(np.unique(call_a)), _Ids(np.unique(call_b))
     params = t.subset(t.role_mask("param"))
@@ -168,6 +168,17 @@ def _holder_unjudged(t: PairTable, rows: np.ndarray, call_a: np.ndarray, is_out:
             continue
         return pairs[x.id]
     return None
+
+
+def _draws_apart(v: TraceView, call: Call) -> bool:
+    """Whether ``v`` replays the other trace's random draws in ``call``'s step yet drew numbers
+    of its own inside ``call``: the values there may part by the draws (a teacher whose dropout
+    is off on the other side leaves this side's student without a mask to replay), and the
+    call around it judges that (``idle_random``), not the code inside."""
+    inside = call.module + "."
+    draws = list(v.trace.select(kind=Kind.RANDOM, step=call.step))
+    return any(r.position == "replayed" for r in draws) and any(
+        r.position == "drawn" and (not call.module or r.module == call.module or r.module.startswith(inside)) for r in draws)
 
 
 def _seen_values(t: PairTable, rows: np.ndarray) -> dict[Key, bool]:
@@ -318,9 +329,7 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
     # or holds it as a share of a larger value (q of a fused q|k|v projection: ``share_found``),
     # or holds its blocks as values of their own (each task's gate, batched here: ``stack_found``)
     asked: set[Key] = set()  # one value is looked for once, whichever calls received it
-    # (every call of this side's own: one holding compared weights too, a RevIN module handed a
-    # slice of the model's input that the other side hands its own code)
-    for c in [c for c in inside_own if c.id not in paired]:
+    for c in alone:
         for r in c.tensor_inputs():
             k = value_id(r)
             if k is None or k in good or k in bad or k in asked:
@@ -352,7 +361,8 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
         if len(deeper) == 1:
             return Side(deeper[0], "unverified", None, (), suspects=inside_made)
         return Side(made, "one side only", None, (), suspects=inside_made)
-    suspects = unchecked_calls(v, call, alone, good, bad, paired, first, twin.view, against)
+    agreed = {k for p in fwd if p.passed and (k := value_id(getattr(p, side))) is not None}
+    suspects = unchecked_calls(v, call, alone, good, bad, paired, first, twin.view, against, agreed)
     unseen = chosen(suspects)
     if len(unseen) == 1:
         return Side(unseen[0], "unverified", first, (), suspects=tuple(suspects))

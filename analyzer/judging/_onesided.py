@@ -130,7 +130,7 @@ def chosen(inner: list[Call], alone: bool = False) -> tuple[Call, ...]:
 
 def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key], bad: set[Key],
                     paired: Container[int], first: Record | None, other: TraceView,
-                    against: Record | None = None) -> list[Call]:
+                    against: Record | None = None, agreed: set[Key] | None = None) -> list[Call]:
     """Every call ``chosen`` weighs, innermost, in the order they returned. A call whose every
     output is a share of ``first`` that the other side's value ``against`` (``first``'s partner)
     holds as well, slice by slice (``slices_found``), is checked by it: the fields one embedding
@@ -161,14 +161,27 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
             continue
         if consumers is None:
             consumers = consumers_of(v, call.step)
-        if agrees_downstream(v, c, outs, good, consumers):
-            continue
+        if agrees_downstream(v, c, outs, good, consumers) or _sliced_into_good(v, call, c, good | (agreed or set())):
+            continue  # what it returned reaches a value that agrees, moved or as a slice of it (a concatenation)
         if against is not None and all(slices_found(r, against) for r in c.tensor_outputs()):
             continue
         hits.append((end, c))
     hit_ids = {c.id for _, c in hits}
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     return [c for _, c in sorted(inner, key=lambda h: h[0])]  # in the order they returned
+
+
+def _sliced_into_good(v: TraceView, call: Call, c: Call, good: set[Key]) -> bool:
+    """Whether every tensor ``c`` returned is, slice by slice along one axis, inside a value a
+    call within ``call`` received later that agrees (``slices_found``: a ReLU module's output
+    concatenated inline with the encoding into what the next Linear receives)."""
+    outs = [r for r in c.tensor_outputs() if value_id(r) is not None]
+    if not outs:
+        return False
+    end = max(r.seq for r in outs)
+    later = [r for d in v.tree(call.step).descendants(call) for r in d.tensor_inputs()
+             if r.seq > end and value_id(r) in good]
+    return all(any(slices_found(r, y) for y in later if len(y.shape) == len(r.shape)) for r in outs)
 
 
 def holding(v: TraceView, alone: list[Call], good: set[Key], first: Record | None) -> Call | None:

@@ -35,17 +35,20 @@ _MAX_READ = 1 << 22  # elements of a candidate read to look for the share
 _MAX_PARTS = 8  # a fused value holds at most this many shares (q|k|v, gate|up, i|f|g|o)
 
 
-def share_found(other: TraceView, r: Record) -> bool:
+def share_found(other: TraceView, r: Record, among: Callable[[Record], bool] | None = None) -> bool:
     """Whether ``r``'s value is a block along the last axis of a forward value of the same step
     in ``other`` that is 2 to 8 times as large, with the same leading axes (``r``'s trailing axes
     merged: a head split ``[b, s, h, d]`` against ``[b, s, 3 * h * d]``), to within
-    ``RELATION_REL`` in relative L2. Blocks start at multiples of ``r``'s width."""
+    ``RELATION_REL`` in relative L2. Blocks start at multiples of ``r``'s width. ``among``: only
+    values it accepts (None: any)."""
     if not r.has_data or r.numel == 0 or r.numel > _MAX_READ:
         return False
     x: np.ndarray | None = None
     for c in other.calls.get(r.step, ()):
         for y in (*c.inputs, *c.outputs):
             if not y.is_tensor or not y.has_data or y.numel % r.numel or not 2 <= y.numel // r.numel <= _MAX_PARTS:
+                continue
+            if among is not None and not among(y):
                 continue
             lead = tuple(y.shape[:-1])
             if y.numel > _MAX_READ or not lead or tuple(r.shape[:len(lead)]) != lead:
@@ -142,18 +145,20 @@ def stack_found(other: TraceView, r: Record) -> bool:
     return got is not None and got[0] == got[1]
 
 
-def block_found(other: TraceView, r: Record, modules: Container[str] | None = None, outputs: bool = False) -> bool | None:
+def block_found(other: TraceView, r: Record, modules: Container[str] | None = None, outputs: bool = False,
+                parts: int | None = None) -> bool | None:
     """Whether ``r``'s value is one of 2 to 8 equal blocks along one axis of a forward value of
     the same step in ``other`` (one expert's output inside the other side's batched experts'),
     its axes in the same order, to within ``RELATION_REL`` in relative L2: True when one is,
     False when values there have blocks of ``r``'s shape but none holds its value, nor holds its
     elements set in another order (``elements_within``: then the arrangement differs, which
     says nothing of ``r``), None otherwise. ``modules``: only values of calls of these modules (None: any);
-    ``outputs``: only what they returned."""
+    ``outputs``: only what they returned; ``parts``: only values of exactly that many blocks."""
     if not r.has_data or r.numel == 0 or r.numel > _MAX_READ:
         return None
     x = _squeezed(np.asarray(r.read(), dtype=np.float64))
-    pool = _Pool(other, r.step, lambda n: n % r.numel == 0 and 2 <= n // r.numel <= _MAX_PARTS, modules, outputs)
+    pool = _Pool(other, r.step, lambda n: n % r.numel == 0 and 2 <= n // r.numel <= _MAX_PARTS
+                 and (parts is None or n == parts * r.numel), modules, outputs)
     shaped = False
     moved = False
     for ys in pool.by_size.values():
@@ -205,8 +210,10 @@ def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[A
     other side holds values of every block's shape but not all of these (``bad``). A call whose
     weights are one share of the other side's batch (one expert of a list) is right when that
     batch holds its value as a block, and where the two sides part when what that batch's own
-    module returned has blocks of its shape and none of them is its value (one expert's output
-    against the batched experts' output; values of other modules of the shape say nothing). Only values of the partners' calls, and of the calls enclosing
+    module returned has one block of its shape per call of this side sharing that batch and none
+    of them is its value (one expert's output against the batched experts' output: as many blocks
+    as experts; an attention whose q, k and v are the other side's fused projection returns no
+    block of it; values of other modules of the shape say nothing). Only values of the partners' calls, and of the calls enclosing
     them, are looked at: values of other modules that merely share a shape say nothing. A
     framework's own layer class is never marked wrong this way (what it computes from agreeing
     weights is right; what it was handed is its caller's doing). ``key``: a value's identity
@@ -229,6 +236,11 @@ def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[A
     for c in calls:
         for r in c.tensor_outputs():
             returned[key(r)] = returned.get(key(r), 0) + 1
+    by_batch: dict[frozenset[str], set[str]] = {}  # a partner batch -> the modules of ``calls`` sharing it
+    for c in calls:
+        by_batch.setdefault(frozenset(partners(c)), set()).add(c.module)
+    # how many share it, outermost only (an expert, not its layers inside, whose partners are the same)
+    sharing = {b: sum(1 for m in ms if not any(m.startswith(o + ".") for o in ms)) for b, ms in by_batch.items()}
     for c in calls:
         direct = partners(c)
         near = with_ancestors(direct)
@@ -249,5 +261,6 @@ def judge_batched(other: TraceView, calls: list[Any], good: set[Any], bad: set[A
                 verdict = block_found(other, r, near)
                 if verdict:
                     good.add(k)
-                elif verdict is False and not is_known_type(c.module_type) and block_found(other, r, direct, outputs=True) is False:
-                    bad.add(k)  # the batch's own output has blocks of its shape, and none is its value
+                elif (verdict is False and not is_known_type(c.module_type)
+                      and block_found(other, r, direct, outputs=True, parts=sharing.get(frozenset(direct), 0)) is False):
+                    bad.add(k)  # the batch's own output has one block per sharer of its shape, none its value
