@@ -1841,12 +1841,28 @@ session added (docs/analyzer.md, session 39):
   side inside the named pair: a rate set wrong is named at the dropout on each side, with both
   rates, where replayed masks cannot show it.
 - **The last tensors standing in modules of one class** of the user's own pair (pooling seeds at
-  the root against seeds inside a `Sequential`); inputs of one-sided calls that hold compared
-  weights are right when the other trace holds them (a RevIN module handed a slice of the input).
+  the root against seeds inside a `Sequential`).
+- **A crash of the float64 referee** on a pair compared split and permuted (CvT's tokens against
+  a map) is gone: such a pair is not measured against float64.
 
-After: set 32 **SET32_AFTER**.
+After: set 32 **19 of 28** (clean twins 4 of 6): Set Transformer 5 of 5, CvT 4 of 5, word2vec 4
+of 4, RankNet 4 of 4, FiLM 2 of 5 (its recordings now run; the clean twin needs a weight transform
+with an offset), TSMixer 0 of 5 (norm vectors flattened in another order). Set 31's DeepLab
+`paddle_pool_no_relu`, MMoE `paddle_expert_no_out_relu` and BPR `paddle_keep_prob`, and focal
+loss's `torch_head_drop_default` (session 36), now pass.
 
-How this session's table was made: TABLE_HOW
+How this session's table was made: the six new families, every training port and 17 forward ports
+(65 families) were recorded again with this session's recorder (dropout rates recorded), in a
+second clone; every other family keeps its traces (the other hand ports from session 38, the
+library and vision pairs from session 37). Every case was then compared again (`compare` only,
+the traces kept) with the session's last analyzer code (5fae57a). Whole corpus: **838 of 955**
+(clean twins 205 of 219; design families 137 of 140, held out 701 of 815). Session 38's 927 cases:
+819 right (816 in its table); better: DeepLab `paddle_pool_no_relu`, MMoE
+`paddle_expert_no_out_relu`, BPR `paddle_keep_prob`, focal loss `torch_head_drop_default`; worse:
+`port_mean_teacher_train paddle_teacher_eval` (recorded again, every value bit for bit the same:
+see the known failures). Modes on clean twins (the eight sample families below and set 32's four
+recordable clean twins): `--ops` 12 of 12, `--single-step` 12 of 12, `--referee` 11 of 12 at first
+(CvT crashed the referee), 12 of 12 after the fix.
 
 ## Other modes on clean twins
 
@@ -2164,8 +2180,6 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
   - `port_nfnet paddle_expected_var_alpha`: torch applies the activation as a module of its own
     and scales by beta inline after it; the unchecked activation module is named instead of the
     block whose code scales.
-  - `port_focal_lamb_train torch_head_drop_default`: a dropout rate slip inline on torch's side
-    is named at the head, not at paddle's dropout module.
 - **Ports of session 37 that still fail** (set 30, held out):
   - `port_xdeepfm` (five cases): paddle's compressed interaction layer is a `Conv1D` kernel
     `[O, F*H, 1]`, torch's an einsum weight `[H, F, O]`, and the two ports send opposite halves of
@@ -2183,16 +2197,28 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
     and scatters, torch on dense pairwise tensors (`[2, 6, 6, 16]`) with a mask; the edge and
     coordinate calls are compared by no number, and a bug in one of them is named at the layer
     (`gcl_0` / `blocks.0`), not at the module inside.
-  - `port_deeplab_aspp paddle_pool_no_relu`: paddle's conv-BN unit leaves out its inline ReLU in
-    the image-pooling branch; torch's ReLU is a module of its own after its BatchNorm. Which of
-    the two differs the values cannot say (paddle's output is torch's BatchNorm output), and the
-    branch is named on both sides.
-  - `port_mmoe paddle_expert_no_out_relu`: every paddle expert drops its last ReLU; torch's
-    batched experts are named, paddle's mixture rather than its first expert (no expert's output
-    is a block of torch's batch, so none tells the others apart).
-  - `port_bpr_radam_train paddle_keep_prob`: paddle's inline dropout of the wrong rate; torch's
-    ReLU and Dropout modules run one after the other and neither is checked, so the Sequential
-    holding them is named, not its Dropout.
+- **Ports of session 39 that still fail** (set 32, held out):
+  - `port_film_vqa` clean, `torch_film_gamma_no_offset`, `torch_residual_before_relu`: paddle's
+    generator keeps gamma, torch's FiLM computes `1 + delta`; the clean twin needs the gamma part
+    of the fused generator's bias copied minus one, a transform no layout or offset rule knows
+    (offsets are read for norm scales only), so the clean twin differs and the two torch bugs
+    behind it are named at the root.
+  - `port_tsmixer` (five cases): the time-mixing BatchNorm normalises time x feature flattened
+    feature-major on one side and time-major on the other; its vectors are copied as they stand
+    (a permutation of a 1-D vector that only the values could find), the clean twin differs at
+    the first mixer block and every bug behind it is named there. `paddle_revin_unbiased_var`
+    would be found at torch's RevIN module if one-sided calls holding compared weights had their
+    inputs judged by the other trace; that broader rule named an attention module elsewhere and
+    was taken back.
+  - `port_cvt paddle_heads_reshape`: torch's attention core is `nn.MultiheadAttention`, a module
+    of torch's own whose weights were compared and whose inputs agree; it is named, where the
+    truth names the attention around it.
+- **A row changed with identical recorded values** (session 39): `port_mean_teacher_train
+  paddle_teacher_eval`, recorded again, has every tensor bit for bit as before and the same
+  records; only the dropout records' op names now carry their rates. The old analyzer on the new
+  traces gives the new answer too, and either new trace beside the other old one gives the old
+  answer: something in the analysis depends on the traces' string tables, not on their values.
+  Not found yet.
 - **Masked heads against packed, flipped ones** (`port_realnvp`, four cases, exit 2, held out,
   session 25): paddle's coupling heads hold inert masked entries the torch model does not have,
   and torch flips the vector after every coupling; the transfer refuses (ambiguous same-shape
