@@ -73,8 +73,9 @@ def console() -> NoReturn:
     h5py, a framework) can crash the interpreter's own clean-up, and every file the command wrote
     was closed while the interrupt unwound. An interrupt that lands in a finalizer or weakref
     callback, where Python would print it and carry on, is raised again in the main flow."""
-    sys.unraisablehook = _interrupts_not_ignored(sys.unraisablehook)
     try:
+        # inside the try: an interrupt that lands while the hook's modules import is one line too
+        sys.unraisablehook = _interrupts_not_ignored(sys.unraisablehook)
         code = _run(None)
     except BaseException as exc:
         if not _interrupt(exc):
