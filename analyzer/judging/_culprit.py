@@ -64,6 +64,7 @@ from ._onesided import (
     value_id,
 )
 from ._otherside import across, counterpart, level
+from ._randomness import DRAWN, REPLAYED, random_inside
 from ._rates import rates_apart
 from ._shares import judge_batched, share_found, stack_found, with_ancestors
 
@@ -175,10 +176,8 @@ def _draws_apart(v: TraceView, call: Call) -> bool:
     of its own inside ``call``: the values there may part by the draws (a teacher whose dropout
     is off on the other side leaves this side's student without a mask to replay), and the
     call around it judges that (``idle_random``), not the code inside."""
-    inside = call.module + "."
-    draws = list(v.trace.select(kind=Kind.RANDOM, step=call.step))
-    return any(r.position == "replayed" for r in draws) and any(
-        r.position == "drawn" and (not call.module or r.module == call.module or r.module.startswith(inside)) for r in draws)
+    return any(r.position == DRAWN for r in random_inside(v, call)) and any(
+        r.position == REPLAYED for r in v.trace.select(kind=Kind.RANDOM, step=call.step))
 
 
 def _seen_values(t: PairTable, rows: np.ndarray) -> dict[Key, bool]:

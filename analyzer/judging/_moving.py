@@ -3,7 +3,8 @@
 A pad, a crop, a shift by one token or a max-pool moves its input's elements (``moves_data``):
 such a call makes no value of its own, so it is never named as the maker of a difference, and
 what it hands on checks what it was handed (``agrees_downstream``: a ReLU module whose output
-a max-pool hands on to a convolution that receives agreeing values was checked there). Zeroing
+a max-pool hands on to a convolution that receives agreeing values was checked there), and a value
+found slice by slice inside a later one that agrees was checked there too (``sliced_into_good``). Zeroing
 elements in place is computing (``zeroes_in_place``: a ReLU decides which values live). A call
 of one side that hands on, unchanged, what a call inside it made, where the other side computes
 a step on that value, is where the step is missing (``passed_on``).
@@ -20,8 +21,10 @@ from padiff_trace import Record
 
 from ..alignment._calls import Call, TraceView
 from ..alignment._records import value_id
+from ._boundary import RELATION_REL
 
-__all__ = ["MOVED_LIMIT", "agrees_downstream", "consumers", "moves_data", "passed_on", "zeroes_in_place"]
+__all__ = ["MOVED_LIMIT", "agrees_downstream", "consumers", "moves_data", "passed_on", "sliced_into_good", "slices_found",
+           "zeroes_in_place"]
 
 Key = tuple[Any, ...]
 
@@ -122,3 +125,41 @@ def passed_on(named: Call, agreeing: list[tuple[Record, Record]], v: TraceView, 
     hit_ids = {c.id for c in hits}
     outer = [c for c in hits if not any(a.id in hit_ids for a in v.ancestors(c))]
     return outer[0] if len(outer) == 1 else None
+
+
+_MAX_SLICED = 1 << 20  # elements read to look for a share slice by slice
+
+
+def slices_found(r: Record, whole: Record) -> bool:
+    """Whether ``r`` is a share of ``whole``'s shape along one axis whose every slice along it is
+    one of ``whole``'s slices, in any order (to within ``RELATION_REL`` in relative L2): the
+    fields one module embedded, found among the other side's fields whichever order they keep."""
+    if (not r.has_data or not whole.has_data or len(r.shape) != len(whole.shape)
+            or max(r.numel, whole.numel) > _MAX_SLICED):
+        return False
+    diff = [k for k, (m, n) in enumerate(zip(r.shape, whole.shape)) if m != n]
+    if len(diff) != 1 or r.shape[diff[0]] > whole.shape[diff[0]]:
+        return False
+    ax = diff[0]
+    x = np.moveaxis(np.asarray(r.read(), dtype=np.float64), ax, 0).reshape(r.shape[ax], -1)
+    y = np.moveaxis(np.asarray(whole.read(), dtype=np.float64), ax, 0).reshape(whole.shape[ax], -1)
+    for row in x:
+        scale = float(np.linalg.norm(row))
+        if scale == 0.0 or not np.isfinite(scale):
+            return False
+        if not (np.linalg.norm(y - row, axis=1) <= RELATION_REL * scale).any():
+            return False
+    return True
+
+
+def sliced_into_good(v: TraceView, call: Call, c: Call, good: set[Key]) -> bool:
+    """Whether every tensor ``c`` returned is, slice by slice along one axis, inside a value a
+    call within ``call`` received later that agrees (``slices_found``: a ReLU module's output
+    concatenated inline with the encoding into what the next Linear receives)."""
+    outs = [r for r in c.tensor_outputs() if value_id(r) is not None]
+    if not outs:
+        return False
+    end = max(r.seq for r in outs)
+    later = [r for d in v.tree(call.step).descendants(call) for r in d.tensor_inputs()
+             if r.seq > end and value_id(r) in good]
+    return all(any(slices_found(r, y) for y in later if len(y.shape) == len(r.shape)) for r in outs)

@@ -29,8 +29,9 @@ from padiff_trace.matching import CALL_CONTAINERS, PARAMETRIZED_UNDER, PLACEHOLD
 from ..alignment._calls import Call, TraceView
 from ..alignment._records import value_id
 from ._boundary import RELATION_REL, agrees
-from ._moving import MOVED_LIMIT, agrees_downstream, moves_data
+from ._moving import MOVED_LIMIT, agrees_downstream, moves_data, sliced_into_good, slices_found
 from ._moving import consumers as consumers_of
+from ._randomness import OFF, random_inside
 from ._reconcile import rearranged
 
 __all__ = ["Key", "SAME_REL", "Twin", "chosen", "found", "holding", "idle_random", "made_by", "odd_share", "paired_parent", "slices_found", "placeholder_for", "side_by_side", "unchecked_calls", "value_id"]
@@ -161,7 +162,7 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
             continue
         if consumers is None:
             consumers = consumers_of(v, call.step)
-        if agrees_downstream(v, c, outs, good, consumers) or _sliced_into_good(v, call, c, good | (agreed or set())):
+        if agrees_downstream(v, c, outs, good, consumers) or sliced_into_good(v, call, c, good | (agreed or set())):
             continue  # what it returned reaches a value that agrees, moved or as a slice of it (a concatenation)
         if against is not None and all(slices_found(r, against) for r in c.tensor_outputs()):
             continue
@@ -169,19 +170,6 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
     hit_ids = {c.id for _, c in hits}
     inner = [(end, c) for end, c in hits if not any(d.id in hit_ids for d in v.tree(c.step).descendants(c))]
     return [c for _, c in sorted(inner, key=lambda h: h[0])]  # in the order they returned
-
-
-def _sliced_into_good(v: TraceView, call: Call, c: Call, good: set[Key]) -> bool:
-    """Whether every tensor ``c`` returned is, slice by slice along one axis, inside a value a
-    call within ``call`` received later that agrees (``slices_found``: a ReLU module's output
-    concatenated inline with the encoding into what the next Linear receives)."""
-    outs = [r for r in c.tensor_outputs() if value_id(r) is not None]
-    if not outs:
-        return False
-    end = max(r.seq for r in outs)
-    later = [r for d in v.tree(call.step).descendants(call) for r in d.tensor_inputs()
-             if r.seq > end and value_id(r) in good]
-    return all(any(slices_found(r, y) for y in later if len(y.shape) == len(r.shape)) for r in outs)
 
 
 def holding(v: TraceView, alone: list[Call], good: set[Key], first: Record | None) -> Call | None:
@@ -224,12 +212,7 @@ def idle_random(v: TraceView, call: Call, alone: list[Call], bad: set[Key], twin
 
 def _draws(v: TraceView, call: Call) -> int:
     """Random draws recorded in ``call`` (its module or one inside it) in its step."""
-    inside = call.module + "."
-    return sum(1 for r in v.trace.select(kind=Kind.RANDOM, step=call.step)
-               if r.position != _OFF and (not call.module or r.module == call.module or r.module.startswith(inside)))
-
-
-_OFF = "off"  # a dropout called at a rate of 0 (``recorder._random.OFF``): no draw
+    return sum(1 for r in random_inside(v, call) if r.position != OFF)
 
 
 def placeholder_for(named: Call, differing: list[tuple[Record, Record]], v: TraceView, call: Call,
@@ -396,31 +379,6 @@ def _corner_of(r: Record, table: Record) -> bool:
 
 def paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:
     return next((x for x in v.ancestors(c) if x.id in paired), None)
-
-
-_MAX_SLICED = 1 << 20  # elements read to look for a share slice by slice
-
-
-def slices_found(r: Record, whole: Record) -> bool:
-    """Whether ``r`` is a share of ``whole``'s shape along one axis whose every slice along it is
-    one of ``whole``'s slices, in any order (to within ``RELATION_REL`` in relative L2): the
-    fields one module embedded, found among the other side's fields whichever order they keep."""
-    if (not r.has_data or not whole.has_data or len(r.shape) != len(whole.shape)
-            or max(r.numel, whole.numel) > _MAX_SLICED):
-        return False
-    diff = [k for k, (m, n) in enumerate(zip(r.shape, whole.shape)) if m != n]
-    if len(diff) != 1 or r.shape[diff[0]] > whole.shape[diff[0]]:
-        return False
-    ax = diff[0]
-    x = np.moveaxis(np.asarray(r.read(), dtype=np.float64), ax, 0).reshape(r.shape[ax], -1)
-    y = np.moveaxis(np.asarray(whole.read(), dtype=np.float64), ax, 0).reshape(whole.shape[ax], -1)
-    for row in x:
-        scale = float(np.linalg.norm(row))
-        if scale == 0.0 or not np.isfinite(scale):
-            return False
-        if not (np.linalg.norm(y - row, axis=1) <= RELATION_REL * scale).any():
-            return False
-    return True
 
 
 def odd_share(calls: list[Call], paired: Container[int], first: Record | None, against: Record | None) -> Call | None:

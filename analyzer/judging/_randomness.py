@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from padiff_trace import Kind
+from padiff_trace import Kind, Record
 
 if TYPE_CHECKING:
-    from ..alignment._calls import TraceView
+    from ..alignment._calls import Call, TraceView
 
-__all__ = ["RandomDraws", "random_draws", "randomness_sentences"]
+__all__ = ["DRAWN", "OFF", "REPLAYED", "RandomDraws", "random_draws", "random_inside", "randomness_sentences"]
 
-DRAWN, REPLAYED, FUSED = "drawn", "replayed", "fused"
+DRAWN, REPLAYED, FUSED, OFF = "drawn", "replayed", "fused", "off"  # OFF: a dropout at rate 0, no draw
 
 
 @dataclass
@@ -36,6 +36,14 @@ class RandomDraws:
 
     def as_dict(self) -> dict[str, Any]:
         return {"counts": dict(self.counts), "steps": len(self.steps), "modules": self.modules}
+
+
+def random_inside(view: TraceView, call: Call) -> list[Record]:
+    """The random records of ``call``'s step made inside ``call`` (its module or one inside it),
+    in the order they were recorded."""
+    inside = call.module + "."
+    return sorted((r for r in view.trace.select(kind=Kind.RANDOM, step=call.step)
+                   if not call.module or r.module == call.module or r.module.startswith(inside)), key=lambda r: r.seq)
 
 
 def random_draws(view: TraceView) -> RandomDraws:

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from padiff_trace import Kind, Record
+from padiff_trace import Record
 
 from ..alignment._calls import Call, TraceView
+from ._randomness import random_inside
 
 __all__ = ["RatesApart", "rate_of", "rates_apart"]
 
@@ -55,15 +56,7 @@ def rate_of(op: str) -> float | None:
 def _dropouts(v: TraceView, call: Call) -> list[tuple[Record, float]]:
     """The dropout calls recorded inside ``call`` (its module or one inside it), with their
     rates, in the order they were made."""
-    inside = call.module + "."
-    out = []
-    for r in v.trace.select(kind=Kind.RANDOM, step=call.step):
-        if call.module and r.module != call.module and not r.module.startswith(inside):
-            continue
-        p = rate_of(r.module_type)
-        if p is not None:
-            out.append((r, p))
-    return sorted(out, key=lambda x: x[0].seq)
+    return [(r, p) for r in random_inside(v, call) if (p := rate_of(r.module_type)) is not None]
 
 
 def _caller(v: TraceView, call: Call, r: Record) -> Call:
