@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from padiff_trace import Kind, Phase, RecordHeader, TraceWriter, open_trace
+from analyzer.alignment._records import value_id
+from analyzer.judging._values import value_key
+from padiff_trace import Kind, Phase, RecordHeader, Summary, TraceWriter, open_trace
 from padiff_trace.arrays._stats import stats_many, stats_tuple
 
 
@@ -49,3 +51,31 @@ def test_writer_batches_give_the_same_records(tmp_path) -> None:
             want = stats_tuple(a, a.dtype.name)
             np.testing.assert_allclose(list(r.stats.values()), want, rtol=1e-10, equal_nan=True)
             np.testing.assert_array_equal(r.read(), a)
+
+
+
+def test_one_value_summed_on_both_paths_is_one_value(tmp_path) -> None:
+    """The writer sums a tensor alone (``stats_tuple``) or in a batch of small ones
+    (``stats_many``), whichever its queue holds at the time: the last bits of a sum differ
+    between them, and the analyzer's identity of a value within a trace must not."""
+    arrs = [a.astype(np.float32) for a in _arrays(200, seed=5)]
+    many = stats_many(arrs)
+    assert many is not None
+    alone = [stats_tuple(a, "float32") for a in arrs]
+    apart = [i for i, (x, y) in enumerate(zip(alone, many)) if tuple(x) != tuple(y)]
+    assert apart, "the two paths summed alike: this test shows nothing on this machine"
+    with TraceWriter(tmp_path / "t") as w:
+        for i in apart:
+            n = int(arrs[i].size)
+            w.append(RecordHeader(0, Phase.FORWARD, Kind.PROBE, "alone", position="x"), Summary(n, alone[i]), dtype="float32", shape=arrs[i].shape)
+            w.append(RecordHeader(0, Phase.FORWARD, Kind.PROBE, "batched", position="x"), Summary(n, many[i]), dtype="float32", shape=arrs[i].shape)
+    with open_trace(tmp_path / "t") as tr:
+        recs = list(tr.records())
+    pairs = list(zip(recs[0::2], recs[1::2]))
+    assert len(pairs) == len(apart)
+    for x, y in pairs:
+        assert x.stats != y.stats  # as written: the sums differ in their last bits
+        assert value_key(x) == value_key(y)
+        assert value_id(x) == value_id(y)
+    others = {value_key(x) for x, _ in pairs}
+    assert len(others) == len(pairs)  # different tensors stay different values

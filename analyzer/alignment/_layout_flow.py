@@ -28,6 +28,7 @@ from padiff_trace.arrays import same_order_reshape, stable_permutation
 from padiff_trace.matching import POINTWISE_AS, canonical_type, is_known_type
 
 from ._pairing import CallPair
+from ._records import stats_identity
 
 __all__ = ["LayoutFlow"]
 
@@ -37,7 +38,7 @@ Leaves = list[tuple[Record, Record, "tuple[int, ...] | None"]]
 def _key(r: Record) -> tuple[object, ...] | None:
     if not r.is_tensor or not r.has_data or r.numel < 2:
         return None
-    return (r.dtype, tuple(r.shape), *sorted(r.stats.items()))
+    return (r.dtype, tuple(r.shape), *stats_identity(r.stats))
 
 
 def _open(a: tuple[int, ...], b: tuple[int, ...], perm: tuple[int, ...]) -> bool:

@@ -34,6 +34,7 @@ from padiff_trace.matching import align
 from ._item import PlanItem
 from ._opsig import OP_EQUIVALENTS, Perm, compose, inverse, layout_op_perm, layout_perm, normal, signature
 from ._pairing import CallPair, pair_leaves
+from ._records import stats_identity
 
 __all__ = [
     "OP_EQUIVALENTS",
@@ -108,7 +109,7 @@ def _fingerprint(r: Record) -> tuple[Any, ...] | None:
     stats = r.stats
     if stats.get("min") == stats.get("max"):
         return None
-    return (r.dtype, r.shape, tuple(v if v == v else None for v in stats.values()))  # NaN -> None
+    return (r.dtype, r.shape, stats_identity(stats))
 
 
 _Index = dict[tuple[Any, ...], list[Record]]

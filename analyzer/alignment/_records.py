@@ -22,9 +22,11 @@ import numpy as np
 from padiff_trace import Frame, Kind, Phase, Record, UserError
 from padiff_trace.arrays import storage_dtype, to_float64
 
-__all__ = ["READ", "RecordLike", "RecordView", "TraceLike", "check_decodable", "decodable", "value_id"]
+__all__ = ["READ", "RecordLike", "RecordView", "TraceLike", "check_decodable", "decodable", "stats_identity", "value_id"]
 
 READ = 1 << 20  # elements per read (4 MB of float32 per side)
+_SUM_DIGITS = 9  # significant digits of a summed statistic that tell one value from another
+_EXTREMES = frozenset({"min", "max"})
 
 
 class TraceLike(Protocol):
@@ -212,4 +214,22 @@ def value_id(r: Record) -> tuple[object, ...] | None:
     stats = r.stats
     if not all(math.isfinite(x) for x in stats.values() if isinstance(x, float)):
         return None
-    return (r.dtype, r.numel, *sorted(stats.items()))
+    return (r.dtype, r.numel, *stats_identity(stats))
+
+
+def stats_identity(stats: dict[str, float]) -> tuple[tuple[str, object], ...]:
+    """A value's statistics as a key that two records of the same tensor share: the extremes
+    exactly (they are elements), the sums (mean, std, l2 ...) to ``_SUM_DIGITS`` significant
+    digits. The writer sums a tensor on more than one path (one at a time in C, a batch of small
+    ones in numpy): one tensor recorded twice can differ in the last bits of a sum, and an exact
+    key would call it two values. NaN (no statistic) is None, equal to itself."""
+    out: list[tuple[str, object]] = []
+    for k in sorted(stats):
+        v: object = stats[k]
+        if isinstance(v, float):
+            if v != v:
+                v = None
+            elif k not in _EXTREMES and math.isfinite(v) and v != 0.0:
+                v = float(f"{v:.{_SUM_DIGITS}g}")
+        out.append((k, v))
+    return tuple(out)

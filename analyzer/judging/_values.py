@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..alignment._records import stats_identity
+
 __all__ = ["flat_value_key", "value_key"]
 
 
@@ -18,7 +20,7 @@ def value_key(r: Any) -> tuple[Any, ...] | None:
         stats = r.stats
     except (AttributeError, KeyError, IndexError, ValueError, OSError):
         return None
-    return (r.dtype, tuple(r.shape), *sorted(stats.items()))
+    return (r.dtype, tuple(r.shape), *stats_identity(stats))
 
 
 def flat_value_key(r: Any) -> tuple[Any, ...] | None:
