@@ -1444,3 +1444,26 @@ def test_a_stage_whose_output_no_record_compares_is_named_when_it_holds_the_firs
     rc, doc, text = run(tmp_path / "bug", "tokens", bug="torch_tokens_view")
     assert rc == 1, text
     assert located(doc) == ("stage", "stage"), text
+
+
+# ------------------------------------------------------------------ units: norms told apart by the layer beside them
+def test_norms_pair_by_the_layer_beside_them_and_the_last_tensor_standing_pairs_anywhere(tmp_path: Path) -> None:
+    """Paddle's bottleneck registers its units reduce / spatial / expand and its shortcut's
+    BatchNorm and conv on the block, last; torch registers the shortcut unit first, under names
+    of its own. Each BatchNorm pairs with the one beside the same convolution (registration order
+    would pair paddle's reduce norm with torch's shortcut norm). The position bias, on paddle's
+    root as [C, H*W] and in torch's first block as [H*W, C], is the one trainable tensor left on
+    each side: it pairs transposed, wherever the models keep it. The first pairing stands (no
+    second recording in call order), and a bug in the spatial unit's norm is named there."""
+    rc, doc, text = run(tmp_path / "clean", "units")
+    assert rc == 0, text
+    assert not (tmp_path / "clean" / "call-order.json").exists(), text
+    paired = {(w["a"]["module"], w["b"]["module"]) for w in doc["weights"] if w["a"]["position"] == "weight"}
+    assert ("blocks.0.reduce.norm", "stages.0.c1x1_a.bn") in paired, paired
+    assert ("blocks.0.short_norm", "stages.0.c1x1_w.bn") in paired, paired
+    assert ("blocks.1.spatial.norm", "stages.1.c3x3_b.bn") in paired, paired
+    pos = [w for w in doc["weights"] if w["a"]["position"] == "pos"]
+    assert [(w["b"]["module"], w["b"]["position"], w["passed"]) for w in pos] == [("stages.0", "pos_bias", True)], text
+    rc, doc, text = run(tmp_path / "bug", "units", bug="paddle_spatial_eps")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0.spatial.norm", "stages.0.c3x3_b.bn"), text

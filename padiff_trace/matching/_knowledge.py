@@ -176,6 +176,12 @@ EQUIVALENT_TYPES: dict[str, tuple[str, ...]] = {
 TYPE_GROUPS: tuple[frozenset[str], ...] = (frozenset({"batchnorm", "batchnorm1d", "batchnorm2d", "batchnorm3d"}),
                                            frozenset({"embedding", "embeddingbag"}))
 
+# Normalisation layers (canonical types): a norm works for the layer beside it, which tells two
+# norms of one shape apart where names and registration order do not (``_weighttensors.siblings``).
+NORM_LAYERS: frozenset[str] = frozenset({"batchnorm", "batchnorm1d", "batchnorm2d", "batchnorm3d", "syncbatchnorm",
+                                         "layernorm", "groupnorm", "rmsnorm", "instancenorm1d", "instancenorm2d",
+                                         "instancenorm3d"})
+
 # Lookup tables (canonical types): rows are ids. One library may keep a table with rows more than
 # the other's (a padding row for empty bag slots, a vocabulary padded to a multiple of 64): the
 # rows both have come first.

@@ -39,7 +39,7 @@ import logging
 import math
 from collections.abc import Sequence
 
-from ..arrays._layout import same_order_reshape, squeezed
+from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
@@ -299,6 +299,13 @@ class _Matcher:
         # tensors of one role wherever they sit (position tables on the root against one per stage)
         pair_same_roles([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
                         self._take_axes, self.map.pairs, self.by_name["a"])
+        # the one trainable tensor left on each side, wherever the two models keep it (a table of
+        # position biases at the root against one in the first block): nothing else can be its partner
+        last_a = [t for t in self.live(self.a) if leftover.trainable_left(t)]
+        last_b = [t for t in self.live(self.b) if leftover.trainable_left(t)]
+        if len(last_a) == 1 and len(last_b) == 1 and len(axes_candidates(last_a[0].cshape, last_b[0].cshape)) == 1:
+            # (one order of the axes fits: where two do, nothing tells which, and nothing is guessed)
+            leftover.pair_last_standing(last_a, last_b, self._take_axes, lambda x, y: True)
         self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
         leftover.pair_last_state(self.live(self.a), self.live(self.b), self._take_axes)  # state the model carries
 

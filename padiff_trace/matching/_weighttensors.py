@@ -22,6 +22,7 @@ from ._knowledge import (
     FUSED_ROLES,
     LAYER_INDEXED_LOCALS,
     LOCAL_ALIASES,
+    NORM_LAYERS,
     PACKED_ROLES,
     PARAMETRIZED_UNDER,
     RNN_CELL_LAYERS,
@@ -65,6 +66,7 @@ class MTensor:
     sub: tuple[int, ...] = ()  # the layer index its local name carries (``weight_hh_l1``: (1,)), also in ``key``
     turned: bool = False  # its canonical view was transposed to fit (a bare matrix stored [in, out])
     place: bool = False  # the last index of ``key`` is a layer's place in a pipeline (``_positions``), not a block's
+    beside: tuple[tuple[object, ...], ...] = ()  # the layers next to it (``siblings``): what a norm normalises for
 
     @property
     def block_key(self) -> tuple[int, ...]:
@@ -134,7 +136,29 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
                 key, derived, role is not None, owner=owner, sub=sub, place=t.module in positions,
             )
         )
-    return out
+    return siblings(out)
+
+
+def siblings(ts: list[MTensor]) -> list[MTensor]:
+    """Each tensor with ``beside`` set (read for norms, ``NORM_LAYERS``): the trainable tensors of
+    the other layers under its module's parent, norms aside (type class, local name, canonical
+    shape, sorted), the layers it works with.
+    Two norms of one shape inside units of their own (a BatchNorm before a 3x3 convolution, one
+    before a 1x1) are told apart by the convolution beside each, where the two authors'
+    names and registration orders say nothing."""
+    by_parent: dict[str, list[MTensor]] = defaultdict(list)
+    for t in ts:
+        if t.info.trainable:
+            by_parent[t.parent].append(t)
+    for t in ts:
+        t.beside = tuple(sorted((o.type_key, o.local, o.cshape) for o in by_parent.get(t.parent, ())
+                                if o.module != t.module and o.ctype not in NORM_LAYERS))
+    return ts
+
+
+def _unit_scope(t: MTensor) -> str:
+    """The module around the unit holding ``t`` (a block around its conv-norm units)."""
+    return t.parent.rpartition(".")[0]
 
 
 def _positions(types: dict[str, str]) -> set[str]:
@@ -344,10 +368,13 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     dx, dy = _distinguishing(tx), _distinguishing(ty)
     rx, ry = _ranks_within(dx, dy), _ranks_within(dy, dx)
     px, py = _named_apart(xs), _named_apart(ys)
+    bx, by = Counter((_unit_scope(x), x.beside) for x in xs), Counter((_unit_scope(y), y.beside) for y in ys)
     cand = []
     for i, x in enumerate(xs):
         for j, y in enumerate(ys):
             role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
+            if x.beside and x.beside == y.beside and x.ctype in NORM_LAYERS and bx[_unit_scope(x), x.beside] == by[_unit_scope(y), y.beside] == 1:
+                role += 1.0  # the one norm of its block beside these layers, on both sides
             if not role and x.leaf == y.leaf and i in px and px[i] == py.get(j):
                 # ``norm1`` ~ ``norm1`` beside ``norm2`` (the digits are part of the name), in
                 # parents of one rank: the same block's two norms, registered in another order
