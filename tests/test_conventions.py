@@ -1467,3 +1467,34 @@ def test_norms_pair_by_the_layer_beside_them_and_the_last_tensor_standing_pairs_
     rc, doc, text = run(tmp_path / "bug", "units", bug="paddle_spatial_eps")
     assert rc == 1, text
     assert located(doc) == ("blocks.0.spatial.norm", "stages.0.c3x3_b.bn"), text
+
+
+# ------------------------------------------------------------------ relpos: a lookup fed ids its caller made
+def test_a_lookup_handed_other_ids_names_the_code_that_made_them(tmp_path: Path) -> None:
+    """Paddle's ``ClippedBias`` computes clipped relative distances and gathers its own table;
+    torch's attention computes the distances inline and looks them up in an ``nn.Embedding`` of
+    its own. The table ([heads, 2K+1] against [2K+1, heads]) is the one tensor left on each side
+    and pairs transposed. Where the distances differ (torch clips one short, or paddle takes
+    them the other way round), torch's embedding returned its table's rows at the ids it was
+    handed: the attention whose code made the ids is named, not the lookup."""
+    rc, doc, text = run(tmp_path / "clean", "relpos")
+    assert rc == 0, text
+    for bug in ("torch_clip_short", "paddle_distance_flipped"):
+        rc, doc, text = run(tmp_path / bug, "relpos", bug=bug)
+        assert rc == 1, text
+        assert located(doc) == ("rel", "attention"), text
+        assert doc["first_divergence"]["located"]["b"]["why"] == "ids", text
+
+
+# ------------------------------------------------------------------ dual: a unit's output held as two values
+def test_a_unit_whose_output_the_other_side_holds_as_two_values_is_not_named(tmp_path: Path) -> None:
+    """Torch's shortcut is a unit of its own (BatchNorm, ReLU, one convolution holding both
+    parts' rows) whose output the block splits; paddle projects with two convolutions of its own.
+    Nothing compares the unit's output as a whole, but paddle holds its two halves as values of
+    their own, and they agree: the unit is checked. A bug in paddle's block code (the parts
+    concatenated the other way round) is named at the two blocks, not at torch's unit."""
+    rc, doc, text = run(tmp_path / "clean", "dual")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "dual", bug="paddle_dense_first")
+    assert rc == 1, text
+    assert located(doc) == ("block", "dpb"), text

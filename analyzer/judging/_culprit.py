@@ -49,6 +49,7 @@ from padiff_trace import Kind, Record
 
 from ..alignment._calls import Call, TraceView
 from ._located import Located, PairResult, Side
+from ._lookups import ids_maker
 from ._onesided import (
     Key,
     Twin,
@@ -144,7 +145,8 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     found = Located(seen, _side(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
                     _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
     found = counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b))
-    return across(found) or level(found, cp_best.a, cp_best.b)
+    found = across(found) or level(found, cp_best.a, cp_best.b)
+    return Located(found.pair, ids_maker(va, found.a), ids_maker(vb, found.b))  # a lookup fed other ids
 
 
 def _holder_unjudged(t: PairTable, rows: np.ndarray, call_a: np.ndarray, is_out: np.ndarray, failed: np.ndarray,

@@ -43,7 +43,7 @@ class Side:
     """The module call named on one side, and why."""
 
     call: Call
-    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "share", "compared across", "state", "backward", "handed on", "passed on", "rate"
+    why: str  # "own code", "inline code", "one side only", "counterpart", "unverified", "unchecked", "share", "compared across", "state", "backward", "handed on", "passed on", "rate", "ids"
     first: Record | None  # the first differing record inside ``call`` on this side
     fine: tuple[Call, ...]  # paired calls inside it that ran before ``first`` and agreed
     unchecked: tuple[Call, ...] = ()  # "unchecked": this side's calls inside it nothing compares
@@ -125,6 +125,8 @@ _WHY = {
     "passed on": "a module recorded on this side only that returned, unchanged, the value a call inside it made, "
                  "where the other side's call named computes a step on that value: the step is missing from its "
                  "code",
+    "ids": "a lookup table inside it returned its table's rows (the table agrees) at ids that differ: they were "
+           "made by this call's code",
     "backward": "every forward value agrees, and the first gradient that differs is the one it passes back for "
                 "an input (the output of the call before it): its backward made the difference",
 }

@@ -13,6 +13,7 @@ from ._knowledge import (
     CALL_CONTAINERS,
     CONVENTIONS,
     LOCAL_ALIASES,
+    LOOKUP_TABLES,
     OPTIMIZER_CONVENTIONS,
     OPTIMIZER_UPDATE_RULES,
     PARAMETRIZED_UNDER,
@@ -53,6 +54,7 @@ from ._weighttensors import role_words
 __all__ = [
     "CANNOT_MATCH",
     "QKV_PACKING",
+    "LOOKUP_TABLES",
     "RANDOM_LAYERS",
     # mapping files (docs/analyzer.md#mapping-files)
     "Mapping",

@@ -203,7 +203,13 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # a stage returning (map, cls)), TSMixer (RevIN, norms over time x feature
                       # flattened in another order); word2vec with Adamax and RankNet with Adadelta
                       "port_film_vqa", "port_set_transformer", "port_cvt", "port_tsmixer",
-                      "port_sgns_adamax_train", "port_ranknet_adadelta_train"})
+                      "port_sgns_adamax_train", "port_ranknet_adadelta_train",
+                      # set 33 (NOTES-set33-h85..h87): a T5-style encoder (bucketed relative bias table
+                      # on the root against one in block 0), DPN (dual-path blocks, units registered in
+                      # another order), SKNet (branch Linears against one fused 1x1 conv), a FastSpeech
+                      # encoder (length regulator); VICReg with momentum SGD, OHEM multi-task with Adam
+                      "port_relbias_encoder", "port_dpn", "port_sknet", "port_fastspeech_fft",
+                      "port_vicreg_sgdm_train", "port_ohem_multitask_adam_train"})
 
 
 @dataclass(frozen=True)
