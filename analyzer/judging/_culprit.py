@@ -23,7 +23,9 @@ library passes as ``True`` and the other as ``False`` at the very top. The rule 
    compares (a dropout written as a module on one side and inline on the other, a position
    table built by a module on one side only), run before the first differing value and fed
    only values that agree, is named: nothing checked it, and everything checked before it
-   agrees. Only where no such call ran is the named pair's own (inline) code blamed.
+   agrees. Only where no such call ran is the named pair's own (inline) code blamed. A lookup
+   named on a side that returned its table's rows at ids nothing showed to agree hands the
+   name on to the code that made the ids (``_lookups``).
 
 The record reported with it is the first differing record inside the named call (its
 output, or the input of a child). Weights and buffers are compared before the forward pass
