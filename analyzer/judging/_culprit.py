@@ -70,7 +70,6 @@ from ._otherside import across, counterpart, level
 from ._randomness import DRAWN, REPLAYED, random_inside
 from ._rates import rates_apart
 from ._shares import judge_batched, share_found, stack_found, with_ancestors
-from ._values import value_key
 
 if TYPE_CHECKING:
     from ..alignment._pairing import CallPair
@@ -149,9 +148,7 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
                     _side(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
     found = counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b))
     found = across(found) or level(found, cp_best.a, cp_best.b)
-    measured = [p for p in fwd if p.passed and p.a.numel == p.b.numel and p.metrics is not None]
-    agreed_a, agreed_b = {value_key(p.a) for p in measured}, {value_key(p.b) for p in measured}
-    return Located(found.pair, ids_maker(va, found.a, agreed_a), ids_maker(vb, found.b, agreed_b))  # a lookup fed other ids
+    return Located(found.pair, ids_maker(va, found.a, fwd, "a"), ids_maker(vb, found.b, fwd, "b"))  # a lookup fed other ids
 
 
 def _holder_unjudged(t: PairTable, rows: np.ndarray, call_a: np.ndarray, is_out: np.ndarray, failed: np.ndarray,

@@ -10,7 +10,7 @@ named instead - the call that returned them, or, where none did, the caller's ow
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from padiff_trace.arrays import is_number
 from padiff_trace.matching import LOOKUP_TABLES, canonical_type
 
 from ..alignment._calls import Call, TraceView
-from ._located import Side
+from ._located import PairResult, Side
 from ._values import value_key
 
 __all__ = ["ids_maker"]
@@ -46,18 +46,19 @@ def _looked_up(v: TraceView, call: Call) -> bool:
     return out.shape == want.shape and bool(np.array_equal(out, want))
 
 
-def ids_maker(v: TraceView, s: Side, agreed: Container[object]) -> Side:
+def ids_maker(v: TraceView, s: Side, fwd: Sequence[PairResult], side: str) -> Side:
     """``s`` as it is, or, where it names a lookup that returned its table's rows at the ids it
     was handed, the call that made those ids (module docstring): the innermost call of the step
-    that returned them, else the lookup's caller. ``agreed``: this side's values (``value_key``)
-    that agree where a pair compares them; ids among them are no other ids, and the lookup
-    stays named (a padding row one library zeroes)."""
+    that returned them, else the lookup's caller. ``fwd``: the step's forward pairs, ``side``
+    this side's record of each ("a", "b"); ids that agree where one of them compares them are no
+    other ids, and the lookup stays named (a padding row one library zeroes)."""
     c = s.call
     if s.why not in _NAMED or canonical_type(c.module_type) not in LOOKUP_TABLES or not _looked_up(v, c):
         return s
     ids = next(r for r in c.tensor_inputs() if not is_number(r.dtype))  # ``_looked_up``: there is one
     key = value_key(ids)
-    if key in agreed:
+    if any(key == value_key(getattr(p, side)) for p in fwd
+           if p.passed and p.a.numel == p.b.numel):
         return s
     makers = [x for x in v.calls.get(c.step, ()) if x.id != c.id and key is not None
               and any(value_key(r) == key and r.seq <= ids.seq for r in x.tensor_outputs())]

@@ -66,7 +66,7 @@ class MTensor:
     sub: tuple[int, ...] = ()  # the layer index its local name carries (``weight_hh_l1``: (1,)), also in ``key``
     turned: bool = False  # its canonical view was transposed to fit (a bare matrix stored [in, out])
     place: bool = False  # the last index of ``key`` is a layer's place in a pipeline (``_positions``), not a block's
-    beside: tuple[tuple[object, ...], ...] = ()  # the layers next to it (``siblings``): what a norm normalises for
+    beside: tuple[tuple[object, ...], ...] = ()  # a norm's: the layers next to it (``siblings``)
 
     @property
     def block_key(self) -> tuple[int, ...]:
@@ -140,9 +140,9 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
 
 
 def siblings(ts: list[MTensor]) -> list[MTensor]:
-    """Each tensor with ``beside`` set (read for norms, ``NORM_LAYERS``): the trainable tensors of
-    the other layers under its module's parent, norms aside (type class, local name, canonical
-    shape, sorted), the layers it works with.
+    """Each norm's tensor (``NORM_LAYERS``) with ``beside`` set: the trainable tensors of the other
+    layers under its module's parent, norms aside (type class, local name, canonical shape,
+    sorted), the layers it works with.
     Two norms of one shape inside units of their own (a BatchNorm before a 3x3 convolution, one
     before a 1x1) are told apart by the convolution beside each, where the two authors'
     names and registration orders say nothing."""
@@ -151,8 +151,9 @@ def siblings(ts: list[MTensor]) -> list[MTensor]:
         if t.info.trainable:
             by_parent[t.parent].append(t)
     for t in ts:
-        t.beside = tuple(sorted((o.type_key, o.local, o.cshape) for o in by_parent.get(t.parent, ())
-                                if o.module != t.module and o.ctype not in NORM_LAYERS))
+        if t.ctype in NORM_LAYERS:
+            t.beside = tuple(sorted((o.type_key, o.local, o.cshape) for o in by_parent.get(t.parent, ())
+                                    if o.module != t.module and o.ctype not in NORM_LAYERS))
     return ts
 
 
@@ -373,8 +374,6 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     for i, x in enumerate(xs):
         for j, y in enumerate(ys):
             role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
-            if x.beside and x.beside == y.beside and x.ctype in NORM_LAYERS and bx[_unit_scope(x), x.beside] == by[_unit_scope(y), y.beside] == 1:
-                role += 1.0  # the one norm of its block beside these layers, on both sides
             if not role and x.leaf == y.leaf and i in px and px[i] == py.get(j):
                 # ``norm1`` ~ ``norm1`` beside ``norm2`` (the digits are part of the name), in
                 # parents of one rank: the same block's two norms, registered in another order
@@ -382,6 +381,8 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
             union = len(tx[i] | ty[j])
             words = len(tx[i] & ty[j]) / union if union else 0.0
             words += len(dx[i] & dy[j])
+            if x.beside and x.beside == y.beside and bx[_unit_scope(x), x.beside] == by[_unit_scope(y), y.beside] == 1:
+                words += 1.0  # the one norm of its block beside these layers, on both sides: a name of its own
             (si, ri, ni), (sj, rj, _) = rx[i], ry[j]
             # registration order: the rank among the members the shared words put in one part of
             # the group (each author registers the parts in their own order); the order of the
