@@ -1498,3 +1498,25 @@ def test_a_unit_whose_output_the_other_side_holds_as_two_values_is_not_named(tmp
     rc, doc, text = run(tmp_path / "bug", "dual", bug="paddle_dense_first")
     assert rc == 1, text
     assert located(doc) == ("block", "dpb"), text
+
+
+# ------------------------------------------------------------------ pwpack: one pointwise conv holding several Linears
+def test_a_pointwise_convolution_holds_the_rows_of_several_linears(tmp_path: Path) -> None:
+    """Paddle scores its two convolution paths with a Linear each (``pick.0``, ``pick.1``:
+    [R, C] stored [in, out]); torch scores both with one 1x1 convolution ``select``
+    ([2C, R, 1, 1]) over the squeezed features kept as [B, R, 1, 1]. A pointwise convolution is a
+    Linear over channels: the two Linears are its rows, path 0's then path 1's, weights and
+    biases alike, and the clean twin agrees. A bug on either side (the scores softened before
+    the softmax, or viewed with the paths' rows interleaved) is named at the two gating units."""
+    rc, doc, text = run(tmp_path / "clean", "pwpack")
+    assert rc == 0, text
+    parts = [(w["a"]["module"], w["a"]["position"], w["passed"]) for w in doc["weights"] if w["b"]["module"] == "mix.select"]
+    assert sorted(parts) == [("gate.pick.0", "bias", True), ("gate.pick.0", "weight", True),
+                             ("gate.pick.1", "bias", True), ("gate.pick.1", "weight", True)], text
+    wm = weight_map(tmp_path / "clean")
+    assert {(w["paddle"], tuple(w["torch_part"])) for w in wm["weights"] if w["torch"] == "mix.select.weight"} == {
+        ("gate.pick.0.weight", (0, 8)), ("gate.pick.1.weight", (8, 16))}, wm
+    for bug in ("paddle_pick_temperature", "torch_view_interleaved"):
+        rc, doc, text = run(tmp_path / bug, "pwpack", bug=bug)
+        assert rc == 1, text
+        assert located(doc) == ("gate", "mix"), text

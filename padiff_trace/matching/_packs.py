@@ -14,7 +14,7 @@ from ._weightmap import WeightPair
 from ._weighttensors import MTensor, block_pattern, fused_roles, path_words, roles_named, roles_of
 from ._weighttensors import role_names as _role_names
 
-__all__ = ["packed_run", "partner_place", "regrouped", "repeat_place"]
+__all__ = ["Kind", "own_kind", "packed_run", "partner_place", "regrouped", "repeat_place"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,16 +75,27 @@ def repeat_place(tensors: list[MTensor]) -> Callable[[MTensor, MTensor], bool | 
     return near
 
 
+Kind = Callable[[MTensor], tuple[str, tuple[int, ...]]]
+
+
+def own_kind(t: MTensor) -> tuple[str, tuple[int, ...]]:
+    """A tensor's canonical type and shape, as they are."""
+    return t.ctype, t.cshape
+
+
 def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
                side: list[MTensor], vocab: frozenset[str] = frozenset(),
-               place: Callable[[MTensor, MTensor], bool | None] | None = None) -> tuple[list[MTensor] | None, int]:
+               place: Callable[[MTensor, MTensor], bool | None] | None = None,
+               kind: Kind = own_kind) -> tuple[list[MTensor] | None, int]:
     """The run of the other side's tensors ``x`` packs (``run_along``) and its axis: the first of
     x's ``PACK_AXIS`` axes that has one (a Linear's outputs, then its inputs). ``vocab``: the
-    path words of x's own side; ``place``: whether two tensors sit in partnered modules."""
+    path words of x's own side; ``place``: whether two tensors sit in partnered modules;
+    ``kind``: the type and shape a tensor is compared by (a pointwise convolution's as the
+    Linear it is: ``POINTWISE_AS``)."""
     for axis in PACK_AXIS.get((x.ctype, x.local), ()):
-        if x.used or len(x.cshape) <= axis:
+        if x.used or len(kind(x)[1]) <= axis:
             break
-        run = run_along(x, live, axis, same_modules, side, vocab, place)
+        run = run_along(x, live, axis, same_modules, side, vocab, place, kind)
         if run is not None:
             return run, axis
     return None, 0
@@ -92,7 +103,8 @@ def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
 
 def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None,
               side: list[MTensor], vocab: frozenset[str] = frozenset(),
-              place: Callable[[MTensor, MTensor], bool | None] | None = None) -> list[MTensor] | None:
+              place: Callable[[MTensor, MTensor], bool | None] | None = None,
+              kind: Kind = own_kind) -> list[MTensor] | None:
     """The tensors of the other side (``live``, unpaired; ``side``, all of them) that ``x`` holds
     concatenated along ``axis``: siblings of one type and local name, in the same block, whose
     sizes add up to x's (in the same block, or in the partner of x's module: ``place``), and adjacent among their parent's tensors of that type and local name (a fused
@@ -105,18 +117,21 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     own side uses elsewhere but not in x's path counts against it: ``visual`` for the text
     tower's packed projection, where the towers are registered in another order), then the
     first (registration order: a path whose blocks carry no index, ``encoder_layer_0``, takes
-    the runs in turn)."""
-    rest = x.cshape[:axis] + x.cshape[axis + 1 :]
+    the runs in turn). Types and shapes are compared as ``kind`` gives them: a pointwise
+    convolution ``[3n, d, 1, 1]`` holds three Linears ``[n, d]``."""
+    xtype, xshape = kind(x)
+    rest = xshape[:axis] + xshape[axis + 1 :]
+    size = {id(y): kind(y)[1][axis] for y in live if len(kind(y)[1]) > axis}
     cand = [
         y for y in live
-        if y.ctype == x.ctype and y.local == x.local and _placed(x, y, place)
-        and len(y.cshape) == len(x.cshape)
-        and y.cshape[:axis] + y.cshape[axis + 1 :] == rest and y.cshape[axis] < x.cshape[axis]
+        if kind(y)[0] == xtype and y.local == x.local and _placed(x, y, place)
+        and len(kind(y)[1]) == len(xshape)
+        and kind(y)[1][:axis] + kind(y)[1][axis + 1 :] == rest and size[id(y)] < xshape[axis]
     ]
     by_parent: dict[str, list[MTensor]] = defaultdict(list)
     for y in cand:
         by_parent[y.parent].append(y)
-    slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and t.ctype == x.ctype and t.parent in by_parent)}
+    slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and kind(t)[0] == xtype and t.parent in by_parent)}
     named = roles_named(x.leaf)
     mine = path_words(x.info.module)  # the module holding the packed tensor: its parts' parent
     runs: list[tuple[int, int, int, list[MTensor]]] = []
@@ -124,10 +139,10 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
         for i in range(len(group)):
             total = 0
             for j in range(i, len(group)):
-                total += group[j].cshape[axis]
-                if total > x.cshape[axis]:
+                total += size[id(group[j])]
+                if total > xshape[axis]:
                     break
-                if total == x.cshape[axis] and j > i:
+                if total == xshape[axis] and j > i:
                     run = group[i : j + 1]
                     adjacent = all(slot[id(b)] - slot[id(a)] == 1 for a, b in zip(run, run[1:]))
                     if not adjacent and not fused_roles(run):

@@ -152,6 +152,14 @@ class _Matcher:
                         found = "role+order"  # the names say nothing: type, role, shape and rank agree
                     self.pair(x, y, found)
 
+    def _kind(self, t: _T) -> tuple[str, tuple[int, ...]]:
+        """``t``'s canonical type and shape; a pointwise convolution's as the Linear it is
+        (``POINTWISE_AS``: ``[out, in, 1, 1]`` as ``[out, in]``), so that one fused 1x1
+        convolution holds several Linears' rows."""
+        if _pointwise_key(t, self.by_name[t.side]) == t.type_key:
+            return t.ctype, t.cshape
+        return POINTWISE_AS[t.ctype], t.cshape[:2] if len(t.cshape) > 2 else t.cshape
+
     def _weight_left(self, t: _T) -> bool:
         """Whether ``t``'s module has a weight still unpaired: where several tensors of its class
         are left, its other tensors (a bias) wait for it and pair by following it
@@ -197,7 +205,8 @@ class _Matcher:
             # a tensor whose name says what it packs (``kv``: k then v) first: one whose name says
             # nothing (an FFN's ``fc_in`` [2d, d]) must not take those parts first
             for x in sorted(self.live(big_side), key=lambda t: not roles_named(t.leaf)):
-                run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side, vocab, place)
+                run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side, vocab, place,
+                                       self._kind)
                 if run is None:
                     continue
                 # packed head by head (``QKV_PACKING``): each part's share of every group
