@@ -23,13 +23,8 @@ from .alignment._plan import plan
 from .alignment._records import RecordLike
 from .alignment._traces import align_by_weights, as_mapping
 from .alignment._weights import pair_by_map, trace_weight_map
-from .judging._boundary import (
-    absorb_boundaries,
-    absorb_checked_inside,
-    absorb_inner_ops,
-    absorb_moved,
-    absorb_unused_inputs,
-)
+from .judging._absorbed import absorb_inner_ops, absorb_moved, absorb_unused_inputs
+from .judging._boundary import absorb_boundaries, absorb_checked_inside
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
 from .judging._conventions import apply_conventions
 from .judging._derived import absorb_reparametrized

@@ -4,13 +4,10 @@ Two libraries may agree on every value that matters and still hand different ten
 one module boundary: one scales the embedding inside its embedding module and the other just
 after it, one fuses the activation into its BatchNorm and the other calls ReLU next, one
 builds an additive mask with -1e4 and the other with the float32 minimum. The general test
-used here, for every such pair, is whether the difference *reaches anything downstream*:
+used here, for every such pair, is whether the difference *reaches anything downstream*
+(inputs no consumer uses as a number, values compared across a moved layer and op pairs inside
+an agreeing module are in ``_absorbed``):
 
-* **Absorbed inputs (values).** An input that differs while every output of the call that
-  received it agrees was not used as a number (a saturated mask constant, a shape passed as
-  a tensor). The same value (the same dtype, shape and statistics on both sides) received by any other call
-  of the step is absorbed too: once one consumer shows the difference is immaterial, it is
-  not blamed where a real bug elsewhere makes the enclosing call differ.
 * **Boundary differences (outputs).** A call whose inputs agree and whose output differs is
   where an error is made only if the error propagates: some record after it, before the next
   independent error (another call whose inputs agree and whose output differs), differs as
@@ -32,13 +29,6 @@ used here, for every such pair, is whether the difference *reaches anything down
   other in a window (the extra positions the inner padding computes, trimmed after the call)
   computed the same values: it passes whatever happens later, and a difference further on is
   left to the call or code that makes it.
-
-* **A layer moved across a boundary.** A layer at the edge of a call on one side and next to
-  its partner on the other (a block ending with its own GELU against one whose caller applies
-  it: alignment pairs them, ``how`` ``"moved"``) makes the two calls hand over values on either
-  side of it. Where the moved pair agrees, a record of the enclosing pair that holds one of the
-  moved layer's values on each side (A's block output is its GELU's output, B's block output
-  that GELU's input) passes: the values were compared across the moved layer.
 
 * **An input checked inside the call.** An input that differs while the very same value (one
   side's) is received again by a call inside the one it was handed to, and agrees with its
@@ -88,9 +78,7 @@ from ._relations import (
 from ._relations import relation as describe
 from ._values import flat_value_key, value_key
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_checked_inside", "absorb_inner_ops", "absorb_moved",
-           "absorb_unused_inputs",
-           "agrees", "value_key"]
+__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "absorb_boundaries", "absorb_checked_inside", "agrees", "value_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -115,73 +103,6 @@ def _shapes_differ(t: PairTable, i: int) -> bool:
 
 def _floating(t: PairTable, i: int) -> bool:
     return all(is_number(getattr(t.record(i, k), "dtype", "")) for k in (0, 1))
-
-
-def absorb_unused_inputs(t: PairTable) -> None:
-    """Inputs whose value no consumer uses as a number pass (see the module docstring)."""
-    if not len(t):
-        return
-    step, cp, passed = t.col("step"), t.col("cp"), t.passed
-    calls = np.array([(c.a.id, c.b.id) for c in t.call_pairs], dtype=np.int64).reshape(-1, 2)
-    has_cp = cp >= 0
-    outs = t.role_mask("output") & has_cp
-    ins = t.role_mask("input", "model_input") & has_cp & ~passed
-    if not ins.any() or not outs.any():
-        return
-
-    def keys(rows: np.ndarray) -> list[tuple[int, int, int]]:
-        ab = calls[cp[rows]]
-        return list(zip(step[rows].tolist(), ab[:, 0].tolist(), ab[:, 1].tolist()))
-
-    out_rows = np.flatnonzero(outs)
-    all_ok: dict[tuple[int, int, int], bool] = {}
-    for k, ok in zip(keys(out_rows), passed[out_rows].tolist()):
-        all_ok[k] = all_ok.get(k, True) and ok
-    in_rows = np.flatnonzero(ins)
-    unused: dict[tuple[Any, ...], str] = {}  # (step, A value, B value) -> the call that showed it
-    rest = []
-    for i, k in zip(in_rows.tolist(), keys(in_rows)):
-        if all_ok.get(k, False):
-            why = t.reasons.get(i, "")
-            t.set_verdict(i, True, f"differs but every output of the call agrees: not used as a number ({why})")
-            ka, kb = value_key(t.record(i, 0)), value_key(t.record(i, 1))
-            if ka is not None and kb is not None:
-                unused.setdefault((k[0], ka, kb), t.call_pairs[int(cp[i])].a.label)
-        else:
-            rest.append((i, k[0]))
-    if not unused:
-        return
-    for i, s in rest:
-        ka, kb = value_key(t.record(i, 0)), value_key(t.record(i, 1))
-        shown = unused.get((s, ka, kb)) if ka is not None and kb is not None else None
-        if shown is not None:
-            t.set_verdict(i, True, f"the same value is received by {shown}, whose outputs all agree: not used as a "
-                                   f"number ({t.reasons.get(i, '')})")
-
-
-def absorb_moved(t: PairTable) -> int:
-    """Records of a call pair that hold, on each side, a value of an agreeing moved layer's pair
-    pass (see the module docstring). Returns how many passed."""
-    if not len(t):
-        return 0
-    cp_col = t.col("cp")
-    fwd = t.role_mask("input", "output")
-    moved = [c for c, p in enumerate(t.call_pairs) if p.how == "moved"]
-    n = 0
-    for c in moved:
-        rows = np.flatnonzero((cp_col == c) & fwd)
-        if not len(rows) or not t.passed[rows].all():
-            continue
-        ka = {k for i in rows.tolist() if (k := value_key(t.record(i, 0))) is not None}
-        kb = {k for i in rows.tolist() if (k := value_key(t.record(i, 1))) is not None}
-        mp = t.call_pairs[c]
-        for i in np.flatnonzero((cp_col >= 0) & (cp_col != c) & fwd & ~t.passed).tolist():
-            if value_key(t.record(i, 0)) in ka and value_key(t.record(i, 1)) in kb:
-                t.set_verdict(i, True, f"boundary difference: {mp.a.label} / {mp.b.label} is one layer at the edge of a "
-                                       f"call on one side and next to it on the other; compared across it, the values "
-                                       f"agree ({t.reasons.get(i, '')})")
-                n += 1
-    return n
 
 
 def absorb_boundaries(t: PairTable, va: TraceView, vb: TraceView) -> list[dict[str, Any]]:
@@ -413,30 +334,3 @@ def _pass_call(t: PairTable, c: int, step: int, grad_rows: np.ndarray, rows: lis
     out.append({"step": int(step), "a_id": cp.a.id, "a": cp.a.label, "b": cp.b.label, "a_type": cp.a.module_type,
                 "b_type": cp.b.module_type, "relation": relation})
     logger.info("boundary difference at %s / %s: %s", cp.a.label, cp.b.label, relation)
-
-
-def absorb_inner_ops(t: PairTable) -> int:
-    """Op-level pairs (``--ops``) inside a module call whose outputs all agree pass: the
-    difference did not leave the module, so the two libraries ordered or placed the operations
-    differently (embeddings summed in another order, a scale applied before the matmul on one
-    side and after it on the other). Inside a module whose output differs they stay as they
-    are and locate the op. Returns how many passed."""
-    if not len(t):
-        return 0
-    ops = np.flatnonzero(t.role_mask("op_input", "op_output", "op_grad_output") & ~t.passed)
-    if not len(ops):
-        return 0
-    cp = t.col("cp")
-    outs = np.flatnonzero(t.role_mask("output") & (cp >= 0))
-    all_ok: dict[int, bool] = {}
-    for i, ok in zip(outs.tolist(), t.passed[outs].tolist()):
-        a = t.call_pairs[int(cp[i])].a.id
-        all_ok[a] = all_ok.get(a, True) and ok
-    n = 0
-    for i in ops.tolist():
-        parent = getattr(t.record(i, 0), "parent", -1)
-        if all_ok.get(int(parent), False):
-            t.set_verdict(i, True, f"inside a module call whose outputs agree: the libraries order or place this "
-                                   f"operation differently ({t.reasons.get(i, '')})")
-            n += 1
-    return n

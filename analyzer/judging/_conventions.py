@@ -21,7 +21,7 @@ from ..alignment._calls import TraceView
 from ..alignment._records import RecordLike
 from ._pairtable import PairTable
 
-__all__ = ["CHECKS", "apply_conventions"]
+__all__ = ["CHECKS", "apply_conventions", "running_var_prediction"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +46,15 @@ def _previous(v: TraceView, rec: RecordLike) -> Record | None:
     return v.weights[steps[-1]].get((rec.module, rec.position))
 
 
-def _running_var_bessel(conv: Convention, t: PairTable, i: int, va: TraceView, vb: TraceView) -> str | None:
-    """new = (1 - m) old + m var_batch on both sides, one side with var_batch x n/(n-1): solve
-    the momentum m per channel from both sides' old and new values and require one m for all
-    channels, in (0, 1), and B's new values reproduced from A's to fp32 rounding."""
-    ra, rb = t.record(i, 0), t.record(i, 1)
+def running_var_prediction(ra: RecordLike, rb: RecordLike, va: TraceView, vb: TraceView) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """B's running variance predicted from A's under the Bessel convention: new = (1 - m) old +
+    m var_batch on both sides, one side with var_batch x n/(n-1). The momentum m is solved per
+    channel from both sides' old and new values; its median must lie in (0, 1). Returns (B's
+    predicted new values, B's recorded ones, what was measured), or None where the convention
+    does not apply (other frameworks' sides, no previous step, no batch size)."""
+    conv = _convention(ra)
+    if conv is None or conv.check != "running_var_bessel":
+        return None
     pa, pb = _previous(va, ra), _previous(vb, rb)
     if pa is None or pb is None or ra.step != rb.step:
         return None
@@ -66,22 +70,29 @@ def _running_var_bessel(conv: Convention, t: PairTable, i: int, va: TraceView, v
     a_old, b_old = pa.read().astype(np.float64).ravel(), pb.read().astype(np.float64).ravel()
     if not (a_new.shape == b_new.shape == a_old.shape == b_old.shape):
         return None
-    if fa == "unbiased":  # make x the biased side
-        a_new, b_new, a_old, b_old = b_new, a_new, b_old, a_old
-    k = n / (n - 1)
+    k = n / (n - 1) if fa == "biased" else (n - 1) / n  # B's batch variance as a multiple of A's
     den = b_old - k * a_old
     ok = np.abs(den) > 1e-6 * np.maximum(np.abs(b_old), 1e-30)
     if not ok.any():
         return None
-    m_all = (k * (a_new - a_old) - (b_new - b_old))[ok] / den[ok]
-    m = float(np.median(m_all))
+    m = float(np.median((k * (a_new - a_old) - (b_new - b_old))[ok] / den[ok]))
     if not 0.0 < m < 1.0:
         return None
     pred = (1 - m) * b_old + k * (a_new - (1 - m) * a_old)
-    scale = np.maximum(np.abs(b_new), 1e-12)
-    if float(np.max(np.abs(pred - b_new) / scale)) > 1e-4:
+    biased, unbiased = ("A", "B") if fa == "biased" else ("B", "A")
+    return pred, b_new, (f"{unbiased} = {biased}'s batch variance x {n}/{n - 1} at momentum {m:.3g} on every channel "
+                         f"(n = {n} values per channel)")
+
+
+def _running_var_bessel(conv: Convention, t: PairTable, i: int, va: TraceView, vb: TraceView) -> str | None:
+    """The convention's prediction (``running_var_prediction``) reproduces B's new values from
+    A's to fp32 rounding on every channel."""
+    found = running_var_prediction(t.record(i, 0), t.record(i, 1), va, vb)
+    if found is None:
         return None
-    return f"B = A's batch variance x {n}/{n - 1} at momentum {m:.3g} on every channel (n = {n} values per channel)"
+    pred, b_new, detail = found
+    scale = np.maximum(np.abs(b_new), 1e-12)
+    return detail if float(np.max(np.abs(pred - b_new) / scale)) <= 1e-4 else None
 
 
 # Convention.check -> test(convention, table, row, view A, view B) -> what was measured, or None

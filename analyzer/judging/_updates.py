@@ -32,6 +32,7 @@ from padiff_trace import DamagedRecordError, Record
 from ..alignment._calls import TraceView
 from ..alignment._records import RecordLike
 from ..alignment._slices import RowSlice
+from ._conventions import running_var_prediction
 from ._pairtable import PairTable
 
 __all__ = ["UPDATE_FACTOR", "absorb_buffer_rounding", "absorb_update_rounding", "flag_hidden_updates"]
@@ -194,11 +195,17 @@ def absorb_buffer_rounding(t: PairTable, va: TraceView, vb: TraceView) -> int:
                 continue
             scale = max(float(np.linalg.norm(ub)), float(np.sqrt(np.mean(np.square(_arr(x, None))))) * np.sqrt(ub.size))
             diff = float(np.linalg.norm(ua - ub))
+            # a convention between the two updates (BatchNorm's running variance, biased against
+            # unbiased): B's new values predicted from A's, and what is left compared the same way
+            conv = running_var_prediction(ra, rb, va, vb) if perm is None and diff > UPDATE_FACTOR * max(d, _FLOOR) * scale else None
+            if conv is not None:
+                diff = float(np.linalg.norm(conv[0] - conv[1]))
         except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
             continue
         if diff <= UPDATE_FACTOR * max(d, _FLOOR) * scale:
-            t.set_verdict(i, True, f"rounding through the running update: the step-{pa[0]} changes differ by {diff:.2g}, "
-                                   f"within the rounding of {ra.module}'s inputs then (rel-L2 {d:.2g} on their scale) "
-                                   f"({t.reasons.get(i, '')})")
+            under = f" under the convention ({conv[2]})" if conv is not None else ""
+            t.set_verdict(i, True, f"rounding through the running update{under}: the step-{pa[0]} changes differ by "
+                                   f"{diff:.2g}, within the rounding of {ra.module}'s inputs then (rel-L2 {d:.2g} on "
+                                   f"their scale) ({t.reasons.get(i, '')})")
             n += 1
     return n

@@ -265,18 +265,38 @@ def partner_modules(pairs: list[tuple[str, str]]) -> dict[str, str]:
         grown = False
         up: dict[str, set[str]] = defaultdict(set)
         down: dict[str, set[str]] = defaultdict(set)
+        kids: dict[str, set[str]] = defaultdict(set)  # A's parent -> its partnered children's partners
         for ma, mb in partner.items():
             if ma and mb:
                 up[ma.rpartition(".")[0]].add(mb.rpartition(".")[0])
                 down[mb.rpartition(".")[0]].add(ma.rpartition(".")[0])
+                kids[ma.rpartition(".")[0]].add(mb)
         taken = set(partner.values())
         for pa, pbs in up.items():
             pb = next(iter(pbs))
-            if pa not in partner and len(pbs) == 1 and len(down[pb]) == 1 and pb not in taken:
+            if len(pbs) > 1:  # the children's partners sit at other depths (a branch wrapped in a
+                # Sequential of its own on one side): their nearest common ancestor, where that
+                # holds none of them itself and is a module, not the root
+                pb = _common_ancestor(kids[pa])
+                if not pb or pb in kids[pa] or down[pb] - {pa}:
+                    continue
+                down[pb].add(pa)
+            if pa not in partner and len(down[pb]) == 1 and pb not in taken:
                 partner[pa] = pb
                 taken.add(pb)
                 grown = True
     return partner
+
+
+def _common_ancestor(paths: set[str]) -> str:
+    """The deepest module path every one of ``paths`` is inside ("" for the root)."""
+    split = [p.split(".") for p in paths]
+    common: list[str] = []
+    for parts in zip(*split):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    return ".".join(common)
 
 
 def partner_scopes(pairs: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], bool]:
