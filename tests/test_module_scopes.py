@@ -133,3 +133,35 @@ def test_a_transposed_left_over_pair_round_trips_through_a_mapping_file(tmp_path
     pins, _ = mapping_pins(load_mapping(path), a, b)
     with pytest.raises(MappingError, match=r"\[5, 8\].*cannot be conv1.lin.weight \[8, 5\]"):
         match_weights(a, b, pins=pins)
+
+
+def test_a_block_whose_branches_sit_at_other_depths_is_one_place_for_its_fused_units() -> None:
+    """Paddle's block holds its branches as units of one depth (``one``, ``red``, ``three``,
+    ``proj``, each a conv and a BatchNorm); torch fuses the two 1x1 units reading the block's
+    input into ``reduce`` and wraps its other branches one or two Sequentials deeper. The
+    branches that pair (``three`` ~ ``branch3.0``, ``proj`` ~ ``branch_pool.1``) have parents at
+    other depths; the block's partner is their nearest common ancestor, and inside that pair the
+    two 1x1 units are the rows of the fused one, in order."""
+    cls = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"],
+           "BatchNorm": ["paddle.nn.layer.norm.BatchNorm", "paddle.nn.layer.layers.Layer"],
+           "Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"],
+           "BatchNorm2d": ["torch.nn.modules.batchnorm.BatchNorm2d", "torch.nn.modules.module.Module"]}
+
+    def unit(path: str, conv: str, bn: str, cout: int, cin: int, k: int, types: tuple[str, str]) -> list[TensorInfo]:
+        return [t(f"{path}.{conv}.weight", types[0], (cout, cin, k, k)), t(f"{path}.{bn}.weight", types[1], (cout,)),
+                t(f"{path}.{bn}.bias", types[1], (cout,))]
+
+    p, q = ("Conv2D", "BatchNorm"), ("Conv2d", "BatchNorm2d")
+    pd, th = [], []
+    for i in range(2):
+        pd += [*unit(f"b{i}.one", "conv", "bn", 4, 8, 1, p), *unit(f"b{i}.red", "conv", "bn", 4, 8, 1, p),
+               *unit(f"b{i}.three", "conv", "bn", 6, 4, 3, p), *unit(f"b{i}.proj", "conv", "bn", 2, 8, 1, p)]
+        th += [*unit(f"blocks.{i}.reduce", "0", "1", 8, 8, 1, q), *unit(f"blocks.{i}.branch3.0", "0", "1", 6, 4, 3, q),
+               *unit(f"blocks.{i}.branch_pool.1", "0", "1", 2, 8, 1, q)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {k: v for k, v in cls.items() if "2d" not in k}),
+                       WeightSide("torch", tuple(th), {k: v for k, v in cls.items() if "2d" in k}))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {(p.a, p.b_part) for p in wm.pairs if p.b == "blocks.1.reduce.0.weight"}
+    assert got == {("b1.one.conv.weight", (0, 4)), ("b1.red.conv.weight", (4, 8))}, wm.pairs
+    assert {(p.a, p.b_part) for p in wm.pairs if p.b == "blocks.0.reduce.1.bias"} == {
+        ("b0.one.bn.bias", (0, 4)), ("b0.red.bn.bias", (4, 8))}, wm.pairs

@@ -237,7 +237,7 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
             if len(evidence) and t.passed[window].all() and not reached(t, views, c, fail_out[c], evidence):
                 evidence = evidence[:0]  # nothing compared there received the difference: it shows nothing
             if len(evidence) and not t.passed[window].all():
-                handed = _consumers_agree(t, rows, c, fail_out[c])
+                handed = _consumers_agree(t, rows, c, fail_out[c]) or _activation_next(t, views, c, fail_out[c])
                 if handed is None:
                     continue  # a later record shows it: it propagates
                 _pass_call(t, c, s, in_step & grad_mask, fail_out[c], handed, out)
@@ -307,6 +307,32 @@ def _consumers_agree(t: PairTable, rows: np.ndarray, c: int, outs: list[int], pa
         return None
     shown = t.call_pairs[int(cp_col[got[0]])].a.label
     return f"{'; '.join(dict.fromkeys(said))}; what it hands over agrees where {shown} receives it"
+
+
+def _activation_next(t: PairTable, views: tuple[TraceView, TraceView], c: int, outs: list[int]) -> str | None:
+    """Where each differing output is the other side's with an activation applied (the
+    activation fused into this module on one side: BatchNorm with ``act="relu"``) and the side
+    without it calls that activation as a module of its own next, on the very value (a call no
+    pair holds, fed the output as recorded), whose output agrees with the fused side's: compared
+    across the activation, the two sides hand on the same values, whatever a later, independent
+    error makes differ further on. None where any output fits no activation or has no such call."""
+    paired = ({p.a.id for p in t.call_pairs}, {p.b.id for p in t.call_pairs})
+    said = []
+    for i in outs:
+        found = describe(t, i)
+        if "the activation is fused into this module" not in found:
+            return None
+        fused = 0 if found.startswith("A = ") else 1
+        plain = 1 - fused
+        key, want = value_key(t.record(i, plain)), np.asarray(t.record(i, fused).read(), np.float64)
+        step = int(t.col("step")[i])
+        nxt = next((k for k in views[plain].calls.get(step, []) if k.id not in paired[plain]
+                    and any(value_key(r) == key for r in k.tensor_inputs())), None) if key is not None else None
+        got = nxt.tensor_outputs() if nxt is not None else []
+        if len(got) != 1 or tuple(got[0].shape) != want.shape or not agrees(np.asarray(got[0].read(), np.float64), want):
+            return None
+        said.append(f"{found.split(';')[0]}; {'AB'[plain]}'s {nxt.module} applies it next, and its output agrees")
+    return "; ".join(dict.fromkeys(said)) if said else None
 
 
 def _padding_moved(t: PairTable, ins: list[int], outs: list[int]) -> list[str] | None:

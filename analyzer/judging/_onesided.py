@@ -33,7 +33,7 @@ from ._moving import MOVED_LIMIT, agrees_downstream, moves_data, sliced_into_goo
 from ._moving import consumers as consumers_of
 from ._randomness import OFF, random_inside
 from ._reconcile import rearranged
-from ._shares import stack_found
+from ._shares import concat_found, stack_found
 
 __all__ = ["Key", "SAME_REL", "Twin", "chosen", "found", "holding", "idle_random", "made_by", "odd_share", "paired_parent", "slices_found", "placeholder_for", "side_by_side", "unchecked_calls", "value_id"]
 
@@ -159,7 +159,8 @@ def unchecked_calls(v: TraceView, call: Call, calls: list[Call], good: set[Key],
         end = max((r.seq for r in c.outputs), default=-1)
         if first is not None and end > first.seq:
             continue
-        if all(found(other, r) or stack_found(other, r) for r in c.tensor_outputs() if value_id(r) is not None) \
+        if all(found(other, r) or stack_found(other, r) or concat_found(other, r) for r in c.tensor_outputs()
+               if value_id(r) is not None) \
                 or moves_data(c):
             continue  # the other trace holds what it returned (as it stands, or as values of its own set side by side)
         if consumers is None:

@@ -18,9 +18,11 @@ differ by their numbers, and what follows is not looked at.
 An order passes its records only on evidence that the models treat it as a layout: a call that
 received a value in that order and returned a value in the same order (*carried*: the call
 computes slice by slice), or that received one in that order and returned a value that agrees
-(*absorbed*: its weights or code undo the order), or the step's model outputs agree. Without
-either, the records keep failing, and the first divergence is where the order began: a
-permutation nothing downstream undoes is a difference of the models' outputs. An order the
+(*absorbed*: its weights or code undo the order), or the step's model outputs agree; and no call
+that received a value in that order returned one that differs by its numbers (a convolution
+mixing the channels of a concatenation whose parts one side put in another order: nothing
+undid the order). Without that, the records keep failing, and the first divergence is where
+the order began: a permutation nothing downstream undoes is a difference of the models' outputs. An order the
 models' inputs already hold is the data's (a batch shuffled by one loader), never a layout.
 """
 
@@ -125,22 +127,25 @@ def _orders_of_step(t: PairTable, rows: np.ndarray) -> list[_Order]:
 def _evidence(t: PairTable, o: _Order, outputs_agree: bool) -> str | None:
     """Why order ``o`` is a layout (a call carried or absorbed it, the model outputs agree), or None."""
     cp, is_in, is_out = t.col("cp"), t.role_mask("input"), t.role_mask("output")
+    if outputs_agree:
+        return "the models' outputs agree"
     explained = set(o.rows)
     calls_in = {int(cp[i]) for i in o.rows if is_in[i] and cp[i] >= 0}
+    why = None
     for c in sorted(calls_in):
         outs = np.flatnonzero((cp == c) & is_out)
         said = f"{t.call_pairs[c].a.label} / {t.call_pairs[c].b.label}"
         if any(int(i) in explained for i in outs):
-            return f"{said} received and returned values in that order"
-        if len(outs) and t.passed[outs].all():
-            return f"{said} received values in that order and returned values that agree"
-        for i in outs.tolist():
-            got = _values(t, i)
-            if got is not None and o.keeps(*got):
-                return f"{said} received values in that order and returned values far closer to the other side's in it"
-    if outputs_agree:
-        return "the models' outputs agree"
-    return None
+            why = why or f"{said} received and returned values in that order"
+        elif len(outs) and t.passed[outs].all():
+            why = why or f"{said} received values in that order and returned values that agree"
+        elif any((got := _values(t, i)) is not None and o.keeps(*got) for i in outs.tolist()):
+            why = why or f"{said} received values in that order and returned values far closer to the other side's in it"
+        elif len(outs):
+            # a call handed the values in that order returned values that differ by their numbers:
+            # nothing undid the order, so it is no layout (where it began is where they differ)
+            return None
+    return why
 
 
 def absorb_reordered(t: PairTable) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from padiff_trace.matching import is_known_type
 from ..alignment._calls import TraceView
 from ._boundary import RELATION_REL, agrees
 
-__all__ = ["block_found", "elements_within", "judge_batched", "share_found", "stack_found", "stack_parts", "with_ancestors"]
+__all__ = ["block_found", "concat_found", "elements_within", "judge_batched", "share_found", "stack_found", "stack_parts", "with_ancestors"]
 
 _MAX_READ = 1 << 22  # elements of a candidate read to look for the share
 _MAX_PARTS = 8  # a fused value holds at most this many shares (q|k|v, gate|up, i|f|g|o)
@@ -143,6 +143,32 @@ def stack_found(other: TraceView, r: Record) -> bool:
     side along one of its axes, every block found there (``stack_parts``)."""
     got = stack_parts(other, r)
     return got is not None and got[0] == got[1]
+
+
+def concat_found(other: TraceView, r: Record) -> bool:
+    """Whether ``r``'s value is 2 to 8 forward values of the same step in ``other`` of other
+    sizes, concatenated along one of its axes in some order of sizes (one 1x1 convolution's
+    output holding three branches' reductions of 8, 8 and 4 channels, each a module of its own
+    on the other side): walking the axis, each next run of slices is a value held there."""
+    if not r.has_data or r.numel == 0 or r.numel > _MAX_READ or len(r.shape) < 2:
+        return False
+    x = _squeezed(np.asarray(r.read(), dtype=np.float64))
+    for ax, n in enumerate(x.shape):
+        unit = x.size // n
+        pool = _Pool(other, r.step, lambda k, unit=unit: k % unit == 0 and k < x.size)
+        if not pool.by_size:
+            continue
+        start, parts = 0, 0
+        while start < n and parts < _MAX_PARTS:
+            for size in sorted({k // unit for k in pool.by_size if k // unit <= n - start}, reverse=True):
+                if pool.holds(np.take(x, range(start, start + size), axis=ax)):
+                    start, parts = start + size, parts + 1
+                    break
+            else:
+                break
+        if start == n and parts >= 2:
+            return True
+    return False
 
 
 def block_found(other: TraceView, r: Record, modules: Container[str] | None = None, outputs: bool = False,
