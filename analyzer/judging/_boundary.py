@@ -329,7 +329,8 @@ def _activation_next(t: PairTable, views: tuple[TraceView, TraceView], c: int, o
         nxt = next((k for k in views[plain].calls.get(step, []) if k.id not in paired[plain]
                     and any(value_key(r) == key for r in k.tensor_inputs())), None) if key is not None else None
         got = nxt.tensor_outputs() if nxt is not None else []
-        if len(got) != 1 or tuple(got[0].shape) != want.shape or not agrees(np.asarray(got[0].read(), np.float64), want):
+        if nxt is None or len(got) != 1 or tuple(got[0].shape) != want.shape \
+                or not agrees(np.asarray(got[0].read(), np.float64), want):
             return None
         said.append(f"{found.split(';')[0]}; {'AB'[plain]}'s {nxt.module} applies it next, and its output agrees")
     return "; ".join(dict.fromkeys(said)) if said else None

@@ -154,8 +154,12 @@ def concat_found(other: TraceView, r: Record) -> bool:
         return False
     x = _squeezed(np.asarray(r.read(), dtype=np.float64))
     for ax, n in enumerate(x.shape):
-        unit = x.size // n
-        pool = _Pool(other, r.step, lambda k, unit=unit: k % unit == 0 and k < x.size)
+        unit, total = x.size // n, x.size
+
+        def sizes(k: int, unit: int = unit, total: int = total) -> bool:
+            return k % unit == 0 and k < total
+
+        pool = _Pool(other, r.step, sizes)
         if not pool.by_size:
             continue
         start, parts = 0, 0
