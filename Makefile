@@ -56,6 +56,6 @@ test: lint
 bench: $(STAMP)
 	$(PY) bench/trace_io.py
 
-# the whole corpus of real pairs (every family, clean and each planted bug): docs/real-pairs.md
+# the whole corpus of real pairs (every family, clean and each planted bug), two cases at a time: docs/real-pairs.md
 corpus: $(STAMP)
-	$(PY) tests/real_pairs/table.py --markdown docs/real-pairs.md
+	$(PY) tests/real_pairs/table.py --jobs 2 --markdown docs/real-pairs.md
