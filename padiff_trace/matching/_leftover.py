@@ -248,10 +248,16 @@ def _patches(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 
 
 
-def partner_modules(pairs: list[tuple[str, str]]) -> dict[str, str]:
+def partner_modules(pairs: list[tuple[str, str]], across_depths: bool = False) -> dict[str, str]:
     """Modules that are one computation, A's path -> B's: modules whose tensors paired whole,
     one module to one module (``pairs``: the paired tensor names), and, upward, parents whose
-    partnered children all have their partners under one parent of the other side."""
+    partnered children all have their partners under one parent of the other side. With
+    ``across_depths``, also a parent whose partnered children have partners at other depths (a
+    branch wrapped in a Sequential of its own): the nearest common ancestor of those partners.
+    Only a pass that confirms what it pairs by the shapes of whole units asks for that (the
+    fused branches of ``_units``): a partner found so says where a block is, not that every
+    tensor left inside it has its counterpart at the same depth (a norm one library nests in its
+    attention's output module and the other keeps in the block)."""
     seen_a: dict[str, set[str]] = defaultdict(set)
     seen_b: dict[str, set[str]] = defaultdict(set)
     for na, nb in pairs:
@@ -274,6 +280,8 @@ def partner_modules(pairs: list[tuple[str, str]]) -> dict[str, str]:
         taken = set(partner.values())
         for pa, pbs in up.items():
             pb = next(iter(pbs))
+            if len(pbs) > 1 and not across_depths:
+                continue
             if len(pbs) > 1:  # the children's partners sit at other depths (a branch wrapped in a
                 # Sequential of its own on one side): their nearest common ancestor, where that
                 # holds none of them itself and is a module, not the root

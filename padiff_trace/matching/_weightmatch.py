@@ -272,7 +272,8 @@ class _Matcher:
         # first within modules the pairs so far make one computation, then block by block
         self.follow_modules()  # a paired module's buffers first: what is left in a unit is the unit's
         partners = leftover.partner_modules(whole)
-        pair_packed_units(self.live(self.a), self.live(self.b), partners, self.pair)
+        # fused branches are whole units whose shapes confirm them: their block may be found across depths
+        pair_packed_units(self.live(self.a), self.live(self.b), leftover.partner_modules(whole, across_depths=True), self.pair)
         pair_own_packs(self.live(self.a), self.live(self.b), packed_places(self.map.pairs), self.pair)
         pair_partner_packs(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_ancestor_packs(self.live(self.a), self.live(self.b), partners, self.pair)
