@@ -140,7 +140,7 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_other_quantities(table, (va, vb))
         conventions += absorb_boundaries(table, va, vb)
         absorb_uncompared_calls(table)
-        conventions += absorb_reordered(table)
+        conventions += absorb_reordered(table, va)
         absorb_unpropagated_gradients(table)
         absorb_unreached_gradients(table)
         absorb_inner_ops(table)

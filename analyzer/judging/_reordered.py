@@ -18,11 +18,14 @@ differ by their numbers, and what follows is not looked at.
 An order passes its records only on evidence that the models treat it as a layout: a call that
 received a value in that order and returned a value in the same order (*carried*: the call
 computes slice by slice), or that received one in that order and returned a value that agrees
-(*absorbed*: its weights or code undo the order), or the step's model outputs agree; and no call
-that received a value in that order returned one that differs by its numbers (a convolution
-mixing the channels of a concatenation whose parts one side put in another order: nothing
-undid the order). Without that, the records keep failing, and the first divergence is where
-the order began: a permutation nothing downstream undoes is a difference of the models' outputs. An order the
+(*absorbed*: its weights or code undo the order), or the step's model outputs agree; and no
+layer whose weights mix the ordered axis (``MIXING``: a convolution's channels, a Linear's last
+axis) received a value in that order and returned one that differs: the weights are copied as
+they are, so both sides' expect one order (a concatenation whose parts one side put in another
+order, mixed by the next convolution). An order along another axis (tokens with the class token
+first on one side and last on the other, read by an attention) is not vetoed so. Without that
+evidence, the records keep failing, and the first divergence is where the order began: a
+permutation nothing downstream undoes is a difference of the models' outputs. An order the
 models' inputs already hold is the data's (a batch shuffled by one loader), never a layout.
 """
 
@@ -35,9 +38,12 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import DamagedRecordError
+from padiff_trace.matching import canonical_type
 
+from ..alignment._calls import TraceView
 from ._pairtable import PairTable
 from ._relations import agrees, order_of, order_text
+from ._values import value_key
 
 __all__ = ["REORDERED", "absorb_reordered"]
 
@@ -50,6 +56,9 @@ _ROLES = ("model_input", "input", "output", "grad_output", "grad_input")
 # a call's output in the order of its input, at most this relative difference and this fraction of
 # the difference as it stands: the call kept the order (its own error aside)
 _CLOSER = 0.5
+# layers whose weights mix their input along one axis (canonical type -> that axis): a convolution
+# its channels, a Linear its last axis
+MIXING: dict[str, int] = {"conv1d": 1, "conv2d": 1, "conv3d": 1, "linear": -1}
 
 
 @dataclass
@@ -124,7 +133,7 @@ def _orders_of_step(t: PairTable, rows: np.ndarray) -> list[_Order]:
     return orders
 
 
-def _evidence(t: PairTable, o: _Order, outputs_agree: bool) -> str | None:
+def _evidence(t: PairTable, o: _Order, outputs_agree: bool, view: TraceView | None = None) -> str | None:
     """Why order ``o`` is a layout (a call carried or absorbed it, the model outputs agree), or None."""
     cp, is_in, is_out = t.col("cp"), t.role_mask("input"), t.role_mask("output")
     if outputs_agree:
@@ -141,16 +150,40 @@ def _evidence(t: PairTable, o: _Order, outputs_agree: bool) -> str | None:
             why = why or f"{said} received values in that order and returned values that agree"
         elif any((got := _values(t, i)) is not None and o.keeps(*got) for i in outs.tolist()):
             why = why or f"{said} received values in that order and returned values far closer to the other side's in it"
-        elif len(outs):
-            # a call handed the values in that order returned values that differ by their numbers:
-            # nothing undid the order, so it is no layout (where it began is where they differ)
+        elif len(outs) and _mixes(t, view, c, o):
+            # a layer whose weights (copied as they are) mix the ordered axis was handed the values
+            # in that order and returned values that differ: both sides' weights expect one order,
+            # so the order is no layout (where it began is where they differ)
             return None
     return why
 
 
-def absorb_reordered(t: PairTable) -> list[dict[str, Any]]:
+def _mixes(t: PairTable, view: TraceView | None, c: int, o: _Order) -> bool:
+    """Whether call pair ``c`` (A's call, or a call inside it, where ``view`` is A's trace)
+    is a layer with weights over its input's features (``MIXING``: the channels of a
+    convolution, the last axis of a Linear) that received a value of order ``o`` along that
+    axis (a unit holding the convolution: the value handed to it, handed on inside)."""
+    cp, is_in = t.col("cp"), t.role_mask("input")
+    call = t.call_pairs[c].a
+    inside = [call, *view.tree(call.step).descendants(call)] if view is not None else [call]
+    for i in o.rows:
+        if cp[i] != c or not is_in[i]:
+            continue
+        rec = t.record(i, 0)
+        key = value_key(rec)
+        for d in inside:
+            feature = MIXING.get(canonical_type(d.module_type))
+            if feature is None or not (d is call or any(value_key(r) == key for r in d.tensor_inputs())):
+                continue
+            if o.axis == (feature if feature >= 0 else len(rec.shape) + feature):
+                return True
+    return False
+
+
+def absorb_reordered(t: PairTable, view: TraceView | None = None) -> list[dict[str, Any]]:
     """Pass the failing activation records that hold the other side's values in another order
-    carried as a layout (module docstring); returns one convention entry per order passed."""
+    carried as a layout (module docstring); returns one convention entry per order passed.
+    ``view``: A's trace, to find the layer inside a unit that received the values."""
     if not len(t):
         return []
     out: list[dict[str, Any]] = []
@@ -171,7 +204,7 @@ def absorb_reordered(t: PairTable) -> list[dict[str, Any]]:
         for o in orders:
             if any(data[i] for i in o.rows):
                 continue  # the model inputs hold it: the data's order (a batch shuffled), not a layout
-            why = _evidence(t, o, outputs_agree)
+            why = _evidence(t, o, outputs_agree, view)
             if why is None:
                 continue
             first = t.record(o.origin, 0)
