@@ -1522,7 +1522,7 @@ def test_a_pointwise_convolution_holds_the_rows_of_several_linears(tmp_path: Pat
         assert located(doc) == ("gate", "mix"), text
 
 
-# ------------------------------------------------------------------ branches: fused activations, fused 1x1s, concat order
+# ------------------------------------------------------------------ incept: fused activations, fused 1x1s, concat order
 def test_a_concatenation_in_another_order_is_named_where_it_is_made(tmp_path: Path) -> None:
     """Paddle's BatchNorms apply their ReLU themselves; torch calls a ReLU module after each, and
     fuses two 1x1 convolutions into one. The last branch's BatchNorm pair differs by the ReLU
@@ -1532,9 +1532,9 @@ def test_a_concatenation_in_another_order_is_named_where_it_is_made(tmp_path: Pa
     fused 1x1's output is checked by paddle's two outputs side by side (7 = 4 + 3 channels). The
     channels in another order reach the next convolution, which mixes them: no layout, and the
     concatenating blocks are named."""
-    rc, doc, text = run(tmp_path / "clean", "branches")
+    rc, doc, text = run(tmp_path / "clean", "incept")
     assert rc == 0, text
-    rc, doc, text = run(tmp_path / "bug", "branches", bug="torch_concat_swapped")
+    rc, doc, text = run(tmp_path / "bug", "incept", bug="torch_concat_swapped")
     assert rc == 1, text
     assert located(doc) == ("block", "block"), text
     said = " ".join(findings(doc, "boundary_difference"))

@@ -284,10 +284,10 @@ def partner_modules(pairs: list[tuple[str, str]], across_depths: bool = False) -
                 continue
             if len(pbs) > 1:  # the children's partners sit at other depths (a branch wrapped in a
                 # Sequential of its own on one side): their nearest common ancestor, where that
-                # holds none of them itself and is a module, not the root
+                # holds none of them itself; neither is a root
                 pb = _common_ancestor(kids[pa])
-                if not pb or pb in kids[pa] or down[pb] - {pa}:
-                    continue
+                if not pa or not pb or pb in kids[pa] or down[pb] - {pa}:
+                    continue  # (the roots are each other's partners, and no one else's)
                 down[pb].add(pa)
             if pa not in partner and len(down[pb]) == 1 and pb not in taken:
                 partner[pa] = pb

@@ -1,67 +1,65 @@
-"""A multi-branch block (Inception-style) written PaddleClas-fashion: every convolution is a
-``ConvBN`` unit whose BatchNorm applies the ReLU itself (``nn.BatchNorm(act="relu")``); three
-branches (a 1x1; a 1x1 reduction then a 3x3; a max-pool then a 1x1 projection) concatenated on
-channels. The torch side (branches_torch.py) fuses the two 1x1 convolutions that read the block's
-input into one, calls ReLU as a module of its own after each BatchNorm, and wraps the pool branch
-one Sequential deeper.
+"""Parallel branches fused into one module, paddle side (branches_torch.py is the other): a CSP
+block with two 1x1 conv+BN branches ``conv1`` and ``conv2`` (each a ``ConvBN`` unit) whose
+outputs are concatenated into ``conv3``, against one ``cv12`` conv+BN with both branches'
+channels and a ``cv3``. The names share no word; module by module the branches are the first
+and second half of ``cv12``'s output channels (weights, BatchNorm affine and statistics).
+The statistics are set to non-trivial values, so a BatchNorm whose buffers were not carried
+across shows at once.
 
-PADIFF_BUG: torch_concat_swapped (the other side's: accepted, ignored)."""
+PADIFF_BUG (this side): paddle_branch_order -> the branches concatenated the other way round
+(``[b, a]``), in the block's own code."""
 import numpy as np
 import paddle
+import paddle.nn.functional as F
 from _common import bug, image
 from paddle import nn
 
-C = 8
+C, H = 8, 4
 
 
 class ConvBN(nn.Layer):
-    def __init__(self, cin, cout, k):
+    def __init__(self, cin, cout, k=1):
         super().__init__()
         self.conv = nn.Conv2D(cin, cout, k, padding=k // 2, bias_attr=False)
-        self.bn = nn.BatchNorm(cout, act="relu")
+        self.bn = nn.BatchNorm2D(cout)
 
     def forward(self, x):
-        return self.bn(self.conv(x))
+        return F.relu(self.bn(self.conv(x)))
 
 
-class Block(nn.Layer):
+class CSP(nn.Layer):
     def __init__(self):
         super().__init__()
-        self.one = ConvBN(C, 4, 1)
-        self.red = ConvBN(C, 3, 1)
-        self.three = ConvBN(3, 6, 3)
-        self.pool = nn.MaxPool2D(3, 1, padding=1)
-        self.proj = ConvBN(C, 2, 1)
+        self.conv1 = ConvBN(C, H)
+        self.conv2 = ConvBN(C, H)
+        self.conv3 = ConvBN(2 * H, C)
 
     def forward(self, x):
-        return paddle.concat([self.one(x), self.three(self.red(x)), self.proj(self.pool(x))], axis=1)
+        a, b = self.conv1(x), self.conv2(x)
+        return self.conv3(paddle.concat([b, a] if bug() == "paddle_branch_order" else [a, b], axis=1))
 
 
 class Net(nn.Layer):
     def __init__(self):
         super().__init__()
         self.stem = ConvBN(3, C, 3)
-        self.block = Block()
-        self.mix = nn.Conv2D(12, 4, 1)
-        self.head = nn.Linear(4, 3)
+        self.csp = CSP()
+        self.head = nn.Linear(C, 4)
 
     def forward(self, x):
-        return self.head(self.mix(self.block(self.stem(x))).mean(axis=[2, 3]))
+        h = self.csp(self.stem(x))
+        return self.head(h.mean(axis=[2, 3]))
 
 
 def model():
-    if bug() not in ("", "torch_concat_swapped"):
-        raise ValueError(f"branches paddle: unknown PADIFF_BUG {bug()!r}")
     paddle.seed(0)
     net = Net()
-    rng = np.random.default_rng(11)
-    for layer in net.sublayers():
-        if isinstance(layer, nn.BatchNorm):  # statistics of a trained model, not the identity
-            n = layer.weight.shape[0]
-            layer.weight.set_value(rng.uniform(0.6, 1.4, n).astype("float32"))
-            layer.bias.set_value(rng.normal(0.0, 0.3, n).astype("float32"))
-            layer._mean.set_value(rng.normal(0.0, 0.2, n).astype("float32"))
-            layer._variance.set_value(rng.uniform(0.5, 2.0, n).astype("float32"))
+    rng = np.random.default_rng(3)
+    for name, buf in net.named_buffers():
+        if name.endswith("_mean"):
+            buf.set_value(rng.normal(0.0, 0.2, buf.shape).astype("float32"))
+        elif name.endswith("_variance"):
+            buf.set_value(rng.uniform(0.5, 2.0, buf.shape).astype("float32"))
     return net.eval()
 
 
@@ -70,4 +68,4 @@ def inputs():
 
 
 def loss(out):
-    return out.pow(2).mean()
+    return (out * out).mean()

@@ -1,50 +1,47 @@
-"""The torch side of branches_paddle.py, torchvision-fashion: Conv2d, BatchNorm2d and ReLU modules
-in Sequentials; the 1x1 convolution of the first branch and the 3x3 branch's reduction fused into
-one (``reduce``, 7 channels: the first branch's 4, then the reduction's 3), split after it; the
-pool branch a Sequential holding the pool and a Sequential of its own.
+"""The torch side of branches_paddle.py: one ``cv12`` conv+BN with both branches' channels,
+then ``cv3``.
 
-PADIFF_BUG: torch_concat_swapped (this side: the block concatenates the 3x3 branch before the
-1x1 branch)."""
+PADIFF_BUG (this side): torch_c3_eps -> ``cv3``'s BatchNorm built with eps 1e-3 instead of 1e-5."""
 import torch
+import torch.nn.functional as F
 from _common import bug, image
 from torch import nn
 
-C = 8
+C, H = 8, 4
 
 
-def conv_bn(cin, cout, k):
-    return nn.Sequential(nn.Conv2d(cin, cout, k, padding=k // 2, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
-
-
-class Block(nn.Module):
-    def __init__(self):
+class ConvBN(nn.Module):
+    def __init__(self, cin, cout, k=1, eps=1e-5):
         super().__init__()
-        self.reduce = conv_bn(C, 7, 1)
-        self.branch3 = nn.Sequential(conv_bn(3, 6, 3))  # room for a second 3x3, as in a factorised 5x5
-        self.branch_pool = nn.Sequential(nn.MaxPool2d(3, 1, padding=1), conv_bn(C, 2, 1))
+        self.conv = nn.Conv2d(cin, cout, k, padding=k // 2, bias=False)
+        self.bn = nn.BatchNorm2d(cout, eps=eps)
 
     def forward(self, x):
-        one, red = self.reduce(x).split([4, 3], dim=1)
-        three = self.branch3(red)
-        parts = [three, one] if bug() == "torch_concat_swapped" else [one, three]
-        return torch.cat([*parts, self.branch_pool(x)], dim=1)
+        return F.relu(self.bn(self.conv(x)))
+
+
+class C3(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cv12 = ConvBN(C, 2 * H)
+        self.cv3 = ConvBN(2 * H, C, eps=1e-3 if bug() == "torch_c3_eps" else 1e-5)
+
+    def forward(self, x):
+        return self.cv3(self.cv12(x))
 
 
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.stem = conv_bn(3, C, 3)
-        self.block = Block()
-        self.mix = nn.Conv2d(12, 4, 1)
-        self.head = nn.Linear(4, 3)
+        self.stem = ConvBN(3, C, 3)
+        self.c3 = C3()
+        self.fc = nn.Linear(C, 4)
 
     def forward(self, x):
-        return self.head(self.mix(self.block(self.stem(x))).mean(dim=(2, 3)))
+        return self.fc(self.c3(self.stem(x)).mean(dim=(2, 3)))
 
 
 def model():
-    if bug() not in ("", "torch_concat_swapped"):
-        raise ValueError(f"branches torch: unknown PADIFF_BUG {bug()!r}")
     torch.manual_seed(0)
     return Net().eval()
 
@@ -54,4 +51,4 @@ def inputs():
 
 
 def loss(out):
-    return out.pow(2).mean()
+    return (out * out).mean()
