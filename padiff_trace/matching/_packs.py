@@ -123,12 +123,13 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     rest = xshape[:axis] + xshape[axis + 1 :]
     size = {id(y): kind(y)[1][axis] for y in live if len(kind(y)[1]) > axis}
     # a pointwise convolution is taken as a Linear where it is the one holding the others (one
-    # fused 1x1 convolution for several Linears), never as a part: a head's 1x1 convolutions,
-    # without block indices to place them, are no attention's output projection
+    # fused 1x1 convolution for several Linears), never as a part of a Linear: a head's 1x1
+    # convolutions, without block indices to place them, are no attention's output projection
+    # (convolutions of one type pack each other as before)
     cand = [
         y for y in live
         if kind(y)[0] == xtype and y.local == x.local and _placed(x, y, place)
-        and kind(y)[0] == y.ctype
+        and (y.ctype == x.ctype or kind(y)[0] == y.ctype)
         and len(kind(y)[1]) == len(xshape)
         and kind(y)[1][:axis] + kind(y)[1][axis + 1 :] == rest and size[id(y)] < xshape[axis]
     ]
