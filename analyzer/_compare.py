@@ -23,7 +23,7 @@ from .alignment._plan import plan
 from .alignment._records import RecordLike
 from .alignment._traces import align_by_weights, as_mapping
 from .alignment._weights import pair_by_map, trace_weight_map
-from .judging._absorbed import absorb_inner_ops, absorb_moved, absorb_same_values, absorb_unused_inputs
+from .judging._absorbed import absorb_inner_ops, absorb_moved, absorb_unused_inputs
 from .judging._boundary import absorb_boundaries, absorb_checked_inside
 from .judging._carried import absorb_carried_rounding, absorb_training_drift
 from .judging._conventions import apply_conventions
@@ -115,7 +115,6 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         # agreeing says nothing about the inputs it computed itself (recorded, not used)
         absorb_unused_inputs(table)
         absorb_representations(table)
-    absorb_same_values(table)  # one value compared twice (a container and its last child): one verdict
     conventions = apply_conventions(table, va, vb)
     offsets = offset_note(wm)  # norm scales one side keeps as the other's plus one (``matching._offsets``)
     if offsets:
@@ -145,7 +144,6 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         absorb_unpropagated_gradients(table)
         absorb_unreached_gradients(table)
         absorb_inner_ops(table)
-        absorb_same_values(table)  # again: a value passed above by a rule is the same value wherever compared
         since = _optimizer_differs_from(optimizer)
         if since is not None:
             flag_hidden_updates(table, va, vb, since)

@@ -13,11 +13,6 @@ elsewhere).
   side of it. Where the moved pair agrees, a record of the enclosing pair that holds one of the
   moved layer's values on each side (A's block output is its GELU's output, B's block output
   that GELU's input) passes: the values were compared across the moved layer.
-* **One value, one verdict.** A container returns its last child's output: the same two values
-  (each side's by its identity in its trace) compared twice, once as the child's pair and once
-  as the container's, each against a noise floor of its own. Where one of them agrees, the
-  other does: a forward record holding, on both sides, the values of an agreeing pair of the
-  step passes with it.
 * **Operations ordered another way.** Op-level pairs (``--ops``) inside a module call whose
   outputs all agree did not let the difference leave the module.
 
@@ -34,7 +29,7 @@ import numpy as np
 from ._pairtable import PairTable
 from ._values import value_key
 
-__all__ = ["absorb_inner_ops", "absorb_moved", "absorb_same_values", "absorb_unused_inputs"]
+__all__ = ["absorb_inner_ops", "absorb_moved", "absorb_unused_inputs"]
 
 
 def absorb_unused_inputs(t: PairTable) -> None:
@@ -130,23 +125,3 @@ def absorb_inner_ops(t: PairTable) -> int:
             n += 1
     return n
 
-
-def absorb_same_values(t: PairTable) -> int:
-    """Failing forward records whose two values are, side by side, those of an agreeing
-    forward record of the same step pass (see the module docstring). Returns how many."""
-    if not len(t):
-        return 0
-    fwd = t.role_mask("input", "output", "model_input")
-    step = t.col("step")
-    agreeing: set[tuple[Any, ...]] = set()
-    for i in np.flatnonzero(fwd & t.passed & t.measured).tolist():
-        ka, kb = value_key(t.record(i, 0)), value_key(t.record(i, 1))
-        if ka is not None and kb is not None:
-            agreeing.add((int(step[i]), ka, kb))
-    n = 0
-    for i in np.flatnonzero(fwd & ~t.passed & t.measured).tolist():
-        ka, kb = value_key(t.record(i, 0)), value_key(t.record(i, 1))
-        if ka is not None and kb is not None and (int(step[i]), ka, kb) in agreeing:
-            t.set_verdict(i, True, f"the same values as a pair of this step that agrees ({t.reasons.get(i, '')})")
-            n += 1
-    return n
