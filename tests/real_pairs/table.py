@@ -1974,7 +1974,8 @@ the float64 recording stops there with exit 2 and its one line, naming the file 
 How this session's table was made: the traces of earlier sessions did not survive the move to a
 new machine, so the corpus was recorded again: 150 families (584 cases, set 34 among them) with
 this session's code, two cases at a time (`table.py --jobs 2`, new this session), then compared
-again with the final code (30c44e4; `compare` only); the other 422 cases are session 40's rows.
+again with the final code (510ec37; `compare` only, every verdict as at 6321cba); the other 422
+cases are session 40's rows.
 Of the 556 cases run again that session 40's table holds, 552 are as they were and 4 are better
 (SKNet's clean twin and three bugs); none is worse. The weight maps of the 150 families' clean
 traces are the same under the session-start and the final matcher except Inception's (the
