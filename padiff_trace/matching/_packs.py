@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from ._knowledge import PACK_AXIS
-from ._leftover import partner_modules
+from ._partners import partner_modules
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor, block_pattern, fused_roles, path_words, roles_named, roles_of
 from ._weighttensors import role_names as _role_names

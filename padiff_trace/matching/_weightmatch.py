@@ -49,6 +49,7 @@ from ._match import group_key
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
 from ._packs import packed_run, partner_place, regrouped, repeat_place
+from ._partners import partner_modules, partner_scopes
 from ._pins import apply_pins
 from ._roles import pair_same_roles
 from ._stacks import stacked_groups
@@ -271,9 +272,9 @@ class _Matcher:
         whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
         # first within modules the pairs so far make one computation, then block by block
         self.follow_modules()  # a paired module's buffers first: what is left in a unit is the unit's
-        partners = leftover.partner_modules(whole)
+        partners = partner_modules(whole)
         # fused branches are whole units whose shapes confirm them: their block may be found across depths
-        pair_packed_units(self.live(self.a), self.live(self.b), leftover.partner_modules(whole, across_depths=True), self.pair)
+        pair_packed_units(self.live(self.a), self.live(self.b), partner_modules(whole, across_depths=True), self.pair)
         pair_own_packs(self.live(self.a), self.live(self.b), packed_places(self.map.pairs), self.pair)
         pair_partner_packs(self.live(self.a), self.live(self.b), partners, self.pair)
         pair_ancestor_packs(self.live(self.a), self.live(self.b), partners, self.pair)
@@ -283,7 +284,7 @@ class _Matcher:
         self.map.pairs = [dataclasses.replace(p, a_axes=moved[p.a]) if p.a in moved and p.a_part is not None else
                           dataclasses.replace(p, b_axes=moved[p.b]) if p.b in moved and p.b_part is not None else p
                           for p in self.map.pairs]  # said in the map: a mapping file written from it pairs them alike
-        for place in (leftover.partner_scopes(whole), None):
+        for place in (partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
                            [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
         # the i-th copy of a repeated module is the i-th where the sides count their copies at
@@ -293,7 +294,7 @@ class _Matcher:
         def block(x: _T, y: _T) -> bool:
             return x.key == y.key or bool(repeats(x, y))
 
-        for place in (leftover.partner_scopes(whole), None):  # then the last ones standing in their place, any layout
+        for place in (partner_scopes(whole), None):  # then the last ones standing in their place, any layout
             leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place or block)
             leftover.pair_last_packed(self.live(self.a), self.live(self.b), self._pair_marked, place, self._turn)
             leftover.pair_shared(self.a, self.b, self._partner, self.pair, place)
