@@ -50,6 +50,7 @@ from .reporting._pairings import (
     part_alternatives,
 )
 from .reporting._report import SCHEMA_VERSION, Report
+from .reporting._reshapes import reshape_alternatives
 from .reporting._subpixel import subpixel_alternatives
 from .reporting._text import alignment_text
 
@@ -101,6 +102,7 @@ __all__ = [
     "subpixel_alternatives",
     "patch_alternatives",
     "square_alternatives",
+    "reshape_alternatives",
     "single_step_plan",
     "weight_map",
     "write_html",

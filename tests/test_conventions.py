@@ -1539,3 +1539,51 @@ def test_a_concatenation_in_another_order_is_named_where_it_is_made(tmp_path: Pa
     assert located(doc) == ("block", "block"), text
     said = " ".join(findings(doc, "boundary_difference"))
     assert "applies it next, and its output agrees" in said, said
+
+
+# ------------------------------------------------------------------ loopdec: a loop drawn at another level
+def test_a_decoder_looping_itself_against_a_step_module_called_per_step(tmp_path: Path) -> None:
+    """Paddle's encoder is two one-direction GRUs named ``fwd`` and ``bwd``; torch's is one
+    bidirectional GRU: ``bwd``'s tensors are the ``_reverse`` ones. Paddle's decoder is one call
+    that embeds every target token at once and loops with a hand-written cell; torch calls a step
+    module once per token, whose GRU returns ``[1, b, h]`` twice where the cell returns ``[b, h]``.
+    The decoder's one call is no pair of the step's first (the calls inside pair one by one), the
+    cell's output pairs with the GRU's first output, and the clean twin agrees. A bug in the cell
+    is named at the cell and the GRU; one in the step's own code at the step."""
+    rc, doc, text = run(tmp_path / "clean", "loopdec")
+    assert rc == 0, text
+    wm = weight_map(tmp_path / "clean")
+    got = {w["paddle"]: w["torch"] for w in wm["weights"]}
+    assert got["bwd.weight_hh_l0"] == "encoder.weight_hh_l0_reverse", wm
+    assert got["fwd.weight_hh_l0"] == "encoder.weight_hh_l0", wm
+    assert got["decoder.cell.hid.weight"] == "step.rnn.weight_hh_l0", wm
+    calls = {(x["a"], x["b"]) for x in doc["alignment"]}
+    assert ("decoder.cell#3", "step.rnn#3") in calls and not any(a == "decoder#0" for a, _ in calls), calls
+    outs = [p for p in doc["pairs"] if p["role"] == "output" and p["a"]["module"] == "decoder.cell"]
+    assert len(outs) == 4 and all(p["passed"] and p["b"]["position"] == "out[0]" for p in outs), outs
+    rc, doc, text = run(tmp_path / "cell", "loopdec", bug="paddle_update_flipped")
+    assert rc == 1, text
+    assert located(doc) == ("decoder.cell", "step.rnn"), text
+    rc, doc, text = run(tmp_path / "step", "loopdec", bug="torch_hidden_twice")
+    assert rc == 1, text
+    assert located(doc)[1] == "step", text
+
+
+# ------------------------------------------------------------------ grouplin: a block-diagonal Linear, square groups
+def test_a_block_diagonal_linear_is_a_grouped_pointwise_conv_in_the_order_the_values_confirm(tmp_path: Path) -> None:
+    """Paddle's gate layers are a class of its own holding ``[groups, in, out]`` (each group's
+    ``x_g @ W_g``); torch's are grouped 1x1 convolutions ``[groups * out, in, 1, 1]``. With as
+    many inputs as outputs per group, the group's matrix read as it stands and transposed both
+    fit the shapes: the weight map takes the one crossing fewer axes, the gate differs, and ``run``
+    records B again with the other order, which a call of the gate confirms; the clean twin
+    agrees and says so. A bug on either side is still named at the gate."""
+    rc, doc, text = run(tmp_path / "clean", "grouplin")
+    assert rc == 0, text
+    (kept,) = [c for c in findings(doc, "convention") if "recorded values" in c]
+    assert "GroupLinear.weight read in the axis order [0, 2, 1]" in kept, kept
+    ws = [w for w in doc["weights"] if w["a"]["module"].startswith("gate.fc") and w["a"]["position"] == "weight"]
+    assert len(ws) == 2 and all(w["passed"] for w in ws), ws
+    for bug in ("paddle_gate_bias_twice", "torch_groups_merged"):
+        rc, doc, text = run(tmp_path / bug, "grouplin", bug=bug)
+        assert rc == 1, text
+        assert located(doc) == ("gate", "gate"), text

@@ -1100,3 +1100,61 @@ def test_a_layers_place_in_a_pipeline_is_no_block_index_and_a_type_word_tells_no
     got = pairs(match_weights(a, b))
     assert got["proj_norm.weight"] == "stem.1.weight" and got["head.1.weight"] == "ln_head.weight", got
     assert got["proj_norm.bias"] == "stem.1.bias" and got["head.1.bias"] == "ln_head.bias", got
+
+
+def test_the_last_table_left_keeps_axes_of_equal_size_in_order_when_its_other_axes_move() -> None:
+    """A relative-position table ``[15, 15, k, u]`` under one name against ``[k, u, 15, 15]``
+    under another, the last trainable tensors of their classes: two reorderings fit (the two
+    15s swapped or not); the one that keeps them in order is the layout, the other a bug. A
+    square matrix still pairs only as it stands (nothing else moves)."""
+    a = WeightSide("paddle", (t("blk.lam.rel_pos_emb", "LambdaLayer", (15, 15, 8, 2)), t("blk.lam.q", "LambdaLayer", (16,)),
+                              t("blk.mix.w", "Mixer", (8, 8))), PD)
+    b = WeightSide("torch", (t("stage.lam.rel_emb", "LambdaConv", (8, 2, 15, 15)), t("stage.lam.q", "LambdaConv", (16,)),
+                             t("stage.blend.w", "Blender", (8, 8))), TD)
+    wm = match_weights(a, b)
+    got = {p.a: p for p in wm.pairs}
+    assert got["blk.lam.rel_pos_emb"].b == "stage.lam.rel_emb" and wm.ok, wm.summary_lines()
+    assert got["blk.lam.rel_pos_emb"].relative_perm == (2, 3, 0, 1)
+    assert got["blk.mix.w"].b == "stage.blend.w" and got["blk.mix.w"].relative_perm is None
+
+
+def test_a_one_direction_rnn_named_backward_holds_the_bidirectional_layers_reverse_tensors() -> None:
+    """Two one-direction GRUs ``fwd_gru`` and ``bwd_gru`` against one bidirectional GRU, and a
+    hand-written decoder cell (two Linears) against a decoder GRU whose recurrent weight has the
+    encoder's shape: ``bwd_gru``'s ``weight_hh_l0`` is the ``_reverse`` one, never the
+    decoder's."""
+    gru = {"GRU": ["torch.nn.modules.rnn.GRU", "torch.nn.modules.module.Module"]}
+
+    def rnn(prefix: str, suffix: str = "") -> list[TensorInfo]:
+        return [t(f"{prefix}.{k}_l0{suffix}", "GRU", s) for k, s in
+                (("weight_ih", (48, 12)), ("weight_hh", (48, 16)), ("bias_ih", (48,)), ("bias_hh", (48,)))]
+
+    cell = (*paddle_linear("decoder.cell.inp", 44, 48), *paddle_linear("decoder.cell.hid", 16, 48))
+    decoder = [t(f"decoder.rnn.{k}_l0", "GRU", s) for k, s in
+               (("weight_ih", (48, 44)), ("weight_hh", (48, 16)), ("bias_ih", (48,)), ("bias_hh", (48,)))]
+    a = WeightSide("paddle", (*rnn("encoder.fwd_gru"), *rnn("encoder.bwd_gru"), *cell), PD)
+    b = WeightSide("torch", (*rnn("encoder.rnn"), *rnn("encoder.rnn", "_reverse"), *decoder), {**TD, **gru})
+    wm = match_weights(a, b)
+    got = {p.a: p.b for p in wm.pairs}
+    assert got["encoder.bwd_gru.weight_hh_l0"] == "encoder.rnn.weight_hh_l0_reverse", got
+    assert got["encoder.fwd_gru.weight_hh_l0"] == "encoder.rnn.weight_hh_l0", got
+    assert "decoder.rnn.weight_hh_l0" not in got.values(), got
+
+
+def test_a_blocks_shortcut_is_the_other_sides_downsample_whatever_the_registration_order() -> None:
+    """A bottleneck's expanding 1x1 convolution and its shortcut's have one shape (its input as
+    wide as its middle). Torch registers
+    ``downsample`` first, paddle ``shortcut`` last; the names ``conv3`` say nothing (a type word
+    and a number), but ``shortcut`` and ``downsample`` name one role, wherever in the path they
+    stand (here the unit around the convolution)."""
+    conv = {"Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"]}
+    a = WeightSide("paddle", (t("blocks.0.conv1.conv.weight", "Conv2D", (8, 8, 1, 1)),
+                              t("blocks.0.conv3.conv.weight", "Conv2D", (32, 8, 1, 1)),
+                              t("blocks.0.shortcut.conv.weight", "Conv2D", (32, 8, 1, 1))), PD)
+    b = WeightSide("torch", (t("layers.0.downsample.0.weight", "Conv2d", (32, 8, 1, 1)),
+                             t("layers.0.conv1.weight", "Conv2d", (8, 8, 1, 1)),
+                             t("layers.0.conv3.weight", "Conv2d", (32, 8, 1, 1))), {**TD, **conv})
+    wm = match_weights(a, b)
+    got = {p.a: p.b for p in wm.pairs}
+    assert got["blocks.0.shortcut.conv.weight"] == "layers.0.downsample.0.weight", got
+    assert got["blocks.0.conv3.conv.weight"] == "layers.0.conv3.weight", got

@@ -121,7 +121,7 @@ def align_views(
     ta, tb = a.tree(step_a), b.tree(step_b)
     resolved = resolve(sided, _modules(a), _modules(b)) if sided is not None else []
     anchored = _wrapped(_anchor_pairs(anchors, resolved), a, b, ca, cb, frozenset(parts))
-    pins = _pins(ca, cb, resolved, anchored)
+    pins = _nested(_pins(ca, cb, resolved, anchored), a, b, ta, tb)
     if ta.roots and tb.roots and ta.roots[0].id not in pins and tb.roots[0].id not in {p.b.id for p in pins.values()}:
         pins[ta.roots[0].id] = _Pin(tb.roots[0], "root")
     hidden_a, hidden_b = _hidden(pins, a.by_id, ta, tb)
@@ -264,6 +264,37 @@ def _pins(
     return pins
 
 
+def _nested(pins: dict[int, _Pin], a: TraceView, b: TraceView, ta: CallTree, tb: CallTree) -> dict[int, _Pin]:
+    """``pins`` without the anchored pairs whose contents pair elsewhere: a module one side calls
+    once around a loop (a decoder running every time step) against its partner the other side
+    calls once per step (the loop drawn one level up). Its n-th call against the partner's n-th
+    is no pair when calls inside it are pinned to calls inside another call of the partner
+    module, or when it takes inputs of other sizes (all time steps' tokens against one step's);
+    the calls inside still pair one by one."""
+    count_a = Counter(c.module for c in a.calls.get(first_step(a), []))
+    count_b = Counter(c.module for c in b.calls.get(first_step(b), []))
+    drop = set()
+    for i, p in pins.items():
+        x = a.by_id[i]
+        if p.how != "anchor" or count_a[x.module] == count_b[p.b.module]:
+            continue
+        inside_y = {c.id for c in tb.descendants(p.b)}
+        others = {c.id for y in b.calls.get(p.b.step, []) if y.module == p.b.module and y.id != p.b.id
+                  for c in tb.descendants(y)}
+        elsewhere = any(pins[c.id].b.id in others and pins[c.id].b.id not in inside_y
+                        for c in ta.descendants(x) if c.id in pins)
+        if elsewhere or _sizes_in(x) != _sizes_in(p.b):
+            logger.info("%s is not paired with %s: %s (a loop drawn at another level)", x.label, p.b.label,
+                        f"calls inside it pair with calls inside other calls of {p.b.module or '<root>'}" if elsewhere
+                        else f"called {count_a[x.module]} and {count_b[p.b.module]} times, on inputs of other sizes")
+            drop.add(i)
+    return {i: p for i, p in pins.items() if i not in drop}
+
+
+def _sizes_in(c: Call) -> tuple[int, ...]:
+    return tuple(math.prod(getattr(r, "shape", ())) for r in c.tensor_inputs())
+
+
 def _hidden(pins: dict[int, _Pin], by_id_a: abc.Mapping[int, Call], ta: CallTree, tb: CallTree) -> tuple[set[int], set[int]]:
     """Ids of the calls inside black-box pins, on each side."""
     hidden_a: set[int] = set()
@@ -349,6 +380,16 @@ def pair_leaves(
                 if x.shape:
                     start = k + 1
                 break
+        else:  # no leaf of its shape: the first positional one of its shape but for axes of size 1 (a
+            # GRU run one step returns ``[1, b, h]`` twice where a cell returns ``[b, h]``); named
+            # ones pair by name, or as the one left on each side
+            for k in range(start, len(tb)):
+                if (k not in used and x.shape and not _named(x.position) and not _named(tb[k].position)
+                        and _squeezed(tb[k].shape) == _squeezed(x.shape) != ()):
+                    out.append((x, tb[k], None))
+                    used.add(k)
+                    start = k + 1
+                    break
     paired_a = {id(x) for x, _, _ in out}
     left_a = [x for x in ta if id(x) not in paired_a]
     left_b = [y for k, y in enumerate(tb) if k not in used]
@@ -364,6 +405,10 @@ def pair_leaves(
         out.append((left_a[0], left_b[0], None))
         return out, [], []
     return out, left_a, left_b
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
 
 
 def _reordered(ta: list[Record], tb: list[Record], perm: tuple[int, ...] | None) -> bool:

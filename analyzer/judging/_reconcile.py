@@ -144,8 +144,9 @@ def head_split(item: PlanItem) -> Reconciled | None:
         # a weight paired by the map, with axes of size one elsewhere (one item of a stack ``[1, d]``
         # against a Linear's ``[d, 1]``): the same elements in the same order
         return Reconciled(a, b, item.perm, f"compared reshaped, axes of size one aside {_shapes(item)}")
-    if a.numel != b.numel or not same_order_reshape(shape, tuple(b.shape)):
-        return None
+    if a.numel != b.numel or not (same_order_reshape(shape, tuple(b.shape))
+                                  or same_order_reshape(squeezed(shape), squeezed(tuple(b.shape)))):
+        return None  # (axes of size one move no element: [g, o, i] against a grouped 1x1 conv's [g * o, i, 1, 1])
     return Reconciled(a, b, item.perm, f"compared reshaped, a head split or merge {_shapes(item)}")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._dtypes import UNCAPTURED, decode, dtype_name, is_number, storage_dtype, to_float64, to_storage
 from ._layout import (
     axes_between,
+    axes_candidates,
     blocks_in_order,
     inversions,
     newest_axis,
@@ -27,6 +28,7 @@ from ._stats import CHUNK_ELEMS, copy_with_stats, stats_tuple
 __all__ = [
     "Recent",
     "axes_between",
+    "axes_candidates",
     "inversions",
     "is_number",
     "newest_axis",

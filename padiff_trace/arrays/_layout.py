@@ -72,7 +72,7 @@ def axes_candidates(a: tuple[int, ...], b: tuple[int, ...]) -> list[tuple[int, .
         moved = tuple(k for k in q if a[k] != 1)  # reorderings of size-one axes move no element
         if squeezed(s) == squeezed(b):
             exact.setdefault(moved, q)
-        elif same_order_reshape(s, b):
+        elif same_order_reshape(squeezed(s), squeezed(b)):  # axes of size one move no element
             reshaped.setdefault(moved, q)
     if reshaped and not exact:  # the reorderings that cut the fewest axes in pieces ([in, C*k*k]: one)
         fewest = min(_cut(s, b) for s in ({tuple(a[k] for k in q) for q in reshaped.values()}))

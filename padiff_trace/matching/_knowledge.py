@@ -359,6 +359,8 @@ ROLE_SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"gate_proj", "w1", "wi_0", "gate"}),
     frozenset({"up_proj", "w3", "wi_1", "up"}),
     frozenset({"down_proj", "w2", "down"}),
+    # a residual block's projection of its input (ResNet's ``downsample``, PaddleClas' ``short``)
+    frozenset({"downsample", "shortcut", "short", "skip_proj", "proj_shortcut"}),
 )
 
 # The roles one fused projection holds, each named by one of its ROLE_SYNONYMS: attention's

@@ -7,7 +7,7 @@ import logging
 import math
 from collections.abc import Callable
 
-from ..arrays._layout import axes_between, concat_axis, merge_order, squeezed
+from ..arrays._layout import axes_between, concat_axis, merge_order, squeezed, stable_permutation
 from ._knowledge import LOOKUP_TABLES
 from ._weighttensors import MTensor, assign, distinguishing_words, groups, word_set
 
@@ -116,7 +116,8 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
     an embedding table ``[V, C]`` against a pointwise convolution
     ``[C, V, 1]`` fed one-hot tokens, a Linear ``[in, C*k*k]`` against a transposed
     convolution ``[in, C, k, k]`` fed a 1x1 input, a user class's ``[n, m, p]`` against
-    ``[m, n, p]``. Nothing else left on either side there could be its partner; the values of
+    ``[m, n, p]``; where axes of equal size make several fit, the one that keeps them in order
+    (``stable_permutation``). Nothing else left on either side there could be its partner; the values of
     the run then confirm it or not. ``same_place`` as for ``pair_left_over``."""
     place = same_place or (lambda x, y: x.key == y.key)
 
@@ -126,7 +127,10 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
     def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
         if not (left(x) and left(y) and place(x, y)) or math.prod(x.cshape) != math.prod(y.cshape):
             return None
-        return merge_order(x.cshape, y.cshape)
+        # several reorderings: the one that keeps axes of equal size in their order, where the
+        # other axes say a reordering is needed (a table [15, 15, k, u] against [k, u, 15, 15])
+        q = merge_order(x.cshape, y.cshape)
+        return q if q is not None else stable_permutation(x.cshape, y.cshape)
 
     progress = True
     while progress:

@@ -50,7 +50,7 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
             _reorder(t, axes, p.source)
             reordered[t.info.name] = axes
         sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
-        if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(sa, sb):
+        if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(squeezed(sa), squeezed(sb)):
             pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
             wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes, offset=p.offset)
             continue

@@ -98,6 +98,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
     types = {t.module: t.module_type for t in side.tensors}
     held = {(t.module, t.local) for t in side.tensors}
     positions = _positions(types)
+    bidirectional = {t.module for t in side.tensors if t.local.endswith("_reverse")}
     out = []
     for i, t in enumerate(side.tensors):
         owner = t.module[: -len(PARAMETRIZED_UNDER)] if t.module.endswith(PARAMETRIZED_UNDER) else ""
@@ -121,7 +122,11 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         m = indexed.match(local) if indexed is not None else None
         sub: tuple[int, ...] = ()
         if m is not None:  # layer k of a multi-layer RNN: a block index, as rnns.{k} would be
-            local, sub = m["local"] + (m["direction"] or ""), (int(m["layer"]),)
+            # one direction of its own (no ``_reverse`` tensor beside it) runs backward where its
+            # path says so, as a cell's does: ``bwd_gru.weight_ih_l0`` is ``weight_ih_l0_reverse``
+            backward = t.module not in bidirectional and bool(_tokens(t.module) & BACKWARD_WORDS)
+            local = m["local"] + (m["direction"] or ("_reverse" if backward else ""))
+            sub = (int(m["layer"]),)
             key = (*key, *sub)
         role = PACKED_ROLES.get((ctype, local))
         perm = res.layout(t.module_type, t.local) or side.layouts.get(layout_key(t.module_type, t.local))
@@ -322,9 +327,16 @@ def _type_words(ctype: str) -> frozenset[str]:
 
 def _named_words(t: MTensor) -> frozenset[str]:
     """The words of ``t``'s module path, less those of its own name that only say its type
-    (``fuse_bn``: fuse; a parent's name keeps every word: ``conv.pointwise1`` keeps conv)."""
+    (``fuse_bn``: fuse; a parent's name keeps every word: ``conv.pointwise1`` keeps conv), a role's
+    synonyms as one word."""
     parent, _, leaf = t.module.rpartition(".")
-    return _tokens(parent) | (_tokens(leaf) - _type_words(t.ctype))
+    return _roles(_tokens(parent)) | _roles(_tokens(leaf) - _type_words(t.ctype))
+
+
+def _roles(words: frozenset[str]) -> frozenset[str]:
+    """``words`` with each one a ``ROLE_SYNONYMS`` group holds as that group's role (a block's
+    ``shortcut`` and ``downsample`` are one word then, wherever in the path they stand)."""
+    return frozenset(f"<role {_SYN[w]}>" if w in _SYN else w for w in words)
 
 
 def _tokens(path: str) -> frozenset[str]:

@@ -216,7 +216,15 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # CoAtNet (MBConv, a 2-D relative bias table), N-BEATS (basis buffers, a packed
                       # theta); a masked LM with NAdam and a tied decoder, EWC with Rprop
                       "port_inception", "port_gru_nmt", "port_coatnet", "port_nbeats",
-                      "port_mlm_nadam_train", "port_ewc_rprop_train"})
+                      "port_mlm_nadam_train", "port_ewc_rprop_train",
+                      # set 35 (NOTES-set35-h91..h93): ResNeSt (split attention as grouped Linears
+                      # against grouped 1x1 convolutions, an rSoftMax module), an LSTM speech encoder
+                      # (a hand-written cell with TF gate order against nn.LSTM(proj_size)), involution
+                      # (kernels generated per pixel, unfold against shifted slices), a LambdaNetwork
+                      # (content and position lambdas); Dice + CE with AdamW groups and a polynomial
+                      # schedule, Huber with centered RMSprop (epsilon inside against outside the root)
+                      "port_resnest", "port_lstmp_asr", "port_involution", "port_lambda_net",
+                      "port_dice_poly_train", "port_huber_rmsprop_train"})
 
 
 @dataclass(frozen=True)
