@@ -1587,3 +1587,24 @@ def test_a_block_diagonal_linear_is_a_grouped_pointwise_conv_in_the_order_the_va
         rc, doc, text = run(tmp_path / bug, "grouplin", bug=bug)
         assert rc == 1, text
         assert located(doc) == ("gate", "gate"), text
+
+
+# ------------------------------------------------------------------ tfcell: a port's own LSTM cell in TF gate order
+def test_a_cell_in_another_gate_order_against_a_whole_sequence_lstm_is_settled_after_the_first_pairing(tmp_path: Path) -> None:
+    """Paddle's LSTM is a cell of its own (input and recurrent Linears holding the gates i, j, f, o,
+    TensorFlow's order) called once per step inside a module that loops; torch's is one
+    ``nn.LSTM`` call (i, f, g, o). No call of the cell pairs with the LSTM's, so the values judge
+    the whole run: each other gate order is recorded, and the one under which everything agrees
+    is kept. A grouped feature gate before it (square groups, as in grouplin) diverges first;
+    ``run`` settles it, then the gate order in a second round. A bug in the cell leaves no order
+    that agrees: the run stays diverged at the loop and the LSTM."""
+    rc, doc, text = run(tmp_path / "clean", "tfcell")
+    assert rc == 0, text
+    kept = " ".join(c for c in findings(doc, "convention") if "recorded values" in c)
+    assert "GroupLinear.weight read in the axis order [0, 2, 1]" in kept and "4 gates of encoder.lstm in the order [0, 2, 1, 3]" in kept, kept
+    rc, doc, text = run(tmp_path / "cell", "tfcell", bug="paddle_forget_bias")
+    assert rc == 1, text
+    assert located(doc) == ("encoder.rnn", "encoder.lstm"), text
+    rc, doc, text = run(tmp_path / "state", "tfcell", bug="torch_last_state")
+    assert rc == 1, text
+    assert located(doc)[1] == "encoder", text

@@ -21,8 +21,9 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from padiff_trace.matching import module_pattern
+from padiff_trace.matching import RNN_CELL_LAYERS, RNN_GATE_LOCALS, RNN_GATES, canonical_type, module_pattern
 
+from ._layouts import _types
 from ._pairings import Alternative, _parent, _pattern, _shapes
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def gate_alternatives(report: Report) -> list[Alternative]:
     # a recurrent cell: one module called again in the step (each time step); a layer called once
     # (an attention's fused q|k|v, a GLU) is left to the pairings of packed parts
     if not module or not widths or len(calls) < 2:
-        return []
+        return _layer_gates(report)
     shapes = _shapes(report.a)
 
     def canon(p: WeightPair) -> tuple[int, ...]:
@@ -97,4 +98,43 @@ def gate_alternatives(report: Report) -> list[Alternative]:
                 out.append(Alternative(doc, f"{shown} as {k} gates in the order {list(order)}", _pattern(module)))
         if out:
             return out  # the most gates that fit
+    return out or _layer_gates(report)
+
+
+def _gates_of(module_type: str) -> int | None:
+    ctype = canonical_type(module_type)
+    return RNN_GATES.get(RNN_CELL_LAYERS.get(ctype, ctype))
+
+
+def _layer_gates(report: Report) -> list[Alternative]:
+    """Where the first divergence names a recurrent layer of a known class on one side (torch's
+    ``nn.LSTM`` run over the whole sequence) and the other side's weights paired with its tensors
+    belong to modules of no recurrent class (a port's own cell, called once per step inside a
+    module that loops): those weights as the layer's gates (``RNN_GATES``) in every other order.
+    No call of the cell pairs with the layer's one call, so only a run that then agrees
+    throughout keeps such an order (``try_pairings``)."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or wm is None or d.located is None:
+        return []
+    ka, _ = wm.side_keys()
+    types = (_types(report.a), _types(report.b))
+    entries = wm.to_json()["weights"]
+    out: list[Alternative] = []
+    for side, call in enumerate((d.located.a.call, d.located.b.call)):
+        k = _gates_of(call.module_type)
+        if k is None:
+            continue
+        names = sorted(p.a for p in wm.pairs if p.transfer and p.a_blocks is None and p.a_part is None and p.b_part is None
+                       and _parent((p.a, p.b)[side]) == call.module
+                       and (p.a, p.b)[side].rpartition(".")[2].startswith(RNN_GATE_LOCALS)
+                       and _gates_of(types[1 - side].get((p.b, p.a)[side], "")) is None)
+        if not names:
+            continue
+        mine = [e for e in entries if e.get(ka) in names]
+        shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+        for order in _orders(k):
+            said = f"{shown} as the {k} gates of {call.module} in the order {list(order)}"
+            doc = {"version": 1, "weights": [{**e, f"{ka}_blocks": list(order)} for e in mine],
+                   "note": f"written by padiff-trace run: {said}"}
+            out.append(Alternative(doc, said, _pattern(d.located.a.call.module), whole_only=True))
     return out

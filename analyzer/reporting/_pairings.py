@@ -51,6 +51,9 @@ class Alternative:
     # parts whose names say no order (``fc_gate``, ``fc_value``: words, not a number): a part's call
     # agrees under either order, so its agreeing does not stop the try
     orderless: bool = False
+    # no call of either side pairs with the holder's (a cell looping per step against one layer
+    # call): tried whatever the holder's calls say, kept only where the whole run then agrees
+    whole_only: bool = False
 
 
 _DIGITS = re.compile(r"\d+")

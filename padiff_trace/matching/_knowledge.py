@@ -52,6 +52,8 @@ __all__ = [
     "RNN_CELL_LAYERS",
     "AFFINE_ALIASES",
     "BACKWARD_WORDS",
+    "RNN_GATES",
+    "RNN_GATE_LOCALS",
     "QKV_PACKING",
     "RANDOM_LAYERS",
     "ROLE_SYNONYMS",
@@ -239,6 +241,14 @@ LAYER_INDEXED_LOCALS: dict[str, str] = dict.fromkeys(
 # backward when a word of its module path says so (``BACKWARD_WORDS``: ``bw_cell``, ``cell_bw``).
 RNN_CELL_LAYERS: dict[str, str] = {"grucell": "gru", "lstmcell": "lstm", "rnncell": "rnn"}
 BACKWARD_WORDS: frozenset[str] = frozenset({"bw", "bwd", "backward", "reverse", "reversed", "rev"})
+
+# The gates a recurrent layer stacks in the rows of its ``weight_ih``/``weight_hh`` and biases, by
+# canonical layer type (a cell as its layer, ``RNN_CELL_LAYERS``): both frameworks order them
+# i, f, g, o (LSTM) and r, z, n (GRU); a port's own cell may hold them in any order (TF's i, j, f, o).
+RNN_GATES: dict[str, int] = {"lstm": 4, "gru": 3}
+# the local names (prefixes: ``weight_ih_l0_reverse``) of the tensors whose rows are those gates
+# (an LSTM's ``weight_hr`` projection is not)
+RNN_GATE_LOCALS: tuple[str, ...] = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 # Weight normalisation: the local name of v -> the local name of g beside it (torch
 # ``parametrizations.weight_norm`` keeps them as ``original1``/``original0`` of

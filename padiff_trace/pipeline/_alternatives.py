@@ -208,11 +208,12 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     finally:
         report.weight_map = pinned
     named = _named_call(report) if any(alt.unnamed for alt in alternatives) else None
-    for i, alt in enumerate(alternatives, start=1):
+    first = 1 + len(list(traces.a.parent.glob("pairing-*.json")))  # after those of an earlier round
+    for i, alt in enumerate(alternatives, start=first):
         good, bad = analyzer.confirmed(report, alt.holder)
         # a call of it agrees, or none received agreeing inputs and differed; the call of a part
         # whose name says no order agrees under either order (its share of the packed output)
-        if not alt.readers and not alt.orderless and (good or not bad):
+        if not alt.readers and not alt.orderless and not alt.whole_only and (good or not bad):
             logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped",
                         alt.holder, good, bad)
             continue
@@ -235,7 +236,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
         # or everything agrees under it (outputs, loss, gradients): no other pairing computes that
         whole = other.first_divergence is None and other.verdict == "ALIGNED"
-        if not (read or whole) and (not further or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
+        if not (read or whole) and (alt.whole_only or not further
+                                    or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
             continue

@@ -36,6 +36,8 @@ __all__ = ["RunResult", "RunTraces", "run"]
 
 logger = logging.getLogger(__name__)
 
+_PAIRING_ROUNDS = 3  # pairings the values choose, one after another (each kept one may show the next)
+
 REPORT_DIR = "report"
 JOB_DIR = "jobs"  # OUT/jobs/NAME.json: what each child recorded (rerun one with `record --job`)
 PLAN_FILE = "single-step-plan.json"
@@ -202,9 +204,13 @@ def run(
                 f"same-shape tensors apart ({Path(settled).name}: the mapping used)")
         if report.exit_code == 1 and source and mapping_s is None and not concurrent and settled is None:
             report, traces, pinned = try_call_order(kids, say, report, traces, compare_opts, job_b)
-            if report.exit_code == 1:
+            for _ in range(_PAIRING_ROUNDS):  # a pairing kept may show the next one (two conventions in one model)
+                if report.exit_code != 1:
+                    break
                 report, traces, tried = try_pairings(kids, say, report, traces, compare_opts, job_b, pinned)
-                pinned = tried or pinned
+                if tried is None:
+                    break
+                pinned = tried
         with writing(report_dir, "write the report"):
             report.write(report_dir)  # every default format (the analyzer's choice: txt, json, csv, html)
         text = None
