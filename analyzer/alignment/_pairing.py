@@ -271,21 +271,22 @@ def _nested(pins: dict[int, _Pin], a: TraceView, b: TraceView, ta: CallTree, tb:
     module, or when it takes inputs of other sizes (all time steps' tokens against one step's);
     the calls inside still pair one by one."""
     count_a = Counter(c.module for c in a.calls.get(first_step(a), []))
-    count_b = Counter(c.module for c in b.calls.get(first_step(b), []))
+    calls_b = _by_module(b.calls.get(first_step(b), []))
     drop = set()
     for i, p in pins.items():
         x = a.by_id[i]
-        if p.how != "anchor" or count_a[x.module] == count_b[p.b.module]:
+        if p.how != "anchor" or count_a[x.module] == len(calls_b.get(p.b.module, ())):
             continue
-        inside_y = {c.id for c in tb.descendants(p.b)}
-        others = {c.id for y in b.calls.get(p.b.step, []) if y.module == p.b.module and y.id != p.b.id
-                  for c in tb.descendants(y)}
-        elsewhere = any(pins[c.id].b.id in others and pins[c.id].b.id not in inside_y
-                        for c in ta.descendants(x) if c.id in pins)
+        elsewhere = False
+        if _sizes_in(x) == _sizes_in(p.b):  # (other sizes say it already; no subtree read)
+            inside_y = {c.id for c in tb.descendants(p.b)}
+            others = {c.id for y in calls_b.get(p.b.module, ()) if y.id != p.b.id for c in tb.descendants(y)}
+            elsewhere = any(pins[c.id].b.id in others and pins[c.id].b.id not in inside_y
+                            for c in ta.descendants(x) if c.id in pins)
         if elsewhere or _sizes_in(x) != _sizes_in(p.b):
             logger.info("%s is not paired with %s: %s (a loop drawn at another level)", x.label, p.b.label,
                         f"calls inside it pair with calls inside other calls of {p.b.module or '<root>'}" if elsewhere
-                        else f"called {count_a[x.module]} and {count_b[p.b.module]} times, on inputs of other sizes")
+                        else f"called {count_a[x.module]} and {len(calls_b[p.b.module])} times, on inputs of other sizes")
             drop.add(i)
     return {i: p for i, p in pins.items() if i not in drop}
 

@@ -2032,9 +2032,17 @@ Rules added (general, each with a test of our own; see docs/analyzer.md, Session
 
 After: set 35 **25 of 28** (clean twins 6 of 6): ResNeSt 4 of 5, LSTMP 3 of 5, involution 5 of 5,
 LambdaNetwork 5 of 5, Dice 4 of 4, Huber 4 of 4. Set 34's GRU translator went from 0 of 5 (exit 2)
-to 4 of 5. MODES_PLACEHOLDER
+to 4 of 5. Modes on the six clean twins of set 35: `--ops` 6 of 6, `--single-step` 6 of 6,
+`--referee` 6 of 6.
 
-CORPUS_PLACEHOLDER
+How this session's table was made: set 35 and the GRU translator were recorded with the final
+code (33 cases); the other 672 cases whose traces session 41 left on this machine were compared
+again with it (`table.py --reuse`, which tries the alternative pairings again and records them).
+Every one of those 672 verdicts is as in session 41's table, apart from the GRU translator's four
+now right. The weight maps of the 151 clean trace pairs are the same under the session-start and
+the final matcher, except the GRU translator's (its backward encoder) and set 35's. The other
+334 rows are sessions 40 and 41's. Whole corpus: **913 of 1039** (clean twins 223 of 237; design
+families 137 of 140, held out 776 of 899).
 
 ## Other modes on clean twins
 
