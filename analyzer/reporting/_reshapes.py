@@ -5,10 +5,12 @@ A block-diagonal Linear of a port's own holds ``[groups, in, out]``; the other p
 (``matching._leftover.pair_last_standing``), but with as many inputs as outputs per group two
 axis orders fit (``arrays.axes_candidates``: ``[g, i, o]`` read as it stands, or each group's
 matrix transposed), and the one with fewer axes crossed is not always the port's. Nothing in
-the names or shapes says which; the values can. When a run diverges at (or inside) a module
-holding such a weight, ``reshape_alternatives`` gives the mapping documents that read every
-weight of that class and local name in another fitting order (``*_axes``); ``run`` keeps the
-one a call of the module confirms (``pipeline._alternatives.try_pairings``).
+the names or shapes says which; the values can. When a run's first divergence is named at the
+layer holding such a weight (its inputs agree, its output differs), ``reshape_alternatives``
+gives the mapping documents that read every weight of that class and local name in another
+fitting order (``*_axes``); ``run`` keeps the one under which a call of the layer agrees
+(``pipeline._alternatives.try_pairings``). A divergence named around the layer (a pool after a
+convolution that agrees) offers none: the layer's own calls already say its order.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ def _orders(p: WeightPair, shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -
 
 def reshape_alternatives(report: Report) -> list[Alternative]:
     """Mapping documents reading the weights the weight map paired by a reshape, of the class
-    and local name of one held in (or around) the module the first divergence names, in another
-    axis order that fits (see the module docstring); empty when there is none."""
+    and local name of one held by the layer the first divergence names, in another axis order
+    that fits (see the module docstring); empty when there is none."""
     d, wm = report.first_divergence, report.weight_map
     if d is None or wm is None:
         return []
@@ -59,7 +61,7 @@ def reshape_alternatives(report: Report) -> list[Alternative]:
     seen: set[tuple[str, str, tuple[int, ...]]] = set()
     for p in reshaped:
         mod = p.a.rpartition(".")[0]
-        if not named or not (mod == named or mod.startswith(named + ".") or named.startswith(mod + ".")):
+        if not named or mod != named:  # the layer holding it named: its inputs agree, its output differs
             continue
         now, fits = _orders(p, shapes_a[p.a], shapes_b[p.b])
         kind = (types.get(p.a, ""), p.a.rpartition(".")[2])
@@ -71,6 +73,7 @@ def reshape_alternatives(report: Report) -> list[Alternative]:
                        if (types.get(r.a, ""), r.a.rpartition(".")[2]) == kind
                        and q in _orders(r, shapes_a[r.a], shapes_b[r.b])[1]]
             said = f"{kind[0]}.{kind[1]} read in the axis order {list(q)} against the other side's layout"
+            # judged by the layer's own calls: kept where one agrees under the other order
             out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
-                                   said, _pattern(named), readers=(_pattern(mod),)))
+                                   said, _pattern(mod)))
     return out[:_MAX]
