@@ -2035,14 +2035,17 @@ LambdaNetwork 5 of 5, Dice 4 of 4, Huber 4 of 4. Set 34's GRU translator went fr
 to 4 of 5. Modes on the six clean twins of set 35: `--ops` 6 of 6, `--single-step` 6 of 6,
 `--referee` 6 of 6.
 
-How this session's table was made: set 35 and the GRU translator were recorded with the final
-code (33 cases); the other 672 cases whose traces session 41 left on this machine were compared
-again with it (`table.py --reuse`, which tries the alternative pairings again and records them).
-Every one of those 672 verdicts is as in session 41's table, apart from the GRU translator's four
-now right. The weight maps of the 151 clean trace pairs are the same under the session-start and
-the final matcher, except the GRU translator's (its backward encoder) and set 35's. The other
-334 rows are sessions 40 and 41's. Whole corpus: **913 of 1039** (clean twins 223 of 237; design
-families 137 of 140, held out 776 of 899).
+How this session's table was made: every row was run with this session's code. Set 35 and the GRU
+translator were recorded with the final code (33 cases). The other 672 cases whose traces session 41
+left on this machine were compared again with it (`table.py --reuse`, which also tries the
+alternative pairings again and records them); the remaining 334 (77 families) were recorded again
+after the last analyzer change (de7ef87). Against the previous table, four are better (the GRU
+translator) and one is better among the 334 (`port_xdeepfm torch_cin_einsum_transposed`). Two clean twins
+fail on this machine: `resnext50_32x4d` (one value against two noise floors, already a known
+failure here) and `shufflenet_v2_x0_5_train` (the session-start code fails it the same way here;
+see the known failures). The weight maps of the 151 clean trace pairs are the same under the session-start and
+the final matcher, except the GRU translator's (its backward encoder) and set 35's. Whole corpus:
+**912 of 1039** (clean twins 221 of 237; design families 137 of 140, held out 775 of 899).
 
 ## Other modes on clean twins
 
@@ -2433,6 +2436,10 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
     wrong order in its own code; the value flattened comes from a ReLU module torch records and
     paddle applies inline, and that one-sided module (`encoder.embed.conv.3`) is named as the
     producer of the differing value, where the truth names `encoder.embed`, whose code flattens.
+- **A training twin's last BatchNorm on this machine** (session 42): `shufflenet_v2_x0_5_train`'s
+  clean twin diverges at `4_3._conv_pw.1` / `stage4.2.branch2.1` here; the session-start code
+  (a2b9267) gives the same row on this machine, and session 40's machine passed it. Not looked
+  into yet.
 - **One value judged against two noise floors** (session 41, on that session's machine):
   ResNeXt-50's clean twin (`tests/test_vision_pairs.py`, deep clean twins) differs at `layer4`
   by rel-L2 7e-5 while `layer4.2`, whose output is the very same values, passes against a noise
