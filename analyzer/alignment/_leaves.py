@@ -6,6 +6,7 @@ each side, the same one under two names (``_pairing`` pairs the calls)."""
 from __future__ import annotations
 
 from padiff_trace import Record
+from padiff_trace.arrays import squeezed
 
 from ._newest import newest_pairs
 
@@ -63,7 +64,7 @@ def pair_leaves(
             # ones pair by name, or as the one left on each side
             for k in range(start, len(tb)):
                 if (k not in used and x.shape and not _named(x.position) and not _named(tb[k].position)
-                        and _squeezed(tb[k].shape) == _squeezed(x.shape) != ()):
+                        and squeezed(tuple(tb[k].shape)) == squeezed(tuple(x.shape)) != ()):
                     out.append((x, tb[k], None))
                     used.add(k)
                     start = k + 1
@@ -83,10 +84,6 @@ def pair_leaves(
         out.append((left_a[0], left_b[0], None))
         return out, [], []
     return out, left_a, left_b
-
-
-def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(n for n in shape if n != 1)
 
 
 def _reordered(ta: list[Record], tb: list[Record], perm: tuple[int, ...] | None) -> bool:

@@ -277,13 +277,13 @@ def _nested(pins: dict[int, _Pin], a: TraceView, b: TraceView, ta: CallTree, tb:
         x = a.by_id[i]
         if p.how != "anchor" or count_a[x.module] == len(calls_b.get(p.b.module, ())):
             continue
-        elsewhere = False
-        if _sizes_in(x) == _sizes_in(p.b):  # (other sizes say it already; no subtree read)
+        elsewhere, same_sizes = False, _sizes_in(x) == _sizes_in(p.b)
+        if same_sizes:  # (other sizes say it already; no subtree read)
             inside_y = {c.id for c in tb.descendants(p.b)}
             others = {c.id for y in calls_b.get(p.b.module, ()) if y.id != p.b.id for c in tb.descendants(y)}
             elsewhere = any(pins[c.id].b.id in others and pins[c.id].b.id not in inside_y
                             for c in ta.descendants(x) if c.id in pins)
-        if elsewhere or _sizes_in(x) != _sizes_in(p.b):
+        if elsewhere or not same_sizes:
             logger.info("%s is not paired with %s: %s (a loop drawn at another level)", x.label, p.b.label,
                         f"calls inside it pair with calls inside other calls of {p.b.module or '<root>'}" if elsewhere
                         else f"called {count_a[x.module]} and {len(calls_b[p.b.module])} times, on inputs of other sizes")
