@@ -217,3 +217,22 @@ def test_columns_of_a_small_batch_are_found_in_the_other_order() -> None:
     assert order is not None
     np.testing.assert_array_equal(a[..., order], b.reshape(2, 3, 128))
     assert column_order(a[:1, :1], b.reshape(2, 3, 128)[:1, :1]) is None  # one row: nothing tells columns apart
+
+
+def test_an_update_is_told_apart_no_finer_than_the_stored_weights() -> None:
+    """Updates a few float32 spacings of their weight wide (a small gradient under Adagrad):
+    two that differ only by how each side rounded ``w - u`` agree; one twice as large (a doubled
+    learning rate) does not."""
+    from padiff_trace.analyzer.judging._updates import _rel, _rel_stored
+
+    rng = np.random.default_rng(0)
+    w0 = rng.uniform(0.5, 1.5, 96).astype(np.float32).astype(np.float64)
+    u = rng.standard_normal(96) * 3e-7
+    wa = (w0 - u).astype(np.float32).astype(np.float64)
+    wb = wa.copy()  # the same update, rounded the other way on every tenth element
+    wb[::10] = np.nextafter(wa[::10].astype(np.float32), np.float32(np.inf)).astype(np.float64)
+    ua, ub = wa - w0, wb - w0
+    assert _rel(ua, ub) > 1e-2  # plain rel-L2: the storage rounding looks like a different update
+    assert _rel_stored(ua, ub, wa, wb, np.dtype(np.float32)) == 0.0
+    wc = (w0 - u * 2).astype(np.float32).astype(np.float64)
+    assert _rel_stored(wc - w0, ub, wc, wb, np.dtype(np.float32)) > 0.3

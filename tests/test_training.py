@@ -91,6 +91,8 @@ OPTIMIZER_BUGS = {
     "clip_value": ("clip", ["gradient clipping at step 0", "global_norm", "value"]),
     "lr": ("sgd", ["learning rate at step 0", "0.01", "0.02"]),
     "lr/rmsprop": ("rmsprop", ["learning rate at step 0", "0.01", "0.02"]),  # a real bug beside a convention
+    # the decay in paddle's scheduler, in torch's Adagrad (lr_decay): compared as the rates the updates used
+    "inv_decay": ("adagrad_decay", ["learning rate at step 1", "0.00833333", "0.00909091"]),
 }
 
 
@@ -113,7 +115,8 @@ def test_optimizer_difference_named_at_the_update(tmp_path: Path, bug: str) -> N
 
 
 @pytest.mark.parametrize("opt", ["adamw", "adam", "sgd", "momentum", "nesterov", "adamax", "adagrad", "rmsprop",
-                                 "paramdecay"])  # paramdecay: paddle's decay on the weights (ParamAttr), torch's in a group
+                                 "paramdecay",  # paddle's decay on the weights (ParamAttr), torch's in a group
+                                 "adagrad_decay"])  # paddle's inverse-time decay in a scheduler, torch's inside Adagrad
 def test_correct_optimizer_twins_over_five_steps(tmp_path: Path, opt: str) -> None:
     rc, doc, out = run(tmp_path, opt=opt, steps=5)
     c = codes(doc)
@@ -123,6 +126,9 @@ def test_correct_optimizer_twins_over_five_steps(tmp_path: Path, opt: str) -> No
         assert "epsilon inside the square root" in text and "reproduces its recorded weights" in text, text
         assert "shown, not judged" in text
         assert "not judged" in (tmp_path / "report" / "report.txt").read_text()
+    if opt == "adagrad_decay":  # where the decay lives is said, as a convention the rates were checked on
+        (text,) = c["optimizer_convention"]
+        assert "lr_decay 0.1 in A vs 0 in B" in text and "agree at every recorded step (5)" in text, text
     assert doc["verdict"] == "aligned"
     assert not c.get("optimizer_setting") and not c.get("optimizer_step"), c
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from padiff_trace import Kind
-from padiff_trace.matching import OPTIMIZER_CONVENTIONS, WeightMap
+from padiff_trace.matching import OPTIMIZER_CONVENTIONS, OPTIMIZER_LR_FACTORS, WeightMap
 
 if TYPE_CHECKING:
     from ..alignment._calls import TraceView
@@ -42,6 +42,7 @@ class OptimizerDiff:
     settings: list[dict[str, Any]] = field(default_factory=list)  # {"what", "a", "b", "tensors", "text"}
     per_step: list[dict[str, Any]] = field(default_factory=list)  # {"step", "what", "a", "b", "text"}
     convention: str | None = None  # the algorithms differ by definition (same settings, other formula)
+    notes: list[str] = field(default_factory=list)  # settings that differ yet give the same updates
 
     @property
     def any(self) -> bool:
@@ -62,7 +63,7 @@ class OptimizerDiff:
 
     def as_dict(self) -> dict[str, Any]:
         return {"a": _brief(self.a), "b": _brief(self.b), "settings": self.settings, "per_step": self.per_step,
-                "convention": self.convention}
+                "convention": self.convention, "notes": self.notes}
 
 
 def _brief(d: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -124,7 +125,10 @@ def _pairs(a: dict[str, Any], b: dict[str, Any], wm: WeightMap | None) -> list[t
     return pairs
 
 
-def _settings(a: dict[str, Any], b: dict[str, Any], wm: WeightMap | None) -> list[dict[str, Any]]:
+def _settings(a: dict[str, Any], b: dict[str, Any], wm: WeightMap | None, per_step_lr: bool) -> list[dict[str, Any]]:
+    """Settings that differ between paired tensors; with per-step learning rates recorded on both
+    sides, a setting that scales the rate inside the update (``OPTIMIZER_LR_FACTORS``) is left to
+    the per-step comparison of the rates the updates used."""
     out: list[dict[str, Any]] = []
     if a.get("type") != b.get("type"):
         out.append({"what": "type", "a": a.get("class"), "b": b.get("class"), "tensors": None,
@@ -140,7 +144,7 @@ def _settings(a: dict[str, Any], b: dict[str, Any], wm: WeightMap | None) -> lis
             continue
         for key in sorted(set(ha) | set(hb)):
             va, vb = ha.get(key, _DEFAULTS.get(key)), hb.get(key, _DEFAULTS.get(key))
-            if va is None or vb is None or _same(va, vb):
+            if va is None or vb is None or _same(va, vb) or (per_step_lr and key in OPTIMIZER_LR_FACTORS):
                 continue
             diffs[(key, va, vb)].append((na, nb))
     decay_a = {na for na, nb in pairs if pa.get(na, {}).get("weight_decay")}
@@ -170,13 +174,40 @@ def _same(a: Any, b: Any) -> bool:
     return abs(fa - fb) <= 1e-9 * max(abs(fa), abs(fb), 1e-30)
 
 
-def lr_by_param(opt: dict[str, Any], values: dict[str, float]) -> dict[str, float]:
-    """parameter name -> its learning rate in one step (its group's ``lr/<group>``)."""
+def lr_by_param(opt: dict[str, Any], values: dict[str, float], step: int | None = None) -> dict[str, float]:
+    """parameter name -> its learning rate in one step (its group's ``lr/<group>``); with
+    ``step``, the rate that step's update used: times the factors of settings that decay it
+    inside the optimizer (``OPTIMIZER_LR_FACTORS``, the trace's step taken as the update's index)."""
     out = {}
     for i, g in enumerate(opt.get("groups", [])):
         lr = values.get(f"lr/{i}")
-        if lr is not None:
-            out.update(dict.fromkeys(g.get("params", []), lr))
+        if lr is None:
+            continue
+        if step is not None:
+            for key, (_, factor) in OPTIMIZER_LR_FACTORS.items():
+                k = g.get("hyper", {}).get(key)
+                if isinstance(k, (int, float)) and not isinstance(k, bool) and k:
+                    lr *= factor(float(k), step)
+        out.update(dict.fromkeys(g.get("params", []), lr))
+    return out
+
+
+def _lr_notes(a: dict[str, Any], b: dict[str, Any], sa: dict[int, dict[str, float]], sb: dict[int, dict[str, float]],
+              per_step: list[dict[str, Any]]) -> list[str]:
+    """A decay kept in the optimizer on one side that gives the rates of the other side's
+    recorded ones (a scheduler's) at every step: said once, as the convention it is."""
+    if any(d["what"] == "lr" for d in per_step):
+        return []
+    out = []
+    for key, (what, _) in OPTIMIZER_LR_FACTORS.items():
+        ka = {g.get("hyper", {}).get(key) or 0 for g in a.get("groups", [])}
+        kb = {g.get("hyper", {}).get(key) or 0 for g in b.get("groups", [])}
+        if ka != kb:
+            steps = sorted(set(sa) & set(sb))
+            out.append(f"{key} {', '.join(f'{v:g}' for v in sorted(ka))} in A vs {', '.join(f'{v:g}' for v in sorted(kb))} in B "
+                       f"({what}; A's scheduler: {a.get('scheduler') or 'none'}, B's: {b.get('scheduler') or 'none'}): the "
+                       f"learning rates the updates used agree at every recorded step ({len(steps)}) — where the decay "
+                       "lives is a convention, not a difference")
     return out
 
 
@@ -185,7 +216,7 @@ def _per_step(a: dict[str, Any], b: dict[str, Any], sa: dict[int, dict[str, floa
     out: list[dict[str, Any]] = []
     for step in sorted(set(sa) & set(sb)):
         va, vb = sa[step], sb[step]
-        la, lb = lr_by_param(a, va), lr_by_param(b, vb)
+        la, lb = lr_by_param(a, va, step), lr_by_param(b, vb, step)
         diffs: dict[tuple[float, float], int] = defaultdict(int)
         for na, nb in pairs:
             x, y = la.get(na), lb.get(nb)
@@ -234,8 +265,11 @@ def optimizer_diff(va: TraceView, vb: TraceView, wm: WeightMap | None) -> Optimi
         d.settings.append({"what": "presence", "a": None, "b": None, "tensors": None,
                            "text": f"only one trace records an optimizer ({side} has none: its weights stay put)"})
         return d
-    d.settings = _settings(d.a, d.b, wm)
+    per_step_lr = any(k.startswith("lr/") for v in sa.values() for k in v) and any(k.startswith("lr/") for v in sb.values() for k in v)
+    d.settings = _settings(d.a, d.b, wm, per_step_lr)
     d.per_step = sorted(passes + _per_step(d.a, d.b, sa, sb, _pairs(d.a, d.b, wm)), key=lambda x: x["step"])
+    if per_step_lr:
+        d.notes = _lr_notes(d.a, d.b, sa, sb, d.per_step)
     conv = OPTIMIZER_CONVENTIONS.get(str(d.a.get("type")))
     if conv is not None and va.framework != vb.framework:
         d.convention = conv

@@ -71,6 +71,18 @@ def _rel(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.linalg.norm(x - y)) / ny if ny > 0 else (0.0 if not np.any(x) else float("inf"))
 
 
+def _rel_stored(ua: np.ndarray, ub: np.ndarray, wa: np.ndarray, wb: np.ndarray, dtype: np.dtype) -> float:
+    """rel-L2 of two updates beyond what storing the updated weights rounds: each side rounds
+    ``w - u`` to its dtype (half a spacing of the new weight), so an update a few spacings
+    of its weight wide (a small gradient under Adagrad) can be told apart no finer than that."""
+    if not np.issubdtype(dtype, np.floating):
+        return _rel(ua, ub)
+    ny = float(np.linalg.norm(ub))
+    spacing = np.spacing(np.maximum(np.abs(wa), np.abs(wb)).astype(dtype)).astype(np.float64)
+    excess = max(float(np.linalg.norm(ua - ub)) - float(np.linalg.norm(spacing)), 0.0)
+    return excess / ny if ny > 0 else (0.0 if excess == 0 else float("inf"))
+
+
 def _grads_passed(t: PairTable) -> dict[tuple[int, int], bool]:
     """(A record seq, B record seq) of each parameter-gradient pair -> whether it passed."""
     rows = np.flatnonzero(t.role_mask("param_grad"))
@@ -96,18 +108,19 @@ def _update_and_grads(t: PairTable, i: int, va: TraceView, vb: TraceView,
             return None
         perm = t.perms.get(i)
         rel_g = _rel(_arr(_like(ra, ga), perm), _arr(_like(rb, gb), None))
-        ua = _arr(ra, perm) - _arr(_like(ra, pa[1]), perm)
-        ub = _arr(rb, None) - _arr(_like(rb, pb[1]), None)
+        wa, wb = _arr(ra, perm), _arr(rb, None)
+        ua = wa - _arr(_like(ra, pa[1]), perm)
+        ub = wb - _arr(_like(rb, pb[1]), None)
         if ua.shape != ub.shape:
             return None
-        return step, _rel(ua, ub), rel_g
+        return step, _rel_stored(ua, ub, wa, wb, np.asarray(rb.read()).dtype), rel_g
     except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
         return None
 
 
 def absorb_update_rounding(t: PairTable, va: TraceView, vb: TraceView) -> int:
     """Failing parameter pairs after an update whose updates agree as well as their gradients
-    do pass, with both numbers named. Returns how many passed."""
+    do (beyond the rounding of storing the new weights) pass, with both numbers named. Returns how many passed."""
     if not len(t):
         return 0
     rows = np.flatnonzero(t.role_mask("param") & ~t.passed & t.measured & (t.col("step") > 0))

@@ -153,6 +153,7 @@ def _comparison(report: ReportData) -> list[Finding]:
         for x in opt.per_step:
             firsts.setdefault(x["what"], x)
         out += [Finding("optimizer_step", f"optimizer differs: {x['text']}", "comparison") for x in firsts.values()]
+        out += [Finding("optimizer_convention", f"optimizer convention: {x}", "comparison") for x in opt.notes]
     if report.randomness is not None:
         out += [Finding(code, text, "comparison", hint) for code, text, hint in randomness_sentences(*report.randomness)]
     for c in report.conventions:

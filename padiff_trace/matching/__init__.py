@@ -15,6 +15,7 @@ from ._knowledge import (
     LOCAL_ALIASES,
     LOOKUP_TABLES,
     OPTIMIZER_CONVENTIONS,
+    OPTIMIZER_LR_FACTORS,
     OPTIMIZER_UPDATE_RULES,
     PARAMETRIZED_UNDER,
     PLACEHOLDERS,
@@ -84,6 +85,7 @@ __all__ = [
     # framework conventions (values that differ by definition)
     "CONVENTIONS",
     "OPTIMIZER_CONVENTIONS",
+    "OPTIMIZER_LR_FACTORS",
     "OPTIMIZER_UPDATE_RULES",
     "Convention",
     # the numerics environment of a recording (trace meta "numerics"): what each setting does

@@ -30,6 +30,7 @@ gives its canonical type, so ``GPTLayerNorm(paddle.nn.LayerNorm)`` is a LayerNor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
@@ -429,6 +430,14 @@ OPTIMIZER_CONVENTIONS: dict[str, str] = {
         "Adamax: torch keeps u = max(beta2*u, |g| + eps), Paddle u = max(beta2*u + eps, |g|) (epsilon added "
         "before or after the max): updates differ by about eps/|g| relative — a framework convention, not a bug"
     ),
+}
+
+# optimizer settings that scale the learning rate inside the update, by the update's index t (0 for
+# the first): setting -> (what it is, factor(value, t)). The analyzer compares the rate each update
+# used, so a decay kept in the optimizer (torch Adagrad's ``lr_decay``) agrees with the same decay
+# kept in a scheduler (Paddle's ``InverseTimeDecay``) instead of differing as a setting
+OPTIMIZER_LR_FACTORS: dict[str, tuple[str, Callable[[float, int], float]]] = {
+    "lr_decay": ("inverse-time decay inside the optimizer, lr / (1 + t x lr_decay)", lambda k, t: 1.0 / (1.0 + t * k)),
 }
 
 # optimizer algorithm -> framework -> the update rule it uses (``analyzer/judging/_optreplay.py``

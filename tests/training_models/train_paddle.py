@@ -1,7 +1,8 @@
 """The paddle port of train_torch.py. PADIFF_BUG: drop_p (the first Dropout at 0.3), eps
 (AdamW epsilon 1e-6), wd (weight decay 0.0102: subtle), decay_all (AdamW decays biases and the norm too), betas (beta2 0.99),
 sched (the schedule stepped once before training: one step early), momentum (0.8), nesterov (off), clip_value (clip each
-gradient by value instead of the global norm), lr (2x)."""
+gradient by value instead of the global norm), lr (2x),
+inv_decay (adagrad_decay's inverse-time decay 0.2 instead of 0.1)."""
 import paddle
 from _common import D_IN, D_OUT, LR, D, batch_of, bug, data, dropout_on, opt_name, per_step_data, target
 from paddle import nn
@@ -65,6 +66,9 @@ def optimizer(m):
         return paddle.optimizer.RMSProp(learning_rate=lr, parameters=params, rho=0.99, epsilon=1e-8)
     if name == "adagrad":
         return paddle.optimizer.Adagrad(learning_rate=lr, parameters=params, epsilon=1e-10)
+    if name == "adagrad_decay":  # the decay in a scheduler; torch keeps it inside Adagrad (lr_decay)
+        sched = paddle.optimizer.lr.InverseTimeDecay(learning_rate=lr, gamma=0.2 if bug() == "inv_decay" else 0.1)
+        return paddle.optimizer.Adagrad(learning_rate=sched, parameters=params, epsilon=1e-10), sched
     if name == "steplr":
         sched = paddle.optimizer.lr.StepDecay(learning_rate=lr, step_size=2, gamma=0.5)
         if bug() == "sched":  # stepped once before training: every lr one step early

@@ -56,6 +56,8 @@ def optimizer(m):
         return torch.optim.RMSprop(params, lr=LR, alpha=0.99, eps=1e-8)
     if name == "adagrad":
         return torch.optim.Adagrad(params, lr=LR, eps=1e-10)
+    if name == "adagrad_decay":
+        return torch.optim.Adagrad(params, lr=LR, eps=1e-10, lr_decay=0.1)
     if name == "steplr":
         opt = torch.optim.SGD(params, lr=LR)
         return opt, torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
