@@ -224,7 +224,16 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # (content and position lambdas); Dice + CE with AdamW groups and a polynomial
                       # schedule, Huber with centered RMSprop (epsilon inside against outside the root)
                       "port_resnest", "port_lstmp_asr", "port_involution", "port_lambda_net",
-                      "port_dice_poly_train", "port_huber_rmsprop_train"})
+                      "port_dice_poly_train", "port_huber_rmsprop_train",
+                      # set 36 (NOTES-set36-h94..h96): Slot Attention (a framework GRUCell against one
+                      # written by hand in z|r|n order, a fused k|v, the iteration as a module), HorNet
+                      # (recursive gated convolution, a channels-first norm by hand against LayerNorm
+                      # between transposes), a gated convolutional LM under each framework's weight
+                      # norm, an Autoformer (series decomposition, FFT auto-correlation); Gaussian NLL
+                      # with Nesterov SGD and one-cycle, L1 decay in paddle's optimizer against a
+                      # penalty in torch's loss with warm restarts
+                      "port_slot_attention", "port_hornet", "port_weightnorm_convlm", "port_autoformer",
+                      "port_gaussnll_onecycle_train", "port_l1decay_cosrestart_train"})
 
 
 @dataclass(frozen=True)
