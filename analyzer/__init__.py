@@ -46,6 +46,7 @@ from .reporting._pairings import (
     divergence_key,
     diverges_inside,
     first_use,
+    named_alone,
     pairing_alternatives,
     part_alternatives,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "alignment_text",
     "compare",
     "confirmed",
+    "named_alone",
     "divergence_key",
     "first_use",
     "fused_alternatives",

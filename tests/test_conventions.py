@@ -1608,3 +1608,18 @@ def test_a_cell_in_another_gate_order_against_a_whole_sequence_lstm_is_settled_a
     rc, doc, text = run(tmp_path / "state", "tfcell", bug="torch_last_state")
     assert rc == 1, text
     assert located(doc)[1] == "encoder", text
+
+
+# ------------------------------------------------------------------ cellloop: a framework GRU cell against one written inline
+def test_a_framework_cell_no_call_pairs_with_has_its_gate_order_settled_by_getting_past_it(tmp_path: Path) -> None:
+    """Paddle's ``nn.GRUCell`` (gates r, z, c) refines a state in a loop; torch writes the update
+    by hand inside a step module (gates z, r, n). No call of the cell pairs with a call of torch,
+    so none can confirm a gate order: each other order is recorded and the one whose run gets past
+    the cell is kept. A bug in the hand-written update leaves no order that gets past it."""
+    rc, doc, text = run(tmp_path / "clean", "cellloop")
+    assert rc == 0, text
+    kept = " ".join(c for c in findings(doc, "convention") if "recorded values" in c)
+    assert "as 3 gates in the order [1, 0, 2]" in kept, kept
+    rc, doc, text = run(tmp_path / "bug", "cellloop", bug="torch_blend_flipped")
+    assert rc == 1, text
+    assert located(doc) == ("refiner.cell", "step"), text

@@ -856,15 +856,18 @@ def test_per_item_linears_of_one_input_stack_weights_with_weights_and_biases_wit
 
 def test_a_parameter_whose_name_says_log_on_one_side_only_is_marked_as_kept_in_log_space() -> None:
     """``log_temp`` against ``temperature``: B keeps the logarithm; CLIP's ``logit_scale`` on both
-    sides, or a word ``log`` on both sides, is no such pair."""
-    pd = [t("attn.temperature", "Attn", (4,)), t("head.logit_scale", "Head", (1,)), t("flow.log_s", "Flow", (3,))]
-    th = [t("attn.log_temp", "Attn", (4,)), t("head.logit_scale", "Head", (1,)), t("flow.log_scale", "Flow", (3,))]
-    user_p = {**PD, "Attn": ["port.Attn"], "Head": ["port.Head"], "Flow": ["port.Flow"]}
-    user_t = {**TD, "Attn": ["port.Attn"], "Head": ["port.Head"], "Flow": ["port.Flow"]}
-    wm = match_weights(WeightSide("paddle", tuple(pd), user_p), WeightSide("torch", tuple(th), user_t))
+    sides, a word ``log`` on both sides, or ``log_sigma`` against ``logsigma`` (the word run into
+    the quantity), is no such pair; ``logvar`` against ``var`` is."""
+    pd = [t("attn.temperature", "Attn", (4,)), t("head.logit_scale", "Head", (1,)), t("flow.log_s", "Flow", (3,)),
+          t("slots.slots_log_sigma", "Slots", (1, 1, 5)), t("vae.var", "Vae", (6,))]
+    th = [t("attn.log_temp", "Attn", (4,)), t("head.logit_scale", "Head", (1,)), t("flow.log_scale", "Flow", (3,)),
+          t("slots.slots_logsigma", "Slots", (1, 1, 5)), t("vae.logvar", "Vae", (6,))]
+    user = {"Attn": ["port.Attn"], "Head": ["port.Head"], "Flow": ["port.Flow"], "Slots": ["port.Slots"], "Vae": ["port.Vae"]}
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **user}), WeightSide("torch", tuple(th), {**TD, **user}))
     assert wm.ok, wm.problem_text("A", "B")
     got = {p.a: p.logged for p in wm.pairs}
-    assert got == {"attn.temperature": "b", "head.logit_scale": None, "flow.log_s": None}, got
+    assert got == {"attn.temperature": "b", "head.logit_scale": None, "flow.log_s": None,
+                   "slots.slots_log_sigma": None, "vae.var": "b"}, got
 
 
 def test_tables_of_one_role_pair_wherever_they_sit_in_the_layout_their_role_has() -> None:
@@ -1158,3 +1161,19 @@ def test_a_blocks_shortcut_is_the_other_sides_downsample_whatever_the_registrati
     got = {p.a: p.b for p in wm.pairs}
     assert got["blocks.0.shortcut.conv.weight"] == "layers.0.downsample.0.weight", got
     assert got["blocks.0.conv3.conv.weight"] == "layers.0.conv3.weight", got
+
+
+def test_a_query_projection_never_pairs_with_a_value_projection() -> None:
+    """Separate q, k, v projections against a fused ``to_kv`` and a ``to_q`` drawn in a module of
+    the loop step: ranks and shapes would put ``to_v`` on ``step.to_q`` and ``to_q`` into the
+    fused tensor; the roles the names say keep q with q and k|v with kv."""
+    a = WeightSide("paddle", (*paddle_linear("feat_fc1", 16, 16), *paddle_linear("feat_fc2", 16, 16),
+                              *paddle_linear("slot.to_q", 16, 16), *paddle_linear("slot.to_k", 16, 16),
+                              *paddle_linear("slot.to_v", 16, 16)), PD)
+    b = WeightSide("torch", (*torch_linear("mlp.1", 16, 16), *torch_linear("mlp.3", 16, 16),
+                             *torch_linear("slot.to_kv", 16, 32), *torch_linear("slot.step.to_q", 16, 16)), TD)
+    wm = match_weights(a, b)
+    got = {(p.a, p.a_part, p.b_part): p.b for p in wm.pairs}
+    assert got.get(("slot.to_q.weight", None, None)) == "slot.step.to_q.weight", got
+    assert got.get(("slot.to_k.weight", None, (0, 16))) == "slot.to_kv.weight", got
+    assert got.get(("slot.to_v.weight", None, (16, 32))) == "slot.to_kv.weight", got

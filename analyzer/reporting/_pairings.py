@@ -25,8 +25,8 @@ from padiff_trace.matching import module_pattern
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["Alternative", "confirmed", "diverges_inside", "divergence_key", "first_use", "pairing_alternatives",
-           "part_alternatives"]
+__all__ = ["Alternative", "confirmed", "diverges_inside", "divergence_key", "first_use", "named_alone",
+           "pairing_alternatives", "part_alternatives"]
 
 _INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
 _MAX_TRIES = 2
@@ -237,6 +237,16 @@ def confirmed(report: Report, holder: str) -> tuple[int, int]:
     judged = [k for k in outs_ok if ins_ok.get(k, True)]
     good = sum(outs_ok[k] for k in judged)
     return good, len(judged) - good
+
+
+def named_alone(report: Report, holder: str) -> bool:
+    """Whether the first divergence is located at a call of a module matching ``holder`` (A's
+    paths) that pairs with no call of B (a framework cell against a cell written inline): its
+    calls can confirm no pairing of its weights, only a run that gets past it can."""
+    d = report.first_divergence
+    if d is None or d.located is None or not module_pattern(holder).fullmatch(d.located.a.call.module):
+        return False
+    return not any(module_pattern(holder).match(cp.a.module) for cp in report.pairs.call_pairs)
 
 
 def _shapes(view: Any) -> dict[str, tuple[int, ...]]:

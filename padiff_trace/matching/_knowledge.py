@@ -39,6 +39,7 @@ __all__ = [
     "CONVENTIONS",
     "Convention",
     "DERIVED_STATE",
+    "DISTINCT_ROLES",
     "EQUIVALENT_TYPES",
     "FRAMEWORK_PACKAGES",
     "LAYOUTS",
@@ -373,6 +374,11 @@ ROLE_SYNONYMS: tuple[frozenset[str], ...] = (
     # a residual block's projection of its input (ResNet's ``downsample``, PaddleClas' ``short``)
     frozenset({"downsample", "shortcut", "short", "skip_proj", "proj_shortcut"}),
 )
+
+# Roles that never stand for one another: an attention's query, key and value projections. Two
+# tensors whose module names say two different ones of them are no pair, whatever their shapes
+# and ranks say (``to_v`` is not ``to_q`` where the other side fuses k|v)
+DISTINCT_ROLES: frozenset[str] = frozenset({"q", "k", "v"})
 
 # The roles one fused projection holds, each named by one of its ROLE_SYNONYMS: attention's
 # q|k|v, k|v (a cross-attention), q|k, and a gated MLP's gate|up. A run of parts whose names say

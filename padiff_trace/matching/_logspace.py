@@ -5,7 +5,7 @@ one author and as they are by the other; both compute the same function when the
 the log of the other's values.
 
 The names say it: a pair of whole tensors where the local name of exactly one side has a word
-``log`` (``log_temp``, ``temp_log``, ``logs``), never ``logit`` (CLIP's ``logit_scale`` is in
+``log`` (``log_temp``, ``temp_log``, ``logs``, ``logsigma``), never ``logit`` (CLIP's ``logit_scale`` is in
 log space on both sides, and named alike). The pair is marked (``WeightPair.logged``: the side
 that keeps the log); a transfer writes the log (or the exp) of the values, and a comparison
 sets ``exp`` of the log side against the other (the gradients: the log side's against the
@@ -26,8 +26,11 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 
 def _logged(local: str) -> bool:
+    """Whether a local name says a logarithm: a word ``log``/``logs``, or one that runs it into
+    the quantity (``logsigma``, ``logvar``, ``logstd``: an author writing ``slots_logsigma`` keeps
+    the log as much as one writing ``slots_log_sigma``), never ``logit``/``logistic``."""
     words = [w.lower() for w in _WORD.findall(local.replace("_", " "))]
-    return any(w in LOG_WORDS for w in words)
+    return any(w in LOG_WORDS or (len(w) >= 6 and w.startswith("log") and not w.startswith("logi")) for w in words)
 
 
 def mark_logged(pairs: list[WeightPair]) -> list[WeightPair]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ._knowledge import PACK_AXIS
 from ._partners import partner_modules
 from ._weightmap import WeightPair
-from ._weighttensors import MTensor, block_pattern, fused_roles, path_words, roles_named, roles_of
+from ._weighttensors import MTensor, block_pattern, fused_roles, path_words, roles_named, roles_of, roles_said
 from ._weighttensors import role_names as _role_names
 
 __all__ = ["Kind", "own_kind", "packed_run", "partner_place", "regrouped", "repeat_place"]
@@ -153,7 +153,7 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
                     if not adjacent and not fused_roles(run):
                         continue
                     mods = [y.info.module for y in run]
-                    rank = (0 if same_modules == mods else 1 if named and roles_of(run) == named
+                    rank = (0 if same_modules == mods else 1 if named and named in (roles_of(run), roles_said(run))
                             else 2 if _role_names(run) else 3)
                     theirs = path_words(run[0].parent)
                     words = len(mine & theirs) - len((theirs - mine) & vocab)

@@ -66,7 +66,7 @@ from ._weighttensors import groups as _groups
 from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import normalise as _normalise
 from ._weighttensors import path_words as _path_words
-from ._weighttensors import roles_named
+from ._weighttensors import roles_contradict, roles_named
 
 __all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors", "module_splits"]
 
@@ -145,6 +145,9 @@ class _Matcher:
                 if len(xs) != len(ys):
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
+                    if roles_contradict(x, y):  # a query is no value projection: left for the passes after
+                        logger.info("left %s and %s apart: their names say other roles", x.info.name, y.info.name)
+                        continue
                     if not by_type and x.known and y.known and x.ctype != y.ctype:
                         logger.info("paired %s with %s by shape and order: types differ (%s vs %s)",
                                     x.info.name, y.info.name, x.info.module_type, y.info.module_type)
@@ -258,7 +261,7 @@ class _Matcher:
                 if len(xs) != len(ys) or not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue
                 for x, y, _ in _assign(xs, ys, self.order_weight):
-                    if fits(x, y):
+                    if fits(x, y) and not roles_contradict(x, y):
                         how = "structure" if x.cshape == y.cshape else "reshape"
                         logger.info("paired %s %s with %s %s (%s)", x.info.name, list(x.cshape), y.info.name,
                                     list(y.cshape), how)

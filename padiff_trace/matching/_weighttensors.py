@@ -19,6 +19,7 @@ from ._knowledge import (
     AFFINE_ALIASES,
     BACKWARD_WORDS,
     DERIVED_STATE,
+    DISTINCT_ROLES,
     FUSED_ROLES,
     LAYER_INDEXED_LOCALS,
     LOCAL_ALIASES,
@@ -43,6 +44,7 @@ _CELL_LOCAL = re.compile(r"^(?:weight|bias)_(?:ih|hh|hr)$")
 _LAYER_INDEXED = {t: re.compile(p) for t, p in LAYER_INDEXED_LOCALS.items()}
 _SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
 _WORD = re.compile(r"[a-z]+|\d+")
+_DISTINCT = frozenset(_SYN[n] for n in DISTINCT_ROLES)
 _FUSED = frozenset(frozenset(_SYN[n] for n in group) for group in FUSED_ROLES)
 
 
@@ -246,9 +248,20 @@ def roles_of(run: list[MTensor]) -> tuple[int, ...]:
     return tuple(_SYN.get(t.leaf, -1) for t in run)
 
 
+def roles_said(run: list[MTensor]) -> tuple[int | None, ...]:
+    """The roles a run's module names say as a whole or by one of their words (``to_k``: k)."""
+    return tuple(role_of_words(t.leaf) for t in run)
+
+
 def fused_roles(run: list[MTensor]) -> bool:
     """Whether the run's names say the roles of one fused projection (``FUSED_ROLES``)."""
     return frozenset(roles_of(run)) in _FUSED
+
+
+def roles_contradict(x: MTensor, y: MTensor) -> bool:
+    """Whether the two tensors' module names say two different ``DISTINCT_ROLES`` (q against v)."""
+    rx, ry = role_of_words(x.leaf), role_of_words(y.leaf)
+    return rx is not None and ry is not None and rx != ry and rx in _DISTINCT and ry in _DISTINCT
 
 
 def role_of_words(name: str) -> int | None:

@@ -211,9 +211,11 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     first = 1 + len(list(traces.a.parent.glob("pairing-*.json")))  # after those of an earlier round
     for i, alt in enumerate(alternatives, start=first):
         good, bad = analyzer.confirmed(report, alt.holder)
+        # the divergence named at a module no call of B pairs with: only getting past it can confirm
+        alone = not (good or bad) and analyzer.named_alone(report, alt.holder)
         # a call of it agrees, or none received agreeing inputs and differed; the call of a part
         # whose name says no order agrees under either order (its share of the packed output)
-        if not alt.readers and not alt.orderless and not alt.whole_only and (good or not bad):
+        if not alt.readers and not alt.orderless and not alt.whole_only and not alone and (good or not bad):
             logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped",
                         alt.holder, good, bad)
             continue
@@ -236,7 +238,9 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
         # or everything agrees under it (outputs, loss, gradients): no other pairing computes that
         whole = other.first_divergence is None and other.verdict == "ALIGNED"
-        if not (read or whole) and (alt.whole_only or not further
+        # or, where no call could confirm it, the divergence is no longer named there and comes later
+        past = alone and further and not analyzer.named_alone(other, alt.holder)
+        if not (read or whole or past) and (alt.whole_only or not further
                                     or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
