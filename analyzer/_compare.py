@@ -36,6 +36,7 @@ from .judging._noise import noise_floor
 from .judging._optimizer import OptimizerDiff, optimizer_diff
 from .judging._optreplay import verify_update_convention
 from .judging._pairtable import PairDraft, PairTable
+from .judging._penalties import absorb_loss_penalties
 from .judging._precision import half_undeclared
 from .judging._quantities import absorb_other_quantities
 from .judging._randomness import random_draws
@@ -122,6 +123,7 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
                             "text": offsets})
     optimizer = optimizer_diff(va, vb, wm)
     if not _explicit(opts):
+        conventions += absorb_loss_penalties(table, va, vb, optimizer)  # a decay in one optimizer, in the other's loss
         absorb_carried_rounding(table)  # before the updates: a parameter gradient carried is rounding
         absorb_update_rounding(table, va, vb)
         absorb_buffer_rounding(table, va, vb)

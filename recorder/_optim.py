@@ -51,6 +51,9 @@ HYPER_FIELDS: dict[str, dict[str, tuple[str, ...]]] = {
         "centered": ("_centered",), "initial_accumulator": ("initial_accumulator_value", "_initial_accumulator_value"),
     },
 }
+# paddle's regularizer classes -> the setting they are in the shared vocabulary (both add their
+# term to the gradient inside the optimizer step: ``c * p`` for L2, ``c * sign(p)`` for L1)
+REGULARIZERS: dict[str, str] = {"L2Decay": "weight_decay", "L1Decay": "l1_decay"}
 # algorithms whose weight decay is decoupled from the gradient (p -= lr * wd * p)
 DECOUPLED = frozenset({"adamw"})
 
@@ -124,17 +127,22 @@ def describe_optimizer(adapter: Adapter, model: Any, opt: Any, scheduler: Any = 
             v = _plain(_get(holder, "weight_decay")) if not hasattr(holder["weight_decay"], "_coeff") else _plain(holder["weight_decay"]._coeff)
             if v is not None:
                 hyper["weight_decay"] = v
+        reg = (holder.get("weight_decay") if fw == "paddle" and isinstance(holder, dict) and "weight_decay" in holder
+               else getattr(opt, "regularization", None))
+        key = REGULARIZERS.get(type(reg).__name__, "weight_decay")
+        if key != "weight_decay" and "weight_decay" in hyper:  # an L1 regularizer's coefficient is no L2 decay
+            hyper[key] = hyper.pop("weight_decay")
         decoupled = kind in DECOUPLED or bool(hyper.pop("decoupled_weight_decay", False))
         hyper["decoupled"] = decoupled
         # a parameter's own regularizer (paddle's ``ParamAttr(regularizer=L2Decay(c))``) replaces
         # the optimizer's decay for it: such parameters form groups of their own (decay added to
         # the gradient, ``c * p``)
         named = [(names.get(id(p), getattr(p, "name", "?")), p) for p in params]
-        own: dict[float, list[str]] = {}
+        own: dict[tuple[str, float], list[str]] = {}
         for n, p in named:
-            c = _own_decay(p)
-            if c is not None:
-                own.setdefault(c, []).append(n)
+            reg = _own_decay(p)
+            if reg is not None:
+                own.setdefault(reg, []).append(n)
         taken = {n for ns in own.values() for n in ns}
         kept = [(n, p) for n, p in named if n not in taken]
         pnames = [n for n, _ in kept]
@@ -145,18 +153,21 @@ def describe_optimizer(adapter: Adapter, model: Any, opt: Any, scheduler: Any = 
             decay = pnames if wd else []
         if pnames or not own:
             groups.append({"hyper": hyper, "params": pnames, "decay": decay})
-        for c, ns in own.items():
-            groups.append({"hyper": {**hyper, "weight_decay": c, "decoupled": False}, "params": ns, "decay": ns if c else []})
+        for (key, coeff), ns in own.items():
+            base = {k: v for k, v in hyper.items() if k not in REGULARIZERS.values()}
+            groups.append({"hyper": {**base, "weight_decay": 0.0, key: coeff, "decoupled": False}, "params": ns,
+                           "decay": ns if coeff and key == "weight_decay" else []})
     return {"class": cls, "type": kind, "groups": groups,
             "scheduler": type(scheduler).__name__ if scheduler is not None else _scheduler_of(opt)}
 
 
-def _own_decay(p: Any) -> float | None:
-    """The L2 decay coefficient a parameter carries itself (paddle's ``ParamAttr`` regularizer,
-    which overrides the optimizer's), or None."""
+def _own_decay(p: Any) -> tuple[str, float] | None:
+    """The decay a parameter carries itself (paddle's ``ParamAttr`` regularizer, which overrides
+    the optimizer's), as (setting, coefficient) (``REGULARIZERS``), or None."""
     reg = getattr(p, "regularizer", None)
-    coeff = getattr(reg, "_coeff", None) if reg is not None and type(reg).__name__ == "L2Decay" else None
-    return float(coeff) if isinstance(coeff, (int, float)) else None
+    key = REGULARIZERS.get(type(reg).__name__) if reg is not None else None
+    coeff = getattr(reg, "_coeff", None) if key is not None else None
+    return (key, float(coeff)) if key is not None and isinstance(coeff, (int, float)) else None
 
 
 def _scheduler_of(opt: Any) -> str | None:

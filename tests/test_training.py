@@ -93,6 +93,8 @@ OPTIMIZER_BUGS = {
     "lr/rmsprop": ("rmsprop", ["learning rate at step 0", "0.01", "0.02"]),  # a real bug beside a convention
     # the decay in paddle's scheduler, in torch's Adagrad (lr_decay): compared as the rates the updates used
     "inv_decay": ("adagrad_decay", ["learning rate at step 1", "0.00833333", "0.00909091"]),
+    # L1 decay of the weights in paddle's optimizer, in torch's loss; the bug decays biases and the norm too
+    "l1_all": ("l1loss", ["L1 decay", "0.005"]),
 }
 
 
@@ -116,7 +118,8 @@ def test_optimizer_difference_named_at_the_update(tmp_path: Path, bug: str) -> N
 
 @pytest.mark.parametrize("opt", ["adamw", "adam", "sgd", "momentum", "nesterov", "adamax", "adagrad", "rmsprop",
                                  "paramdecay",  # paddle's decay on the weights (ParamAttr), torch's in a group
-                                 "adagrad_decay"])  # paddle's inverse-time decay in a scheduler, torch's inside Adagrad
+                                 "adagrad_decay",  # paddle's inverse-time decay in a scheduler, torch's inside Adagrad
+                                 "l1loss"])  # paddle's L1Decay inside the optimizer step, torch's penalty in the loss
 def test_correct_optimizer_twins_over_five_steps(tmp_path: Path, opt: str) -> None:
     rc, doc, out = run(tmp_path, opt=opt, steps=5)
     c = codes(doc)
@@ -126,6 +129,9 @@ def test_correct_optimizer_twins_over_five_steps(tmp_path: Path, opt: str) -> No
         assert "epsilon inside the square root" in text and "reproduces its recorded weights" in text, text
         assert "shown, not judged" in text
         assert "not judged" in (tmp_path / "report" / "report.txt").read_text()
+    if opt == "l1loss":  # the gradients differ by the decay term, checked on the weights, and said
+        (text,) = [c for c in c["convention"] if "l1 decay" in c]
+        assert "on 3 parameter(s) in B's optimizer" in text and "c x sign(w)" in text, text
     if opt == "adagrad_decay":  # where the decay lives is said, as a convention the rates were checked on
         (text,) = c["optimizer_convention"]
         assert "lr_decay 0.1 in A vs 0 in B" in text and "agree at every recorded step (5)" in text, text

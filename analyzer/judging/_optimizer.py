@@ -28,9 +28,10 @@ __all__ = ["OptimizerDiff", "lr_by_param", "optimizer_diff", "per_param", "step_
 _HYPER_LABEL = {"eps": "epsilon", "beta1": "beta1", "beta2": "beta2", "weight_decay": "weight decay", "momentum": "momentum",
                 "nesterov": "nesterov", "amsgrad": "amsgrad", "rho": "rho (squared-gradient decay)",
                 "centered": "centered", "dampening": "dampening", "initial_accumulator": "initial accumulator",
-                "lr_decay": "lr decay", "decoupled": "decoupled weight decay", "maximize": "maximize"}
+                "lr_decay": "lr decay", "decoupled": "decoupled weight decay", "maximize": "maximize",
+                "l1_decay": "L1 decay"}
 _DEFAULTS = {"momentum": 0.0, "nesterov": False, "amsgrad": False, "dampening": 0.0, "centered": False,
-             "weight_decay": 0.0, "initial_accumulator": 0.0, "lr_decay": 0.0, "maximize": False}
+             "weight_decay": 0.0, "initial_accumulator": 0.0, "lr_decay": 0.0, "maximize": False, "l1_decay": 0.0}
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Shared data of the training pairs: the same numpy arrays and settings on both sides.
 
 PADIFF_OPT picks the optimizer (adamw, adam, sgd, momentum, nesterov, adamax, rmsprop,
-adagrad, paramdecay: decay on the weights themselves in paddle, a group in torch); PADIFF_BUG plants one porter's bug on the paddle side (see each spec); PADIFF_DROP
+adagrad, paramdecay: decay on the weights themselves in paddle, a group in torch; l1loss: an L1
+decay in paddle's optimizer, a penalty in torch's loss); PADIFF_BUG plants one porter's bug on the paddle side (see each spec); PADIFF_DROP
 (default 1): dropout on. Weights come from the other side (run replays them), so only the
 data and the hyperparameters are shared here."""
 import os
@@ -10,6 +11,7 @@ import numpy as np
 
 B, D_IN, D, D_OUT = 4, 8, 16, 4
 LR = 0.01
+L1 = 5e-3  # l1loss: the L1 decay (paddle's optimizer) or penalty (torch's loss) of the weights
 
 
 def bug() -> str:

@@ -2,9 +2,9 @@
 (AdamW epsilon 1e-6), wd (weight decay 0.0102: subtle), decay_all (AdamW decays biases and the norm too), betas (beta2 0.99),
 sched (the schedule stepped once before training: one step early), momentum (0.8), nesterov (off), clip_value (clip each
 gradient by value instead of the global norm), lr (2x),
-inv_decay (adagrad_decay's inverse-time decay 0.2 instead of 0.1)."""
+inv_decay (adagrad_decay's inverse-time decay 0.2 instead of 0.1), l1_all (l1loss: the optimizer's L1Decay on\nevery parameter, biases and the norm too)."""
 import paddle
-from _common import D_IN, D_OUT, LR, D, batch_of, bug, data, dropout_on, opt_name, per_step_data, target
+from _common import D_IN, D_OUT, L1, LR, D, batch_of, bug, data, dropout_on, opt_name, per_step_data, target
 from paddle import nn
 
 
@@ -21,7 +21,12 @@ class Net(nn.Layer):
     def forward(self, x):
         h = self.drop(self.act(self.fc1(x)))
         h = nn.functional.dropout(self.fc2(h), p=0.1 if dropout_on() else 0.0, training=self.training)
-        return self.head(self.norm(h))
+        out = self.head(self.norm(h))
+        if opt_name() == "l1loss":  # the same loss value as torch's; the gradient term comes from L1Decay
+            with paddle.no_grad():
+                pen = L1 * sum(p.abs().sum() for n, p in self.named_parameters() if n.endswith("weight") and "norm" not in n)
+            return out, pen
+        return out
 
 
 def model():
@@ -36,6 +41,8 @@ def inputs(step=0):
 
 
 def loss(out):
+    if isinstance(out, tuple):  # l1loss: the penalty the model returns beside its output
+        return ((out[0] - paddle.to_tensor(target())) ** 2).mean() + out[1]
     return ((out - paddle.to_tensor(target())) ** 2).mean()
 
 
@@ -57,6 +64,12 @@ def optimizer(m):
             if n.endswith("weight") and "norm" not in n:
                 p.regularizer = paddle.regularizer.L2Decay(0.01)
         return paddle.optimizer.Momentum(learning_rate=lr, parameters=params, momentum=0.9)
+    if name == "l1loss":  # L1 decay of the weights as their regularizer; l1_all: the optimizer decays the rest too
+        for n, p in m.named_parameters():
+            if n.endswith("weight") and "norm" not in n:
+                p.regularizer = paddle.regularizer.L1Decay(L1)
+        extra = {"weight_decay": paddle.regularizer.L1Decay(L1)} if bug() == "l1_all" else {}
+        return paddle.optimizer.Momentum(learning_rate=lr, parameters=params, momentum=0.9, **extra)
     if name in ("momentum", "nesterov"):
         return paddle.optimizer.Momentum(learning_rate=lr, parameters=params, momentum=0.8 if bug() == "momentum" else 0.9,
                                          use_nesterov=name == "nesterov" and bug() != "nesterov")

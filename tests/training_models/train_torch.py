@@ -1,6 +1,6 @@
 """A small MLP trained with dropout on (module and functional), torch side: the reference."""
 import torch
-from _common import D_IN, D_OUT, LR, D, batch_of, data, dropout_on, opt_name, per_step_data, target
+from _common import D_IN, D_OUT, L1, LR, D, batch_of, data, dropout_on, opt_name, per_step_data, target
 from torch import nn
 
 
@@ -17,7 +17,10 @@ class Net(nn.Module):
     def forward(self, x):
         h = self.drop(self.act(self.fc1(x)))
         h = nn.functional.dropout(self.fc2(h), p=0.1 if dropout_on() else 0.0, training=self.training)
-        return self.head(self.norm(h))
+        out = self.head(self.norm(h))
+        if opt_name() == "l1loss":  # the weights' L1 penalty in the loss (paddle: L1Decay in its optimizer)
+            return out, L1 * sum(p.abs().sum() for n, p in self.named_parameters() if n.endswith("weight") and "norm" not in n)
+        return out
 
 
 def model():
@@ -30,6 +33,8 @@ def inputs(step=0):
 
 
 def loss(out):
+    if isinstance(out, tuple):  # l1loss: the penalty the model returns beside its output
+        return ((out[0] - torch.from_numpy(target())) ** 2).mean() + out[1]
     return ((out - torch.from_numpy(target())) ** 2).mean()
 
 
@@ -48,7 +53,7 @@ def optimizer(m):
         decay = [p for n, p in m.named_parameters() if n.endswith("weight") and "norm" not in n]
         rest = [p for n, p in m.named_parameters() if not (n.endswith("weight") and "norm" not in n)]
         return torch.optim.SGD([{"params": decay, "weight_decay": 0.01}, {"params": rest}], lr=LR, momentum=0.9)
-    if name in ("momentum", "nesterov"):
+    if name in ("momentum", "nesterov", "l1loss"):
         return torch.optim.SGD(params, lr=LR, momentum=0.9, nesterov=name == "nesterov")
     if name == "adamax":
         return torch.optim.Adamax(params, lr=LR, betas=(0.9, 0.999), eps=1e-8)
