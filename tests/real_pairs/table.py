@@ -2056,6 +2056,60 @@ see the known failures). The weight maps of the 151 clean trace pairs are the sa
 the final matcher, except the GRU translator's (its backward encoder) and set 35's. Whole corpus:
 **912 of 1039** (clean twins 221 of 237; design families 137 of 140, held out 775 of 899).
 
+## Roles that never stand for one another, a cell no call pairs with, a decay in one optimizer and in the other's loss (session 43)
+
+Set 36, written by three helpers that never ran the tool, each given the whole brief
+(NOTES-set36-h94..h96). `port_slot_attention`: slot attention whose paddle side loops a
+framework `GRUCell` inline (gates r, z, c) with separate q, k, v, against a torch step module
+called three times that fuses k|v and writes the GRU update by hand (gates z, r, n).
+`port_hornet`: recursive gated convolution, a hand-written channels-first norm against
+LayerNorm between transposes, layer scales as modules of their own against the block's
+`gamma1`/`gamma2`, norms registered in another order. `port_weightnorm_convlm`: a gated
+convolutional LM under each framework's weight norm (two convolutions against one fused one,
+`weight_g [24]` against `original0 [48, 1, 1]`). `port_autoformer`: series decomposition and FFT
+auto-correlation, a packed q|k|v against separate ones, Linears against kernel-1 convolutions.
+Two training ports: `port_gaussnll_onecycle_train` (a Gaussian NLL written by hand, Nesterov SGD,
+one-cycle) and `port_l1decay_cosrestart_train` (paddle's `L1Decay` in the optimizer against an
+L1 penalty in torch's loss, warm restarts).
+
+First contact, at the session-start commit (a1d1f72; a1d1f72 changes only pytest's temporary
+directories on top of 6396428): set 36 **12 of 28** (clean twins 1 of 6). Slot Attention 0 of 5,
+HorNet 0 of 5 (exit 2), the conv LM 3 of 5, Autoformer 2 of 5, Gaussian NLL 4 of 4, L1 decay 2 of 4.
+
+Rules added (general, each with a test of our own; see docs/analyzer.md, Session 43):
+
+- **The learning rate an update used**: a decay kept inside the optimizer (torch Adagrad's
+  `lr_decay`) against the same decay in a scheduler. Found on `shufflenet_v2_x0_5_train`'s clean
+  twin (a known failure of session 42), not on set 36.
+- **An update told apart no finer than storing the new weight rounds** (the same twin).
+- **q, k and v never stand for one another**, and a fused tensor's parts ranked by the roles
+  their names say by one word (`to_kv` holds `to_k`, `to_v`; Slot Attention and Autoformer).
+- **A logarithm run into a name** (`logsigma` is a log as `log_sigma` is; Slot Attention).
+- **A module no call of the other side pairs with**: its gate orders are recorded and kept when
+  the run gets past it (Slot Attention's framework GRU cell against a hand-written update).
+- **A decay in one optimizer, a penalty in the other's loss**: the recorder records paddle's
+  `L1Decay`; gradients that differ by the decay term on the recorded weights pass, said as a
+  convention (the L1 training port).
+- Withdrawn: pairing same-shape leftovers by the numbers in their names (HorNet's `ls1`/`gamma1`);
+  XCiT's port numbers its layer scales crosswise, and registration order had them right.
+
+After: set 36 **19 of 28** (clean twins 4 of 6): Slot Attention 3 of 5, HorNet 0 of 5, the conv LM
+3 of 5, Autoformer 5 of 5, Gaussian NLL 4 of 4, L1 decay 4 of 4. `shufflenet_v2_x0_5_train`'s clean
+twin passes again. Modes on set 36's clean twins: `--ops`, `--single-step` and `--referee` each 4 of 6, the
+four that pass without a flag (HorNet and the conv LM fail the same way in every mode).
+
+How this session's table was made: every row but five was run with this session's code. Set 36,
+every training family (63) and the 35 port families this session's rules touch (recurrent
+cells, loops, fused projections) were recorded with it (401 cases); the other 661 cases were
+compared again with the final code on traces session 42 left (`--reuse`, which also records
+the alternative pairings it tries). `vgg11_bn`'s five rows are session 42's: its traces were
+deleted to free the disk. Against the previous table, one is better (`shufflenet_v2_x0_5_train`
+clean) and one worse (`port_convlstm torch_state_reset_each_step`: the session-start code gives
+the same row on this machine; session 42's row was a `--reuse` compare). The weight maps of the
+232 clean trace pairs on this machine are the same under the session-start and the final
+matcher. Whole corpus: **931 of 1067** (clean twins 226 of 243; design families 137 of 140, held
+out 794 of 927).
+
 ## Other modes on clean twins
 
 A sample of eight families (bert, gpt, llama, distilbert, mbart, t5, mobilenet_v3_small,
@@ -2445,10 +2499,28 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
     wrong order in its own code; the value flattened comes from a ReLU module torch records and
     paddle applies inline, and that one-sided module (`encoder.embed.conv.3`) is named as the
     producer of the differing value, where the truth names `encoder.embed`, whose code flattens.
-- **A training twin's last BatchNorm on this machine** (session 42): `shufflenet_v2_x0_5_train`'s
-  clean twin diverges at `4_3._conv_pw.1` / `stage4.2.branch2.1` here; the session-start code
-  (a2b9267) gives the same row on this machine, and session 40's machine passed it. Not looked
-  into yet.
+- **Ports of session 43 that still fail** (set 36, held out):
+  - `port_hornet`, all five cases (exit 2): the block's norms are registered in another order on
+    each side (paddle `norm2` before `norm1`) and the stage-level norms sit at the root on one
+    side, in the downsampling layers on the other; the norms pair across places, and the layer
+    scales (`ls1.gamma` modules against the block's `gamma1`) are left ambiguous, so the transfer
+    refuses and names them with the mapping line.
+  - `port_weightnorm_convlm clean`, `torch_gtu_gate`: two weight-normed convolutions against one
+    fused one: the biases pair as parts of the fused bias, but `weight_v`/`weight_g` are not taken
+    as parts of `original1`/`original0` (a flat `g [24]` against `[48, 1, 1]`), and the blocks run
+    with torch's own v and g.
+  - `port_slot_attention torch_pos_grid_xy`: torch's position grid swaps x and y, which equals
+    reading the position projection's input columns in another order; `run` finds that order,
+    says so under conventions, and the run agrees (exit 0). A bug that a weight layout absorbs
+    exactly cannot be told from that layout by the values.
+  - `port_slot_attention paddle_softmax_over_inputs`: the softmax is inline in paddle's
+    `slot_attn`; the GRU cell after it has no partner call, and it is named as the first module
+    whose output differs, where the truth names `slot_attn`.
+- **A ConvLSTM bug named one layer in** (`port_convlstm torch_state_reset_each_step`, session 43 on
+  this machine): after the gate order of layer 0 is settled, a second round pairs layer 1's
+  fused convolution in parts and the divergence is named at `encoder.cell_list.1` /
+  `rnn.layers.1`, where the truth names `encoder` / `rnn`; the session-start code gives the same
+  row here.
 - **One value judged against two noise floors** (session 41, on that session's machine):
   ResNeXt-50's clean twin (`tests/test_vision_pairs.py`, deep clean twins) differs at `layer4`
   by rel-L2 7e-5 while `layer4.2`, whose output is the very same values, passes against a noise
