@@ -140,9 +140,9 @@ def describe_optimizer(adapter: Adapter, model: Any, opt: Any, scheduler: Any = 
         named = [(names.get(id(p), getattr(p, "name", "?")), p) for p in params]
         own: dict[tuple[str, float], list[str]] = {}
         for n, p in named:
-            reg = _own_decay(p)
-            if reg is not None:
-                own.setdefault(reg, []).append(n)
+            carried = _own_decay(p)
+            if carried is not None:
+                own.setdefault(carried, []).append(n)
         taken = {n for ns in own.values() for n in ns}
         kept = [(n, p) for n, p in named if n not in taken]
         pnames = [n for n, _ in kept]

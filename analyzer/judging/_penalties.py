@@ -22,6 +22,7 @@ from padiff_trace import DamagedRecordError, Record
 from ..alignment._calls import TraceView
 from ._optimizer import OptimizerDiff, per_param
 from ._pairtable import PairTable
+from ._updates import _arr, _rel
 
 __all__ = ["absorb_loss_penalties"]
 
@@ -32,11 +33,6 @@ _TERMS = {
 }
 _EXPLAINED = 1e-2  # what is left of the gradients' difference once the term is added, relative to it ...
 _FLOOR = 1e-5  # ... or relative to the gradient
-
-
-def _rel(x: np.ndarray, y: np.ndarray) -> float:
-    ny = float(np.linalg.norm(y))
-    return float(np.linalg.norm(x - y)) / ny if ny > 0 else float(np.any(x))
 
 
 def _coupled(h: dict[str, Any], key: str) -> float:
@@ -69,18 +65,15 @@ def absorb_loss_penalties(t: PairTable, va: TraceView, vb: TraceView, diff: Opti
                 ca, cb = _coupled(ha, key), _coupled(hb, key)
                 if bool(ca) == bool(cb):
                     continue
-                side, c, view, g_dec, g_other, rec = (("a", ca, va, ga, gb, ga) if ca else ("b", cb, vb, gb, ga, gb))
+                # the decaying side's gradient and weights, and the other's gradient, all in B's layout
+                side, c, view, rec = ("a", ca, va, ga) if ca else ("b", cb, vb, gb)
                 w = view.weights.get(rec.step, {}).get((rec.module, rec.position))
                 if w is None or not w.has_data:
                     continue
                 perm = t.perms.get(i)
-                arr = {id(ga): np.asarray(ga.read(), np.float64), id(gb): np.asarray(gb.read(), np.float64)}
-                if perm is not None:
-                    arr[id(ga)] = np.transpose(arr[id(ga)], perm)
-                wv = np.asarray(w.read(), np.float64)
-                if perm is not None and side == "a":
-                    wv = np.transpose(wv, perm)
-                x, y = arr[id(g_dec)], arr[id(g_other)]
+                xa, xb = _arr(ga, perm), _arr(gb, None)
+                x, y = (xa, xb) if side == "a" else (xb, xa)
+                wv = _arr(w, perm if side == "a" else None)
                 if x.shape != y.shape or wv.shape != x.shape:
                     continue
                 before, after = _rel(x, y), _rel(x + term(c, wv), y)

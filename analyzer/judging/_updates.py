@@ -71,11 +71,19 @@ def _rel(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.linalg.norm(x - y)) / ny if ny > 0 else (0.0 if not np.any(x) else float("inf"))
 
 
-def _rel_stored(ua: np.ndarray, ub: np.ndarray, wa: np.ndarray, wb: np.ndarray, dtype: np.dtype) -> float:
+def _stored_dtype(r: Any) -> np.dtype | None:
+    """The dtype a weight record was stored in (its header's), None where numpy has none (bfloat16)."""
+    try:
+        return np.dtype(_base(r).dtype)
+    except TypeError:
+        return None
+
+
+def _rel_stored(ua: np.ndarray, ub: np.ndarray, wa: np.ndarray, wb: np.ndarray, dtype: np.dtype | None) -> float:
     """rel-L2 of two updates beyond what storing the updated weights rounds: each side rounds
     ``w - u`` to its dtype (half a spacing of the new weight), so an update a few spacings
     of its weight wide (a small gradient under Adagrad) can be told apart no finer than that."""
-    if not np.issubdtype(dtype, np.floating):
+    if dtype is None or not np.issubdtype(dtype, np.floating):
         return _rel(ua, ub)
     ny = float(np.linalg.norm(ub))
     spacing = np.spacing(np.maximum(np.abs(wa), np.abs(wb)).astype(dtype)).astype(np.float64)
@@ -113,7 +121,7 @@ def _update_and_grads(t: PairTable, i: int, va: TraceView, vb: TraceView,
         ub = wb - _arr(_like(rb, pb[1]), None)
         if ua.shape != ub.shape:
             return None
-        return step, _rel_stored(ua, ub, wa, wb, np.asarray(rb.read()).dtype), rel_g
+        return step, _rel_stored(ua, ub, wa, wb, _stored_dtype(rb)), rel_g
     except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
         return None
 

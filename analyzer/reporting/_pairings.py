@@ -243,10 +243,10 @@ def named_alone(report: Report, holder: str) -> bool:
     """Whether the first divergence is located at a call of a module matching ``holder`` (A's
     paths) that pairs with no call of B (a framework cell against a cell written inline): its
     calls can confirm no pairing of its weights, only a run that gets past it can."""
-    d = report.first_divergence
-    if d is None or d.located is None or not module_pattern(holder).fullmatch(d.located.a.call.module):
+    d, rx = report.first_divergence, module_pattern(holder)
+    if d is None or d.located is None or not rx.fullmatch(d.located.a.call.module):
         return False
-    return not any(module_pattern(holder).match(cp.a.module) for cp in report.pairs.call_pairs)
+    return not any(rx.match(cp.a.module) for cp in report.pairs.call_pairs)
 
 
 def _shapes(view: Any) -> dict[str, tuple[int, ...]]:
