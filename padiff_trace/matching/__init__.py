@@ -50,10 +50,10 @@ from ._numerics_effects import NUMERICS_EFFECTS, NumericsEffect, numerics_effect
 from ._observed import observed_layouts, with_observed_layouts
 from ._offsets import mark_offsets, offset_note, own_offset, traced_offset
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
+from ._rolenames import role_words
 from ._weightmap import CANNOT_MATCH, SUMMED, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm, summed_groups
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
 from ._weightsides import in_call_order, is_integer, is_pattern
-from ._weighttensors import role_words
 
 __all__ = [
     "CANNOT_MATCH",

@@ -10,9 +10,10 @@ from collections.abc import Callable
 
 from ._knowledge import PACK_AXIS
 from ._partners import partner_modules
+from ._rolenames import fused_roles, roles_named, roles_of, roles_said
+from ._rolenames import role_names as _role_names
 from ._weightmap import WeightPair
-from ._weighttensors import MTensor, block_pattern, fused_roles, path_words, roles_named, roles_of, roles_said
-from ._weighttensors import role_names as _role_names
+from ._weighttensors import MTensor, block_pattern, path_words
 
 __all__ = ["Kind", "own_kind", "packed_run", "partner_place", "regrouped", "repeat_place"]
 

@@ -21,7 +21,8 @@ import logging
 from collections import defaultdict
 
 from ..arrays._layout import squeezed
-from ._weighttensors import MTensor, role_of_words
+from ._rolenames import role_of_words
+from ._weighttensors import MTensor
 
 __all__ = ["stacked_groups"]
 

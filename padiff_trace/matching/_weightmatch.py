@@ -51,6 +51,7 @@ from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pa
 from ._packs import packed_run, partner_place, regrouped, repeat_place
 from ._partners import partner_modules, partner_scopes
 from ._pins import apply_pins
+from ._rolenames import roles_contradict, roles_named
 from ._roles import pair_same_roles
 from ._stacks import stacked_groups
 from ._subtrees import pair_by_units
@@ -66,7 +67,6 @@ from ._weighttensors import groups as _groups
 from ._weighttensors import names_agree as _names_agree
 from ._weighttensors import normalise as _normalise
 from ._weighttensors import path_words as _path_words
-from ._weighttensors import roles_contradict, roles_named
 
 __all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors", "module_splits"]
 

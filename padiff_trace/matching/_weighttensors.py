@@ -19,33 +19,28 @@ from ._knowledge import (
     AFFINE_ALIASES,
     BACKWARD_WORDS,
     DERIVED_STATE,
-    DISTINCT_ROLES,
-    FUSED_ROLES,
     LAYER_INDEXED_LOCALS,
     LOCAL_ALIASES,
     NORM_LAYERS,
     PACKED_ROLES,
     PARAMETRIZED_UNDER,
     RNN_CELL_LAYERS,
-    ROLE_SYNONYMS,
     TYPE_WORDS,
     WEIGHT_NORM,
 )
 from ._match import TypeResolver, group_key, same_canonical
 from ._observed import layout_key
+from ._rolenames import SYN as _SYN
+from ._rolenames import same_role as _same_role
 from ._weightmap import TensorInfo
 from ._weightsides import WeightSide
 
-__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "path_words", "role_names", "word_set",
-           "fused_roles", "role_of_words", "roles_named", "roles_of"]
+__all__ = ["MTensor", "assign", "by_blocks", "distinguishing_words", "groups", "names_agree", "normalise", "part_shape", "path_words", "word_set"]
 
 _INT = re.compile(r"(?:^|\.)(\d+)(?=\.|$)")
 _CELL_LOCAL = re.compile(r"^(?:weight|bias)_(?:ih|hh|hr)$")
 _LAYER_INDEXED = {t: re.compile(p) for t, p in LAYER_INDEXED_LOCALS.items()}
-_SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
 _WORD = re.compile(r"[a-z]+|\d+")
-_DISTINCT = frozenset(_SYN[n] for n in DISTINCT_ROLES)
-_FUSED = frozenset(frozenset(_SYN[n] for n in group) for group in FUSED_ROLES)
 
 
 @dataclass(eq=False)
@@ -233,64 +228,6 @@ def names_agree(x: MTensor, y: MTensor) -> bool:
     if x.leaf in _SYN and _same_role(x.leaf, y.leaf):
         return True
     return bool(_tokens(x.info.module) & _tokens(y.info.module))
-
-
-def _same_role(x: str, y: str) -> bool:
-    return x == y or (x in _SYN and _SYN.get(x) == _SYN.get(y))
-
-
-def role_names(run: list[MTensor]) -> bool:
-    return all(t.leaf in _SYN for t in run)
-
-
-def roles_of(run: list[MTensor]) -> tuple[int, ...]:
-    """The roles (``ROLE_SYNONYMS`` groups) a run's module names say, in order (-1: none)."""
-    return tuple(_SYN.get(t.leaf, -1) for t in run)
-
-
-def roles_said(run: list[MTensor]) -> tuple[int | None, ...]:
-    """The roles a run's module names say as a whole or by one of their words (``to_k``: k)."""
-    return tuple(role_of_words(t.leaf) for t in run)
-
-
-def fused_roles(run: list[MTensor]) -> bool:
-    """Whether the run's names say the roles of one fused projection (``FUSED_ROLES``)."""
-    return frozenset(roles_of(run)) in _FUSED
-
-
-def roles_contradict(x: MTensor, y: MTensor) -> bool:
-    """Whether the two tensors' module names say two different ``DISTINCT_ROLES`` (q against v)."""
-    rx, ry = role_of_words(x.leaf), role_of_words(y.leaf)
-    return rx is not None and ry is not None and rx != ry and rx in _DISTINCT and ry in _DISTINCT
-
-
-def role_of_words(name: str) -> int | None:
-    """The role (``ROLE_SYNONYMS`` group) a name says as a whole (``gate_proj``, ``w1``) or by one
-    of its words (``w_gate``), None when it says none or several."""
-    low = name.lower()
-    if low in _SYN:
-        return _SYN[low]
-    said = {_SYN[w] for w in low.split("_") if w in _SYN}
-    return said.pop() if len(said) == 1 else None
-
-
-def role_words(leaf: str) -> tuple[int, ...]:
-    """The roles (``ROLE_SYNONYMS`` groups) a module name lists, in order: ``qkv_global`` q, k, v;
-    ``query_global`` q; ``c_attn`` none."""
-    out: list[int] = []
-    for w in leaf.lower().split("_"):
-        if w in _SYN:
-            out.append(_SYN[w])
-        elif len(w) > 1 and set(w) <= {"q", "k", "v"}:
-            out += [_SYN[c] for c in w]
-    return tuple(out)
-
-
-def roles_named(leaf: str) -> tuple[int, ...]:
-    """The roles a fused module's name lists (``qkv``, ``kv``, ``query_key_value``,
-    ``gate_up_proj``), in order; () when it names none or one (``c_attn``, ``in_proj``)."""
-    out = role_words(leaf)
-    return out if len(out) > 1 else ()
 
 
 def _distinguishing(words: list[frozenset[str]]) -> list[frozenset[str]]:

@@ -1,0 +1,81 @@
+"""What module names say about a tensor's role: the ``ROLE_SYNONYMS`` group a name says as a
+whole (``gate_proj``, ``w1``) or by one of its words (``to_k``), the roles a fused module's name
+lists in order (``qkv``, ``gate_up_proj``), and the roles that never stand for one another
+(``DISTINCT_ROLES``: a query projection is never a value projection).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._knowledge import DISTINCT_ROLES, FUSED_ROLES, ROLE_SYNONYMS
+
+if TYPE_CHECKING:
+    from ._weighttensors import MTensor
+
+__all__ = ["SYN", "fused_roles", "role_names", "role_of_words", "role_words", "roles_contradict", "roles_named", "roles_of",
+           "roles_said", "same_role"]
+
+SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
+_DISTINCT = frozenset(SYN[n] for n in DISTINCT_ROLES)
+_FUSED = frozenset(frozenset(SYN[n] for n in group) for group in FUSED_ROLES)
+
+
+def same_role(x: str, y: str) -> bool:
+    """Whether two module names are one name or synonyms of one role (``query`` ~ ``q_proj``)."""
+    return x == y or (x in SYN and SYN.get(x) == SYN.get(y))
+
+
+def role_names(run: list[MTensor]) -> bool:
+    """Whether every module name of the run is a role name of its own (``q_proj``, ``key``)."""
+    return all(t.leaf in SYN for t in run)
+
+
+def roles_of(run: list[MTensor]) -> tuple[int, ...]:
+    """The roles (``ROLE_SYNONYMS`` groups) a run's module names say, in order (-1: none)."""
+    return tuple(SYN.get(t.leaf, -1) for t in run)
+
+
+def roles_said(run: list[MTensor]) -> tuple[int | None, ...]:
+    """The roles a run's module names say as a whole or by one of their words (``to_k``: k)."""
+    return tuple(role_of_words(t.leaf) for t in run)
+
+
+def fused_roles(run: list[MTensor]) -> bool:
+    """Whether the run's names say the roles of one fused projection (``FUSED_ROLES``)."""
+    return frozenset(roles_of(run)) in _FUSED
+
+
+def roles_contradict(x: MTensor, y: MTensor) -> bool:
+    """Whether the two tensors' module names say two different ``DISTINCT_ROLES`` (q against v)."""
+    rx, ry = role_of_words(x.leaf), role_of_words(y.leaf)
+    return rx is not None and ry is not None and rx != ry and rx in _DISTINCT and ry in _DISTINCT
+
+
+def role_of_words(name: str) -> int | None:
+    """The role (``ROLE_SYNONYMS`` group) a name says as a whole (``gate_proj``, ``w1``) or by one
+    of its words (``w_gate``), None when it says none or several."""
+    low = name.lower()
+    if low in SYN:
+        return SYN[low]
+    said = {SYN[w] for w in low.split("_") if w in SYN}
+    return said.pop() if len(said) == 1 else None
+
+
+def role_words(leaf: str) -> tuple[int, ...]:
+    """The roles (``ROLE_SYNONYMS`` groups) a module name lists, in order: ``qkv_global`` q, k, v;
+    ``query_global`` q; ``c_attn`` none."""
+    out: list[int] = []
+    for w in leaf.lower().split("_"):
+        if w in SYN:
+            out.append(SYN[w])
+        elif len(w) > 1 and set(w) <= {"q", "k", "v"}:
+            out += [SYN[c] for c in w]
+    return tuple(out)
+
+
+def roles_named(leaf: str) -> tuple[int, ...]:
+    """The roles a fused module's name lists (``qkv``, ``kv``, ``query_key_value``,
+    ``gate_up_proj``), in order; () when it names none or one (``c_attn``, ``in_proj``)."""
+    out = role_words(leaf)
+    return out if len(out) > 1 else ()
