@@ -766,6 +766,39 @@ def test_a_gated_conv_holding_filter_and_gate_is_two_weight_normed_convs() -> No
                                                           for n in ("conv_filter", "conv_gate")}
 
 
+def test_two_weight_normed_convs_are_the_parts_of_one_weight_normed_conv() -> None:
+    """paddle's weight norm keeps ``weight_v``/``weight_g`` on the layer itself, torch's
+    parametrization under ``conv.parametrizations.weight``: both are the layer's weight, v in
+    the layer's own layout (paddle's Linear v is [in, out]). Two weight-normed convolutions (value,
+    gate) against one fused one: each v is its share of the fused v along the output channels, each
+    g its share of the fused g ([C] against [2C, 1, 1]), as each bias is."""
+    conv = ["paddle.nn.layer.conv.Conv1D", "paddle.nn.layer.layers.Layer"]
+    tconv = ["torch.nn.utils.parametrize.ParametrizedConv1d", "torch.nn.modules.conv.Conv1d", "torch.nn.modules.module.Module"]
+    tlin = ["torch.nn.utils.parametrize.ParametrizedLinear", "torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module"]
+    pd = [t("proj.bias", "Linear", (F,)), t("proj.weight_g", "Linear", (F,)), t("proj.weight_v", "Linear", (H, F))]
+    for n in ("conv_value", "conv_gate"):
+        pd += [t(f"blocks.0.{n}.bias", "Conv1D", (F,)), t(f"blocks.0.{n}.weight_g", "Conv1D", (F,)),
+               t(f"blocks.0.{n}.weight_v", "Conv1D", (F, F, 3))]
+    th = [t("fc.bias", "ParametrizedLinear", (F,)), t("fc.parametrizations.weight.original0", "ParametrizationList", (F, 1)),
+          t("fc.parametrizations.weight.original1", "ParametrizationList", (F, H)),
+          t("layers.0.conv.bias", "ParametrizedConv1d", (2 * F,)),
+          t("layers.0.conv.parametrizations.weight.original0", "ParametrizationList", (2 * F, 1, 1)),
+          t("layers.0.conv.parametrizations.weight.original1", "ParametrizationList", (2 * F, F, 3))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, "Conv1D": conv}),
+                       WeightSide("torch", tuple(th), {**TD, "ParametrizedConv1d": tconv, "ParametrizedLinear": tlin}))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.a: (p.b, p.b_part) for p in wm.pairs}
+    fused = "layers.0.conv.parametrizations.weight."
+    for k, n in enumerate(("conv_value", "conv_gate")):
+        part = (k * F, (k + 1) * F)
+        assert got[f"blocks.0.{n}.weight_v"] == (fused + "original1", part)
+        assert got[f"blocks.0.{n}.weight_g"] == (fused + "original0", part)
+        assert got[f"blocks.0.{n}.bias"] == ("layers.0.conv.bias", part)
+    v = next(p for p in wm.pairs if p.a == "proj.weight_v")
+    assert (v.b, v.relative_perm) == ("fc.parametrizations.weight.original1", (1, 0))
+    assert got["proj.weight_g"] == ("fc.parametrizations.weight.original0", None)
+
+
 def test_experts_in_a_list_pair_with_stacked_expert_weights() -> None:
     """A mixture of experts as a list of Linear experts (paddle, ``w1``/``w2``/``w3`` each [in,
     out]) against 3-D stacked ``w_gate``/``w_up``/``w_down`` used as ``x @ W[e]`` in a class the

@@ -105,6 +105,8 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             local = "weight"
         else:
             owner = ""
+            if t.local in WEIGHT_NORM and rt.known:  # v kept on the layer itself (paddle, torch's legacy)
+                local = "weight"
         for group, aliases in LOCAL_ALIASES.items():
             if same_canonical(group, ctype):
                 local = aliases.get(local, local)
@@ -126,7 +128,9 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             sub = (int(m["layer"]),)
             key = (*key, *sub)
         role = PACKED_ROLES.get((ctype, local))
-        perm = res.layout(t.module_type, t.local) or side.layouts.get(layout_key(t.module_type, t.local))
+        # a weight-norm v is stored as the layer stores its weight (paddle's Linear: [in, out])
+        stored = "weight" if t.local in WEIGHT_NORM and local == "weight" and not owner else t.local
+        perm = res.layout(t.module_type, stored) or side.layouts.get(layout_key(t.module_type, t.local))
         if perm is not None and len(perm) != len(t.shape):
             perm = None
         cshape = tuple(t.shape[k] for k in perm) if perm is not None else tuple(t.shape)
