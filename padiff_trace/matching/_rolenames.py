@@ -6,12 +6,10 @@ lists in order (``qkv``, ``gate_up_proj``), and the roles that never stand for o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from ._knowledge import DISTINCT_ROLES, FUSED_ROLES, ROLE_SYNONYMS
-
-if TYPE_CHECKING:
-    from ._weighttensors import MTensor
 
 __all__ = ["SYN", "fused_roles", "role_names", "role_of_words", "role_words", "roles_contradict", "roles_named", "roles_of",
            "roles_said", "same_role"]
@@ -21,32 +19,39 @@ _DISTINCT = frozenset(SYN[n] for n in DISTINCT_ROLES)
 _FUSED = frozenset(frozenset(SYN[n] for n in group) for group in FUSED_ROLES)
 
 
+class Named(Protocol):
+    """A tensor as these helpers read it: the name of the layer it belongs to (``MTensor``)."""
+
+    @property
+    def leaf(self) -> str: ...
+
+
 def same_role(x: str, y: str) -> bool:
     """Whether two module names are one name or synonyms of one role (``query`` ~ ``q_proj``)."""
     return x == y or (x in SYN and SYN.get(x) == SYN.get(y))
 
 
-def role_names(run: list[MTensor]) -> bool:
+def role_names(run: Sequence[Named]) -> bool:
     """Whether every module name of the run is a role name of its own (``q_proj``, ``key``)."""
     return all(t.leaf in SYN for t in run)
 
 
-def roles_of(run: list[MTensor]) -> tuple[int, ...]:
+def roles_of(run: Sequence[Named]) -> tuple[int, ...]:
     """The roles (``ROLE_SYNONYMS`` groups) a run's module names say, in order (-1: none)."""
     return tuple(SYN.get(t.leaf, -1) for t in run)
 
 
-def roles_said(run: list[MTensor]) -> tuple[int | None, ...]:
+def roles_said(run: Sequence[Named]) -> tuple[int | None, ...]:
     """The roles a run's module names say as a whole or by one of their words (``to_k``: k)."""
     return tuple(role_of_words(t.leaf) for t in run)
 
 
-def fused_roles(run: list[MTensor]) -> bool:
+def fused_roles(run: Sequence[Named]) -> bool:
     """Whether the run's names say the roles of one fused projection (``FUSED_ROLES``)."""
     return frozenset(roles_of(run)) in _FUSED
 
 
-def roles_contradict(x: MTensor, y: MTensor) -> bool:
+def roles_contradict(x: Named, y: Named) -> bool:
     """Whether the two tensors' module names say two different ``DISTINCT_ROLES`` (q against v)."""
     rx, ry = role_of_words(x.leaf), role_of_words(y.leaf)
     return rx is not None and ry is not None and rx != ry and rx in _DISTINCT and ry in _DISTINCT
