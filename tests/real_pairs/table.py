@@ -233,7 +233,16 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # with Nesterov SGD and one-cycle, L1 decay in paddle's optimizer against a
                       # penalty in torch's loss with warm restarts
                       "port_slot_attention", "port_hornet", "port_weightnorm_convlm", "port_autoformer",
-                      "port_gaussnll_onecycle_train", "port_l1decay_cosrestart_train"})
+                      "port_gaussnll_onecycle_train", "port_l1decay_cosrestart_train",
+                      # set 37 (NOTES-set37-h97..h99): FocalNet (focal modulation, one fused q|ctx|gates
+                      # Linear against three 1x1 convolutions, layer scales as modules against block
+                      # parameters), Griffin (RG-LRU with another parameterisation of its decay, local
+                      # attention), LightConv/DynamicConv (kernels [H, 1, K] against [H, K], predicted
+                      # kernels ordered by head against by tap), an SNGAN discriminator (paddle's spectral
+                      # norm against one by hand); Adam with amsgrad and reduce-on-plateau, an EMA of the
+                      # weights kept in buffers against torch's AveragedModel
+                      "port_focalnet", "port_griffin", "port_lightconv", "port_sngan_disc",
+                      "port_amsgrad_plateau_train", "port_ema_swa_train"})
 
 
 @dataclass(frozen=True)
