@@ -40,6 +40,7 @@ from .reporting._layouts import (
     rotary_alternatives,
     square_alternatives,
 )
+from .reporting._orderswaps import order_alternatives
 from .reporting._pairings import (
     Alternative,
     confirmed,
@@ -104,6 +105,7 @@ __all__ = [
     "subpixel_alternatives",
     "patch_alternatives",
     "square_alternatives",
+    "order_alternatives",
     "reshape_alternatives",
     "single_step_plan",
     "weight_map",

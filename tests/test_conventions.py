@@ -1623,3 +1623,18 @@ def test_a_framework_cell_no_call_pairs_with_has_its_gate_order_settled_by_getti
     rc, doc, text = run(tmp_path / "bug", "cellloop", bug="torch_blend_flipped")
     assert rc == 1, text
     assert located(doc) == ("refiner.cell", "step"), text
+
+
+# ------------------------------------------------------------------ layerscale: scales only an order pairs
+def test_layer_scales_only_an_order_pairs_are_tried_the_other_way_round(tmp_path: Path) -> None:
+    """Paddle's layer scales are modules of their own (``ls1``, ``ls2``); torch's are the block's
+    parameters, ``gamma2`` registered before ``gamma1``. Registration order pairs them crossed, and
+    the block diverges; the two pairs only an order made are recorded the other way round, and
+    that run is kept (everything agrees). A bug in the head after the block is still named there."""
+    rc, doc, text = run(tmp_path / "clean", "layerscale")
+    assert rc == 0, text
+    kept = " ".join(c for c in findings(doc, "convention") if "recorded values" in c)
+    assert "block.ls1.gamma with block.gamma1 and block.ls2.gamma with block.gamma2" in kept, kept
+    rc, doc, text = run(tmp_path / "bug", "layerscale", bug="torch_head_gelu_tanh")
+    assert rc == 1, text
+    assert located(doc) == ("head", "head"), text

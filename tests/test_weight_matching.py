@@ -1210,3 +1210,97 @@ def test_a_query_projection_never_pairs_with_a_value_projection() -> None:
     assert got.get(("slot.to_q.weight", None, None)) == "slot.step.to_q.weight", got
     assert got.get(("slot.to_k.weight", None, (0, 16))) == "slot.to_kv.weight", got
     assert got.get(("slot.to_v.weight", None, (16, 32))) == "slot.to_kv.weight", got
+
+
+def test_same_shape_tensors_nothing_tells_apart_pair_in_order_inside_one_place_only() -> None:
+    """Layer scales as modules of their own (``stage1.0.ls1.gamma``) against a block's own
+    parameters (``stages.0.0.gamma1``): no name or type relates them. The blocks holding them
+    hold exactly each other's paired tensors (norm, fc), so each block's two scales are one
+    group and pair in order (``order only``, low confidence); a block's scales never pair with the
+    other block's, and a group with more tensors on one side pairs nothing."""
+    from padiff_trace.matching._inorder import pair_in_order, subtree_place
+    from padiff_trace.matching._weightmap import CONFIDENCE
+    from padiff_trace.matching._weighttensors import normalise
+
+    def sides(extra: bool) -> tuple[list, list]:
+        pd, th = [], []
+        for i in (1, 2):
+            p, q = f"stage{i}.0", f"stages.{i - 1}.0"
+            pd += [t(f"{p}.ls1.gamma", "LayerScale", (H,)), t(f"{p}.ls2.gamma", "LayerScale", (H,)),
+                   t(f"{p}.fc.weight", "Linear", (H, H)), t(f"{p}.norm.weight", "LayerNorm", (H,))]
+            th += [t(f"{q}.norm.weight", "LayerNorm", (H,)), t(f"{q}.fc.weight", "Linear", (H, H)),
+                   t(f"{q}.gamma1", "Block", (H,)), t(f"{q}.gamma2", "Block", (H,))]
+        if extra:
+            th.append(t("stages.1.0.gamma3", "Block", (H,)))
+        ls = {"LayerScale": ["port.LayerScale", "paddle.nn.layer.layers.Layer"]}
+        block = {"Block": ["port.Block", "torch.nn.modules.module.Module"]}
+        a = normalise(WeightSide("paddle", tuple(pd), {**PD, **ls}), "a")
+        b = normalise(WeightSide("torch", tuple(th), {**TD, **block}), "b")
+        return a, b
+
+    for extra in (False, True):
+        a, b = sides(extra)
+        paired = [(f"stage{i}.0.{m}.weight", f"stages.{i - 1}.0.{m}.weight") for i in (1, 2) for m in ("fc", "norm")]
+        for x in (*a, *b):
+            x.used = x.info.local == "weight"
+        got: list[tuple[str, str, str]] = []
+        pair_in_order(a, b, subtree_place(paired), lambda x, y, how, got=got: got.append((x.info.name, y.info.name, how)))
+        first = [("stage1.0.ls1.gamma", "stages.0.0.gamma1", "order only"), ("stage1.0.ls2.gamma", "stages.0.0.gamma2", "order only")]
+        second = [("stage2.0.ls1.gamma", "stages.1.0.gamma1", "order only"), ("stage2.0.ls2.gamma", "stages.1.0.gamma2", "order only")]
+        assert got == (first if extra else first + second), got
+    assert CONFIDENCE["order only"] == "low"
+
+
+def test_a_bias_waits_for_its_weight_where_the_two_weights_cannot_be_one() -> None:
+    """The only 1x1 convolution bias of 4H on each side: paddle's MLP convolution's
+    (``stage1.0.mlp.0``, a pointwise conv against torch's ``pwconv1`` Linear) and torch's fused
+    ``proj_in`` of the next block (against paddle's ``proj_a | proj_b``). One of each, yet their
+    weights ([4H, H] and [4H, 2H]) cannot be one tensor: each bias follows its own weight."""
+    conv = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"]}
+    tconv = {"Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"]}
+    pd = [t("stage1.0.mlp.0.weight", "Conv2D", (4 * H, H, 1, 1)), t("stage1.0.mlp.0.bias", "Conv2D", (4 * H,)),
+          t("stage2.0.proj_a.weight", "Conv2D", (H, 2 * H, 1, 1)), t("stage2.0.proj_a.bias", "Conv2D", (H,)),
+          t("stage2.0.proj_b.weight", "Conv2D", (3 * H, 2 * H, 1, 1)), t("stage2.0.proj_b.bias", "Conv2D", (3 * H,))]
+    th = [t("stages.0.0.pwconv1.weight", "Linear", (4 * H, H)), t("stages.0.0.pwconv1.bias", "Linear", (4 * H,)),
+          t("stages.1.0.proj_in.weight", "Conv2d", (4 * H, 2 * H, 1, 1)), t("stages.1.0.proj_in.bias", "Conv2d", (4 * H,))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **conv}), WeightSide("torch", tuple(th), {**TD, **tconv}))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {(p.a, p.a_part): (p.b, p.b_part) for p in wm.pairs}
+    assert got[("stage1.0.mlp.0.bias", None)] == ("stages.0.0.pwconv1.bias", None)
+    assert got[("stage2.0.proj_a.bias", None)] == ("stages.1.0.proj_in.bias", (0, H))
+    assert got[("stage2.0.proj_b.bias", None)] == ("stages.1.0.proj_in.bias", (H, 4 * H))
+
+
+def test_norms_named_alike_pair_by_their_names_not_their_registration_order() -> None:
+    """A block's two norms registered ``norm2`` first on one side, ``norm1`` first on the other,
+    their types apart (a hand-written channels-first norm against the framework's), beside a
+    stem norm and a downsampling norm of the same shape named otherwise on each side. The names
+    pair the block's norms one to one; the root holding two norms of its own does not shift
+    which block is which. Where the norms are left to units of their own, their names pair those
+    units too (``_named_alike``)."""
+    from padiff_trace.matching._subtrees import _named_alike
+    from padiff_trace.matching._weighttensors import normalise
+
+    ln = {"LayerNorm": ["port.LayerNorm", "torch.nn.modules.module.Module"]}
+    conv = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"]}
+    tconv = {"Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"]}
+    pd = [t("stem_conv.weight", "Conv2D", (H, 3, 4, 4)), *norm("stem_norm"), t("stage1.0.fc.weight", "Linear", (H, H)),
+          t("stage1.0.fc.bias", "Linear", (H,)), *norm("stage1.0.norm2"), *norm("stage1.0.norm1"), *norm("down_norm"),
+          t("down_conv.weight", "Conv2D", (2 * H, H, 2, 2))]
+    th = [t("downsample.0.0.weight", "Conv2d", (H, 3, 4, 4)), *norm("downsample.0.1"), *norm("stages.0.0.norm1"),
+          t("stages.0.0.fc.weight", "Linear", (H, H)), t("stages.0.0.fc.bias", "Linear", (H,)), *norm("stages.0.0.norm2"),
+          *norm("downsample.1.0"), t("downsample.1.1.weight", "Conv2d", (2 * H, H, 2, 2))]
+    a, b = WeightSide("paddle", tuple(pd), {**PD, **conv}), WeightSide("torch", tuple(th), {**TD, **ln, **tconv})
+    wm = match_weights(a, b)
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.a: p.b for p in wm.pairs}
+    for n in ("norm1", "norm2"):
+        assert got[f"stage1.0.{n}.weight"] == f"stages.0.0.{n}.weight", got
+        assert got[f"stage1.0.{n}.bias"] == f"stages.0.0.{n}.bias", got
+    assert got["down_norm.weight"] == "downsample.1.0.weight", got
+    ma, mb = normalise(a, "a"), normalise(b, "b")
+    units_a = [[x for x in ma if x.info.module == f"stage1.0.{n}"] for n in ("norm2", "norm1")]
+    units_b = [[y for y in mb if y.info.module == f"stages.0.0.{n}"] for n in ("norm1", "norm2")]
+    assert _named_alike(units_a, units_b) == units_b[::-1]
+    units_b[1] = [y for y in mb if y.info.module == "downsample.1.0"]  # names that do not pair one to one: order stands
+    assert _named_alike(units_a, units_b) == units_b

@@ -10,7 +10,8 @@ and the order of axes (``unit_key``). Left over after every other pass, the modu
 are put in classes by that key; a class with as many modules on each side (more than one tensor
 each, fewer than all) pairs them in registration order, the largest units first, and the search
 goes on inside each pair, down to tensors that are the last of their kind in their unit
-(``pair_last_standing``). Nothing is paired across units, and a class whose counts differ pairs
+(``pair_last_standing``). Where the units' own names pair them one to one (``norm1``, ``norm2`` on
+both sides, registered in another order), the names win over the order. Nothing is paired across units, and a class whose counts differ pairs
 nothing.
 
 Where one side merges axes the other keeps apart (a Conv2D ``[o, c, k, e]`` over a stack of
@@ -84,6 +85,7 @@ def pair_by_units(xs: list[MTensor], ys: list[MTensor], within: Within, take: Ta
         units_a, units_b = ua[key], ub[key]
         if len(units_a) != len(units_b) or any(id(t) in claimed for u in (*units_a, *units_b) for t in u):
             continue
+        units_b = _named_alike(units_a, units_b)
         if counted and any(_apart(u, v) for u, v in zip(units_a, units_b)):
             continue
         for u, v in zip(units_a, units_b):
@@ -92,6 +94,27 @@ def pair_by_units(xs: list[MTensor], ys: list[MTensor], within: Within, take: Ta
     if not top:
         within([t for t in xs if not t.used], [t for t in ys if not t.used])
         _last_in_stored_order([t for t in xs if not t.used], [t for t in ys if not t.used], take)
+
+
+def _leaf(u: list[MTensor]) -> str:
+    """The name of the module a unit is (the innermost holding all its tensors), lower-cased."""
+    paths = [t.module.split(".") for t in u]
+    k = 0
+    while all(len(p) > k and p[k] == paths[0][k] for p in paths):
+        k += 1
+    return paths[0][k - 1].lower() if k else ""
+
+
+def _named_alike(units_a: list[list[MTensor]], units_b: list[list[MTensor]]) -> list[list[MTensor]]:
+    """``units_b`` in the order of the units of ``units_a`` of the same name, where the names
+    pair every unit one to one (``norm1`` and ``norm2`` on each side, registered in the other
+    order by one port): two authors who chose one name meant one module, and the order they
+    registered it in says less. Otherwise ``units_b`` as it is (registration order)."""
+    na, nb = [_leaf(u) for u in units_a], [_leaf(v) for v in units_b]
+    if na == nb or len(set(na)) != len(na) or set(na) != set(nb) or any(n.isdigit() or not n for n in na):
+        return units_b
+    by_name = dict(zip(nb, units_b))
+    return [by_name[n] for n in na]
 
 
 def _apart(u: list[MTensor], v: list[MTensor]) -> bool:

@@ -43,6 +43,7 @@ from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
+from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
 from ._match import group_key
@@ -148,6 +149,9 @@ class _Matcher:
                     if roles_contradict(x, y):  # a query is no value projection: left for the passes after
                         logger.info("left %s and %s apart: their names say other roles", x.info.name, y.info.name)
                         continue
+                    if not derived and c[1] != "weight" and self._layers_apart(x, y):
+                        logger.info("left %s and %s apart: their layers' weights cannot be one", x.info.name, y.info.name)
+                        continue
                     if not by_type and x.known and y.known and x.ctype != y.ctype:
                         logger.info("paired %s with %s by shape and order: types differ (%s vs %s)",
                                     x.info.name, y.info.name, x.info.module_type, y.info.module_type)
@@ -170,6 +174,17 @@ class _Matcher:
         (``follow_modules``), never by rank on their own."""
         w = self.by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight")
         return w is not None and w is not t and not w.used and not w.derived
+
+    def _layers_apart(self, x: _T, y: _T) -> bool:
+        """Whether ``x`` and ``y`` (a bias, a norm's shift) belong to layers that are not each
+        other: one layer's weight is still unpaired and the two weights hold different numbers
+        of elements, so that no layout or reshape makes one the other. The bias then waits for
+        its weight, as it does where several of its kind are left: a 1x1 convolution's 128
+        biases are no fused projection's 128 of another block because both are 128."""
+        wx, wy = (self.by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight") for t in (x, y))
+        if wx is None or wy is None or wx is x or wy is y or (wx.used and wy.used):
+            return False
+        return math.prod(wx.cshape) != math.prod(wy.cshape)
 
     def across_blocks(self) -> None:
         if self.order_weight > 1:  # both sides in the order the models call their modules
@@ -374,6 +389,14 @@ class _Matcher:
     def tied(self) -> None:
         leftover.pair_tied(self.a, self.b, self.live, self.pair)
 
+    def in_order(self) -> None:
+        """In the order both models compute (both sides call-ordered only): groups nothing else
+        tells apart (``_inorder``), as ``order only``: ``run`` tries them the other way round
+        where the values disagree (``analyzer.order_alternatives``)."""
+        if self.order_weight > 1:
+            place = subtree_place([(p.a, p.b) for p in self.map.pairs])
+            pair_in_order(self.live(self.a), self.live(self.b), place, self.pair)
+
     def shared_derived(self) -> None:
         leftover.pair_shared_derived(self.live(self.a, derived=True), self.live(self.b, derived=True), self.pair)
 
@@ -414,6 +437,7 @@ def match_weights(
     m.last_resort()
     m.extra_rows()
     m.tied()
+    m.in_order()
     m.structure(derived=True, by_type=False)
     m.shared_derived()
     m.regroup()

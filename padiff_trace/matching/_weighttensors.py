@@ -303,16 +303,22 @@ def path_words(path: str) -> frozenset[str]:
     return _tokens(path)
 
 
-def _named_apart(ts: list[MTensor]) -> dict[int, int]:
+def _named_apart(ts: list[MTensor]) -> dict[int, tuple[frozenset[str], int]]:
     """Members whose parent holds several members of the group, each under another name
     (``norm1``, ``norm2``: the same block's two norms; a list index is no name): member index ->
-    the rank of its parent among such parents, in the group's order."""
+    the names its parent holds and the parent's rank among the parents holding those names, in
+    the group's order (a root's ``stem_norm`` and ``down_norm`` do not shift the blocks' ranks)."""
     leaves: dict[str, list[str]] = defaultdict(list)
     for t in ts:
         leaves[t.parent].append(t.leaf)
     apart = [p for p, ls in leaves.items()
              if len(ls) > 1 and len(set(ls)) == len(ls) and all(any(c.isalpha() for c in x) for x in ls)]
-    rank = {p: k for k, p in enumerate(apart)}
+    seen: Counter[frozenset[str]] = Counter()
+    rank: dict[str, tuple[frozenset[str], int]] = {}
+    for p in apart:
+        names = frozenset(leaves[p])
+        rank[p] = (names, seen[names])
+        seen[names] += 1
     return {i: rank[t.parent] for i, t in enumerate(ts) if t.parent in rank}
 
 

@@ -202,9 +202,11 @@ def run(
             report.add_convention(
                 "weights paired in the order the models call their modules: the order they register them left "
                 f"same-shape tensors apart ({Path(settled).name}: the mapping used)")
-        if report.exit_code == 1 and source and mapping_s is None and not concurrent and settled is None:
-            report, traces, pinned = try_call_order(kids, say, report, traces, compare_opts, job_b)
-            for _ in range(_PAIRING_ROUNDS):  # a pairing kept may show the next one (two conventions in one model)
+        if report.exit_code == 1 and source and mapping_s is None and not concurrent:
+            if settled is None:
+                report, traces, pinned = try_call_order(kids, say, report, traces, compare_opts, job_b)
+            # on top of the call order's pairing where it settled one; a pairing kept may show the next one
+            for _ in range(_PAIRING_ROUNDS):
                 if report.exit_code != 1:
                     break
                 report, traces, tried = try_pairings(kids, say, report, traces, compare_opts, job_b, pinned)
