@@ -1304,3 +1304,58 @@ def test_norms_named_alike_pair_by_their_names_not_their_registration_order() ->
     assert _named_alike(units_a, units_b) == units_b[::-1]
     units_b[1] = [y for y in mb if y.info.module == "downsample.1.0"]  # names that do not pair one to one: order stands
     assert _named_alike(units_a, units_b) == units_b
+
+
+def test_a_fused_linear_holds_three_pointwise_convolutions_of_its_partner_module() -> None:
+    """A focal modulation: paddle's one Linear ``f`` (q | ctx | gates, [in, out]) beside a 1x1
+    ``h`` and a Linear ``proj``; torch's five 1x1 convolutions ``to_q``, ``to_ctx``, ``to_gates``,
+    ``h``, ``proj``. ``h`` and ``proj`` are the only layers of their class with their name in a
+    ``modulation`` on each side; with them paired the modules are partners, and the three
+    convolutions there are the parts of ``f``."""
+    conv = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"]}
+    tconv = {"Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"]}
+    m, n = "blocks.0.modulation", "stages.0.0.modulation"
+    pd = [*paddle_linear(f"{m}.f", H, 2 * H + 3), t(f"{m}.h.weight", "Conv2D", (H, H, 1, 1)), t(f"{m}.h.bias", "Conv2D", (H,)),
+          *paddle_linear(f"{m}.proj", H, H)]
+    th = []
+    for name, out in (("to_q", H), ("to_ctx", H), ("to_gates", 3), ("h", H), ("proj", H)):
+        th += [t(f"{n}.{name}.weight", "Conv2d", (out, H, 1, 1)), t(f"{n}.{name}.bias", "Conv2d", (out,))]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **conv}), WeightSide("torch", tuple(th), {**TD, **tconv}))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {(p.b, p.a_part): p.a for p in wm.pairs}
+    assert got[(f"{n}.h.weight", None)] == f"{m}.h.weight"
+    assert got[(f"{n}.proj.weight", None)] == f"{m}.proj.weight"
+    for name, part in (("to_q", (0, H)), ("to_ctx", (H, 2 * H)), ("to_gates", (2 * H, 2 * H + 3))):
+        assert got[(f"{n}.{name}.weight", part)] == f"{m}.f.weight", got
+        assert got[(f"{n}.{name}.bias", part)] == f"{m}.f.bias", got
+
+
+def test_a_spectral_normed_layer_pairs_its_raw_weight_and_its_power_iteration_state() -> None:
+    """paddle's spectral norm keeps the layer's weight as ``weight_orig`` (a Linear's [in, out]),
+    its power-iteration vectors as buffers ``weight_u``/``weight_v`` and the normalised weight it
+    computes; a port's own spectral norm keeps ``weight`` and buffers ``sn_u``/``sn_v``. The raw
+    weight is the layer's weight in the layer's layout; the vectors are the state the model
+    carries, each the only one of its shape in its partner layer (``block1.c1`` against
+    ``blocks.0.conv1``: no block index in common)."""
+    conv = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"]}
+    tconv = {"Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"],
+             "SNLinear": ["port.SNLinear", "torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module"]}
+    pd, th = [], []
+    for p, q in (("block1.c1", "blocks.0.conv1"), ("block1.c2", "blocks.0.conv2")):
+        pd += [t(f"{p}.weight_orig", "Conv2D", (F, 3, 3, 3)), t(f"{p}.bias", "Conv2D", (F,)),
+               t(f"{p}.weight_u", "Conv2D", (F,), param=False), t(f"{p}.weight_v", "Conv2D", (27,), param=False),
+               t(f"{p}.weight", "Conv2D", (F, 3, 3, 3), param=False, persistent=False)]
+        th += [t(f"{q}.weight", "Conv2d", (F, 3, 3, 3)), t(f"{q}.bias", "Conv2d", (F,)),
+               t(f"{q}.sn_u", "Conv2d", (F,), param=False), t(f"{q}.sn_v", "Conv2d", (27,), param=False)]
+    pd += [t("l5.weight_orig", "Linear", (H, 1)), t("l5.bias", "Linear", (1,)),
+           t("l5.weight_u", "Linear", (1,), param=False), t("l5.weight_v", "Linear", (H,), param=False)]
+    th += [t("linear.weight", "SNLinear", (1, H)), t("linear.bias", "SNLinear", (1,)),
+           t("linear.sn_u", "SNLinear", (1,), param=False), t("linear.sn_v", "SNLinear", (H,), param=False)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **conv}), WeightSide("torch", tuple(th), {**TD, **tconv}))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.a: p.b for p in wm.pairs}
+    for p, q in (("block1.c1", "blocks.0.conv1"), ("block1.c2", "blocks.0.conv2")):
+        assert (got[f"{p}.weight_orig"], got[f"{p}.weight_u"], got[f"{p}.weight_v"]) == (f"{q}.weight", f"{q}.sn_u", f"{q}.sn_v")
+    lin = next(p for p in wm.pairs if p.a == "l5.weight_orig")
+    assert (lin.b, lin.relative_perm) == ("linear.weight", (1, 0))
+    assert (got["l5.weight_u"], got["l5.weight_v"]) == ("linear.sn_u", "linear.sn_v")

@@ -12,7 +12,8 @@ Adding a library's quirks means adding rows here, not code elsewhere:
 * ``PACKED_ROLES``: tensors that hold several layers' tensors concatenated (torch
   ``MultiheadAttention.in_proj_weight`` = q|k|v), and what each part is.
 * ``PACK_AXIS``: along which canonical axis packed tensors concatenate their parts.
-* ``WEIGHT_NORM``: the names under which a weight-normed layer keeps g and v (``_reparam``).
+* ``WEIGHT_NORM``: the names under which a weight-normed layer keeps g and v (``_reparam``);
+  ``RAW_WEIGHTS``: those under which a spectral-normed layer keeps its weight.
 * ``DERIVED_STATE``: buffers and frozen tensors a model computes rather than learns
   (rotary tables, position ids, BatchNorm's batch counter): never copied, compared.
 * ``ROLE_SYNONYMS``: module names that mean the same role across libraries (weak
@@ -66,6 +67,7 @@ __all__ = [
     "TYPE_GROUPS",
     "UNQUALIFIED_CLASSES",
     "WEIGHT_NORM",
+    "RAW_WEIGHTS",
 ]
 
 # Top-level packages whose classes are the frameworks' own layers.
@@ -257,6 +259,10 @@ RNN_GATE_LOCALS: tuple[str, ...] = ("weight_ih", "weight_hh", "bias_ih", "bias_h
 # ``<layer>.parametrizations.weight``; torch's legacy ``weight_norm`` and paddle's as
 # ``weight_v``/``weight_g``). The layer's weight is g * v / |v| (``_reparam``).
 WEIGHT_NORM: dict[str, str] = {"original1": "original0", "weight_v": "weight_g"}
+# the local names under which a layer keeps its weight before a reparametrisation computes the
+# weight it uses (spectral norm: paddle's and torch's legacy ``weight_orig``, a torch
+# parametrization's ``original``): the layer's weight, in the layer's layout, as a v is
+RAW_WEIGHTS: frozenset[str] = frozenset({"weight_orig", "original"})
 # the module path suffix under which torch's parametrizations keep a layer's tensors: the
 # tensors are the layer's own (``conv.parametrizations.weight.original1`` is conv's weight v)
 PARAMETRIZED_UNDER = ".parametrizations.weight"

@@ -126,11 +126,12 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     # a pointwise convolution is taken as a Linear where it is the one holding the others (one
     # fused 1x1 convolution for several Linears), never as a part of a Linear: a head's 1x1
     # convolutions, without block indices to place them, are no attention's output projection
-    # (convolutions of one type pack each other as before)
+    # (convolutions of one type pack each other as before), unless they sit in the partner of
+    # x's module (a focal modulation's one Linear for q|ctx|gates against three 1x1 convolutions)
     cand = [
         y for y in live
         if kind(y)[0] == xtype and y.local == x.local and _placed(x, y, place)
-        and (y.ctype == x.ctype or kind(y)[0] == y.ctype)
+        and (y.ctype == x.ctype or kind(y)[0] == y.ctype or (place is not None and place(x, y) is True))
         and len(kind(y)[1]) == len(xshape)
         and kind(y)[1][:axis] + kind(y)[1][axis + 1 :] == rest and size[id(y)] < xshape[axis]
     ]

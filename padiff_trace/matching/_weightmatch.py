@@ -37,7 +37,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
@@ -144,6 +145,7 @@ class _Matcher:
                 ys_all = [t for t in ys_all if not self._weight_left(t)]
             for xs, ys in _by_blocks(xs_all, ys_all):
                 if len(xs) != len(ys):
+                    self._named_alone(xs, ys, lambda x, y: True)
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
                     if roles_contradict(x, y):  # a query is no value projection: left for the passes after
@@ -174,6 +176,24 @@ class _Matcher:
         (``follow_modules``), never by rank on their own."""
         w = self.by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight")
         return w is not None and w is not t and not w.used and not w.derived
+
+    def _named_alone(self, xs: list[_T], ys: list[_T], fits: Callable[[_T, _T], bool]) -> None:
+        """In a class with more tensors on one side, the tensors of one layer name, in a parent of
+        one name, that no other member of the class carries on either side (words, not numbers:
+        ``modulation.proj`` and ``modulation.proj`` among ``to_q``, ``to_ctx``, ``h``): their
+        authors named one layer alike. A pooler's ``dense`` is no prediction head's ``dense``."""
+        def name(t: _T) -> tuple[str, str]:
+            return t.parent.rpartition(".")[2].lower(), t.leaf
+
+        na, nb = Counter(name(x) for x in xs), Counter(name(y) for y in ys)
+        by_name = {name(y): y for y in ys if nb[name(y)] == 1}
+        for x in xs:
+            y = by_name.get(name(x))
+            if (y is not None and na[name(x)] == 1 and not any(c.isdigit() for c in "".join(name(x))) and not x.used
+                    and not y.used and fits(x, y)):
+                how = "name" if x.cshape == y.cshape else "reshape"
+                logger.info("paired %s with %s: the only layers of their class named %r", x.info.name, y.info.name, x.leaf)
+                self.pair(x, y, how)
 
     def _layers_apart(self, x: _T, y: _T) -> bool:
         """Whether ``x`` and ``y`` (a bias, a norm's shift) belong to layers that are not each
@@ -273,7 +293,10 @@ class _Matcher:
             xs_all = [t for t in ga[c] if not t.used]
             ys_all = [t for t in gb[c] if not t.used]
             for xs, ys in _by_blocks(xs_all, ys_all):
-                if len(xs) != len(ys) or not all(fits(x, y) for x, y in zip(xs, ys)):
+                if len(xs) != len(ys):
+                    self._named_alone(xs, ys, fits)
+                    continue
+                if not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue
                 for x, y, _ in _assign(xs, ys, self.order_weight):
                     if fits(x, y) and not roles_contradict(x, y):
@@ -336,7 +359,8 @@ class _Matcher:
             # (one order of the axes fits: where two do, nothing tells which, and nothing is guessed)
             leftover.pair_last_standing(last_a, last_b, self._take_axes, lambda x, y: True)
         self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
-        leftover.pair_last_state(self.live(self.a), self.live(self.b), self._take_axes)  # state the model carries
+        for place in (partner_scopes(whole), None):  # state the model carries, in its partner layer first
+            leftover.pair_last_state(self.live(self.a), self.live(self.b), self._take_axes, place)
 
     def extra_rows(self) -> None:
         leftover.pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)

@@ -24,6 +24,7 @@ from ._knowledge import (
     NORM_LAYERS,
     PACKED_ROLES,
     PARAMETRIZED_UNDER,
+    RAW_WEIGHTS,
     RNN_CELL_LAYERS,
     TYPE_WORDS,
     WEIGHT_NORM,
@@ -101,11 +102,12 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
         owner = t.module[: -len(PARAMETRIZED_UNDER)] if t.module.endswith(PARAMETRIZED_UNDER) else ""
         rt = res.resolve(types.get(owner, t.module_type) if owner else t.module_type)
         ctype, local = rt.canonical, t.local
-        if owner and t.local in WEIGHT_NORM and owner in types:  # v: the layer's weight, normalised
+        raw = t.is_param and (t.local in WEIGHT_NORM or t.local in RAW_WEIGHTS)  # a v, a weight before spectral norm
+        if owner and raw and owner in types:  # the layer's weight, reparametrised
             local = "weight"
         else:
             owner = ""
-            if t.local in WEIGHT_NORM and rt.known:  # v kept on the layer itself (paddle, torch's legacy)
+            if raw and rt.known:  # kept on the layer itself (paddle, torch's legacy)
                 local = "weight"
         for group, aliases in LOCAL_ALIASES.items():
             if same_canonical(group, ctype):
@@ -129,7 +131,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             key = (*key, *sub)
         role = PACKED_ROLES.get((ctype, local))
         # a weight-norm v is stored as the layer stores its weight (paddle's Linear: [in, out])
-        stored = "weight" if t.local in WEIGHT_NORM and local == "weight" and not owner else t.local
+        stored = "weight" if raw and local == "weight" and not owner else t.local
         perm = res.layout(t.module_type, stored) or side.layouts.get(layout_key(t.module_type, t.local))
         if perm is not None and len(perm) != len(t.shape):
             perm = None
