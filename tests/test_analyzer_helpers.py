@@ -236,3 +236,17 @@ def test_an_update_is_told_apart_no_finer_than_the_stored_weights() -> None:
     assert _rel_stored(ua, ub, wa, wb, np.dtype(np.float32)) == 0.0
     wc = (w0 - u * 2).astype(np.float32).astype(np.float64)
     assert _rel_stored(wc - w0, ub, wc, wb, np.dtype(np.float32)) > 0.3
+
+
+def test_a_pair_only_an_order_made_is_swapped_only_where_the_names_numbers_say_so() -> None:
+    """Two same-shape pairs an order alone made are tried the other way round only where the
+    names' own numbers pair them so (``ls1`` with ``gamma1``, block indices aside). Names without
+    numbers on one side (CaiT's ``gamma_1`` against ``ls_attn.gamma``) give no such evidence: a
+    swap the values would take there equals a bug that uses the two the other way round."""
+    from analyzer.reporting._orderswaps import _numbered_crosswise, _numbers
+
+    assert _numbers("stage1.0.ls2.gamma") == (1, 2) and _numbers("blocks.3.gamma1") == (1,)
+    assert _numbered_crosswise("block.ls1.gamma", "block.gamma2", "block.ls2.gamma", "block.gamma1")
+    assert _numbered_crosswise("stage1.0.ls1.gamma", "stages.0.0.gamma2", "stage1.0.ls2.gamma", "stages.0.0.gamma1")
+    assert not _numbered_crosswise("block.ls1.gamma", "block.gamma1", "block.ls2.gamma", "block.gamma2")
+    assert not _numbered_crosswise("blocks.0.gamma_1", "sa_blocks.0.ls_ff.gamma", "blocks.0.gamma_2", "sa_blocks.0.ls_attn.gamma")
