@@ -37,13 +37,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
+from ._evidence import layers_apart, named_alike
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
@@ -145,13 +145,14 @@ class _Matcher:
                 ys_all = [t for t in ys_all if not self._weight_left(t)]
             for xs, ys in _by_blocks(xs_all, ys_all):
                 if len(xs) != len(ys):
-                    self._named_alone(xs, ys, lambda x, y: True)
+                    for x, y, named in named_alike(xs, ys, lambda x, y: True):
+                        self.pair(x, y, named)
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
                     if roles_contradict(x, y):  # a query is no value projection: left for the passes after
                         logger.info("left %s and %s apart: their names say other roles", x.info.name, y.info.name)
                         continue
-                    if not derived and c[1] != "weight" and self._layers_apart(x, y):
+                    if not derived and c[1] != "weight" and layers_apart(x, y, self.by_name):
                         logger.info("left %s and %s apart: their layers' weights cannot be one", x.info.name, y.info.name)
                         continue
                     if not by_type and x.known and y.known and x.ctype != y.ctype:
@@ -176,35 +177,6 @@ class _Matcher:
         (``follow_modules``), never by rank on their own."""
         w = self.by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight")
         return w is not None and w is not t and not w.used and not w.derived
-
-    def _named_alone(self, xs: list[_T], ys: list[_T], fits: Callable[[_T, _T], bool]) -> None:
-        """In a class with more tensors on one side, the tensors of one layer name, in a parent of
-        one name, that no other member of the class carries on either side (words, not numbers:
-        ``modulation.proj`` and ``modulation.proj`` among ``to_q``, ``to_ctx``, ``h``): their
-        authors named one layer alike. A pooler's ``dense`` is no prediction head's ``dense``."""
-        def name(t: _T) -> tuple[str, str]:
-            return t.parent.rpartition(".")[2].lower(), t.leaf
-
-        na, nb = Counter(name(x) for x in xs), Counter(name(y) for y in ys)
-        by_name = {name(y): y for y in ys if nb[name(y)] == 1}
-        for x in xs:
-            y = by_name.get(name(x))
-            if (y is not None and na[name(x)] == 1 and not any(c.isdigit() for c in "".join(name(x))) and not x.used
-                    and not y.used and fits(x, y)):
-                how = "name" if x.cshape == y.cshape else "reshape"
-                logger.info("paired %s with %s: the only layers of their class named %r", x.info.name, y.info.name, x.leaf)
-                self.pair(x, y, how)
-
-    def _layers_apart(self, x: _T, y: _T) -> bool:
-        """Whether ``x`` and ``y`` (a bias, a norm's shift) belong to layers that are not each
-        other: one layer's weight is still unpaired and the two weights hold different numbers
-        of elements, so that no layout or reshape makes one the other. The bias then waits for
-        its weight, as it does where several of its kind are left: a 1x1 convolution's 128
-        biases are no fused projection's 128 of another block because both are 128."""
-        wx, wy = (self.by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight") for t in (x, y))
-        if wx is None or wy is None or wx is x or wy is y or (wx.used and wy.used):
-            return False
-        return math.prod(wx.cshape) != math.prod(wy.cshape)
 
     def across_blocks(self) -> None:
         if self.order_weight > 1:  # both sides in the order the models call their modules
@@ -294,7 +266,8 @@ class _Matcher:
             ys_all = [t for t in gb[c] if not t.used]
             for xs, ys in _by_blocks(xs_all, ys_all):
                 if len(xs) != len(ys):
-                    self._named_alone(xs, ys, fits)
+                    for x, y, named in named_alike(xs, ys, fits):
+                        self.pair(x, y, named)
                     continue
                 if not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue

@@ -1,0 +1,51 @@
+"""Evidence the structure passes weigh besides type, local name, shape and block
+(``_weightmatch``): a layer two authors named alike where a class holds more tensors on one
+side, and two layers that cannot be one because their weights differ in size.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from collections.abc import Callable
+
+from ._weighttensors import MTensor
+
+__all__ = ["layers_apart", "named_alike"]
+
+logger = logging.getLogger(__name__)
+
+
+def named_alike(xs: list[MTensor], ys: list[MTensor], fits: Callable[[MTensor, MTensor], bool]) -> list[tuple[MTensor, MTensor, str]]:
+    """In a class with more tensors on one side, the tensors of one layer name, in a parent of
+    one name, that no other member of the class carries on either side (words, not numbers:
+    ``modulation.proj`` and ``modulation.proj`` among ``to_q``, ``to_ctx``, ``h``): their
+    authors named one layer alike. A pooler's ``dense`` is no prediction head's ``dense``.
+    Returns the pairs with how each was found (``name``; ``reshape`` where the shapes differ)."""
+    def name(t: MTensor) -> tuple[str, str]:
+        return t.parent.rpartition(".")[2].lower(), t.leaf
+
+    na, nb = Counter(name(x) for x in xs), Counter(name(y) for y in ys)
+    by_name = {name(y): y for y in ys if nb[name(y)] == 1}
+    out = []
+    for x in xs:
+        y = by_name.get(name(x))
+        if (y is not None and na[name(x)] == 1 and not any(c.isdigit() for c in "".join(name(x))) and not x.used
+                and not y.used and fits(x, y)):
+            logger.info("paired %s with %s: the only layers of their class named %r", x.info.name, y.info.name, x.leaf)
+            out.append((x, y, "name" if x.cshape == y.cshape else "reshape"))
+    return out
+
+
+def layers_apart(x: MTensor, y: MTensor, by_name: dict[str, dict[str, MTensor]]) -> bool:
+    """Whether ``x`` and ``y`` (a bias, a norm's shift) belong to layers that are not each
+    other: one layer's weight is still unpaired and the two weights hold different numbers of
+    elements, so that no layout or reshape makes one the other. The bias then waits for its
+    weight, as it does where several of its kind are left: a 1x1 convolution's 128 biases are no
+    fused projection's 128 of another block because both are 128. ``by_name``: each side's
+    tensors by full name."""
+    wx, wy = (by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight") for t in (x, y))
+    if wx is None or wy is None or wx is x or wy is y or (wx.used and wy.used):
+        return False
+    return math.prod(wx.cshape) != math.prod(wy.cshape)
