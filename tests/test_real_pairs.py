@@ -162,3 +162,27 @@ def _at(found: str, expected: str) -> bool:
     """The report names exactly the bug's module (a module inside it is a place the error passed
     through, an outer one a place it was not made)."""
     return found == expected
+
+
+def test_the_corpus_reuse_compares_the_recording_the_last_pairing_round_kept(tmp_path: Path) -> None:
+    """``table.py --reuse`` compares again the B trace the previous run's report compared, with
+    the mapping it was recorded with: after two rounds of pairings (``pairing-1-pairing-3``, or on
+    top of the call order, ``call-order-pairing-2``) that is the last round's file, which holds
+    the earlier ones. Before, it fell back to B's first recording, and four rows of session 44's
+    corpus came out worse under ``--reuse`` than fresh."""
+    sys.path.insert(0, str(PAIRS))
+    try:
+        import table
+    finally:
+        sys.path.remove(str(PAIRS))
+    first = tmp_path / "fam_torch.trace"
+    for kept, mapping in (("fam_torch-pairing-1-pairing-3.trace", "pairing-3.json"),
+                          ("fam_torch-call-order-pairing-2.trace", "pairing-2.json"),
+                          ("fam_torch-call-order.trace", "call-order.json")):
+        (tmp_path / kept).mkdir()
+        (tmp_path / mapping).write_text("{}")
+        (tmp_path / "report").mkdir(exist_ok=True)
+        (tmp_path / "report" / "report.json").write_text(json.dumps({"b": {"path": str(tmp_path / kept)}}))
+        assert table._kept(tmp_path, first) == (tmp_path / kept, ["--mapping", str(tmp_path / mapping)])
+    (tmp_path / "report" / "report.json").write_text(json.dumps({"b": {"path": str(first)}}))
+    assert table._kept(tmp_path, first) == (first, [])

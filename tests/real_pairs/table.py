@@ -317,8 +317,9 @@ def _kept(out: Path, tb: Path) -> tuple[Path, list[str]]:
         return tb, []
     # B recorded again with a pairing (``pairing-N``) or in call order (``call-order``): its mapping file
     kind = b.stem[len(tb.stem) + 1:] if b.stem.startswith(f"{tb.stem}-") else ""
-    # a pairing tried on top of the call order (``call-order-pairing-N``): its file holds both
-    kind = kind[kind.index("pairing-"):] if "pairing-" in kind else kind
+    # a pairing tried on top of the call order or of another pairing (``call-order-pairing-1``,
+    # ``pairing-1-pairing-3``): the last one's file holds them all
+    kind = "pairing-" + kind.rsplit("pairing-", 1)[1] if "pairing-" in kind else kind
     tried = out / f"{kind}.json" if kind.startswith("pairing-") or kind == "call-order" else None
     return (b, ["--mapping", str(tried)]) if tried is not None and tried.exists() and b.exists() else (tb, [])
 
@@ -2169,9 +2170,12 @@ with the final code on the traces kept on this machine (`--reuse`). Against the 
 (HorNet `torch_gamma1_for_mlp`, exit 1 at the block where it was exit 2). Four `--reuse` rows
 came out worse than their fresh recording (`port_lstmp_asr` clean, `port_resnest
 torch_avd_first`, `port_slot_attention torch_pos_grid_xy`, `port_convlstm
-torch_state_reset_each_step`): `--reuse` compares the kept first recording again and does not
-always keep the alternative pairing the fresh run kept. Those families were recorded again; their
-fresh rows are the table's, identical to the previous table. The weight maps of the 332 clean
+torch_state_reset_each_step`): after two rounds of pairings (`pairing-1-pairing-3`, or one on top
+of the call order with a second after it) `--reuse` looked for a mapping file of that whole name,
+found none, and compared B's first recording. Those families were recorded again; their fresh rows
+are the table's, identical to the previous table. Mended after the corpus run: `_kept` takes the
+last round's file, which holds the earlier ones (reusing four families recorded fresh this
+session, including two kept second rounds, now gives their fresh rows). The weight maps of the 332 clean
 trace pairs on this machine, before and after: the same except the weight-normed conv LM (now
 whole), wav2vec2's positional convolution (`structure` for `only candidate`), NFNet (as its
 truth), and labels (`name` for `structure`, `only candidate` for `shape+order`) where the pairs
