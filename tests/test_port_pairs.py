@@ -462,3 +462,21 @@ def test_a_value_the_call_computed_inside_is_not_beside_its_output(tmp_path: Pat
     rc, doc, text = run(tmp_path, "deberta_v2")
     assert rc == 0, text[-4000:]
     assert any("encoder" in f["text"] for f in doc["diagnosis"] if f["code"] == "boundary_difference"), text[-4000:]
+
+
+def test_layer_scales_nothing_tells_apart_pair_in_call_order_after_a_refused_transfer(tmp_path: Path) -> None:
+    """port_hornet (held out, set 36): layer scales as modules (``ls1.gamma``) against the block's
+    ``gamma1``/``gamma2``, in blocks indexed otherwise (``stage1.0`` against ``stages.0.0``). The
+    registration order leaves them ambiguous and the transfer refuses; in call order each block's
+    two pair in that order (``order only``, confidence low), and the clean twin aligns. A bug in
+    the block's norm is still named at the block."""
+    rc, _, text = run(tmp_path / "clean", "port_hornet")
+    assert rc == 0, text
+    mapping = json.loads((tmp_path / "clean" / "call-order.json").read_text())
+    guessed = {(e["paddle"], e["torch"]) for e in mapping["weights"] if e.get("how") == "order only"}
+    assert ("stage1.0.ls1.gamma", "stages.0.0.gamma1") in guessed and ("stage2.0.ls2.gamma", "stages.1.0.gamma2") in guessed
+    assert {e["confidence"] for e in mapping["weights"] if e.get("how") == "order only"} == {"low"}
+    rc, doc, text = run(tmp_path / "bug", "port_hornet", "paddle_norm1_back_perm")
+    assert rc == 1, text
+    loc = doc["first_divergence"]["located"]
+    assert (loc["a"]["module"], loc["b"]["module"]) == ("stage1.0", "stages.0.0"), text

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._pairings import _DIGITS, Alternative, _pattern, _shapes
+from ._pairings import _DIGITS, Alternative, _pattern, _shapes, _within
 
 if TYPE_CHECKING:
     from ._report import Report
@@ -28,10 +28,6 @@ __all__ = ["order_alternatives"]
 # how the weight matcher says a pair rests on an order alone (or was the last left after one)
 _BY_ORDER = frozenset({"shape+order", "role+order", "order only", "only candidate"})
 _MAX = 2
-
-
-def _under(name: str, module: str) -> bool:
-    return not module or name.startswith(module + ".")
 
 
 def _numbers(name: str) -> tuple[int, ...]:
@@ -63,7 +59,7 @@ def order_alternatives(report: Report) -> list[Alternative]:
                and p.a_axes is None and p.a in shapes_a and p.b in shapes_b and shapes_a[p.a] == shapes_b[p.b]]
     groups: dict[tuple[int, ...], list[tuple[str, str]]] = {}
     for p in ordered:
-        if _under(p.a, ma) and _under(p.b, mb):
+        if _within(p.a.rpartition(".")[0], {ma}) and _within(p.b.rpartition(".")[0], {mb}):
             groups.setdefault(shapes_a[p.a], []).append((p.a, p.b))
     out: list[Alternative] = []
     for pairs in groups.values():

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ._weighttensors import MTensor
 
-__all__ = ["layers_apart", "named_alike"]
+__all__ = ["layers_apart", "named_alike", "weight_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,11 @@ def named_alike(xs: list[MTensor], ys: list[MTensor], fits: Callable[[MTensor, M
     return out
 
 
+def weight_of(t: MTensor, by_name: dict[str, dict[str, MTensor]]) -> MTensor | None:
+    """The weight of the layer holding ``t`` (``t`` itself where it is that weight)."""
+    return by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight")
+
+
 def layers_apart(x: MTensor, y: MTensor, by_name: dict[str, dict[str, MTensor]]) -> bool:
     """Whether ``x`` and ``y`` (a bias, a norm's shift) belong to layers that are not each
     other: one layer's weight is still unpaired and the two weights hold different numbers of
@@ -45,7 +50,7 @@ def layers_apart(x: MTensor, y: MTensor, by_name: dict[str, dict[str, MTensor]])
     weight, as it does where several of its kind are left: a 1x1 convolution's 128 biases are no
     fused projection's 128 of another block because both are 128. ``by_name``: each side's
     tensors by full name."""
-    wx, wy = (by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight") for t in (x, y))
+    wx, wy = weight_of(x, by_name), weight_of(y, by_name)
     if wx is None or wy is None or wx is x or wy is y or (wx.used and wy.used):
         return False
     return math.prod(wx.cshape) != math.prod(wy.cshape)

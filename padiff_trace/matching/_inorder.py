@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ._anchors import _tensors_under
 from ._leftover import trainable_left
 from ._weighttensors import MTensor
 
@@ -35,12 +36,7 @@ def subtree_place(pairs: list[tuple[str, str]]) -> Place:
     for a, b in pairs:
         partners["a"].setdefault(a, set()).add(b)
         partners["b"].setdefault(b, set()).add(a)
-    under: dict[str, dict[str, set[str]]] = {"a": {}, "b": {}}
-    for side, held in partners.items():
-        for t in held:
-            parts = t.split(".")[:-1]
-            for k in range(1, len(parts) + 1):
-                under[side].setdefault(".".join(parts[:k]), set()).add(t)
+    under = {side: _tensors_under(held) for side, held in partners.items()}  # the root too: never a scope below
 
     def scope(t: MTensor) -> set[str] | None:
         m = t.info.module

@@ -11,8 +11,8 @@ are put in classes by that key; a class with as many modules on each side (more 
 each, fewer than all) pairs them in registration order, the largest units first, and the search
 goes on inside each pair, down to tensors that are the last of their kind in their unit
 (``pair_last_standing``). Where the units' own names pair them one to one (``norm1``, ``norm2`` on
-both sides, registered in another order), the names win over the order. Nothing is paired across units, and a class whose counts differ pairs
-nothing.
+both sides, registered in another order), the names win over the order. Nothing is paired
+across units, and a class whose counts differ pairs nothing.
 
 Where one side merges axes the other keeps apart (a Conv2D ``[o, c, k, e]`` over a stack of
 embeddings against a Conv1d ``[o, c * e, k]`` over them concatenated), no shape key relates the

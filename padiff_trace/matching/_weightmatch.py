@@ -43,7 +43,7 @@ from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
-from ._evidence import layers_apart, named_alike
+from ._evidence import layers_apart, named_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
@@ -175,7 +175,7 @@ class _Matcher:
         """Whether ``t``'s module has a weight still unpaired: where several tensors of its class
         are left, its other tensors (a bias) wait for it and pair by following it
         (``follow_modules``), never by rank on their own."""
-        w = self.by_name[t.side].get(f"{t.info.module}.weight" if t.info.module else "weight")
+        w = weight_of(t, self.by_name)
         return w is not None and w is not t and not w.used and not w.derived
 
     def across_blocks(self) -> None:

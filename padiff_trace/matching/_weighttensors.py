@@ -130,7 +130,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             sub = (int(m["layer"]),)
             key = (*key, *sub)
         role = PACKED_ROLES.get((ctype, local))
-        # a weight-norm v is stored as the layer stores its weight (paddle's Linear: [in, out])
+        # a v or a raw weight is stored as the layer stores its weight (paddle's Linear: [in, out])
         stored = "weight" if raw and local == "weight" and not owner else t.local
         perm = res.layout(t.module_type, stored) or side.layouts.get(layout_key(t.module_type, t.local))
         if perm is not None and len(perm) != len(t.shape):
