@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from collections.abc import Mapping as AbcMapping
 from typing import Any
 
 import numpy as np
@@ -91,7 +92,32 @@ def model_side(adapter: Adapter, model: Any) -> tuple[WeightSide, dict[str, Any]
         infos.append(TensorInfo(name, mod, local, types.get(mod, ""), tuple(t.shape), is_param, trainable, name not in volatile,
                                 pattern, integer))
         tensors[name] = t
-    return WeightSide(adapter.name, tuple(infos), module_classes(adapter, model), pack_groups=pack_groups(adapter, model)), tensors
+    return WeightSide(adapter.name, tuple(infos), module_classes(adapter, model), pack_groups=pack_groups(adapter, model),
+                      fingerprints=_Fingerprints(adapter, tensors)), tensors
+
+
+class _Fingerprints(AbcMapping[str, tuple[float, ...]]):
+    """name -> a model tensor's statistics (``STAT_FIELDS``), as a trace keeps them: computed when
+    the matcher asks (only for tensors left unpaired and the paired ones of their shapes)."""
+
+    def __init__(self, adapter: Adapter, tensors: dict[str, Any]) -> None:
+        self._adapter, self._tensors = adapter, tensors
+        self._done: dict[str, tuple[float, ...]] = {}
+
+    def __getitem__(self, name: str) -> tuple[float, ...]:
+        got = self._done.get(name)
+        if got is None:
+            data, dtype, _, _ = self._adapter.to_host(self._tensors[name])
+            if isinstance(data, Deferred):
+                data = data.fetch()
+            got = self._done[name] = tuple(stats_tuple(data, dtype)) if isinstance(data, np.ndarray) and data.size else ()
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tensors)
+
+    def __len__(self) -> int:
+        return len(self._tensors)
 
 
 def _buffer_kind(adapter: Adapter, t: Any) -> tuple[bool, bool]:

@@ -351,3 +351,49 @@ def test_the_analyzer_closes_what_it_opens(tmp_path: Path) -> None:
     with pytest.raises(UserError):  # a failing compare closes what it had opened before failing
         analyzer.compare(a, b, reference=b)
     assert _open_under(tmp_path) == []
+
+
+def _rounded_stack(path: Path, fw: str, errors: tuple[float, ...]) -> Path:
+    """x -> embed (Linear) -> blocks (Sequential: blocks.0..2, Linears) -> out; side B's every leaf
+    output carries rounding of the relative size given (A's: none), growing along the stack."""
+    rng = np.random.default_rng(0)
+    noise = np.random.default_rng(1)
+    x = rng.normal(size=(8, 64)).astype(np.float32)
+    ws = [(rng.normal(size=(64, 64)) / 8).astype(np.float32) for _ in range(4)]
+
+    def rounded(v: np.ndarray, e: float) -> np.ndarray:
+        if fw == "paddle":
+            return v
+        n = noise.normal(size=v.shape)
+        return (v + e * np.linalg.norm(v) / np.linalg.norm(n) * n).astype(np.float32)
+
+    s = Synth(path, fw)
+    with s.call("", "Net", {"args[0]": x}, ("m.py", 1, "y = model(x)")) as root:
+        with s.call("embed", "Linear", {"args[0]": x}, ("m.py", 2, "h = self.embed(x)")) as c:
+            h = rounded(x @ ws[0], errors[0])
+            c.out({"out": h})
+        with s.call("blocks", "Sequential", {"args[0]": h}, ("m.py", 3, "h = self.blocks(h)")) as seq:
+            for k in range(3):
+                with s.call(f"blocks.{k}", "Linear", {"args[0]": h}, ("m.py", 9, "input = module(input)")) as c:
+                    h = rounded(h @ ws[k + 1], errors[k + 1])
+                    c.out({"out": h})
+            seq.out({"out": h})
+        root.out({"out": h})
+    s.close()
+    return path
+
+
+def test_a_container_returning_its_last_childs_output_shares_that_childs_verdict(tmp_path: Path) -> None:
+    """Rounding grows along a Sequential, each block passing on at most 1.5 times what it received,
+    the last one past the noise floor (carried rounding). The Sequential returns that block's
+    output, the same values on both sides: judged as the block's, not as an amplification of what
+    the Sequential received three blocks earlier (a clean ResNeXt-50 was reported diverged so)."""
+    errors = (2.5e-6, 3.6e-6, 5.2e-6, 7.5e-6)
+    r = analyzer.compare(_rounded_stack(tmp_path / "a", "paddle", errors), _rounded_stack(tmp_path / "b", "torch", errors))
+    outs = {p.a.module: p for p in r.pairs if p.role == "output"}
+    assert outs["blocks.2"].passed and outs["blocks.2"].reason.startswith("carried rounding")
+    assert outs["blocks"].passed and "the same values as the output of blocks.2" in outs["blocks"].reason
+    assert r.exit_code == 0 and r.first_divergence is None
+    # a last block that amplifies what it received is no rounding: it and its Sequential fail
+    r = analyzer.compare(tmp_path / "a", _rounded_stack(tmp_path / "c", "torch", (*errors[:3], 3e-5)))
+    assert r.exit_code == 1 and r.first_divergence is not None and r.first_divergence.pair.a.module == "blocks.2"

@@ -1359,3 +1359,40 @@ def test_a_spectral_normed_layer_pairs_its_raw_weight_and_its_power_iteration_st
     lin = next(p for p in wm.pairs if p.a == "l5.weight_orig")
     assert (lin.b, lin.relative_perm) == ("linear.weight", (1, 0))
     assert (got["l5.weight_u"], got["l5.weight_v"]) == ("linear.sn_u", "linear.sn_v")
+
+
+def test_copies_a_model_keeps_of_its_weights_pair_as_the_weights_they_copy() -> None:
+    """An EMA kept as root buffers named by hand (``ema_fc1_weight``) against an averaged model's
+    frozen parameters (``ema.module.fc1.weight``): nothing in the names pairs them, their values
+    before the first step do: each copy holds its weight's statistics. Fresh norms (all ones) are
+    told apart by the name the copy ends with; a copy whose weight's partner has no copy, or a
+    tensor that copies nothing, stays unpaired. The trained norms are the other side's trained
+    ones, the frozen copies aside."""
+    rng = np.random.default_rng(0)
+
+    def fp() -> tuple[float, ...]:
+        return tuple(float(v) for v in rng.normal(size=8))
+
+    ones = (1.0, 1.0, 1.0, 0.0, 1.0, float(np.sqrt(H)), 0.0, 0.0)
+    src = {n: fp() for n in ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "norm2.bias", "norm.bias")}
+    src["norm.weight"] = src["norm2.weight"] = ones
+    pd = paddle_linear("fc1", H, F) + paddle_linear("fc2", F, H) + norm("norm") + norm("norm2")
+    pd += [t(f"ema_{n.replace('.', '_')}", "Model", s.shape, param=False) for n, s in
+           ((x.name, x) for x in pd if not x.name.startswith("fc2"))]
+    pd.append(t("stray", "Model", (H,), param=False))  # copies nothing
+    online = torch_linear("online.fc1", H, F) + torch_linear("online.fc2", F, H) + norm("online.norm") + norm("online.norm2")
+    th = online + [t(x.name.replace("online.", "ema.module."), x.module_type, x.shape, trainable=False) for x in online]
+    fa = {**src, **{f"ema_{n.replace('.', '_')}": v for n, v in src.items()}, "stray": fp()}
+    fb = {f"online.{n}": v for n, v in src.items()} | {f"ema.module.{n}": v for n, v in src.items()}
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD, fingerprints=fa), WeightSide("torch", tuple(th), TD, fingerprints=fb))
+    got = {p.a: (p.b, p.how) for p in wm.pairs}
+    # trained norms pair with the trained ones, not with the averaged model's frozen copies
+    assert got["norm2.weight"][0] == "online.norm2.weight" and got["norm.bias"][0] == "online.norm.bias"
+    assert got["ema_fc1_weight"] == ("ema.module.fc1.weight", "shadow")
+    assert got["fc1.weight"][0] == "online.fc1.weight"
+    q = next(p for p in wm.pairs if p.a == "ema_fc1_weight")
+    assert q.relative_perm == (1, 0)  # the layout its weight's pair has: paddle [in, out], torch [out, in]
+    assert got["ema_norm_weight"] == ("ema.module.norm.weight", "shadow")  # all ones: the name it ends with
+    assert got["ema_norm2_weight"] == ("ema.module.norm2.weight", "shadow")
+    assert "stray" not in got  # copies nothing
+    assert not any(p.b.startswith("ema.module.fc2") for p in wm.pairs)  # fc2's copy is B's only

@@ -209,6 +209,8 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str, rmax: np.nd
         in_rel: dict[int, float] = {}
         in_bad: set[int] = set()
         carried: set[tuple[Any, ...]] = set()
+        # (A's value, B's value) of an output that passed on its numbers -> the module that returned it
+        judged: dict[tuple[Any, ...], str] = {}
         # A call id -> the largest relative error among its inputs and its children's outputs
         # that passed so far: what the inline code between its children received
         level: dict[int, float] = {}
@@ -253,6 +255,17 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str, rmax: np.nd
                 continue
             if ok and math.isfinite(r):
                 level[call.parent] = max(level.get(call.parent, 0.0), r)
+                same = _pair_key(t, i)
+                if same is not None:
+                    judged.setdefault(same, call.module or "<root>")
+            elif not ok and measured[i] and (same := _pair_key(t, i)) is not None and same in judged:
+                # a container returns what its last child returned: the same values on both sides,
+                # already judged rounding where the child made them
+                t.set_verdict(i, True, f"carried rounding: the same values as the output of {judged[same]}, which "
+                                       f"passed on its numbers ({t.reasons.get(i, '')})")
+                n += 1
+                level[call.parent] = max(level.get(call.parent, 0.0), float(rel[i]))
+                continue
             if ok or c in in_bad or not measured[i] or not math.isfinite(rel[i]) or c not in in_rel:
                 continue
             reason = t.reasons.get(i, "")
@@ -268,7 +281,16 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str, rmax: np.nd
                 key = _value_key(t.record(i, 0))
                 if key is not None:
                     carried.add(key)
+                same = _pair_key(t, i)
+                if same is not None:
+                    judged.setdefault(same, call.module or "<root>")
     return n
+
+
+def _pair_key(t: PairTable, i: int) -> tuple[Any, ...] | None:
+    """Row ``i``'s values on both sides (``value_key``), None where either has none."""
+    ka, kb = _value_key(t.record(i, 0)), _value_key(t.record(i, 1))
+    return None if ka is None or kb is None else (ka, kb)
 
 
 def _allowed(received: float, flip: tuple[float, str] | None) -> float:

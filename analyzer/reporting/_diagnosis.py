@@ -22,6 +22,7 @@ from ..judging._environment import explaining
 from ..judging._optimizer import update_sentences
 from ..judging._randomness import randomness_sentences
 from ._contents import Finding, ReportData
+from ._shadowcopies import shadow_findings
 
 if TYPE_CHECKING:
     from ..judging._divergence import Divergence
@@ -228,6 +229,9 @@ def _divergence(report: ReportData, d: Divergence) -> list[Finding]:
     if p.role == "model_input":
         return out + [Finding("model_inputs_differ", f"the first difference is the data given to the model at step "
                               f"{p.step}, not anything the model computed", hint=True)]
+    copies = shadow_findings(report, d)
+    if copies is not None:  # a copy of the weights (an EMA) diverged: its own update, where the weights agree
+        return out + copies
     update = update_sentences(report, report.optimizer)
     if update is not None:  # the weights differ after an update whose gradients agreed: the optimizer
         return out + [Finding(code, text, hint=True) for code, text in update]

@@ -51,6 +51,7 @@ from ._observed import observed_layouts, with_observed_layouts
 from ._offsets import mark_offsets, offset_note, own_offset, traced_offset
 from ._reparam import norm_like, set_from_weight, weight_from, weight_grad_from
 from ._rolenames import role_words
+from ._shadows import SHADOW
 from ._weightmap import CANNOT_MATCH, SUMMED, WEIGHT_MAP_FILE, TensorInfo, WeightMap, WeightPair, inverse_perm, summed_groups
 from ._weightmatch import WeightPin, WeightSide, mapping_pins, match_weights, module_anchors, module_splits, side_from_records
 from ._weightsides import in_call_order, is_integer, is_pattern
@@ -117,6 +118,8 @@ __all__ = [
     "POINTWISE_AS",
     "ROLE_SYNONYMS",
     "role_words",
+    # copies a model keeps of its weights (an EMA), paired as their weights
+    "SHADOW",
     "ROTARY_ROLES",
     "ROTARY_TABLES",
     "RNN_CELL_LAYERS",

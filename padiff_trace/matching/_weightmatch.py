@@ -55,6 +55,7 @@ from ._partners import partner_modules, partner_scopes
 from ._pins import apply_pins
 from ._rolenames import roles_contradict, roles_named
 from ._roles import pair_same_roles
+from ._shadows import pair_shadows
 from ._stacks import stacked_groups
 from ._subtrees import pair_by_units
 from ._summed import pair_summed_biases
@@ -85,6 +86,7 @@ class _Matcher:
         self.map = WeightMap(a.framework, b.framework)
         self.pack_of: dict[str, list[str]] = {}  # packed module -> modules of its parts (other side)
         self.pack_groups = {"a": a.pack_groups, "b": b.pack_groups}
+        self.fingerprints = (a.fingerprints, b.fingerprints)
         # the same rank in the order both models call their modules outweighs a word of a name
         self.order_weight = 2.0 if a.call_ordered and b.call_ordered else 0.5
 
@@ -144,6 +146,8 @@ class _Matcher:
                 xs_all = [t for t in xs_all if not self._weight_left(t)]
                 ys_all = [t for t in ys_all if not self._weight_left(t)]
             for xs, ys in _by_blocks(xs_all, ys_all):
+                if len(xs) != len(ys):
+                    xs, ys = _trained(xs, ys)
                 if len(xs) != len(ys):
                     for x, y, named in named_alike(xs, ys, lambda x, y: True):
                         self.pair(x, y, named)
@@ -394,6 +398,11 @@ class _Matcher:
             place = subtree_place([(p.a, p.b) for p in self.map.pairs])
             pair_in_order(self.live(self.a), self.live(self.b), place, self.pair)
 
+    def shadows(self) -> None:
+        """Copies of paired weights (an EMA in buffers, an averaged model) pair as their weights
+        did (``_shadows``)."""
+        self.map.pairs += pair_shadows(self.a, self.b, *self.fingerprints, self.map.pairs)
+
     def shared_derived(self) -> None:
         leftover.pair_shared_derived(self.live(self.a, derived=True), self.live(self.b, derived=True), self.pair)
 
@@ -401,6 +410,16 @@ class _Matcher:
     def finish(self) -> WeightMap:
         self.map.pairs = squares_like_their_class(self.map.pairs, self.by_name)
         return close_map(self.map, self.a, self.b, self.by_name)
+
+
+def _trained(xs: list[_T], ys: list[_T]) -> tuple[list[_T], list[_T]]:
+    """A class with more tensors on one side, where that side's extra ones are frozen (the copy an
+    averaged model or a frozen teacher keeps) and the trained ones are as many as the other
+    side's: the trained ones, which pair as a class of equal sizes; else both as they are."""
+    tx, ty = [x for x in xs if x.info.trainable], [y for y in ys if y.info.trainable]
+    if tx and len(tx) == len(ty) and (len(tx) == len(xs) or len(ty) == len(ys)):
+        return tx, ty
+    return xs, ys
 
 
 def _pointwise_key(t: _T, side: dict[str, _T]) -> str:
@@ -435,6 +454,7 @@ def match_weights(
     m.extra_rows()
     m.tied()
     m.in_order()
+    m.shadows()
     m.structure(derived=True, by_type=False)
     m.shared_derived()
     m.regroup()

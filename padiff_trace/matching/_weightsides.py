@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace._schema import Kind
+from ..trace._schema import STAT_FIELDS, Kind
 from ._mapping import Mapping, SidedMapping, orient, resolve
 from ._weightmap import TensorInfo
 
@@ -35,6 +36,9 @@ class WeightSide:
     pack_groups: dict[str, int] = field(default_factory=dict)
     # tensors in the order the model first calls their modules (``in_call_order``), not registration order
     call_ordered: bool = False
+    # name -> the tensor's step-0 statistics (``STAT_FIELDS``), where known: a copy of a weight has
+    # its weight's (``_shadows``)
+    fingerprints: AbcMapping[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 def is_integer(dtype: str) -> bool:
@@ -67,18 +71,23 @@ def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSid
     frozen = set(meta.get("frozen") or ())
     volatile = set(meta.get("nonpersistent") or ())
     infos = []
+    prints: dict[str, tuple[float, ...]] = {}
     for r in records:
         name = f"{r.module}.{r.position}" if r.module else r.position
         is_param = r.kind == Kind.PARAM
+        stats = _stats(r)
         infos.append(
             TensorInfo(name, r.module, r.position, r.module_type, tuple(r.shape), is_param,
                        is_param and name not in frozen, name not in volatile,
-                       not is_param and is_pattern(str(r.dtype), _stats(r)), not is_param and is_integer(str(r.dtype)))
+                       not is_param and is_pattern(str(r.dtype), stats), not is_param and is_integer(str(r.dtype)))
         )
+        if stats:
+            prints[name] = tuple(float(stats.get(k, math.nan)) for k in STAT_FIELDS)
     classes = meta.get("module_classes")
     groups = meta.get("pack_groups")
     return WeightSide(str(meta.get("framework", "none")), tuple(infos), dict(classes) if isinstance(classes, dict) else {},
-                      pack_groups={str(k): int(v) for k, v in groups.items()} if isinstance(groups, dict) else {})
+                      pack_groups={str(k): int(v) for k, v in groups.items()} if isinstance(groups, dict) else {},
+                      fingerprints=prints)
 
 
 def _stats(r: Any) -> AbcMapping[str, float]:
@@ -107,8 +116,7 @@ def in_call_order(side: WeightSide, first_call: AbcMapping[str, int]) -> WeightS
         last = float(rank) if rank is not None else last
         ranks.append(last)
     order = sorted(range(len(side.tensors)), key=lambda i: (ranks[i], i))
-    return WeightSide(side.framework, tuple(side.tensors[i] for i in order), side.classes, side.layouts, side.pack_groups,
-                      call_ordered=True)
+    return dataclasses.replace(side, tensors=tuple(side.tensors[i] for i in order), call_ordered=True)
 
 
 @dataclass(frozen=True)

@@ -298,7 +298,9 @@ def run_case(family: str, bug: str, out: Path, reuse: bool = False, flags: tuple
     step = _step(report)
     if spec.get("where") == "optimizer":  # its module is the optimizer: the report must say the update differs
         said = {f.get("code") for f in report.get("diagnosis", [])}
-        ok = proc.returncode == 1 and bool(said & {"update_differs", "optimizer_cause"})
+        # (or, where the weights agree and a copy of them kept beside the optimizer step diverges
+        # first, an EMA, that the copies' update differs)
+        ok = proc.returncode == 1 and bool(said & {"update_differs", "optimizer_cause", "copy_update_differs"})
     else:
         ok = proc.returncode == 1 and (mod_a, mod_b) == (spec["paddle_module"], spec["torch_module"])
     ok = ok and spec.get("first_step", step) == step  # a training pair's truth says at which step
