@@ -1396,3 +1396,38 @@ def test_copies_a_model_keeps_of_its_weights_pair_as_the_weights_they_copy() -> 
     assert got["ema_norm2_weight"] == ("ema.module.norm2.weight", "shadow")
     assert "stray" not in got  # copies nothing
     assert not any(p.b.startswith("ema.module.fc2") for p in wm.pairs)  # fc2's copy is B's only
+
+
+def test_a_lists_layers_kept_one_after_the_other_in_one_tensor_per_role() -> None:
+    """A Res2Net stage's branch convolutions as a list of Conv1D + BatchNorm layers (paddle)
+    against one module keeping each role's tensors of all branches concatenated along their first
+    axis, sliced per branch in its forward (``kernels [3w, w, k]``, ``kernel_bias``, ``bn_gamma``,
+    ``bn_beta`` ``[3w]``, running statistics as buffers): each branch's tensor is its slice, the
+    roles the names cannot tell apart in the order both register them. The stack in ``body.0``
+    holds the list inside ``stages.0``, never the first branch of every stage."""
+    w, k = 8, 3
+    conv = {**PD, "Conv1D": ["paddle.nn.layer.conv.Conv1D", "paddle.nn.layer.layers.Layer"],
+            "BatchNorm1D": ["paddle.nn.layer.norm.BatchNorm1D", "paddle.nn.layer.layers.Layer"]}
+    user = {**TD, "Res2": ["port.Res2", "torch.nn.modules.module.Module"]}
+    pd, th = [], []
+    for s in range(3):
+        for b in range(3):
+            m = f"stages.{s}.res2.branches.{b}"
+            pd += [t(f"{m}.conv1d.weight", "Conv1D", (w, w, k)), t(f"{m}.conv1d.bias", "Conv1D", (w,)),
+                   t(f"{m}.norm.weight", "BatchNorm1D", (w,)), t(f"{m}.norm.bias", "BatchNorm1D", (w,)),
+                   t(f"{m}.norm._mean", "BatchNorm1D", (w,), param=False), t(f"{m}.norm._variance", "BatchNorm1D", (w,), param=False)]
+        m = f"body.{s}.res2"
+        th += [t(f"{m}.kernels", "Res2", (3 * w, w, k)), t(f"{m}.kernel_bias", "Res2", (3 * w,)),
+               t(f"{m}.bn_gamma", "Res2", (3 * w,)), t(f"{m}.bn_beta", "Res2", (3 * w,)),
+               t(f"{m}.bn_mean", "Res2", (3 * w,), param=False), t(f"{m}.bn_var", "Res2", (3 * w,), param=False)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), conv), WeightSide("torch", tuple(th), user))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = {p.a: (p.b, p.b_part) for p in wm.pairs}
+    for s in range(3):
+        for b in range(3):
+            m, part = f"stages.{s}.res2.branches.{b}", (b * w, (b + 1) * w)
+            assert got[f"{m}.conv1d.weight"] == (f"body.{s}.res2.kernels", part)
+            assert got[f"{m}.conv1d.bias"] == (f"body.{s}.res2.kernel_bias", part)
+            assert got[f"{m}.norm.weight"] == (f"body.{s}.res2.bn_gamma", part)
+            assert got[f"{m}.norm.bias"] == (f"body.{s}.res2.bn_beta", part)
+            assert got[f"{m}.norm._variance"] == (f"body.{s}.res2.bn_var", part)

@@ -1,7 +1,9 @@
 """Stacked tensors: one tensor ``[N, *s]`` of one side holding the ``N`` tensors of a module
 list of the other side along a new first axis (a mixture of experts kept as a list of
 ``Linear`` experts in one port, as 3-D ``w_gate``/``w_up``/``w_down`` used with a batched
-matmul in the other).
+matmul in the other), or concatenated along its first axis, ``[N * s0, *s[1:]]`` (a Res2Net
+stage's branch convolutions kept as one ``kernels`` tensor sliced per branch, their biases and
+norm parameters likewise).
 
 A stack pairs with the group of tensors whose module paths differ only in one index
 (``experts.0.w1`` .. ``experts.3.w1``; the last index first, then the others: a model's
@@ -40,23 +42,28 @@ def _listed(x: MTensor) -> list[tuple[str, int]]:
     return out
 
 
-def _orientation(s: tuple[int, ...], y: MTensor) -> bool | None:
-    """How ``y``'s slices hold tensors of shape ``s``: False as they are, True transposed, None
-    neither (or a square matrix, whose orientation the shapes cannot tell)."""
-    inner = y.cshape[1:]
-    if len(s) == 2 and s[0] == s[1]:
+def _orientation(s: tuple[int, ...], y: MTensor, n: int) -> str | None:
+    """How ``y``'s first axis holds ``n`` tensors of shape ``s``: ``slices`` as they are,
+    ``transposed`` (matrices), ``concat`` one after the other along it, None neither (or a square
+    matrix, whose orientation the shapes cannot tell)."""
+    if y.cshape[0] == n and len(y.cshape) >= 2:
+        inner = y.cshape[1:]
+        if len(s) == 2 and s[0] == s[1]:
+            return None
+        if inner == s or (len(inner) != len(s) and squeezed(inner) == squeezed(s)):  # axes of size one aside
+            return "slices"
+        if len(s) == 2 and inner == s[::-1]:
+            return "transposed"
         return None
-    if inner == s or (len(inner) != len(s) and squeezed(inner) == squeezed(s)):  # axes of size one aside
-        return False
-    if len(s) == 2 and inner == s[::-1]:
-        return True
+    if s and y.cshape == (n * s[0], *s[1:]):
+        return "concat"
     return None
 
 
-def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTensor], MTensor, bool]]:
-    """(the group of ``a``'s tensors in index order, ``b``'s stack holding them, transposed or
-    not) for every stack of ``b`` one group fits (see the module docstring). Only live,
-    trainable tensors are looked at."""
+def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTensor], MTensor, str]]:
+    """(the group of ``a``'s tensors in index order, ``b``'s stack holding them, how:
+    ``_orientation``) for every stack of ``b`` one group fits (see the module docstring). A stack
+    holds trainable tensors or buffers as the group does."""
     found: dict[str, dict[int, MTensor]] = defaultdict(dict)
     for x in a:
         for key, i in _listed(x):
@@ -66,11 +73,11 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
         xs = [members.get(i) for i in range(len(members))]
         if len(xs) > 1 and all(x is not None for x in xs) and len({x.cshape for x in xs if x is not None}) == 1:
             groups.append([x for x in xs if x is not None])
-    out: list[tuple[list[MTensor], MTensor, bool]] = []
+    out: list[tuple[list[MTensor], MTensor, str]] = []
     taken: set[int] = set()
     unsaid: dict[str, list[MTensor]] = defaultdict(list)  # module -> its stacks several groups fit, no name choosing
     for y in b:
-        if len(y.cshape) < 2:
+        if not y.cshape:
             continue
         fits = _fits(groups, y, taken)
         if len(fits) > 1:  # the role y's name says chooses
@@ -86,15 +93,15 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
         order = [next((t for g2, t in _fits([g], y, taken) if g2 is g), None) for y, g in zip(ys, cands)]
         if len(cands) == len(ys) and all(t is not None for t in order) and len(set(order)) == 1:
             for y, g, t in zip(ys, cands, order):
-                _take(out, taken, g, y, bool(t))
+                _take(out, taken, g, y, str(t))
     return out
 
 
-def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int]) -> list[tuple[list[MTensor], bool]]:
+def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int]) -> list[tuple[list[MTensor], str]]:
     """The groups not yet taken that ``y`` can hold stacked, each with its orientation."""
-    return [(g, t) for g in groups if not any(id(x) in taken for x in g) and len(g) == y.cshape[0] and _same_kind(g[0], y)
-            and g[0].info.trainable == y.info.trainable and _blocks_agree(g[0], y)
-            and (t := _orientation(g[0].cshape, y)) is not None]
+    return [(g, t) for g in groups if not any(id(x) in taken for x in g) and _same_kind(g[0], y)
+            and g[0].info.trainable == y.info.trainable and g[0].info.is_param == y.info.is_param and _blocks_agree(g, y)
+            and (t := _orientation(g[0].cshape, y, len(g))) is not None]
 
 
 def _same_kind(x: MTensor, y: MTensor) -> bool:
@@ -104,16 +111,20 @@ def _same_kind(x: MTensor, y: MTensor) -> bool:
     return x.local == y.local or not (x.local in kinds and y.local in kinds)
 
 
-def _take(out: list[tuple[list[MTensor], MTensor, bool]], taken: set[int], g: list[MTensor], y: MTensor,
-          transposed: bool) -> None:
+def _take(out: list[tuple[list[MTensor], MTensor, str]], taken: set[int], g: list[MTensor], y: MTensor,
+          how: str) -> None:
     taken.add(id(g[0]))
-    out.append((g, y, transposed))
-    logger.info("%s holds %s .. %s stacked%s", y.info.name, g[0].info.name, g[-1].info.name,
-                " (each transposed)" if transposed else "")
+    out.append((g, y, how))
+    logger.info("%s holds %s .. %s %s", y.info.name, g[0].info.name, g[-1].info.name,
+                {"slices": "stacked", "transposed": "stacked, each transposed"}.get(how, "one after the other"))
 
 
-def _blocks_agree(x: MTensor, y: MTensor) -> bool:
-    """The stack is in the block the group is (x's indices but the last are y's), or either
-    path has no block index to compare."""
-    outer = x.key[:-1]
-    return not outer or not y.key or outer == y.key
+def _blocks_agree(g: list[MTensor], y: MTensor) -> bool:
+    """The stack is in the block the group is: the group's indices but the one its members count
+    are y's, and that one is below y's (a stack in ``body.0`` holds a list inside that block, never
+    ``stages.0`` .. ``stages.2``' tensors); or either path has no block index to compare."""
+    keys = [x.key for x in g]
+    pos = next((k for k in range(len(keys[0])) if len({key[k] if k < len(key) else None for key in keys}) > 1),
+               len(keys[0]) - 1)
+    outer = keys[0][:pos] + keys[0][pos + 1:]
+    return not outer or not y.key or (outer == y.key and pos >= len(y.key))

@@ -145,9 +145,8 @@ class _Matcher:
                 # several of a kind: a bias pairs by following its weight, never by rank on its own
                 xs_all = [t for t in xs_all if not self._weight_left(t)]
                 ys_all = [t for t in ys_all if not self._weight_left(t)]
-            for xs, ys in _by_blocks(xs_all, ys_all):
-                if len(xs) != len(ys):
-                    xs, ys = _trained(xs, ys)
+            for block_a, block_b in _by_blocks(xs_all, ys_all):
+                xs, ys = _trained(block_a, block_b)
                 if len(xs) != len(ys):
                     for x, y, named in named_alike(xs, ys, lambda x, y: True):
                         self.pair(x, y, named)
@@ -239,14 +238,19 @@ class _Matcher:
 
     def stacked(self) -> None:
         """A tensor ``[N, *s]`` of one side holding a module list's N tensors of the other along a
-        new first axis (experts as a list against 3-D stacked weights, ``_stacks``)."""
+        new first axis (experts as a list against 3-D stacked weights), or ``[N * s0, ...]`` one
+        after the other (``_stacks``)."""
         for one, other in ((self.a, self.b), (self.b, self.a)):
-            for xs, y, transposed in stacked_groups(self.live(one), self.live(other)):
-                if transposed:  # its slices hold the matrices transposed: the canonical view swaps them
+            for xs, y, how in stacked_groups(self.live(one), self.live(other)):
+                if how == "transposed":  # its slices hold the matrices transposed: the canonical view swaps them
                     y.perm = tuple((y.perm or tuple(range(len(y.cshape))))[k] for k in (0, 2, 1))
                     y.cshape = (y.cshape[0], y.cshape[2], y.cshape[1])
                 for i, x in enumerate(xs):
-                    self.pair(x, y, "stacked", None, (i, i + 1), 0, used=False)
+                    if how == "concat":  # one after the other along the first axis: a packed tensor's parts
+                        n = x.cshape[0]
+                        self.pair(x, y, "packed", None, (i * n, (i + 1) * n), 0, used=False)
+                    else:
+                        self.pair(x, y, "stacked", None, (i, i + 1), 0, used=False)
                     x.used = True
                 y.used = True
 
@@ -416,6 +420,8 @@ def _trained(xs: list[_T], ys: list[_T]) -> tuple[list[_T], list[_T]]:
     """A class with more tensors on one side, where that side's extra ones are frozen (the copy an
     averaged model or a frozen teacher keeps) and the trained ones are as many as the other
     side's: the trained ones, which pair as a class of equal sizes; else both as they are."""
+    if len(xs) == len(ys):
+        return xs, ys
     tx, ty = [x for x in xs if x.info.trainable], [y for y in ys if y.info.trainable]
     if tx and len(tx) == len(ty) and (len(tx) == len(xs) or len(ty) == len(ys)):
         return tx, ty
