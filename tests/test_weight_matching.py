@@ -1405,7 +1405,7 @@ def test_a_lists_layers_kept_one_after_the_other_in_one_tensor_per_role() -> Non
     ``bn_beta`` ``[3w]``, running statistics as buffers): each branch's tensor is its slice, the
     roles the names cannot tell apart in the order both register them. The stack in ``body.0``
     holds the list inside ``stages.0``, never the first branch of every stage."""
-    w, k = 8, 3
+    w, k = 4, 3
     conv = {**PD, "Conv1D": ["paddle.nn.layer.conv.Conv1D", "paddle.nn.layer.layers.Layer"],
             "BatchNorm1D": ["paddle.nn.layer.norm.BatchNorm1D", "paddle.nn.layer.layers.Layer"]}
     user = {**TD, "Res2": ["port.Res2", "torch.nn.modules.module.Module"]}
@@ -1431,3 +1431,25 @@ def test_a_lists_layers_kept_one_after_the_other_in_one_tensor_per_role() -> Non
             assert got[f"{m}.norm.weight"] == (f"body.{s}.res2.bn_gamma", part)
             assert got[f"{m}.norm.bias"] == (f"body.{s}.res2.bn_beta", part)
             assert got[f"{m}.norm._variance"] == (f"body.{s}.res2.bn_var", part)
+    # a vector of one block is no list of every block's vectors one after the other, nor a vector
+    # of a module whose other tensors hold no list so: each stage's norm scale is its block's own
+    pd += [t(f"stages.{s}.ln.weight", "LayerNorm", (H,)) for s in range(3)]
+    th += [t("body.0.gain", "Res2", (3 * H,))] + [t(f"body.{s}.norm.delta", "DeltaNorm", (H,)) for s in range(3)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), conv), WeightSide("torch", tuple(th), user))
+    got = {p.a: (p.b, p.b_part) for p in wm.pairs}
+    assert [got[f"stages.{s}.ln.weight"] for s in range(3)] == [(f"body.{s}.norm.delta", None) for s in range(3)]
+
+
+def test_the_last_ones_standing_in_a_place_pair_by_the_roles_their_layers_names_say() -> None:
+    """Block-diagonal q, k, v maps as a class of one's own (``blocks [8, 4, 4]``) against grouped
+    pointwise convolutions (``[32, 4, 1]``, groups 8): same element count, no name or class in
+    common, three candidates each in the block; ``q_map`` is ``wq``, ``k_map`` ``wk``."""
+    conv = {**TD, "Conv1d": ["torch.nn.modules.conv.Conv1d", "torch.nn.modules.module.Module"]}
+    pd, th = [], []
+    for i in range(2):
+        pd += [t(f"stack.{i}.{r}_map.blocks", "BlockDiag", (8, 4, 4)) for r in ("q", "k", "v")]
+        th += [t(f"layers.{i}.w{r}.weight", "Conv1d", (32, 4, 1)) for r in ("v", "q", "k")]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), conv))
+    assert wm.ok, wm.problem_text("A", "B")
+    got = pairs(wm)
+    assert all(got[f"stack.{i}.{r}_map.blocks"] == f"layers.{i}.w{r}.weight" for i in range(2) for r in ("q", "k", "v"))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from ..arrays._layout import axes_between, concat_axis, merge_order, squeezed, stable_permutation
 from ._knowledge import LOOKUP_TABLES
+from ._rolenames import role_words
 from ._weighttensors import MTensor, assign, distinguishing_words, groups, word_set
 
 Pair = Callable[..., None]  # the matcher's ``pair(x, y, how, x_part, y_part, axis)``
@@ -112,7 +113,8 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
     """Trainable tensors still left pair, whatever their classes, where each is the other's only
     candidate in its place: as many elements, and one reordering of its axes makes one the other
     (``axes_between``; among several, the one of its own local name: a hand-written norm's
-    ``gamma`` and ``beta`` against a known norm's ``weight`` and ``bias``, ``AFFINE_ALIASES``):
+    ``gamma`` and ``beta`` against a known norm's ``weight`` and ``bias``, ``AFFINE_ALIASES``; else
+    the one of the role its layer's name says, ``q_map`` ~ ``wq``):
     an embedding table ``[V, C]`` against a pointwise convolution
     ``[C, V, 1]`` fed one-hot tokens, a Linear ``[in, C*k*k]`` against a transposed
     convolution ``[in, C, k, k]`` fed a 1x1 input, a user class's ``[n, m, p]`` against
@@ -140,8 +142,12 @@ def pair_last_standing(la: list[MTensor], lb: list[MTensor],
             rivals = [o for o in la if ys and fit(o, ys[0][0]) is not None]
             if len(ys) > 1:  # a scale and a shift of one shape: the one of the same local name, if one,
                 # across classes (where the classes agree, the structure passes left them apart on purpose)
-                ys = [(y, q) for y, q in ys if y.local == x.local and y.type_key != x.type_key]
-                rivals = [o for o in la if ys and o.local == x.local and fit(o, ys[0][0]) is not None]
+                named = [(y, q) for y, q in ys if y.local == x.local and y.type_key != x.type_key]
+                rivals = [o for o in la if named and o.local == x.local and fit(o, named[0][0]) is not None]
+                if not named and (role := role_words(x.leaf)):  # else the one of the role its layer's name says
+                    named = [(y, q) for y, q in ys if role_words(y.leaf) == role]  # (q_map ~ wq)
+                    rivals = [o for o in la if named and role_words(o.leaf) == role and fit(o, named[0][0]) is not None]
+                ys = named
             if len(ys) != 1 or len(rivals) != 1:
                 continue
             y, q = ys[0]

@@ -75,32 +75,50 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
             groups.append([x for x in xs if x is not None])
     out: list[tuple[list[MTensor], MTensor, str]] = []
     taken: set[int] = set()
-    unsaid: dict[str, list[MTensor]] = defaultdict(list)  # module -> its stacks several groups fit, no name choosing
-    for y in b:
-        if not y.cshape:
-            continue
-        fits = _fits(groups, y, taken)
-        if len(fits) > 1:  # the role y's name says chooses
-            role = role_of_words(y.local) or role_of_words(y.leaf)
-            said = [(g, t) for g, t in fits if role is not None and role_of_words(g[0].leaf) == role]
-            if not said:
-                unsaid[y.info.module].append(y)
-            fits = said
-        if len(fits) == 1:
-            _take(out, taken, fits[0][0], y, fits[0][1])
-    for ys in unsaid.values():  # names say nothing: the stacks in the order the groups are registered
-        cands = sorted({tuple(map(id, g)): g for y in ys for g, _ in _fits(groups, y, taken)}.values(), key=lambda g: g[0].index)
-        order = [next((t for g2, t in _fits([g], y, taken) if g2 is g), None) for y, g in zip(ys, cands)]
-        if len(cands) == len(ys) and all(t is not None for t in order) and len(set(order)) == 1:
-            for y, g, t in zip(ys, cands, order):
-                _take(out, taken, g, y, str(t))
+    # a vector [N * n] is N vectors [n] one after the other only in a module where a tensor of more
+    # axes holds the same list so (the branches' biases beside their kernels): any even vector splits
+    holds: dict[str, set[str]] = defaultdict(set)
+    for flat in (False, True):
+        unsaid: dict[str, list[MTensor]] = defaultdict(list)  # module -> its stacks several groups fit, no name choosing
+        for y in b:
+            if not y.cshape or (len(y.cshape) == 1) != flat:
+                continue
+            fits = _fits(groups, y, taken, holds if flat else None)
+            if len(fits) > 1:  # the role y's name says chooses
+                role = role_of_words(y.local) or role_of_words(y.leaf)
+                said = [(g, t) for g, t in fits if role is not None and role_of_words(g[0].leaf) == role]
+                if not said:
+                    unsaid[y.info.module].append(y)
+                fits = said
+            if len(fits) == 1:
+                _take(out, taken, fits[0][0], y, fits[0][1])
+        for ys in unsaid.values():  # names say nothing: the stacks in the order the groups are registered
+            cands = sorted({tuple(map(id, g)): g for y in ys for g, _ in _fits(groups, y, taken, holds if flat else None)}.values(),
+                           key=lambda g: g[0].index)
+            order = [next((t for g2, t in _fits([g], y, taken, holds if flat else None) if g2 is g), None)
+                     for y, g in zip(ys, cands)]
+            if len(cands) == len(ys) and all(t is not None for t in order) and len(set(order)) == 1:
+                for y, g, t in zip(ys, cands, order):
+                    _take(out, taken, g, y, str(t))
+        for g, y, _ in out:
+            holds[y.info.module].add(_list_of(g))
     return out
 
 
-def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int]) -> list[tuple[list[MTensor], str]]:
-    """The groups not yet taken that ``y`` can hold stacked, each with its orientation."""
+def _list_of(g: list[MTensor]) -> str:
+    """The module list a group's members sit in: their paths up to the index they differ by."""
+    parts = [x.info.module.split(".") for x in g]
+    k = next((i for i in range(len(parts[0])) if len({p[i] if i < len(p) else None for p in parts}) > 1), len(parts[0]))
+    return ".".join(parts[0][:k])
+
+
+def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int],
+          holds: dict[str, set[str]] | None = None) -> list[tuple[list[MTensor], str]]:
+    """The groups not yet taken that ``y`` can hold stacked, each with its orientation; with
+    ``holds`` (module -> the lists its other stacks hold), only those lists."""
     return [(g, t) for g in groups if not any(id(x) in taken for x in g) and _same_kind(g[0], y)
             and g[0].info.trainable == y.info.trainable and g[0].info.is_param == y.info.is_param and _blocks_agree(g, y)
+            and (holds is None or _list_of(g) in holds.get(y.info.module, ()))
             and (t := _orientation(g[0].cshape, y, len(g))) is not None]
 
 
@@ -127,4 +145,4 @@ def _blocks_agree(g: list[MTensor], y: MTensor) -> bool:
     pos = next((k for k in range(len(keys[0])) if len({key[k] if k < len(key) else None for key in keys}) > 1),
                len(keys[0]) - 1)
     outer = keys[0][:pos] + keys[0][pos + 1:]
-    return not outer or not y.key or (outer == y.key and pos >= len(y.key))
+    return not y.key or (pos >= len(y.key) and (not outer or outer == y.key))
