@@ -242,7 +242,16 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # norm against one by hand); Adam with amsgrad and reduce-on-plateau, an EMA of the
                       # weights kept in buffers against torch's AveragedModel
                       "port_focalnet", "port_griffin", "port_lightconv", "port_sngan_disc",
-                      "port_amsgrad_plateau_train", "port_ema_swa_train"})
+                      "port_amsgrad_plateau_train", "port_ema_swa_train",
+                      # set 38 (NOTES-set38-h100..h102): an ECAPA-TDNN speaker encoder (Res2Net branches as a
+                      # list against one tensor per role sliced per branch, attentive statistics pooling),
+                      # an xLSTM LM (block-diagonal q/k/v maps against grouped 1x1 convolutions, the mLSTM in
+                      # parallel against recurrent form), EfficientViT (lite multi-scale linear attention,
+                      # qkv packed head by head), CondConv (expert kernels mixed per sample, flat against
+                      # 5-D); SwAV (Sinkhorn codes, prototypes renormalised every step) and a Poisson
+                      # regression with Adam, exponential decay and clipping
+                      "port_ecapa_tdnn", "port_xlstm", "port_efficientvit", "port_condconv",
+                      "port_swav_train", "port_poisson_adam_explr_train"})
 
 
 @dataclass(frozen=True)
