@@ -353,12 +353,13 @@ def test_the_analyzer_closes_what_it_opens(tmp_path: Path) -> None:
     assert _open_under(tmp_path) == []
 
 
-def _rounded_stack(path: Path, fw: str, errors: tuple[float, ...]) -> Path:
+def _rounded_stack(path: Path, fw: str, errors: tuple[float, ...], turned: bool = False) -> Path:
     """x -> embed (Linear) -> blocks (Sequential: blocks.0..2, Linears) -> out; side B's every leaf
-    output carries rounding of the relative size given (A's: none), growing along the stack."""
+    output carries rounding of the relative size given (A's: none), growing along the stack;
+    ``turned``: the Sequential hands on its last block's square output transposed."""
     rng = np.random.default_rng(0)
     noise = np.random.default_rng(1)
-    x = rng.normal(size=(8, 64)).astype(np.float32)
+    x = rng.normal(size=(64, 64)).astype(np.float32)
     ws = [(rng.normal(size=(64, 64)) / 8).astype(np.float32) for _ in range(4)]
 
     def rounded(v: np.ndarray, e: float) -> np.ndarray:
@@ -377,6 +378,7 @@ def _rounded_stack(path: Path, fw: str, errors: tuple[float, ...]) -> Path:
                 with s.call(f"blocks.{k}", "Linear", {"args[0]": h}, ("m.py", 9, "input = module(input)")) as c:
                     h = rounded(h @ ws[k + 1], errors[k + 1])
                     c.out({"out": h})
+            h = np.ascontiguousarray(h.T) if turned else h
             seq.out({"out": h})
         root.out({"out": h})
     s.close()
@@ -397,3 +399,6 @@ def test_a_container_returning_its_last_childs_output_shares_that_childs_verdict
     # a last block that amplifies what it received is no rounding: it and its Sequential fail
     r = analyzer.compare(tmp_path / "a", _rounded_stack(tmp_path / "c", "torch", (*errors[:3], 3e-5)))
     assert r.exit_code == 1 and r.first_divergence is not None and r.first_divergence.pair.a.module == "blocks.2"
+    # one side hands the block's square output on transposed: the same statistics, other values
+    r = analyzer.compare(tmp_path / "a", _rounded_stack(tmp_path / "d", "torch", errors, turned=True))
+    assert r.exit_code == 1 and r.first_divergence is not None and r.first_divergence.pair.a.module == "blocks"

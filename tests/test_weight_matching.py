@@ -1395,6 +1395,7 @@ def test_copies_a_model_keeps_of_its_weights_pair_as_the_weights_they_copy() -> 
     assert got["ema_norm_weight"] == ("ema.module.norm.weight", "shadow")  # all ones: the name it ends with
     assert got["ema_norm2_weight"] == ("ema.module.norm2.weight", "shadow")
     assert "stray" not in got  # copies nothing
+    assert got["ema_fc1_bias"] == ("ema.module.fc1.bias", "shadow")
     assert not any(p.b.startswith("ema.module.fc2") for p in wm.pairs)  # fc2's copy is B's only
 
 
@@ -1453,3 +1454,28 @@ def test_the_last_ones_standing_in_a_place_pair_by_the_roles_their_layers_names_
     assert wm.ok, wm.problem_text("A", "B")
     got = pairs(wm)
     assert all(got[f"stack.{i}.{r}_map.blocks"] == f"layers.{i}.w{r}.weight" for i in range(2) for r in ("q", "k", "v"))
+
+
+class _Counted(dict):  # type: ignore[type-arg]
+    """Fingerprints that count what the matcher reads (a live model's are host copies)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[str] = []
+
+    def get(self, key, default=None):  # type: ignore[no-untyped-def]
+        self.read.append(key)
+        return default
+
+
+def test_no_statistics_are_read_where_no_side_keeps_copies() -> None:
+    """A trained tensor left over is a structural difference, never a copy: with nothing frozen
+    or buffered left on a side, the matcher reads no tensor's statistics (on a live model each is
+    a copy to the host)."""
+    pd = paddle_bert()
+    th = torch_bert()
+    extra = t("encoder.layers.0.extra_gate.weight", "Linear", (H, H))
+    fa, fb = _Counted(), _Counted()
+    wm = match_weights(WeightSide("paddle", (*pd.tensors, extra), PD, fingerprints=fa), WeightSide("torch", th.tensors, TD, fingerprints=fb))
+    assert extra.name in {x.name for x in wm.unmatched_a}
+    assert fa.read == [] and fb.read == []

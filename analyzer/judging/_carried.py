@@ -210,7 +210,7 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str, rmax: np.nd
         in_bad: set[int] = set()
         carried: set[tuple[Any, ...]] = set()
         # (A's value, B's value) of an output that passed on its numbers -> the module that returned it
-        judged: dict[tuple[Any, ...], str] = {}
+        judged: dict[tuple[Any, ...], int] = {}
         # A call id -> the largest relative error among its inputs and its children's outputs
         # that passed so far: what the inline code between its children received
         level: dict[int, float] = {}
@@ -257,11 +257,13 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str, rmax: np.nd
                 level[call.parent] = max(level.get(call.parent, 0.0), r)
                 same = _pair_key(t, i)
                 if same is not None:
-                    judged.setdefault(same, call.module or "<root>")
-            elif not ok and measured[i] and (same := _pair_key(t, i)) is not None and same in judged:
+                    judged.setdefault(same, i)
+            elif (not ok and measured[i] and (same := _pair_key(t, i)) is not None and same in judged
+                  and _same_values(t, i, judged[same])):
                 # a container returns what its last child returned: the same values on both sides,
                 # already judged rounding where the child made them
-                t.set_verdict(i, True, f"carried rounding: the same values as the output of {judged[same]}, which "
+                made = t.record(judged[same], 0).module or "<root>"
+                t.set_verdict(i, True, f"carried rounding: the same values as the output of {made}, which "
                                        f"passed on its numbers ({t.reasons.get(i, '')})")
                 n += 1
                 level[call.parent] = max(level.get(call.parent, 0.0), float(rel[i]))
@@ -283,7 +285,7 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str, rmax: np.nd
                     carried.add(key)
                 same = _pair_key(t, i)
                 if same is not None:
-                    judged.setdefault(same, call.module or "<root>")
+                    judged.setdefault(same, i)
     return n
 
 
@@ -291,6 +293,15 @@ def _pair_key(t: PairTable, i: int) -> tuple[Any, ...] | None:
     """Row ``i``'s values on both sides (``value_key``), None where either has none."""
     ka, kb = _value_key(t.record(i, 0)), _value_key(t.record(i, 1))
     return None if ka is None or kb is None else (ka, kb)
+
+
+def _same_values(t: PairTable, i: int, j: int) -> bool:
+    """Whether rows ``i`` and ``j`` hold the very same values on each side, element by element
+    (statistics alone cannot tell a square tensor from its transpose)."""
+    try:
+        return all(np.array_equal(t.record(i, s).read(), t.record(j, s).read()) for s in (0, 1))
+    except Exception:  # values not kept (statistics only) or undecodable: not the same for certain
+        return False
 
 
 def _allowed(received: float, flip: tuple[float, str] | None) -> float:

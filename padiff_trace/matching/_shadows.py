@@ -5,7 +5,7 @@ Two authors keep such copies under names of their own (``ema_norm_weight`` in th
 ``ema.module.head.norm.weight`` in an averaged-model wrapper), as buffers on one side and frozen
 parameters on the other, so nothing in their names or modules pairs them. Their values do:
 before the first step a copy holds exactly the values of the tensor it copies. A tensor left
-unpaired whose step-0 statistics (``trace.STAT_FIELDS``: min, max, mean, std, ...) are those of
+unpaired that does not train, whose step-0 statistics (``trace.STAT_FIELDS``: min, max, mean, std, ...) are those of
 one paired tensor of its shape on its own side is that tensor's *shadow*; where several paired
 tensors hold those values (fresh norms are all ones), the one whose name the shadow's ends with
 is. Two shadows pair as their sources paired, in the same layout, parts and all -- only where
@@ -47,10 +47,16 @@ def _usable(fp: tuple[float, ...] | None) -> bool:
     return fp is not None and len(fp) > 0 and all(not math.isnan(v) for v in fp)
 
 
+def _copies_left(side: list[MTensor]) -> list[MTensor]:
+    """What may be a copy: tensors left unpaired that do not train (buffers, frozen parameters)
+    and hold numbers. A trained tensor left over is a structural difference, never a copy."""
+    return [t for t in side if not t.used and not t.derived and not t.info.integer and not t.info.trainable]
+
+
 def _sources(side: list[MTensor], fingerprints: Mapping[str, tuple[float, ...]]) -> dict[str, str]:
     """Unpaired tensor -> the paired tensor of its side it is a copy of (see the module docstring);
     a source copied more than once keeps none: nothing tells its copies apart."""
-    left = [t for t in side if not t.used and not t.derived and not t.info.integer]
+    left = _copies_left(side)
     if not left:
         return {}
     shapes = {t.info.shape for t in left}
@@ -84,6 +90,8 @@ def pair_shadows(a: list[MTensor], b: list[MTensor], fp_a: Mapping[str, tuple[fl
                  fp_b: Mapping[str, tuple[float, ...]], pairs: list[WeightPair]) -> list[WeightPair]:
     """The pairs of the shadows of ``a`` and ``b`` (their tensors marked used), each the pair of
     its sources with the names replaced."""
+    if not _copies_left(a) or not _copies_left(b):  # no statistics read (a live model's are host copies)
+        return []
     src_a, src_b = _sources(a, fp_a), _sources(b, fp_b)
     if not src_a or not src_b:
         return []
