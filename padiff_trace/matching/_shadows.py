@@ -81,9 +81,9 @@ def _sources(side: list[MTensor], fingerprints: Mapping[str, tuple[float, ...]])
         if len(cands) == 1:
             out[s.info.name] = cands[0].info.name
     copies: dict[str, list[str]] = {}
-    for s, p in out.items():
-        copies.setdefault(p, []).append(s)
-    return {s: p for s, p in out.items() if len(copies[p]) == 1}
+    for copy, source in out.items():
+        copies.setdefault(source, []).append(copy)
+    return {copy: source for copy, source in out.items() if len(copies[source]) == 1}
 
 
 def pair_shadows(a: list[MTensor], b: list[MTensor], fp_a: Mapping[str, tuple[float, ...]],
