@@ -2238,7 +2238,8 @@ the block's inline code rearranged), EfficientViT 1 of 5 (heads packed inside a 
 the aggregation convolutions' channels reordered: the run tries two groups of heads, not the
 reordering), CondConv 3 of 5 (two kernel-layout bugs named at paddle's routing module, a module
 of its own whose output nothing on the torch side holds), SwAV 4 of 4, Poisson 4 of 4. Set 37:
-the EMA 4 of 4 (was 3 of 4).
+the EMA 4 of 4 (was 3 of 4). Modes on set 38's clean twins: `--ops`, `--single-step` and `--referee`
+each 5 of 6, the five that pass without a flag.
 
 How this session's table was made: set 38 and the EMA family were recorded with the final code
 (32 cases); every other case but VGG-11's five was compared again with the final code on the traces
