@@ -5,10 +5,10 @@ Two authors keep such copies under names of their own (``ema_norm_weight`` in th
 ``ema.module.head.norm.weight`` in an averaged-model wrapper), as buffers on one side and frozen
 parameters on the other, so nothing in their names or modules pairs them. Their values do:
 before the first step a copy holds exactly the values of the tensor it copies. A tensor left
-unpaired that does not train, whose step-0 statistics (``trace.STAT_FIELDS``: min, max, mean, std, ...) are those of
-one paired tensor of its shape on its own side is that tensor's *shadow*; where several paired
-tensors hold those values (fresh norms are all ones), the one whose name the shadow's ends with
-is. Two shadows pair as their sources paired, in the same layout, parts and all -- only where
+unpaired that does not train, whose step-0 statistics (``trace.STAT_FIELDS``: min, max, mean,
+std, ...) are those of one paired tensor of its shape on its own side, is that tensor's
+*shadow*; where several paired tensors hold those values (fresh norms are all ones), the one
+whose name the shadow's ends with is. Two shadows pair as their sources paired, in the same layout, parts and all -- only where
 every pair of the source has a shadow on the other side, and a source has one shadow on each.
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
-__all__ = ["pair_shadows"]
+__all__ = ["SHADOW", "pair_shadows"]
 
 logger = logging.getLogger(__name__)
 
