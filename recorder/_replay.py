@@ -10,8 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from collections.abc import Mapping as AbcMapping
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -42,6 +41,7 @@ from padiff_trace.matching import (
 )
 
 from ._adapter import Adapter
+from ._fingerprints import Fingerprints
 from ._nest import flatten_call, rebuild
 from ._shardreplay import match_sliced, rank_value, replay_rank
 
@@ -93,31 +93,7 @@ def model_side(adapter: Adapter, model: Any) -> tuple[WeightSide, dict[str, Any]
                                 pattern, integer))
         tensors[name] = t
     return WeightSide(adapter.name, tuple(infos), module_classes(adapter, model), pack_groups=pack_groups(adapter, model),
-                      fingerprints=_Fingerprints(adapter, tensors)), tensors
-
-
-class _Fingerprints(AbcMapping[str, tuple[float, ...]]):
-    """name -> a model tensor's statistics (``STAT_FIELDS``), as a trace keeps them: computed when
-    the matcher asks (only for tensors left unpaired and the paired ones of their shapes)."""
-
-    def __init__(self, adapter: Adapter, tensors: dict[str, Any]) -> None:
-        self._adapter, self._tensors = adapter, tensors
-        self._done: dict[str, tuple[float, ...]] = {}
-
-    def __getitem__(self, name: str) -> tuple[float, ...]:
-        got = self._done.get(name)
-        if got is None:
-            data, dtype, _, _ = self._adapter.to_host(self._tensors[name])
-            if isinstance(data, Deferred):
-                data = data.fetch()
-            got = self._done[name] = tuple(stats_tuple(data, dtype)) if isinstance(data, np.ndarray) and data.size else ()
-        return got
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tensors)
-
-    def __len__(self) -> int:
-        return len(self._tensors)
+                      fingerprints=Fingerprints(adapter, tensors)), tensors
 
 
 def _buffer_kind(adapter: Adapter, t: Any) -> tuple[bool, bool]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ._weighttensors import MTensor
 
-__all__ = ["layers_apart", "named_alike", "weight_of"]
+__all__ = ["layers_apart", "named_alike", "trained_alike", "weight_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,3 +54,15 @@ def layers_apart(x: MTensor, y: MTensor, by_name: dict[str, dict[str, MTensor]])
     if wx is None or wy is None or wx is x or wy is y or (wx.used and wy.used):
         return False
     return math.prod(wx.cshape) != math.prod(wy.cshape)
+
+
+def trained_alike(xs: list[MTensor], ys: list[MTensor]) -> tuple[list[MTensor], list[MTensor]]:
+    """A class with more tensors on one side, where that side's extra ones are frozen (the copy an
+    averaged model or a frozen teacher keeps) and the trained ones are as many as the other
+    side's: the trained ones, which pair as a class of equal sizes; else both as they are."""
+    if len(xs) == len(ys):
+        return xs, ys
+    tx, ty = [x for x in xs if x.info.trainable], [y for y in ys if y.info.trainable]
+    if tx and len(tx) == len(ty) and (len(tx) == len(xs) or len(ty) == len(ys)):
+        return tx, ty
+    return xs, ys

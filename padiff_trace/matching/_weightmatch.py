@@ -43,7 +43,7 @@ from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
-from ._evidence import layers_apart, named_alike, weight_of
+from ._evidence import layers_apart, named_alike, trained_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
@@ -146,7 +146,7 @@ class _Matcher:
                 xs_all = [t for t in xs_all if not self._weight_left(t)]
                 ys_all = [t for t in ys_all if not self._weight_left(t)]
             for block_a, block_b in _by_blocks(xs_all, ys_all):
-                xs, ys = _trained(block_a, block_b)
+                xs, ys = trained_alike(block_a, block_b)
                 if len(xs) != len(ys):
                     for x, y, named in named_alike(xs, ys, lambda x, y: True):
                         self.pair(x, y, named)
@@ -414,18 +414,6 @@ class _Matcher:
     def finish(self) -> WeightMap:
         self.map.pairs = squares_like_their_class(self.map.pairs, self.by_name)
         return close_map(self.map, self.a, self.b, self.by_name)
-
-
-def _trained(xs: list[_T], ys: list[_T]) -> tuple[list[_T], list[_T]]:
-    """A class with more tensors on one side, where that side's extra ones are frozen (the copy an
-    averaged model or a frozen teacher keeps) and the trained ones are as many as the other
-    side's: the trained ones, which pair as a class of equal sizes; else both as they are."""
-    if len(xs) == len(ys):
-        return xs, ys
-    tx, ty = [x for x in xs if x.info.trainable], [y for y in ys if y.info.trainable]
-    if tx and len(tx) == len(ty) and (len(tx) == len(xs) or len(ty) == len(ys)):
-        return tx, ty
-    return xs, ys
 
 
 def _pointwise_key(t: _T, side: dict[str, _T]) -> str:
