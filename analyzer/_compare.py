@@ -214,8 +214,8 @@ def _unpaired(al: Alignment, va: TraceView, vb: TraceView, wm: WeightMap | None)
     s0 = min(set(va.weights) & set(vb.weights), default=None)
     if s0 is not None:
         _, ua, ub = pair_by_map(wm, va.weights[s0], vb.weights[s0])
-        out["weights_a"] = [f"{r.module}.{r.position}".lstrip(".") for r in ua]
-        out["weights_b"] = [f"{r.module}.{r.position}".lstrip(".") for r in ub]
+        out["weights_a"] = [r.tensor_name for r in ua]
+        out["weights_b"] = [r.tensor_name for r in ub]
     return out
 
 

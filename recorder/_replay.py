@@ -118,7 +118,7 @@ def match_onto_model(
         a = with_observed_layouts(tr, side_from_records(recs, tr.meta))
         b, tensors = model_side(adapter, model)
         wm = match_weights(a, b, *mapping_pins(mapping, a, b))
-        by_name = {f"{r.module}.{r.position}" if r.module else r.position: r for r in recs}
+        by_name = {r.tensor_name: r for r in recs}
 
         def decide(p: WeightPair) -> float:  # the model's own values say its convention (``_offsets``)
             own = _host_array(adapter, tensors[p.b], floating=True)
@@ -157,7 +157,7 @@ def transfer_weights(
         logger.warning("%s", line)
     todo = [p for p in wm.pairs if p.transfer]
     with open_trace(trace_path) as tr:
-        recs = {f"{r.module}.{r.position}" if r.module else r.position: r for r in tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)}
+        recs = {r.tensor_name: r for r in tr.select(kind=[Kind.PARAM, Kind.BUFFER], step=0)}
         _check_data(trace_path, [recs[p.a] for p in todo])
         packed: dict[str, list[WeightPair]] = {}
         zeros, sums = _summed_targets(wm)

@@ -194,7 +194,7 @@ def _weight_shapes(view: TraceView) -> dict[str, tuple[int, ...]]:
     if not view.weights:
         return {}
     recs = view.weights[min(view.weights)].values()
-    return {(f"{r.module}.{r.position}" if r.module else r.position): tuple(r.shape) for r in recs}
+    return {r.tensor_name: tuple(r.shape) for r in recs}
 
 
 def _link(base: _Base, items: list[PlanItem]) -> None:

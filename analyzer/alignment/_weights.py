@@ -58,7 +58,7 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
         side_a, side_b = in_call_order(side_a, _first_calls(va)), in_call_order(side_b, _first_calls(vb))
     wm = match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
     # a norm's scale written by the transfer as the other's plus one (``matching._offsets``)
-    by_a, by_b = {_name(r): r for r in ra}, {_name(r): r for r in rb}
+    by_a, by_b = {r.tensor_name: r for r in ra}, {r.tensor_name: r for r in rb}
     mark_offsets(wm, side_a.tensors, side_b.tensors,
                  lambda p: traced_offset(by_a[p.a].read(), by_b[p.b].read()) if p.a in by_a and p.b in by_b else 0.0)
     return wm
@@ -82,7 +82,7 @@ def _effective(side: str, name: str, r: Record, by_name: dict[str, Record],
     if params is None:
         gr = by_name[g]
         return ComputedWeight(r, lambda: weight_from(gr.read(), r.read()), "g * v / |v|")  # type: ignore[return-value]
-    weights = {_name(x): x for x in params.values()}
+    weights = {x.tensor_name: x for x in params.values()}
     v, gw, dg = weights.get(name), weights.get(g), by_name[g]
     if v is None or gw is None:
         return r
@@ -102,7 +102,7 @@ def _in_log_space(p: WeightPair, ra: Record, rb: Record, params_a: abc.Mapping[t
     if params is None:
         seen = ComputedWeight(log_r, lambda: np.exp(log_r.read()), "exp: kept as the logarithm of the other's")
         return (seen, rb) if log_a else (ra, seen)  # type: ignore[return-value]
-    value = {_name(x): x for x in params.values()}.get(p.b if log_a else p.a)
+    value = {x.tensor_name: x for x in params.values()}.get(p.b if log_a else p.a)
     if value is None:
         return ra, rb
     seen = ComputedWeight(plain_r, lambda: plain_r.read() * value.read(), "times the value: the gradient of its logarithm")
@@ -184,10 +184,6 @@ def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Re
     return total, r, perms[0]  # type: ignore[return-value]
 
 
-def _name(r: Record) -> str:
-    return f"{r.module}.{r.position}" if r.module else r.position
-
-
 def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
     blocks = p.a_blocks
     if p.a_part is not None and p.b_part is not None:  # q|k|v packed two ways: both shares, canonical
@@ -215,8 +211,8 @@ def pair_by_map(
     (then ``params_a``/``params_b``: that step's weights), and the records of each side left
     unpaired. The v of a weight-normed layer paired with a plain weight is compared as the
     weight it computes, its gradient as the weight's (``_computed``)."""
-    by_a = {_name(r): r for r in wa.values()}
-    by_b = {_name(r): r for r in wb.values()}
+    by_a = {r.tensor_name: r for r in wa.values()}
+    by_b = {r.tensor_name: r for r in wb.values()}
     out: list[_Pair] = []
     used_a: set[str] = set()
     used_b: set[str] = set()

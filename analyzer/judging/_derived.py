@@ -31,7 +31,7 @@ def absorb_reparametrized(t: PairTable, derived: set[tuple[str, str]]) -> int:
     n = 0
     for i in np.flatnonzero(t.role_mask("buffer") & ~passed).tolist():
         ra, rb = t.record(i, 0), t.record(i, 1)
-        if (f"{ra.module}.{ra.position}", f"{rb.module}.{rb.position}") not in derived:
+        if (ra.tensor_name, rb.tensor_name) not in derived:
             continue
         s = int(step[i])
         for side, module in ((0, ra.module), (1, rb.module)):

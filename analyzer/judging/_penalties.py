@@ -57,7 +57,7 @@ def absorb_loss_penalties(t: PairTable, va: TraceView, vb: TraceView, diff: Opti
             ga, gb = t.record(i, 0), t.record(i, 1)
             if not (isinstance(ga, Record) and isinstance(gb, Record) and ga.has_data and gb.has_data):
                 continue
-            na, nb = f"{ga.module}.{ga.position}" if ga.module else ga.position, f"{gb.module}.{gb.position}" if gb.module else gb.position
+            na, nb = ga.tensor_name, gb.tensor_name
             ha, hb = pa.get(na), pb.get(nb)
             if ha is None or hb is None:
                 continue

@@ -220,7 +220,7 @@ def _types(view: Any) -> dict[str, str]:
     if not view.weights:
         return {}
     recs = view.weights[min(view.weights)].values()
-    return {(f"{r.module}.{r.position}" if r.module else r.position): r.module_type for r in recs}
+    return {r.tensor_name: r.module_type for r in recs}
 
 
 def square_alternatives(report: Report) -> list[Alternative]:

@@ -254,7 +254,7 @@ def _shapes(view: Any) -> dict[str, tuple[int, ...]]:
     if not view.weights:
         return {}
     recs = view.weights[min(view.weights)].values()
-    return {(f"{r.module}.{r.position}" if r.module else r.position): tuple(r.shape) for r in recs}
+    return {r.tensor_name: tuple(r.shape) for r in recs}
 
 
 def diverges_inside(report: Report, holder: str) -> bool:

@@ -14,23 +14,19 @@ from ._contents import Finding, ReportData
 __all__ = ["shadow_findings"]
 
 
-def _name(r: Any) -> str:
-    return f"{r.module}.{r.position}" if r.module else str(r.position)
-
-
 def shadow_findings(report: ReportData, d: Any) -> list[Finding] | None:
     """Findings for a first divergence in a pair of weight copies; None where it is none."""
     wm, p = report.weight_map, d.pair
     if wm is None or p.role not in ("param", "buffer"):
         return None
     copies = {(q.a, q.b) for q in wm.pairs if q.how == SHADOW}
-    if (_name(p.a), _name(p.b)) not in copies:
+    if (p.a.tensor_name, p.b.tensor_name) not in copies:
         return None
     t = report.pairs
     rows = np.flatnonzero(t.role_mask("param", "buffer") & (t.col("step") == p.step))
-    live = [int(i) for i in rows if (_name(t.record(int(i), 0)), _name(t.record(int(i), 1))) not in copies]
+    live = [int(i) for i in rows if (t.record(int(i), 0).tensor_name, t.record(int(i), 1).tensor_name) not in copies]
     held = sum(bool(t.passed[i]) for i in live)
-    what = (f"A {_name(p.a)} and B {_name(p.b)} are copies each model keeps of a weight (an average, a teacher, "
+    what = (f"A {p.a.tensor_name} and B {p.b.tensor_name} are copies each model keeps of a weight (an average, a teacher, "
             "a reference: they held that weight's values before the first step)")
     if live and held == len(live):
         return [Finding("copy_differs", what), Finding(

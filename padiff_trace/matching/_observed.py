@@ -72,7 +72,7 @@ def with_observed_layouts(trace: Any, side: WeightSide) -> WeightSide:
 
 
 def _orientation(trace: Any, recs: dict[str, list[Any]], name: str, bias: Any) -> tuple[int, ...] | None:
-    params = {f"{r.module}.{r.position}": r for r in recs.get("PARAM", ())}
+    params = {r.tensor_name: r for r in recs.get("PARAM", ())}
     w_rec = params.get(name)
     if w_rec is None or not w_rec.has_data:
         return None

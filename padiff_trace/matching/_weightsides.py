@@ -73,7 +73,7 @@ def side_from_records(records: Iterable[Any], meta: dict[str, Any]) -> WeightSid
     infos = []
     prints: dict[str, tuple[float, ...]] = {}
     for r in records:
-        name = f"{r.module}.{r.position}" if r.module else r.position
+        name = r.tensor_name
         is_param = r.kind == Kind.PARAM
         stats = _stats(r)
         infos.append(

@@ -97,6 +97,12 @@ class Record:
         mod = self.module or "<root>"
         return f"{mod}#{self.call_index}:{self.position}" if self.position else f"{mod}#{self.call_index}"
 
+    @property
+    def tensor_name(self) -> str:
+        """A weight's (parameter's, buffer's) dotted name in its model: ``module.position``, or the
+        position alone for a tensor of the root module (``cls_token``)."""
+        return f"{self.module}.{self.position}" if self.module else self.position
+
     def read(self) -> np.ndarray:
         """The tensor (bfloat16 decoded to float32, bool as bool), shaped."""
         return self.trace.read(self.seq)
