@@ -1055,6 +1055,28 @@ def test_one_linear_over_a_concatenation_compares_as_the_parts_joined_and_summed
     assert located(doc) == ("updates.0", "blocks.0"), text
 
 
+# ------------------------------------------------------------------ joinorder: parts joined in another order than registered
+def test_one_linear_over_inputs_joined_in_another_order_pairs_its_columns_by_the_values(tmp_path: Path) -> None:
+    """Two Linears (numeric features registered and called first, then the token embedding)
+    against one Linear over ``[embedding, features]``: registration order gives the matrix's
+    columns the wrong way round, the joined input differs only by the order of its columns, and
+    the run records B again with each part's Linear on the columns that read its input
+    (``column_alternatives`` for a layer cut into parts). Clean agrees; the doubled features and
+    the activation bug are located."""
+    rc, doc, text = run(tmp_path / "clean", "joinorder")
+    assert rc == 0, text
+    kept = json.loads((tmp_path / "clean" / "joinorder_torch-pairing-1.trace" / "weightmap.json").read_text())
+    pairs = {(e["paddle"], e["torch"], tuple(e.get("torch_part", ()))) for e in kept["weights"]}
+    assert {("mix.tok_fc.weight", "body.0.weight", (0, 4)), ("mix.num_fc.weight", "body.0.weight", (4, 10))} <= pairs, pairs
+    assert any("input columns of mix.num_fc" in c for c in findings(doc, "convention")), text
+    rc, doc, text = run(tmp_path / "doubled", "joinorder", bug="paddle_features_doubled")
+    assert rc == 1, text
+    assert located(doc) == ("mix", "body"), text
+    rc, doc, text = run(tmp_path / "gelu", "joinorder", bug="torch_act_gelu")
+    assert rc == 1, text
+    assert located(doc) == ("mix", "body.2"), text
+
+
 # ------------------------------------------------------------------ memory: state the model carries
 def test_a_memory_the_model_carries_pairs_as_the_only_state_left(tmp_path: Path) -> None:
     """A memory of codes and its write pointer, kept ``[K, D]`` in a layer of its own on one side

@@ -92,10 +92,12 @@ def column_alternatives(report: Report) -> list[Alternative]:
     cp = t.col("cp")
     rows = np.flatnonzero(t.role_mask("input") & ~t.passed & (cp >= 0) & (t.col("step") == d.pair.step))
     orders: dict[str, list[int]] = {}
+    partner: dict[str, str] = {}  # A module -> the B module its call pairs with
     for i in rows.tolist():
         module = t.call_pairs[int(cp[i])].a.module
         if module in orders:
             continue
+        partner[module] = t.call_pairs[int(cp[i])].b.module
         r = t[i]
         ra, rb = r.a, r.b
         if not (hasattr(ra, "read") and hasattr(rb, "read")) or len(ra.shape) < 2 or tuple(ra.shape) != tuple(rb.shape):
@@ -125,6 +127,11 @@ def column_alternatives(report: Report) -> list[Alternative]:
         readers.append(mod_a)
         for b0, a0, k in _runs(order):
             entries.append({ka: p.a, kb: p.b, f"{ka}_part": [a0, a0 + k], f"{kb}_part": [b0, b0 + k], "axis": 1})
+    for mod_a, order in orders.items():  # one layer over a concatenation against one layer per part
+        found = _split_entries(wm.pairs, mod_a, partner[mod_a], order, (ka, kb))
+        if found:
+            entries.extend(found)
+            readers.append(mod_a)
     if not entries:
         return []
     for m in readers:  # a call of a matrix numbered alike (another block) agreeing as named: a bug in this block
@@ -135,3 +142,55 @@ def column_alternatives(report: Report) -> list[Alternative]:
     doc = {"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"}
     scope = d.located.a.call.module if d.located else d.pair.a.module
     return [Alternative(doc, said, _pattern(scope), readers=tuple(readers))]
+
+
+def _split_entries(pairs: list[Any], mod_a: str, mod_b: str, order: list[int], keys: tuple[str, str]) -> list[dict[str, Any]]:
+    """The mapping entries pairing a layer's input columns with the parts of the other side's
+    layers, one per input (``alignment._joined``: their inputs joined in the order of their shares
+    of the whole), where the joined input read in ``order`` is the whole's (the whole's column j
+    the joined column ``order[j]``): the shares run by run. The whole is B's where the call pair's
+    B module holds a weight cut along its input axis, else A's; empty unless the shares tile the
+    whole's ``len(order)`` columns."""
+    ka, kb = keys
+    for whole_side in (1, 0):
+        mod = mod_b if whole_side else mod_a
+        cut = [p for p in pairs if p.axis == 1 and p.transfer and (p.b_part if whole_side else p.a_part) is not None
+               and (p.a_part if whole_side else p.b_part) is None
+               and (p.b if whole_side else p.a).rpartition(".")[0] == mod]
+        if len({p.b if whole_side else p.a for p in cut}) != 1:
+            continue
+        spans = sorted((((p.b_part if whole_side else p.a_part), p) for p in cut), key=lambda x: x[0])
+        tiled = spans[0][0][0] == 0 and spans[-1][0][1] == len(order) and all(
+            x[0][1] == y[0][0] for x, y in zip(spans, spans[1:]))
+        if len(spans) < 2 or not tiled:
+            return []
+        runs: list[list[Any]] = []  # [pair, A column, B column, length]
+        for j, i in enumerate(order):
+            # B's whole reads the joined A column i; B's joined column j is a part's, reading A's whole column i
+            p, local = _part_of(spans, i if whole_side else j)
+            a_col, b_col = (local, j) if whole_side else (i, local)
+            last = runs[-1] if runs else None
+            if last is not None and last[0] is p and last[1] + last[3] == a_col and last[2] + last[3] == b_col:
+                last[3] += 1
+            else:
+                runs.append([p, a_col, b_col, 1])
+        width = {id(p): hi - lo for (lo, hi), p in spans}
+        out = []
+        for p, a0, b0, k in runs:  # a part's tensor taken whole is named without a part (``alignment._joined``)
+            e: dict[str, Any] = {ka: p.a, kb: p.b, "axis": 1}
+            if not (whole_side and a0 == 0 and k == width[id(p)]):
+                e[f"{ka}_part"] = [a0, a0 + k]
+            if whole_side or not (b0 == 0 and k == width[id(p)]):
+                e[f"{kb}_part"] = [b0, b0 + k]
+            out.append(e)
+        return out
+    return []
+
+
+
+def _part_of(spans: list[tuple[tuple[int, int], Any]], c: int) -> tuple[Any, int]:
+    """The pair whose share ``[lo, hi)`` holds column ``c``, and c's place in it (the shares tile the axis)."""
+    for (lo, hi), p in spans:
+        if lo <= c < hi:
+            return p, c - lo
+    raise ValueError(f"column {c} lies in no share")
