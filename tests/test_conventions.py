@@ -1077,6 +1077,27 @@ def test_one_linear_over_inputs_joined_in_another_order_pairs_its_columns_by_the
     assert located(doc) == ("mix", "body.2"), text
 
 
+# ------------------------------------------------------------------ crossfused: a fused projection in the other block
+def test_a_fused_projection_never_pairs_with_the_one_of_another_block(tmp_path: Path) -> None:
+    """Block 0 fused q|k|v against three Linears, block 1 a query and a fused k|v against one
+    fused q|k|v: the only ``[3d, d]`` Linear of each side sits in the other block. Each block's
+    norms pair block with block first, so the two fused projections stay apart and each packs
+    its own block's parts (``_blocks_apart``); clean agrees and each side's bug is located in its
+    block."""
+    rc, doc, text = run(tmp_path / "clean", "crossfused")
+    assert rc == 0, text
+    pairs = {(e["paddle"], e["torch"], tuple(e.get("paddle_part", ())), tuple(e.get("torch_part", ())))
+             for e in weight_map(tmp_path / "clean")["weights"]}
+    assert ("blocks.0.qkv.weight", "layers.0.value.weight", (32, 48), ()) in pairs, pairs
+    assert ("blocks.1.kv.weight", "layers.1.in_proj.weight", (), (16, 48)) in pairs, pairs
+    rc, doc, text = run(tmp_path / "scale", "crossfused", bug="paddle_scale_sqrt_d")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.1", "layers.1"), text
+    rc, doc, text = run(tmp_path / "axis", "crossfused", bug="torch_first_softmax_axis")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0", "layers.0"), text
+
+
 # ------------------------------------------------------------------ memory: state the model carries
 def test_a_memory_the_model_carries_pairs_as_the_only_state_left(tmp_path: Path) -> None:
     """A memory of codes and its write pointer, kept ``[K, D]`` in a layer of its own on one side
