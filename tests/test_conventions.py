@@ -1098,6 +1098,27 @@ def test_a_fused_projection_never_pairs_with_the_one_of_another_block(tmp_path: 
     assert located(doc) == ("blocks.0", "layers.0"), text
 
 
+# ------------------------------------------------------------------ headpack: a model's tensor packs no one block's run
+def test_a_tensor_outside_the_blocks_never_packs_one_blocks_projections(tmp_path: Path) -> None:
+    """An LM head of 2d rows against each block's gate and output projections (d rows each),
+    where the MLPs' shapes leave the head without a partner of its shape until the packs are
+    made: the head packs no block's g|o (every block has such a pair and one tensor cannot hold
+    them all, ``_one_block_of_many``), pairs with the other head, and g and o pair as they are.
+    Clean agrees; each side's bug is located in its block."""
+    rc, doc, text = run(tmp_path / "clean", "headpack")
+    assert rc == 0, text
+    pairs = {(e["paddle"], e["torch"], tuple(e.get("paddle_part", ())), tuple(e.get("torch_part", ())))
+             for e in weight_map(tmp_path / "clean")["weights"]}
+    assert ("lm_head.weight", "head.weight", (), ()) in pairs, pairs
+    assert ("layers.0.attn.g_proj.weight", "blocks.0.mixer.g_proj.weight", (), ()) in pairs, pairs
+    rc, doc, text = run(tmp_path / "sigmoid", "headpack", bug="paddle_gate_sigmoid_missing")
+    assert rc == 1, text
+    assert located(doc) == ("layers.1.attn", "blocks.1.mixer"), text
+    rc, doc, text = run(tmp_path / "tanh", "headpack", bug="torch_gate_tanh")
+    assert rc == 1, text
+    assert located(doc) == ("layers.0.attn", "blocks.0.mixer"), text
+
+
 # ------------------------------------------------------------------ memory: state the model carries
 def test_a_memory_the_model_carries_pairs_as_the_only_state_left(tmp_path: Path) -> None:
     """A memory of codes and its write pointer, kept ``[K, D]`` in a layer of its own on one side

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -18,6 +19,7 @@ from ._weighttensors import MTensor, block_pattern, path_words
 __all__ = ["Kind", "own_kind", "packed_run", "partner_place", "regrouped", "repeat_place"]
 
 logger = logging.getLogger(__name__)
+_DIGITS = re.compile(r"\d+")
 
 
 def partner_place(whole: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], bool | None]:
@@ -87,16 +89,16 @@ def own_kind(t: MTensor) -> tuple[str, tuple[int, ...]]:
 def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
                side: list[MTensor], vocab: frozenset[str] = frozenset(),
                place: Callable[[MTensor, MTensor], bool | None] | None = None,
-               kind: Kind = own_kind) -> tuple[list[MTensor] | None, int]:
+               kind: Kind = own_kind, own: list[MTensor] | None = None) -> tuple[list[MTensor] | None, int]:
     """The run of the other side's tensors ``x`` packs (``run_along``) and its axis: the first of
     x's ``PACK_AXIS`` axes that has one (a Linear's outputs, then its inputs). ``vocab``: the
     path words of x's own side; ``place``: whether two tensors sit in partnered modules;
     ``kind``: the type and shape a tensor is compared by (a pointwise convolution's as the
-    Linear it is: ``POINTWISE_AS``)."""
+    Linear it is: ``POINTWISE_AS``); ``own``: x's side, all of it."""
     for axis in PACK_AXIS.get((x.ctype, x.local), ()):
         if x.used or len(kind(x)[1]) <= axis:
             break
-        run = run_along(x, live, axis, same_modules, side, vocab, place, kind)
+        run = run_along(x, live, axis, same_modules, side, vocab, place, kind, own)
         if run is not None:
             return run, axis
     return None, 0
@@ -105,7 +107,7 @@ def packed_run(x: MTensor, live: list[MTensor], same_modules: list[str] | None,
 def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str] | None,
               side: list[MTensor], vocab: frozenset[str] = frozenset(),
               place: Callable[[MTensor, MTensor], bool | None] | None = None,
-              kind: Kind = own_kind) -> list[MTensor] | None:
+              kind: Kind = own_kind, own: list[MTensor] | None = None) -> list[MTensor] | None:
     """The tensors of the other side (``live``, unpaired; ``side``, all of them) that ``x`` holds
     concatenated along ``axis``: siblings of one type and local name, in the same block, whose
     sizes add up to x's (in the same block, or in the partner of x's module: ``place``), and adjacent among their parent's tensors of that type and local name (a fused
@@ -154,6 +156,8 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
                     adjacent = all(slot[id(b)] - slot[id(a)] == 1 for a, b in zip(run, run[1:]))
                     if not adjacent and not fused_roles(run):
                         continue
+                    if own is not None and _one_block_of_many(x, run, side, own):
+                        continue  # a tensor of the model packs no one block's parts that every block has
                     mods = [y.info.module for y in run]
                     rank = (0 if same_modules == mods else 1 if named and named in (roles_of(run), roles_said(run))
                             else 2 if _role_names(run) else 3)
@@ -164,6 +168,21 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
         return None
     runs.sort(key=lambda r: r[:3])
     return runs[0][3]
+
+
+def _one_block_of_many(x: MTensor, run: list[MTensor], side: list[MTensor], own: list[MTensor]) -> bool:
+    """Whether ``x``, outside any block, would pack a run inside one of several blocks that each
+    hold such a run (their paths alike but for the block indices) while x's side has fewer
+    tensors like x (their paths alike but for digits: ``layer1.fcs``, ``layer2.fcs``) than there
+    are such blocks: an LM head taken for one block's gate and output projections would leave the
+    other blocks' runs without a whole."""
+    if x.key or not run[0].key or len({y.key for y in run}) != 1:
+        return False
+    pattern = block_pattern(run[0].info.module)
+    blocks = {t.key for t in side if t.local == run[0].local and block_pattern(t.info.module) == pattern}
+    stem = _DIGITS.sub("", x.info.module)
+    kin = [t for t in own if not t.key and t.local == x.local and t.ctype == x.ctype and _DIGITS.sub("", t.info.module) == stem]
+    return len(kin) < len(blocks)
 
 
 def _placed(x: MTensor, y: MTensor, place: Callable[[MTensor, MTensor], bool | None] | None) -> bool:

@@ -244,7 +244,7 @@ class _Matcher:
             # nothing (an FFN's ``fc_in`` [2d, d]) must not take those parts first
             for x in sorted(self.live(big_side), key=lambda t: not roles_named(t.leaf)):
                 run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side, vocab, place,
-                                       self._kind)
+                                       self._kind, big_side)
                 if run is None:
                     continue
                 # packed head by head (``QKV_PACKING``): each part's share of every group
