@@ -1119,6 +1119,22 @@ def test_a_tensor_outside_the_blocks_never_packs_one_blocks_projections(tmp_path
     assert located(doc) == ("layers.0.attn", "blocks.0.mixer"), text
 
 
+# ------------------------------------------------------------------ skippednorm: a norm the other side never runs
+def test_a_norm_whose_twin_never_runs_is_not_where_the_error_is_made(tmp_path: Path) -> None:
+    """Parallel-residual blocks whose MLP, on one side, reads the first norm's output: the second
+    norm's twin holds paired weights but never runs there. The norm that did run computed what
+    it should; the block's code that chose the input is named on both sides
+    (``_partner_never_called``), whichever side carries the bug."""
+    rc, doc, text = run(tmp_path / "clean", "skippednorm")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "paddle", "skippednorm", bug="paddle_mlp_reuses_norm1")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.1", "layers.1"), text
+    rc, doc, text = run(tmp_path / "torch", "skippednorm", bug="torch_mlp_reuses_norm1")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0", "layers.0"), text
+
+
 # ------------------------------------------------------------------ memory: state the model carries
 def test_a_memory_the_model_carries_pairs_as_the_only_state_left(tmp_path: Path) -> None:
     """A memory of codes and its write pointer, kept ``[K, D]`` in a layer of its own on one side

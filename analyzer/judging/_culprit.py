@@ -285,6 +285,14 @@ def _partners(module: str, weighted: Mapping[str, set[str]]) -> set[str]:
     return {x for m, xs in weighted.items() if m == module or m.startswith(module + ".") for x in xs}
 
 
+def _partner_never_called(c: Call, weighted: Mapping[str, set[str]], other: TraceView) -> bool:
+    """Whether ``c``'s module holds weights whose partners sit in modules the other side never
+    called (a norm its twin keeps but does not run: the other model feeds its MLP the first
+    norm's output): the one-sided call is no culprit, the code that chose not to run its twin is."""
+    partners = weighted.get(c.module, set())
+    return bool(partners) and all(_first_call(other, m) is None for m in partners)
+
+
 def _first_call(v: TraceView, module: str) -> Call | None:
     for step in sorted(v.calls):
         for c in v.calls[step]:
@@ -349,6 +357,8 @@ def _side(v: TraceView, call: Call, fwd: Sequence[PairResult], side: str, paired
         judge_batched(twin.view, batched, good, bad, value_id, lambda c: _partners(c.module, weighted),
                       lambda r: _held(twin.view, r), asked)
     made = made_by(v, inside_own, good - disputed, bad, paired, first)
+    if made is not None and _partner_never_called(made, weighted, twin.view):
+        made = None  # its twin holds the weights but never ran: the code around it chose what to run
     if made is not None and all(found(twin.view, r, strict=True) for r in made.tensor_outputs() if value_id(r) in bad):
         made = None  # what it returned is in the other trace as computed there: not where the values part
     if made is None:  # a window partition of this side's own that arranged its input otherwise
