@@ -251,7 +251,16 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # 5-D); SwAV (Sinkhorn codes, prototypes renormalised every step) and a Poisson
                       # regression with Adam, exponential decay and clipping
                       "port_ecapa_tdnn", "port_xlstm", "port_efficientvit", "port_condconv",
-                      "port_swav_train", "port_poisson_adam_explr_train"})
+                      "port_swav_train", "port_poisson_adam_explr_train",
+                      # set 39 (NOTES-set39-h103..h105): a DeltaNet LM (the delta rule step by step against
+                      # a chunked WY form, q/k/v/beta and the short convolutions packed on one side),
+                      # Twins-SVT (window attention with a fused qkv against separate Linears, global
+                      # sub-sampled attention against nn.MultiheadAttention), a DCN-v2 recommender with
+                      # low-rank mixture-of-experts cross layers, GPT-NeoX (parallel residual, partial
+                      # rotary, q|k|v packed per head); SupCon with SGD-nesterov and warm-up + cosine,
+                      # a Tweedie regressor with dropout, Adam and multi-step decay
+                      "port_deltanet", "port_twins_svt", "port_dcn_cross", "port_gpt_neox",
+                      "port_supcon_warmup_train", "port_tweedie_multistep_train"})
 
 
 @dataclass(frozen=True)
