@@ -1077,6 +1077,17 @@ def test_one_linear_over_inputs_joined_in_another_order_pairs_its_columns_by_the
     assert located(doc) == ("mix", "body.2"), text
 
 
+def test_a_referee_never_calls_a_joined_input_rounding_by_its_parts_errors(tmp_path: Path) -> None:
+    """Under ``--referee`` the joined input (the parts' inputs put together) is measured against
+    float64 on the records it is made of, each of which agrees with its float64 run: that says
+    nothing of the joined value, which differs from the other side's far beyond them. The
+    referee leaves it to the noise floor (``classify`` returns no class), so the columns are
+    re-cut as without the referee and the clean pair agrees."""
+    rc, doc, text = run(tmp_path, "joinorder", "--referee")
+    assert rc == 0, text
+    assert any("input columns of mix.num_fc" in c for c in findings(doc, "convention")), text
+
+
 # ------------------------------------------------------------------ crossfused: a fused projection in the other block
 def test_a_fused_projection_never_pairs_with_the_one_of_another_block(tmp_path: Path) -> None:
     """Block 0 fused q|k|v against three Linears, block 1 a query and a fused k|v against one
