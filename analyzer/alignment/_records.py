@@ -80,6 +80,8 @@ class RecordLike(Protocol):
     @property
     def name(self) -> str: ...
     @property
+    def tensor_name(self) -> str: ...
+    @property
     def stats(self) -> dict[str, float]: ...
     @property
     def stack(self) -> tuple[Frame, ...]: ...
@@ -192,6 +194,11 @@ class RecordView(ABC):
         """``module#call_index:position``, as a record's (with the view's own position)."""
         mod = self.base.module or "<root>"
         return f"{mod}#{self.base.call_index}:{self.position}" if self.position else f"{mod}#{self.base.call_index}"
+
+    @property
+    def tensor_name(self) -> str:
+        """``module.position``, as a record's (with the view's own position)."""
+        return f"{self.base.module}.{self.position}" if self.base.module else self.position
 
     # ---------------------------------------------------------------- values
     def read(self) -> np.ndarray:

@@ -1,18 +1,20 @@
 """Evidence the structure passes weigh besides type, local name, shape and block
 (``_weightmatch``): a layer two authors named alike where a class holds more tensors on one
-side, and two layers that cannot be one because their weights differ in size.
+side, two layers that cannot be one because their weights differ in size, trained tensors
+against trained ones, and two blocks the pairs so far keep apart.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
 
+from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
-__all__ = ["layers_apart", "named_alike", "trained_alike", "weight_of"]
+__all__ = ["block_of", "blocks_apart", "layers_apart", "named_alike", "trained_alike", "weight_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,3 +68,34 @@ def trained_alike(xs: list[MTensor], ys: list[MTensor]) -> tuple[list[MTensor], 
     if tx and len(tx) == len(ty) and (len(tx) == len(xs) or len(ty) == len(ys)):
         return tx, ty
     return xs, ys
+
+
+def block_of(t: MTensor) -> str:
+    """The module path of the repeated block holding ``t``, up to its last block index
+    (``blocks.0.1`` for ``blocks.0.1.attn.qkv``; a layer's place in a pipeline is no block
+    index), or "" outside any block."""
+    parts = t.module.split(".")
+    at = [i for i, w in enumerate(parts) if w.isdigit()]
+    if t.place and at:
+        at = at[:-1]
+    return ".".join(parts[: at[-1] + 1]) if at else ""
+
+
+def blocks_apart(x: MTensor, y: MTensor, pairs: Sequence[WeightPair], by_name: Mapping[str, Mapping[str, MTensor]]) -> bool:
+    """Whether the ``pairs`` made so far pair x's block with another block than y's, and y's with
+    another than x's (a window attention's fused q|k|v against the next block's fused
+    projection, where each block's norms already paired block with block): ranks in a class
+    that spans the blocks are no evidence against that (``block_of``: what a block is).
+    ``by_name``: side ("a", "b") -> name -> tensor."""
+    bx, by = block_of(x), block_of(y)
+    if not bx or not by:
+        return False
+    to_b: dict[str, set[str]] = defaultdict(set)
+    to_a: dict[str, set[str]] = defaultdict(set)
+    for p in pairs:
+        ta, tb = by_name["a"].get(p.a), by_name["b"].get(p.b)
+        if ta is not None and tb is not None and block_of(ta) and block_of(tb):
+            to_b[block_of(ta)].add(block_of(tb))
+            to_a[block_of(tb)].add(block_of(ta))
+    a_block, b_block = (bx, by) if x.side == "a" else (by, bx)
+    return bool(to_b[a_block]) and b_block not in to_b[a_block] and bool(to_a[b_block]) and a_block not in to_a[b_block]

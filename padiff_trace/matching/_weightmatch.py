@@ -37,14 +37,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections import defaultdict
 from collections.abc import Sequence
 
 from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
-from ._evidence import layers_apart, named_alike, trained_alike, weight_of
+from ._evidence import blocks_apart, layers_apart, named_alike, trained_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
@@ -156,7 +155,7 @@ class _Matcher:
                     if roles_contradict(x, y):  # a query is no value projection: left for the passes after
                         logger.info("left %s and %s apart: their names say other roles", x.info.name, y.info.name)
                         continue
-                    if not by_name and self._blocks_apart(x, y):
+                    if not by_name and blocks_apart(x, y, self.map.pairs, self.by_name):
                         logger.info("left %s and %s apart: the tensors paired so far pair their blocks otherwise",
                                     x.info.name, y.info.name)
                         continue
@@ -170,25 +169,6 @@ class _Matcher:
                     if found == "structure" and len(xs) > 1 and not _names_agree(x, y):
                         found = "role+order"  # the names say nothing: type, role, shape and rank agree
                     self.pair(x, y, found)
-
-    def _blocks_apart(self, x: _T, y: _T) -> bool:
-        """Whether the pairs made so far pair x's block with another block than y's, and y's with
-        another than x's (a window attention's fused q|k|v against the next block's fused
-        projection, where each block's norms already paired block with block): ranks in a class
-        that spans the blocks are no evidence against that. A block is the module path up to its
-        last block index (``_block_of``)."""
-        bx, by = _block_of(x), _block_of(y)
-        if not bx or not by:
-            return False
-        to_b: dict[str, set[str]] = defaultdict(set)
-        to_a: dict[str, set[str]] = defaultdict(set)
-        for p in self.map.pairs:
-            ta, tb = self.by_name["a"].get(p.a), self.by_name["b"].get(p.b)
-            if ta is not None and tb is not None and _block_of(ta) and _block_of(tb):
-                to_b[_block_of(ta)].add(_block_of(tb))
-                to_a[_block_of(tb)].add(_block_of(ta))
-        a_block, b_block = (bx, by) if x.side == "a" else (by, bx)
-        return bool(to_b[a_block]) and b_block not in to_b[a_block] and bool(to_a[b_block]) and a_block not in to_a[b_block]
 
     def _kind(self, t: _T) -> tuple[str, tuple[int, ...]]:
         """``t``'s canonical type and shape; a pointwise convolution's as the Linear it is
@@ -304,7 +284,7 @@ class _Matcher:
                 if not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
-                    if fits(x, y) and not roles_contradict(x, y) and (by_name or not self._blocks_apart(x, y)):
+                    if fits(x, y) and not roles_contradict(x, y) and (by_name or not blocks_apart(x, y, self.map.pairs, self.by_name)):
                         how = "structure" if x.cshape == y.cshape else "reshape"
                         logger.info("paired %s %s with %s %s (%s)", x.info.name, list(x.cshape), y.info.name,
                                     list(y.cshape), how)
@@ -438,17 +418,6 @@ class _Matcher:
     def finish(self) -> WeightMap:
         self.map.pairs = squares_like_their_class(self.map.pairs, self.by_name)
         return close_map(self.map, self.a, self.b, self.by_name)
-
-
-def _block_of(t: _T) -> str:
-    """The module path of the repeated block holding ``t``, up to its last block index
-    (``blocks.0.1`` for ``blocks.0.1.attn.qkv``; a layer's place in a pipeline is no block
-    index), or "" outside any block."""
-    parts = t.module.split(".")
-    at = [i for i, w in enumerate(parts) if w.isdigit()]
-    if t.place and at:
-        at = at[:-1]
-    return ".".join(parts[: at[-1] + 1]) if at else ""
 
 
 def _pointwise_key(t: _T, side: dict[str, _T]) -> str:

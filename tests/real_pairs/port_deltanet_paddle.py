@@ -117,20 +117,20 @@ class DeltaNetAttention(nn.Layer):
         return x * paddle.rsqrt((x * x).sum(-1, keepdim=True) + 1e-6)
 
     def forward(self, hidden_states):
-        b, l, _ = hidden_states.shape
+        b, seq, _ = hidden_states.shape
         q = self.q_conv1d(self.q_proj(hidden_states))
         k = self.k_conv1d(self.k_proj(hidden_states))
         v = self.v_conv1d(self.v_proj(hidden_states))
-        q = self._l2norm(q.reshape([b, l, N_HEADS, HEAD_DIM])) * (HEAD_DIM**-0.5)
-        k = self._l2norm(k.reshape([b, l, N_HEADS, HEAD_DIM]))
-        v = v.reshape([b, l, N_HEADS, HEAD_DIM])
+        q = self._l2norm(q.reshape([b, seq, N_HEADS, HEAD_DIM])) * (HEAD_DIM**-0.5)
+        k = self._l2norm(k.reshape([b, seq, N_HEADS, HEAD_DIM]))
+        v = v.reshape([b, seq, N_HEADS, HEAD_DIM])
         beta = F.sigmoid(self.b_proj(hidden_states))  # [B, L, H]
         if self.beta_fp16:
             beta = beta.astype("float16").astype("float32")
 
         state = paddle.zeros([b, N_HEADS, HEAD_DIM, HEAD_DIM], dtype=hidden_states.dtype)  # [B, H, dv, dk]
         outs = []
-        for t in range(l):
+        for t in range(seq):
             q_t, k_t, v_t = q[:, t], k[:, t], v[:, t]  # [B, H, 16]
             b_t = beta[:, t].unsqueeze(-1)  # [B, H, 1]
             v_old = paddle.matmul(state, k_t.unsqueeze(-1)).squeeze(-1)  # S_{t-1} k_t, [B, H, dv]
@@ -139,9 +139,9 @@ class DeltaNetAttention(nn.Layer):
             outs.append(paddle.matmul(state, q_t.unsqueeze(-1)).squeeze(-1))
         o = paddle.stack(outs, axis=1)  # [B, L, H, dv]
 
-        g = self.g_proj(hidden_states).reshape([b, l, N_HEADS, HEAD_DIM])
+        g = self.g_proj(hidden_states).reshape([b, seq, N_HEADS, HEAD_DIM])
         o = self.o_norm(o, g)
-        return self.o_proj(o.reshape([b, l, N_HEADS * HEAD_DIM]))
+        return self.o_proj(o.reshape([b, seq, N_HEADS * HEAD_DIM]))
 
 
 class GatedMLP(nn.Layer):

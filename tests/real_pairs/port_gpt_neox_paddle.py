@@ -87,20 +87,20 @@ class NeoXAttention(nn.Layer):
         self.out_proj = nn.Linear(WIDTH, WIDTH)
 
     def _heads(self, t):
-        b, l, _ = t.shape
-        return t.reshape([b, l, HEADS, HEAD_DIM]).transpose([0, 2, 1, 3])
+        b, seq, _ = t.shape
+        return t.reshape([b, seq, HEADS, HEAD_DIM]).transpose([0, 2, 1, 3])
 
     def forward(self, x):
-        b, l, _ = x.shape
+        b, seq, _ = x.shape
         q, k, v = self._heads(self.q_proj(x)), self._heads(self.k_proj(x)), self._heads(self.v_proj(x))
-        cos, sin = rope_cos_sin(l, ROT_DIM, self.interleaved)
+        cos, sin = rope_cos_sin(seq, ROT_DIM, self.interleaved)
         q = apply_partial_rope(q, cos, sin, ROT_DIM, self.interleaved)
         k = apply_partial_rope(k, cos, sin, ROT_DIM, self.interleaved)
         scores = paddle.matmul(q, k, transpose_y=True) / math.sqrt(HEAD_DIM)
-        causal = paddle.tril(paddle.ones([l, l], dtype="bool"))
+        causal = paddle.tril(paddle.ones([seq, seq], dtype="bool"))
         scores = paddle.where(causal, scores, paddle.full_like(scores, float("-inf")))
         probs = F.softmax(scores, axis=-1)
-        out = paddle.matmul(probs, v).transpose([0, 2, 1, 3]).reshape([b, l, WIDTH])
+        out = paddle.matmul(probs, v).transpose([0, 2, 1, 3]).reshape([b, seq, WIDTH])
         return self.out_proj(out)
 
 

@@ -164,7 +164,7 @@ class PosCNN(nn.Layer):
         self.proj = nn.Sequential(nn.Conv2D(dim, dim, 3, 1, 1, groups=dim))
 
     def forward(self, x, H, W):
-        B, N, C = x.shape
+        B, _N, C = x.shape
         feat = x.transpose([0, 2, 1]).reshape([B, C, H, W])
         x = self.proj(feat) + feat
         return x.flatten(2).transpose([0, 2, 1])

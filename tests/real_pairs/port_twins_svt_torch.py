@@ -97,7 +97,7 @@ class GlobalSubsampledAttention(nn.Module):
 
     def forward(self, x, size):
         h, w = size
-        b, n, c = x.shape
+        b, _n, c = x.shape
         if self.no_transpose:
             kv = x.reshape(b, c, h, w)
         else:
@@ -138,7 +138,7 @@ class PEG(nn.Module):
         self.dwconv = nn.Conv2d(dim, dim, 3, padding=1, groups=dim)
 
     def forward(self, x, size):
-        b, n, c = x.shape
+        b, _n, c = x.shape
         feat = x.transpose(1, 2).reshape(b, c, *size)
         y = self.dwconv(feat)
         if not self.no_residual:
