@@ -187,7 +187,6 @@ def _split_entries(pairs: list[Any], mod_a: str, mod_b: str, order: list[int], k
     return []
 
 
-
 def _part_of(spans: list[tuple[tuple[int, int], Any]], c: int) -> tuple[Any, int]:
     """The pair whose share ``[lo, hi)`` holds column ``c``, and c's place in it (the shares tile the axis)."""
     for (lo, hi), p in spans:

@@ -43,7 +43,7 @@ from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._classlayout import squares_like_their_class
-from ._evidence import blocks_apart, layers_apart, named_alike, trained_alike, weight_of
+from ._evidence import BlockLinks, layers_apart, named_alike, trained_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
@@ -83,6 +83,7 @@ class _Matcher:
             a, b = dataclasses.replace(a, layouts=both), dataclasses.replace(b, layouts=both)
         self.a, self.b = _normalise(a, "a"), _normalise(b, "b")
         self.by_name = {"a": {t.info.name: t for t in self.a}, "b": {t.info.name: t for t in self.b}}
+        self.blocks = BlockLinks(self.by_name)  # which blocks the pairs so far join
         self.map = WeightMap(a.framework, b.framework)
         self.pack_of: dict[str, list[str]] = {}  # packed module -> modules of its parts (other side)
         self.pack_groups = {"a": a.pack_groups, "b": b.pack_groups}
@@ -155,7 +156,7 @@ class _Matcher:
                     if roles_contradict(x, y):  # a query is no value projection: left for the passes after
                         logger.info("left %s and %s apart: their names say other roles", x.info.name, y.info.name)
                         continue
-                    if not by_name and blocks_apart(x, y, self.map.pairs, self.by_name):
+                    if not by_name and self.blocks.apart(x, y, self.map.pairs):
                         logger.info("left %s and %s apart: the tensors paired so far pair their blocks otherwise",
                                     x.info.name, y.info.name)
                         continue
@@ -284,7 +285,7 @@ class _Matcher:
                 if not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
-                    if fits(x, y) and not roles_contradict(x, y) and (by_name or not blocks_apart(x, y, self.map.pairs, self.by_name)):
+                    if fits(x, y) and not roles_contradict(x, y) and (by_name or not self.blocks.apart(x, y, self.map.pairs)):
                         how = "structure" if x.cshape == y.cshape else "reshape"
                         logger.info("paired %s %s with %s %s (%s)", x.info.name, list(x.cshape), y.info.name,
                                     list(y.cshape), how)
