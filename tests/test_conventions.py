@@ -1729,3 +1729,41 @@ def test_layer_scales_only_an_order_pairs_are_tried_the_other_way_round(tmp_path
     rc, doc, text = run(tmp_path / "bug", "layerscale", bug="torch_head_gelu_tanh")
     assert rc == 1, text
     assert located(doc) == ("head", "head"), text
+
+
+# ------------------------------------------------------------------ crossroles: packs in opposite directions, a scale, a mask
+def test_fused_tensors_of_one_shape_in_other_modules_pack_their_own_parts(tmp_path: Path) -> None:
+    """One side fuses the MLP's gate|up, the other the attention's q|k|v, both ``[64, 16]``: the
+    output projections already join attention with attention and MLP with MLP, so the two fused
+    tensors stay apart (``BlockLinks`` over the modules inside the blocks, ``scope_of``) and each
+    packs its own module's parts. The embedding scaled in a wrapper against inline and the mask
+    handed over as integers against booleans leave the clean pair aligned."""
+    rc, doc, text = run(tmp_path / "clean", "crossroles")
+    assert rc == 0, text
+    pairs = {(e["paddle"], e["torch"], tuple(e.get("paddle_part", ())), tuple(e.get("torch_part", ())))
+             for e in weight_map(tmp_path / "clean")["weights"]}
+    assert ("blocks.0.attn.q.weight", "layers.0.self_attn.qkv_proj.weight", (), (0, 32)) in pairs, pairs
+    assert ("blocks.1.mlp.gate_up.weight", "layers.1.ffn.up_proj.weight", (32, 64), ()) in pairs, pairs
+    rc, doc, text = run(tmp_path / "tanh", "crossroles", bug="torch_gate_tanh")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0.mlp", "layers.0.ffn"), text
+
+
+def test_a_scaled_input_a_residual_carries_is_not_absorbed_by_the_norm(tmp_path: Path) -> None:
+    """A wrong embedding scale: each block's RMSNorm is blind to it, so its output agrees, but
+    the block's residual sum carries the difference unchanged into the first value that differs
+    inside it. The input was used as a number (``_carried_inside``): the wrapper that scaled it
+    is named on its side and the inline code on the other, not the first block."""
+    rc, doc, text = run(tmp_path, "crossroles", bug="paddle_embed_scale")
+    assert rc == 1, text
+    assert located(doc) == ("embed", ""), text
+
+
+def test_a_mask_as_integers_against_booleans_is_another_representation(tmp_path: Path) -> None:
+    """The ids' 0/1 mask ``[B, S]`` against a boolean ``[B, S, 1, S]`` mask: broadcast together
+    they would be compared as numbers along axes that mean other things. Values of two kinds
+    (``value_kind``) are two representations of the mask, so a bug in how one attention applies
+    it is named at that attention, not at the code that hands the mask over."""
+    rc, doc, text = run(tmp_path, "crossroles", bug="paddle_mask_query_axis")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0.attn", "layers.0.self_attn"), text

@@ -6,7 +6,10 @@ elsewhere).
   received it agrees was not used as a number (a saturated mask constant, a shape passed as
   a tensor). The same value (the same dtype, shape and statistics on both sides) received by any other call
   of the step is absorbed too: once one consumer shows the difference is immaterial, it is
-  not blamed where a real bug elsewhere makes the enclosing call differ.
+  not blamed where a real bug elsewhere makes the enclosing call differ. Unless a call that
+  received it carried the difference, unchanged, into the first value of its shape that differs
+  inside it (a residual sum around a norm blind to a scale): that value was used as a number,
+  and no copy of it passes (``_carried_inside``).
 * **A layer moved across a boundary.** A layer at the edge of a call on one side and next to
   its partner on the other (a block ending with its own GELU against one whose caller applies
   it: alignment pairs them, ``how`` ``"moved"``) makes the two calls hand over values on either
@@ -25,6 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from padiff_trace import DamagedRecordError
 
 from ._pairtable import PairTable
 from ._values import value_key
@@ -54,24 +59,67 @@ def absorb_unused_inputs(t: PairTable) -> None:
         all_ok[k] = all_ok.get(k, True) and ok
     in_rows = np.flatnonzero(ins)
     unused: dict[tuple[Any, ...], str] = {}  # (step, A value, B value) -> the call that showed it
+    absorbed: list[tuple[int, tuple[Any, ...] | None]] = []
     rest = []
     for i, k in zip(in_rows.tolist(), keys(in_rows)):
-        if all_ok.get(k, False):
-            why = t.reasons.get(i, "")
-            t.set_verdict(i, True, f"differs but every output of the call agrees: not used as a number ({why})")
-            ka, kb = value_key(t.record(i, 0)), value_key(t.record(i, 1))
-            if ka is not None and kb is not None:
-                unused.setdefault((k[0], ka, kb), t.call_pairs[int(cp[i])].a.label)
-        else:
-            rest.append((i, k[0]))
-    if not unused:
-        return
-    for i, s in rest:
         ka, kb = value_key(t.record(i, 0)), value_key(t.record(i, 1))
-        shown = unused.get((s, ka, kb)) if ka is not None and kb is not None else None
-        if shown is not None:
-            t.set_verdict(i, True, f"the same value is received by {shown}, whose outputs all agree: not used as a "
-                                   f"number ({t.reasons.get(i, '')})")
+        key = (k[0], ka, kb) if ka is not None and kb is not None else None
+        if all_ok.get(k, False):
+            absorbed.append((i, key))
+            if key is not None:
+                unused.setdefault(key, t.call_pairs[int(cp[i])].a.label)
+        elif key is not None:
+            rest.append((i, key))
+    # a value some call received and carried, as it differs, into what it computed (a residual
+    # sum) was used as a number, whichever other consumer absorbed it
+    used = {key for i, key in rest if key in unused and _carried_inside(t, i)}
+    for i, key in absorbed:
+        if key not in used:
+            t.set_verdict(i, True, f"differs but every output of the call agrees: not used as a number "
+                                   f"({t.reasons.get(i, '')})")
+    for i, key in rest:
+        if key in unused and key not in used:
+            t.set_verdict(i, True, f"the same value is received by {unused[key]}, whose outputs all agree: not used "
+                                   f"as a number ({t.reasons.get(i, '')})")
+
+
+_CARRIED = 0.05  # the later difference within 5% of the input's (rel-L2): the same difference
+_MAX_CARRIED = 1 << 22  # elements read to tell
+
+
+def _carried_inside(t: PairTable, i: int) -> bool:
+    """Whether input row ``i``'s difference reaches, unchanged, the first value of its shape that
+    differs inside the call that received it (a residual adds the input to what the call's children
+    return: RMSNorm absorbs a scaled input, the sum does not). The input was then used as a
+    number, whatever another consumer shows."""
+    cp, seq = t.col("cp"), t.col("seq_a")
+    c = int(cp[i])
+    own_out = np.flatnonzero((cp == c) & t.role_mask("output"))
+    if not len(own_out) or t.passed[own_out].all():
+        return False
+    end = int(seq[own_out].min())
+    inside = np.flatnonzero(t.role_mask("input", "output") & (cp >= 0) & ~t.passed & (seq > seq[i]) & (seq < end)
+                            & (t.col("step") == t.col("step")[i]))
+    ra, rb = t.record(i, 0), t.record(i, 1)
+    shape = tuple(ra.shape)
+    if not (ra.is_tensor and ra.has_data and rb.has_data) or ra.numel > _MAX_CARRIED or tuple(rb.shape) != shape:
+        return False
+    same = value_key(ra)  # the value itself, handed on to a child, is no later value
+    later = next((j for j in inside[np.argsort(seq[inside], kind="stable")].tolist()
+                  if value_key(t.record(j, 0)) != same and all(tuple(t.record(j, s).shape) == shape for s in (0, 1))),
+                 None)
+    if later is None:  # values of another shape (a mask handed on) are other quantities
+        return False
+    fa, fb = t.record(later, 0), t.record(later, 1)
+    if not (fa.has_data and fb.has_data):
+        return False
+    try:
+        d_in = np.asarray(ra.read(), np.float64) - np.asarray(rb.read(), np.float64)
+        d_out = np.asarray(fa.read(), np.float64) - np.asarray(fb.read(), np.float64)
+    except (DamagedRecordError, ValueError, TypeError, OSError):  # unreadable: tells nothing here
+        return False
+    size = float(np.linalg.norm(d_in))
+    return size > 0 and float(np.linalg.norm(d_out - d_in)) <= _CARRIED * size
 
 
 def absorb_moved(t: PairTable) -> int:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from padiff_trace import Record
-from padiff_trace.arrays import inversions, newest_axis, same_order_reshape, squeezed, stable_permutation
+from padiff_trace.arrays import inversions, newest_axis, same_order_reshape, squeezed, stable_permutation, value_kind
 
 from ..alignment._computed import ComputedView
 from ..alignment._item import PlanItem
@@ -232,10 +232,13 @@ def summed_gradient(item: PlanItem) -> Reconciled | None:
 
 def broadcast(item: PlanItem) -> Reconciled | None:
     """One side keeps a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``): both
-    are compared broadcast to the common shape."""
+    are compared broadcast to the common shape. Tensors of two kinds (``value_kind``: a 0/1 mask
+    of ids' shape against a boolean attention mask) are two representations, not broadcast."""
     a, b = item.a, item.b
     common = _common(item)
     if common is None or not (isinstance(a, Record) and isinstance(b, Record)):
+        return None
+    if value_kind(a.dtype) != value_kind(b.dtype):
         return None
     va: RecordLike = BroadcastView(a, common) if a.shape != common else a
     vb: RecordLike = BroadcastView(b, common) if b.shape != common else b

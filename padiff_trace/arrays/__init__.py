@@ -6,7 +6,7 @@ never from the private modules behind it.
 
 from __future__ import annotations
 
-from ._dtypes import UNCAPTURED, decode, dtype_name, is_number, storage_dtype, to_float64, to_storage
+from ._dtypes import UNCAPTURED, decode, dtype_name, is_number, storage_dtype, to_float64, to_storage, value_kind
 from ._layout import (
     axes_between,
     axes_candidates,
@@ -50,5 +50,6 @@ __all__ = [
     "storage_dtype",
     "to_float64",
     "to_storage",
+    "value_kind",
     "transposed_rows",
 ]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["UNCAPTURED", "STORAGE", "decode", "dtype_name", "is_number", "logical_name", "storage_dtype", "to_float64"]
+__all__ = ["UNCAPTURED", "STORAGE", "decode", "dtype_name", "is_number", "logical_name", "storage_dtype", "to_float64",
+           "value_kind"]
 
 # A tensor the recorder could not copy (a sparse layout, ...): recorded with its shape and no
 # values, logical dtype "uncaptured:<layout>:<dtype>"; readers treat it as data-less.
@@ -57,6 +58,18 @@ def is_number(logical: object) -> bool:
     """Whether a logical dtype name holds numbers (float, bfloat, complex), as opposed to ids,
     positions, masks and flags (integers, booleans)."""
     return str(logical).startswith(("float", "bfloat", "complex"))
+
+
+def value_kind(logical: object) -> str:
+    """What a logical dtype holds: "bool" (flags, masks), "integer" (ids, positions, counts),
+    "number" (``is_number``) or "other" (uncaptured). Two tensors of different kinds are two
+    representations of one thing (a 0/1 mask against booleans), never values to compare."""
+    name = str(logical)
+    if name == "bool":
+        return "bool"
+    if name.startswith(("int", "uint")):
+        return "integer"
+    return "number" if is_number(name) else "other"
 
 
 def logical_name(arr: np.ndarray) -> str:

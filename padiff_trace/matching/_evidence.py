@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
-__all__ = ["BlockLinks", "block_of", "layers_apart", "named_alike", "trained_alike", "weight_of"]
+__all__ = ["BlockLinks", "block_of", "layers_apart", "named_alike", "scope_of", "trained_alike", "weight_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,14 +81,31 @@ def block_of(t: MTensor) -> str:
     return ".".join(parts[: at[-1] + 1]) if at else ""
 
 
+def scope_of(t: MTensor) -> str:
+    """The module inside a repeated block that holds ``t``'s layer (``blocks.0.attn`` for
+    ``blocks.0.attn.wq.weight``: the attention, not the MLP), or "" where the layer sits in the
+    block itself or outside any block."""
+    block = block_of(t)
+    return t.parent if block and len(t.parent) > len(block) else ""
+
+
+def _nested(x: str, y: str) -> bool:
+    return x == y or x.startswith(y + ".") or y.startswith(x + ".")
+
+
 class BlockLinks:
     """Which blocks the pairs made so far join (``block_of`` on each side), kept up to date as
     pairs are added: ``apart`` asks it once per candidate pair of a structure pass, and reading
     every pair again each time made the matcher half as slow again on a DenseNet.
-    ``by_name``: side ("a", "b") -> name -> tensor."""
+    ``by_name``: side ("a", "b") -> name -> tensor; ``of``: what is joined (``block_of``, or
+    ``scope_of``: the modules inside the blocks, where a module one side draws deeper, a
+    Sequential around the layers, joins as well: ``nested``)."""
 
-    def __init__(self, by_name: Mapping[str, Mapping[str, MTensor]]) -> None:
+    def __init__(self, by_name: Mapping[str, Mapping[str, MTensor]], of: Callable[[MTensor], str] = block_of,
+                 nested: bool = False) -> None:
         self.by_name = by_name
+        self.of = of
+        self.nested = nested
         self.to_b: dict[str, set[str]] = defaultdict(set)
         self.to_a: dict[str, set[str]] = defaultdict(set)
         self._seen: Sequence[WeightPair] | None = None
@@ -101,9 +118,9 @@ class BlockLinks:
             self._seen, self._count = pairs, 0
         for p in pairs[self._count:]:
             ta, tb = self.by_name["a"].get(p.a), self.by_name["b"].get(p.b)
-            if ta is not None and tb is not None and block_of(ta) and block_of(tb):
-                self.to_b[block_of(ta)].add(block_of(tb))
-                self.to_a[block_of(tb)].add(block_of(ta))
+            if ta is not None and tb is not None and self.of(ta) and self.of(tb):
+                self.to_b[self.of(ta)].add(self.of(tb))
+                self.to_a[self.of(tb)].add(self.of(ta))
         self._count = len(pairs)
 
     def apart(self, x: MTensor, y: MTensor, pairs: Sequence[WeightPair]) -> bool:
@@ -111,10 +128,13 @@ class BlockLinks:
         with another than x's (a window attention's fused q|k|v against the next block's fused
         projection, where each block's norms already paired block with block): ranks in a class
         that spans the blocks are no evidence against that (``block_of``: what a block is)."""
-        bx, by = block_of(x), block_of(y)
+        bx, by = self.of(x), self.of(y)
         if not bx or not by:
             return False
         self._update(pairs)
         a_block, b_block = (bx, by) if x.side == "a" else (by, bx)
         to_b, to_a = self.to_b.get(a_block, set()), self.to_a.get(b_block, set())
+        if self.nested:
+            return (bool(to_b) and not any(_nested(b_block, o) for o in to_b)
+                    and bool(to_a) and not any(_nested(a_block, o) for o in to_a))
         return bool(to_b) and b_block not in to_b and bool(to_a) and a_block not in to_a

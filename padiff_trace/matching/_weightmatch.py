@@ -42,12 +42,12 @@ from collections.abc import Sequence
 from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
-from ._classlayout import squares_like_their_class
-from ._evidence import BlockLinks, layers_apart, named_alike, trained_alike, weight_of
+from ._evidence import layers_apart, named_alike, trained_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
 from ._match import group_key
+from ._matchstate import MatchState
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
 from ._packs import packed_run, partner_place, regrouped, repeat_place
@@ -60,15 +60,13 @@ from ._stacks import stacked_groups
 from ._subtrees import pair_by_units
 from ._summed import pair_summed_biases
 from ._units import pair_packed_units
-from ._unmatched import close_map
-from ._weightmap import WeightMap, WeightPair
+from ._weightmap import WeightMap
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
 from ._weighttensors import MTensor as _T
 from ._weighttensors import assign as _assign
 from ._weighttensors import by_blocks as _by_blocks
 from ._weighttensors import groups as _groups
 from ._weighttensors import names_agree as _names_agree
-from ._weighttensors import normalise as _normalise
 from ._weighttensors import path_words as _path_words
 
 __all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_from_records", "module_anchors", "module_splits"]
@@ -76,36 +74,8 @@ __all__ = ["WeightSide", "WeightPin", "mapping_pins", "match_weights", "side_fro
 logger = logging.getLogger(__name__)
 
 
-class _Matcher:
-    def __init__(self, a: WeightSide, b: WeightSide) -> None:
-        if a.framework == b.framework:  # a layout a class's call showed holds for that class on both sides
-            both = {**a.layouts, **b.layouts}
-            a, b = dataclasses.replace(a, layouts=both), dataclasses.replace(b, layouts=both)
-        self.a, self.b = _normalise(a, "a"), _normalise(b, "b")
-        self.by_name = {"a": {t.info.name: t for t in self.a}, "b": {t.info.name: t for t in self.b}}
-        self.blocks = BlockLinks(self.by_name)  # which blocks the pairs so far join
-        self.map = WeightMap(a.framework, b.framework)
-        self.pack_of: dict[str, list[str]] = {}  # packed module -> modules of its parts (other side)
-        self.pack_groups = {"a": a.pack_groups, "b": b.pack_groups}
-        self.fingerprints = (a.fingerprints, b.fingerprints)
-        # the same rank in the order both models call their modules outweighs a word of a name
-        self.order_weight = 2.0 if a.call_ordered and b.call_ordered else 0.5
-
-    # ------------------------------------------------------------------ helpers
-    def live(self, side: list[_T], derived: bool = False) -> list[_T]:
-        return [t for t in side if not t.used and t.derived == derived]
-
-    def pair(self, x: _T, y: _T, how: str, xp: tuple[int, int] | None = None, yp: tuple[int, int] | None = None,
-             axis: int = 0, used: bool = True, xg: int = 1, yg: int = 1) -> None:
-        a, b = (x, y) if x.side == "a" else (y, x)
-        ap, bp = (xp, yp) if x.side == "a" else (yp, xp)
-        ag, bg = (xg, yg) if x.side == "a" else (yg, xg)
-        self.map.pairs.append(
-            WeightPair(a.info.name, b.info.name, a.perm, b.perm, how, ap, bp, axis, transfer=not (a.derived or b.derived),
-                       a_groups=ag, b_groups=bg)
-        )
-        if used:
-            x.used = y.used = True
+class _Matcher(MatchState):
+    """The passes, in the order ``match_weights`` runs them (module docstring)."""
 
     # ------------------------------------------------------------------ pass 1: pins
     def pins(self, pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]) -> None:
@@ -156,9 +126,9 @@ class _Matcher:
                     if roles_contradict(x, y):  # a query is no value projection: left for the passes after
                         logger.info("left %s and %s apart: their names say other roles", x.info.name, y.info.name)
                         continue
-                    if not by_name and self.blocks.apart(x, y, self.map.pairs):
-                        logger.info("left %s and %s apart: the tensors paired so far pair their blocks otherwise",
-                                    x.info.name, y.info.name)
+                    if not by_name and self.apart(x, y):
+                        logger.info("left %s and %s apart: the tensors paired so far pair their blocks, or the "
+                                    "modules inside them, otherwise", x.info.name, y.info.name)
                         continue
                     if not derived and c[1] != "weight" and layers_apart(x, y, self.by_name):
                         logger.info("left %s and %s apart: their layers' weights cannot be one", x.info.name, y.info.name)
@@ -285,7 +255,7 @@ class _Matcher:
                 if not all(fits(x, y) for x, y in zip(xs, ys)):
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
-                    if fits(x, y) and not roles_contradict(x, y) and (by_name or not self.blocks.apart(x, y, self.map.pairs)):
+                    if fits(x, y) and not roles_contradict(x, y) and (by_name or not self.apart(x, y)):
                         how = "structure" if x.cshape == y.cshape else "reshape"
                         logger.info("paired %s %s with %s %s (%s)", x.info.name, list(x.cshape), y.info.name,
                                     list(y.cshape), how)
@@ -313,7 +283,7 @@ class _Matcher:
                           for p in self.map.pairs]  # said in the map: a mapping file written from it pairs them alike
         for place in (partner_scopes(whole), None):
             leftover.pair_left_over([t for t in self.live(self.a) if t.info.is_param],
-                           [t for t in self.live(self.b) if t.info.is_param], self._take_left, place)
+                           [t for t in self.live(self.b) if t.info.is_param], self.take_left, place)
         # the i-th copy of a repeated module is the i-th where the sides count their copies at
         # other depths (``blocks.2`` against ``stages.1.0``)
         repeats = repeat_place([*self.a, *self.b])
@@ -322,79 +292,34 @@ class _Matcher:
             return x.key == y.key or bool(repeats(x, y))
 
         for place in (partner_scopes(whole), None):  # then the last ones standing in their place, any layout
-            leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, place or block)
-            leftover.pair_last_packed(self.live(self.a), self.live(self.b), self._pair_marked, place, self._turn)
-            leftover.pair_shared(self.a, self.b, self._partner, self.pair, place)
+            leftover.pair_last_standing(self.live(self.a), self.live(self.b), self.take_axes, place or block)
+            leftover.pair_last_packed(self.live(self.a), self.live(self.b), self.pair_marked, place, self.turn)
+            leftover.pair_shared(self.a, self.b, self.partner, self.pair, place)
         # the last ones standing in modules of one class of the user's own, wherever the two
         # models put them (a pooling module's seed vectors at the root against one in a Sequential)
-        leftover.pair_last_standing(self.live(self.a), self.live(self.b), self._take_axes, leftover.same_user_class)
+        leftover.pair_last_standing(self.live(self.a), self.live(self.b), self.take_axes, leftover.same_user_class)
         # inside a unit pair anywhere, but not the i-th copy of a repeated module with another
         for coarse in (False, True):  # units by their tensors' shapes, then by their element counts
             pair_by_units([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
-                          lambda xs, ys: leftover.pair_last_standing(xs, ys, self._take_axes,
+                          lambda xs, ys: leftover.pair_last_standing(xs, ys, self.take_axes,
                                                                      lambda x, y: repeats(x, y) is not False),
-                          self._take_axes, coarse=coarse)
+                          self.take_axes, coarse=coarse)
         # tensors of one role wherever they sit (position tables on the root against one per stage)
         pair_same_roles([t for t in self.live(self.a) if t.info.trainable], [t for t in self.live(self.b) if t.info.trainable],
-                        self._take_axes, self.map.pairs, self.by_name["a"])
+                        self.take_axes, self.map.pairs, self.by_name["a"])
         # the one trainable tensor left on each side, wherever the two models keep it (a table of
         # position biases at the root against one in the first block): nothing else can be its partner
         last_a = [t for t in self.live(self.a) if leftover.trainable_left(t)]
         last_b = [t for t in self.live(self.b) if leftover.trainable_left(t)]
         if len(last_a) == 1 and len(last_b) == 1 and len(axes_candidates(last_a[0].cshape, last_b[0].cshape)) == 1:
             # (one order of the axes fits: where two do, nothing tells which, and nothing is guessed)
-            leftover.pair_last_standing(last_a, last_b, self._take_axes, lambda x, y: True)
+            leftover.pair_last_standing(last_a, last_b, self.take_axes, lambda x, y: True)
         self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
         for place in (partner_scopes(whole), None):  # state the model carries, in its partner layer first
-            leftover.pair_last_state(self.live(self.a), self.live(self.b), self._take_axes, place)
+            leftover.pair_last_state(self.live(self.a), self.live(self.b), self.take_axes, place)
 
     def extra_rows(self) -> None:
         leftover.pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)
-
-    def _take_left(self, x: _T, y: _T, how: str) -> None:
-        if len(x.cshape) != len(y.cshape):  # axes of size one: a reshape
-            how = "reshape"
-        elif x.cshape != y.cshape:  # A's canonical view is taken transposed
-            self._turn(x)
-        logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
-        self._pair_marked(x, y, how)
-
-    def _partner(self, t: _T) -> _T | None:
-        """The tensor ``t`` paired with whole (None: none, or only parts)."""
-        for p in self.map.pairs:
-            if p.a_part is None and p.b_part is None and (p.a, p.b)[t.side == "b"] == t.info.name:
-                return self.by_name["b" if t.side == "a" else "a"].get(p.b if t.side == "a" else p.a)
-        return None
-
-    def _turn(self, x: _T) -> None:
-        """``x``'s canonical view taken transposed (a bare matrix ``[in, out]``): said in the map by
-        ``_pair_marked``."""
-        x.perm = tuple(x.perm[k] for k in (1, 0)) if x.perm is not None else (1, 0)
-        x.cshape = x.cshape[::-1]
-        x.turned = True
-
-    def _pair_marked(self, x: _T, y: _T, how: str, xp: tuple[int, int] | None = None, yp: tuple[int, int] | None = None,
-                     axis: int = 0, used: bool = True) -> None:
-        """``pair``, saying in the map that ``x`` was turned (``_turn``), so that a mapping file
-        written from it pairs them alike."""
-        self.pair(x, y, how, xp, yp, axis, used)
-        if x.turned:
-            last = self.map.pairs[-1]
-            self.map.pairs[-1] = (dataclasses.replace(last, a_axes=(1, 0)) if x.side == "a"
-                                  else dataclasses.replace(last, b_axes=(1, 0)))
-
-    def _take_axes(self, x: _T, y: _T, q: tuple[int, ...]) -> None:
-        """Pair ``x`` (A) with ``y`` taking A's canonical axes in the order ``q`` (said in the map
-        for a mapping file's round trip), then by a reshape where the shapes still differ."""
-        if q != tuple(range(len(q))):
-            x.perm = tuple(x.perm[k] for k in q) if x.perm is not None else q
-            x.cshape = tuple(x.cshape[k] for k in q)
-        how = "reshape" if x.cshape != y.cshape else "only candidate"
-        logger.info("paired %s with %s, the last left in their place (axes %s, %s)", x.info.name, y.info.name,
-                    list(q), how)
-        self.pair(x, y, how)
-        if q != tuple(range(len(q))):
-            self.map.pairs[-1] = dataclasses.replace(self.map.pairs[-1], a_axes=q)
 
     def tied(self) -> None:
         leftover.pair_tied(self.a, self.b, self.live, self.pair)
@@ -414,12 +339,6 @@ class _Matcher:
 
     def shared_derived(self) -> None:
         leftover.pair_shared_derived(self.live(self.a, derived=True), self.live(self.b, derived=True), self.pair)
-
-    # ------------------------------------------------------------------ result
-    def finish(self) -> WeightMap:
-        self.map.pairs = squares_like_their_class(self.map.pairs, self.by_name)
-        return close_map(self.map, self.a, self.b, self.by_name)
-
 
 def _pointwise_key(t: _T, side: dict[str, _T]) -> str:
     """The class key of ``t``, a pointwise convolution's (its weight's kernel all ones) as the

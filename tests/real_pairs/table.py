@@ -260,7 +260,17 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # rotary, q|k|v packed per head); SupCon with SGD-nesterov and warm-up + cosine,
                       # a Tweedie regressor with dropout, Adam and multi-step decay
                       "port_deltanet", "port_twins_svt", "port_dcn_cross", "port_gpt_neox",
-                      "port_supcon_warmup_train", "port_tweedie_multistep_train"})
+                      "port_supcon_warmup_train", "port_tweedie_multistep_train",
+                      # set 40 (NOTES-set40-h106..h108): Gemma (embedding scaled by sqrt(d) in a wrapper
+                      # against inline, RMSNorm weight stored as an offset from one against the full
+                      # scale, gate|up packed, GQA with a complex rotary buffer, tied head), StarCoder
+                      # with multi-query attention (q|k|v of one key/value head packed in c_attn),
+                      # BoTNet (2-D relative position logits, qkv as one 1x1 conv against Linears), a
+                      # DDPM U-Net (every block's time projection packed in one Linear at the top);
+                      # a Wing-loss landmark regressor with AdamW and a warm-up lambda schedule, a
+                      # two-tower ranker with margin ranking loss, SGD with dampening and step decay
+                      "port_gemma", "port_starcoder_mqa", "port_botnet", "port_ddpm_unet",
+                      "port_wing_lambdalr_train", "port_margin_ranking_steplr_train"})
 
 
 @dataclass(frozen=True)
