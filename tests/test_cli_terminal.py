@@ -92,8 +92,10 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line(pair: tuple[Path, Path]) -
             time.sleep(1.5 * bare + (whole - 1.5 * bare) * 0.9 * k / 12)  # from our first statement to the end
             p.send_signal(signal.SIGINT)
             _, err = p.communicate(timeout=120)
-            if k < 3 and "Traceback" in err and not _our_frames(err):
-                continue  # under load the interpreter's own start-up (site, before our first statement) can still be running
+            if "Traceback" in err and not _our_frames(err):
+                # under load the interpreter's own start-up (site, before our first statement) can
+                # still be running at any of the moments: a signal there is Python's, not ours
+                continue
             assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
             if p.returncode == 130:
                 interrupted += 1

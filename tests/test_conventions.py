@@ -1761,9 +1761,34 @@ def test_a_scaled_input_a_residual_carries_is_not_absorbed_by_the_norm(tmp_path:
 
 def test_a_mask_as_integers_against_booleans_is_another_representation(tmp_path: Path) -> None:
     """The ids' 0/1 mask ``[B, S]`` against a boolean ``[B, S, 1, S]`` mask: broadcast together
-    they would be compared as numbers along axes that mean other things. Values of two kinds
-    (``value_kind``) are two representations of the mask, so a bug in how one attention applies
-    it is named at that attention, not at the code that hands the mask over."""
+    (numpy aligns the last axes, the batch against the singleton axis) they would be compared
+    along axes that mean other things. Values of two kinds (``value_kind``) and two ranks are not
+    broadcast by expanding both sides: they are two representations of the mask, and a bug in
+    how one attention applies it is named at that attention, not at the code that hands the mask
+    over."""
     rc, doc, text = run(tmp_path, "crossroles", bug="paddle_mask_query_axis")
     assert rc == 1, text
     assert located(doc) == ("blocks.0.attn", "layers.0.self_attn"), text
+
+
+# ------------------------------------------------------------------ hoisted: one projection for every block at the top
+def test_one_layer_per_block_hoisted_into_one_tensor_pairs_in_order(tmp_path: Path) -> None:
+    """Each block projects the time embedding with a ``temb_proj`` of its own on one side; the
+    other projects it for every block at once at the top (``time_proj``, the blocks' shares in
+    call order) and hands each block its slice. The one tensor outside the blocks packs the
+    layers of that name, one per block, in order (``hoisted_run``), with its bias holding their
+    biases; the attention's 1x1 convolutions ``q``, ``k``, ``v`` are MultiheadAttention's
+    ``in_proj_weight``. Clean agrees; each side's bug is located past the packing."""
+    rc, doc, text = run(tmp_path / "clean", "hoisted")
+    assert rc == 0, text
+    pairs = {(e["paddle"], e["torch"], tuple(e.get("paddle_part", ())), tuple(e.get("torch_part", ())))
+             for e in weight_map(tmp_path / "clean")["weights"]}
+    assert ("mid_block.temb_proj.weight", "time_proj.weight", (), (24, 40)) in pairs, pairs
+    assert ("up_blocks.0.temb_proj.bias", "time_proj.bias", (), (40, 48)) in pairs, pairs
+    assert ("mid_attn.k.weight", "attention.mha.in_proj_weight", (), (16, 32)) in pairs, pairs
+    rc, doc, text = run(tmp_path / "scale", "hoisted", bug="paddle_attn_unscaled")
+    assert rc == 1, text
+    assert located(doc) == ("mid_attn", "attention"), text
+    rc, doc, text = run(tmp_path / "eps", "hoisted", bug="torch_norm_eps")
+    assert rc == 1, text
+    assert located(doc) == ("down_blocks.1.norm", "downs.1.norm"), text

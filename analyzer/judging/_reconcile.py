@@ -232,13 +232,16 @@ def summed_gradient(item: PlanItem) -> Reconciled | None:
 
 def broadcast(item: PlanItem) -> Reconciled | None:
     """One side keeps a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``): both
-    are compared broadcast to the common shape. Tensors of two kinds (``value_kind``: a 0/1 mask
-    of ids' shape against a boolean attention mask) are two representations, not broadcast."""
+    are compared broadcast to the common shape. Values of two kinds (``value_kind``) of two ranks
+    that broadcast only by expanding both sides are two representations, not broadcast: numpy
+    aligns the last axes, so the ids' 0/1 mask ``[B, S]`` against a boolean ``[B, S, 1, S]`` mask
+    would set the batch against the singleton axis."""
     a, b = item.a, item.b
     common = _common(item)
     if common is None or not (isinstance(a, Record) and isinstance(b, Record)):
         return None
-    if value_kind(a.dtype) != value_kind(b.dtype):
+    if (value_kind(a.dtype) != value_kind(b.dtype) and len(a.shape) != len(b.shape)
+            and common not in (tuple(a.shape), tuple(b.shape))):
         return None
     va: RecordLike = BroadcastView(a, common) if a.shape != common else a
     vb: RecordLike = BroadcastView(b, common) if b.shape != common else b

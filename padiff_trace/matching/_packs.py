@@ -6,17 +6,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from ._knowledge import PACK_AXIS
 from ._partners import partner_modules
-from ._rolenames import fused_roles, roles_named, roles_of, roles_said
+from ._rolenames import SYN, fused_roles, roles_named, roles_of, roles_said
 from ._rolenames import role_names as _role_names
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor, block_pattern, path_words
 
-__all__ = ["Kind", "own_kind", "packed_run", "partner_place", "regrouped", "repeat_place"]
+__all__ = ["hoisted_run", "Kind", "own_kind", "packed_run", "partner_place", "regrouped", "repeat_place"]
 
 logger = logging.getLogger(__name__)
 _DIGITS = re.compile(r"\d+")
@@ -130,18 +130,24 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     # convolutions, without block indices to place them, are no attention's output projection
     # (convolutions of one type pack each other as before), unless they sit in the partner of
     # x's module (a focal modulation's one Linear for q|ctx|gates against three 1x1 convolutions)
+    named = roles_named(x.leaf)
+    # (or where every part's own name says its role in x, a fused projection by its kind or its
+    # name: a DDPM attention's 1x1 convolutions ``q``, ``k``, ``v`` against a MultiheadAttention's
+    # ``in_proj_weight``; ``by_role`` below)
     cand = [
         y for y in live
         if kind(y)[0] == xtype and y.local == x.local and _placed(x, y, place)
-        and (y.ctype == x.ctype or kind(y)[0] == y.ctype or (place is not None and place(x, y) is True))
+        and (y.ctype == x.ctype or kind(y)[0] == y.ctype or (place is not None and place(x, y) is True)
+             or (y.leaf in SYN and (x.packed or bool(named))))
         and len(kind(y)[1]) == len(xshape)
         and kind(y)[1][:axis] + kind(y)[1][axis + 1 :] == rest and size[id(y)] < xshape[axis]
     ]
+    by_role = {id(y) for y in cand if not (y.ctype == x.ctype or kind(y)[0] == y.ctype
+                                          or (place is not None and place(x, y) is True))}
     by_parent: dict[str, list[MTensor]] = defaultdict(list)
     for y in cand:
         by_parent[y.parent].append(y)
     slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and kind(t)[0] == xtype and t.parent in by_parent)}
-    named = roles_named(x.leaf)
     mine = path_words(x.info.module)  # the module holding the packed tensor: its parts' parent
     runs: list[tuple[int, int, int, list[MTensor]]] = []
     for group in by_parent.values():
@@ -156,6 +162,8 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
                     adjacent = all(slot[id(b)] - slot[id(a)] == 1 for a, b in zip(run, run[1:]))
                     if not adjacent and not fused_roles(run):
                         continue
+                    if any(id(y) in by_role for y in run) and not fused_roles(run):
+                        continue  # a pointwise convolution is a part only where the run's names say x's roles
                     if own is not None and _one_block_of_many(x, run, side, own):
                         continue  # a tensor of the model packs no one block's parts that every block has
                     mods = [y.info.module for y in run]
@@ -168,6 +176,49 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
         return None
     runs.sort(key=lambda r: r[:3])
     return runs[0][3]
+
+
+def hoisted_run(x: MTensor, live: list[MTensor], side: list[MTensor], own: list[MTensor],
+                kind: Kind = own_kind) -> tuple[list[MTensor] | None, int]:
+    """The layers of one name that the other side keeps once in each of several modules
+    (``temb_proj`` in every ResBlock), all of them still unpaired, that ``x`` -- outside any block,
+    with no tensor of its kind and shape left on the other side -- holds one after the other
+    along its first ``PACK_AXIS`` axis, in the other side's order: a model that projects the
+    time embedding for every block at once at its top and hands each block its slice. Layers
+    that have twins of their own on x's side (``own``: as many tensors of their type, name and
+    shape; an LM head of 2d rows is no hoisted pair of output projections) are none. Exactly
+    one such name must fit; else (None, 0)."""
+    axes = PACK_AXIS.get((x.ctype, x.local), ())
+    if x.used or x.key or not axes:
+        return None, 0
+    axis = axes[0]
+    xtype, xshape = kind(x)
+    if len(xshape) <= axis or any(kind(y) == (xtype, xshape) for y in live):
+        return None, 0
+    rest = xshape[:axis] + xshape[axis + 1 :]
+    live_ids = {id(t) for t in live}
+    by_leaf: dict[str, list[MTensor]] = defaultdict(list)
+    for t in side:
+        if t.local == x.local and kind(t)[0] == xtype and not t.derived:
+            by_leaf[t.leaf].append(t)
+    found = []
+    for ts in by_leaf.values():
+        parents = {t.parent for t in ts}
+        if len(ts) < 2 or len(parents) != len(ts) or any(id(t) not in live_ids for t in ts):
+            continue
+        if any(x.info.module == p or x.info.module.startswith(p + ".") for p in parents if p):
+            continue
+        shapes = [kind(t)[1] for t in ts]
+        if any(len(sh) != len(xshape) or sh[:axis] + sh[axis + 1 :] != rest for sh in shapes):
+            continue
+        if sum(sh[axis] for sh in shapes) != xshape[axis]:
+            continue
+        like = Counter((t.ctype, t.local, t.cshape) for t in ts)
+        mine = Counter((t.ctype, t.local, t.cshape) for t in own if not t.derived)
+        if any(mine[k] >= n for k, n in like.items()):
+            continue  # the layers have twins of their own on x's side
+        found.append(sorted(ts, key=lambda t: t.index))
+    return (found[0], axis) if len(found) == 1 else (None, 0)
 
 
 def _one_block_of_many(x: MTensor, run: list[MTensor], side: list[MTensor], own: list[MTensor]) -> bool:
