@@ -16,7 +16,7 @@ from ._rolenames import role_names as _role_names
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor, block_pattern, path_words
 
-__all__ = ["hoisted_run", "Kind", "own_kind", "packed_run", "partner_place", "regrouped", "repeat_place"]
+__all__ = ["hoisted_rest", "hoisted_run", "Kind", "own_kind", "packed_run", "partner_place", "regrouped", "repeat_place"]
 
 logger = logging.getLogger(__name__)
 _DIGITS = re.compile(r"\d+")
@@ -219,6 +219,24 @@ def hoisted_run(x: MTensor, live: list[MTensor], side: list[MTensor], own: list[
             continue  # the layers have twins of their own on x's side
         found.append(sorted(ts, key=lambda t: t.index))
     return (found[0], axis) if len(found) == 1 else (None, 0)
+
+
+def hoisted_rest(x: MTensor, run: list[MTensor], own_live: list[MTensor],
+                 side: list[MTensor]) -> list[tuple[MTensor, list[MTensor], int]]:
+    """The other tensors of ``x``'s module (a hoisted projection's bias), each with the tensors of
+    its local name of ``run``'s modules, in run order, and the axis they pack along: where they are
+    all unpaired and their sizes add up (``own_live``: x's side, unpaired; ``side``: the other)."""
+    out = []
+    for z in own_live:
+        axes = PACK_AXIS.get((z.ctype, z.local), ())
+        if z.info.module != x.info.module or z.local == x.local or not axes or len(z.cshape) <= axes[0]:
+            continue
+        parts = [next((t for t in side if t.info.module == y.info.module and t.local == z.local and not t.used), None)
+                 for y in run]
+        ts = [t for t in parts if t is not None]
+        if len(ts) == len(run) and all(len(t.cshape) > axes[0] for t in ts) and sum(t.cshape[axes[0]] for t in ts) == z.cshape[axes[0]]:
+            out.append((z, ts, axes[0]))
+    return out
 
 
 def _one_block_of_many(x: MTensor, run: list[MTensor], side: list[MTensor], own: list[MTensor]) -> bool:

@@ -44,13 +44,13 @@ from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
 from ._evidence import layers_apart, named_alike, trained_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
-from ._knowledge import PACK_AXIS, POINTWISE_AS
+from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
 from ._match import group_key
 from ._matchstate import MatchState
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
-from ._packs import hoisted_run, packed_run, partner_place, regrouped, repeat_place
+from ._packs import hoisted_rest, hoisted_run, packed_run, partner_place, regrouped, repeat_place
 from ._partners import partner_modules, partner_scopes
 from ._pins import apply_pins
 from ._rolenames import roles_contradict, roles_named
@@ -204,41 +204,22 @@ class _Matcher(MatchState):
                     continue
                 # packed head by head (``QKV_PACKING``): each part's share of every group
                 g = self.pack_groups[x.side].get(x.info.module, 1) if axis == 0 else 1
-                if g < 1 or any(y.cshape[axis] % g for y in run):
-                    g = 1
-                start = 0
-                for y in run:
-                    n = y.cshape[axis] // g
-                    self.pair(x, y, "packed", (start, start + n), None, axis, used=False, xg=g)
-                    y.used = True
-                    start += n
-                x.used = True
+                self._pack(x, run, axis, g if g >= 1 and not any(y.cshape[axis] % g for y in run) else 1)
                 self.pack_of[x.info.module] = [y.info.module for y in run]
                 if hoisted:  # the module's other tensors (its bias) hold the same layers' tensors
-                    self._hoisted_rest(x, run, small_side)
+                    for z, parts, z_axis in hoisted_rest(x, run, self.live(big_side), small_side):
+                        self._pack(z, parts, z_axis)
 
-    def _hoisted_rest(self, x: _T, run: list[_T], small_side: list[_T]) -> None:
-        """The other tensors of ``x``'s module, each packing the tensors of the same local name of
-        ``run``'s modules in run order (a hoisted projection's bias holds the blocks' biases), where
-        they are all unpaired and their sizes add up."""
-        for z in self.live(self.a if x.side == "a" else self.b):
-            if z.info.module != x.info.module or z.local == x.local:
-                continue
-            axes = PACK_AXIS.get((z.ctype, z.local), ())
-            parts = [next((t for t in small_side if t.info.module == y.info.module and t.local == z.local and not t.used), None)
-                     for y in run]
-            if not axes or any(t is None for t in parts):
-                continue
-            ts = [t for t in parts if t is not None]
-            axis = axes[0]
-            if len(z.cshape) <= axis or sum(t.cshape[axis] for t in ts if len(t.cshape) > axis) != z.cshape[axis]:
-                continue
-            start = 0
-            for t in ts:
-                self.pair(z, t, "packed", (start, start + t.cshape[axis]), None, axis, used=False)
-                t.used = True
-                start += t.cshape[axis]
-            z.used = True
+    def _pack(self, x: _T, run: list[_T], axis: int, g: int = 1) -> None:
+        """Pair ``x`` with each tensor of ``run`` as its share along ``axis``, one after the
+        other (of each of ``g`` groups, where x is packed head by head)."""
+        start = 0
+        for y in run:
+            n = y.cshape[axis] // g
+            self.pair(x, y, "packed", (start, start + n), None, axis, used=False, xg=g)
+            y.used = True
+            start += n
+        x.used = True
 
     def stacked(self) -> None:
         """A tensor ``[N, *s]`` of one side holding a module list's N tensors of the other along a
