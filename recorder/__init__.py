@@ -41,8 +41,9 @@ from ._distributed import (
     rank_of_dir,
     split_info,
 )
+from ._inputreplay import replay_inputs
 from ._options import OptionField, RecordOptions, option, option_fields
-from ._replay import replay_inputs, transfer_weights
+from ._replay import transfer_weights
 from ._session import Recorder, active_recorder
 from ._single_step import SingleStep
 from ._spec import RecordJob, run_steps

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from padiff_trace import Summary
+from padiff_trace import Deferred, Summary
 from padiff_trace.arrays import Recent, copy_with_stats, stats_tuple, to_storage
 
 from ._adapter import Adapter
 
-__all__ = ["HostCopies"]
+__all__ = ["HostCopies", "host_array"]
 
 _KEEP = 4  # recent tensors remembered
 
@@ -96,3 +96,16 @@ class HostCopies:
         ref: Callable[[], Any] = weakref.ref(t) if key is None else (lambda: t)
         self._recent.prune(lambda seen: seen.ref() is not None)
         self._recent.add(_Seen(ref, version, key, host))
+
+
+def host_array(adapter: Adapter, t: Any, floating: bool = False) -> np.ndarray | None:
+    """The model's own tensor ``t`` as a host array: an integer one (the spec's own input), or with
+    ``floating`` a floating one (a weight the model keeps); None for any other dtype."""
+    if adapter.is_floating(t) != floating:
+        return None
+    data, _, shape, _ = adapter.to_host(t)
+    if isinstance(data, Deferred):
+        data = data.fetch()
+    if not isinstance(data, np.ndarray) or (not floating and data.dtype.kind not in "iu"):
+        return None
+    return data.reshape(shape)

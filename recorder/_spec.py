@@ -27,10 +27,11 @@ from padiff_trace.matching import WEIGHT_MAP_FILE, WeightMap, load_mapping
 
 from ._adapter import Adapter, detect, get_adapter
 from ._distributed import detect_distributed, rank_source
+from ._inputreplay import replay_inputs
 from ._nest import flatten, flatten_call, rebuild
 from ._optim import describe_optimizer, intercept_clipping, step_values
 from ._options import RecordOptions, build_options, option, option_fields
-from ._replay import replay_inputs, transfer_weights
+from ._replay import transfer_weights
 from ._session import Recorder
 from ._single_step import SingleStep
 from ._specfile import load_spec, split_inputs

@@ -304,7 +304,7 @@ def test_packed_share_conversion_round_trips() -> None:
 def test_integer_inputs_in_another_convention_are_not_replayed() -> None:
     """B keeps its own integer input when it is A's data rearranged (labels the model shifts
     itself), and takes A's when the two are independent draws (each framework's randint)."""
-    from padiff_trace.recorder._replay import another_convention
+    from padiff_trace.recorder._inputreplay import another_convention
 
     ids = np.random.default_rng(0).integers(4, 1000, (2, 8))
     shifted = np.concatenate([ids[:, 1:], np.full((2, 1), -100)], axis=1)
