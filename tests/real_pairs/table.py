@@ -270,7 +270,17 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # a Wing-loss landmark regressor with AdamW and a warm-up lambda schedule, a
                       # two-tower ranker with margin ranking loss, SGD with dampening and step decay
                       "port_gemma", "port_starcoder_mqa", "port_botnet", "port_ddpm_unet",
-                      "port_wing_lambdalr_train", "port_margin_ranking_steplr_train"})
+                      "port_wing_lambdalr_train", "port_margin_ranking_steplr_train",
+                      # set 41 (NOTES-set41-h109..h111): Phi-3 (q|k|v and gate|up fused on one side,
+                      # rotary on half of each head), Cohere (one weight-only LayerNorm feeding
+                      # attention and MLP in parallel, interleaved rotary, a logit scale on the tied
+                      # head), VoVNet (one-shot aggregation, effective SE with a hard sigmoid),
+                      # MobileViT-v2 (separable self-attention, patches [B, d, P, N] against
+                      # [B, d, N, P]); a siamese encoder with cosine embedding loss and a cyclic
+                      # schedule, a quantile regressor with pinball loss and AdamW under warm-up
+                      # and polynomial decay
+                      "port_phi3", "port_cohere", "port_vovnet", "port_mobilevitv2",
+                      "port_cosine_embedding_cyclic_train", "port_pinball_adamw_poly_train"})
 
 
 @dataclass(frozen=True)
