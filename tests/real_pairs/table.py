@@ -280,7 +280,17 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # schedule, a quantile regressor with pinball loss and AdamW under warm-up
                       # and polynomial decay
                       "port_phi3", "port_cohere", "port_vovnet", "port_mobilevitv2",
-                      "port_cosine_embedding_cyclic_train", "port_pinball_adamw_poly_train"})
+                      "port_cosine_embedding_cyclic_train", "port_pinball_adamw_poly_train",
+                      # set 42 (NOTES-set42-h112..h114): InternLM2 (q|k|v packed per key/value group
+                      # in one wqkv), Mistral with sliding-window attention (an additive band mask
+                      # built at the top against a boolean one in each attention, complex rotary
+                      # against rotate-half), Res2Net (hierarchical splits, a grouped conv packing
+                      # three split convs), EfficientNetV2 (fused MBConv, SE by 1x1 convs against
+                      # Linears); a train-mode BatchNorm regressor with SmoothL1, dropout and
+                      # multi-step decay, an MLP with multi-margin loss, Nesterov SGD and warm-up
+                      # plus cosine
+                      "port_internlm2", "port_mistral_swa", "port_res2net", "port_efficientnetv2",
+                      "port_bn_smoothl1_multistep_train", "port_multimargin_sgd_warmcos_train"})
 
 
 @dataclass(frozen=True)
