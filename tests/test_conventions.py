@@ -1792,3 +1792,29 @@ def test_one_layer_per_block_hoisted_into_one_tensor_pairs_in_order(tmp_path: Pa
     rc, doc, text = run(tmp_path / "eps", "hoisted", bug="torch_norm_eps")
     assert rc == 1, text
     assert located(doc) == ("down_blocks.1.norm", "downs.1.norm"), text
+
+
+# ------------------------------------------------------------------ grouped: one grouped convolution for a list of branch convolutions
+def test_branch_convolutions_grouped_on_one_side_pair_by_the_blocks_the_pairs_join(tmp_path: Path) -> None:
+    """PaddleClas-style blocks named ``res2a``, ``res2b`` (digits of their own) keep three branch
+    ConvBN layers in a LayerList; torchvision-style ``layers.0``, ``layers.1`` run them as one
+    grouped convolution and one BatchNorm over the branches' channels in ``layers.0``, and as lists
+    in ``layers.1``. The block indices count
+    differently on the two sides, so the stack's block is the one the pairs so far join with the
+    list's (``counterpart_scope``); the BatchNorm beside the grouped convolution holds the
+    branches' norms; and the classes whose counts differed by the stacked members pair again.
+    Clean agrees; each side's bug is located."""
+    rc, doc, text = run(tmp_path / "clean", "grouped")
+    assert rc == 0, text
+    got = {(e["paddle"], e["torch"], tuple(e.get("torch_part", ()))) for e in weight_map(tmp_path / "clean")["weights"]
+           if "paddle" in e and "torch" in e}
+    assert ("res2a.conv1.1._conv.weight", "layers.0.branches.conv.weight", (4, 8)) in got, got
+    assert ("res2a.conv1.2._batch_norm._variance", "layers.0.branches.bn.running_var", (8, 12)) in got, got
+    assert ("res2b.conv1.2._conv.weight", "layers.1.branches.convs.2.weight", ()) in got, got
+    rc, doc, text = run(tmp_path / "out_eps", "grouped", bug="paddle_out_eps")
+    assert rc == 1, text
+    assert located(doc) == ("res2b.conv2._batch_norm", "layers.1.bn3"), text
+    rc, doc, text = run(tmp_path / "split_eps", "grouped", bug="torch_split_eps")
+    assert rc == 1, text
+    a, b = located(doc)
+    assert a.startswith("res2a") and b.startswith("layers.0"), text

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ._weighttensors import MTensor
 
-__all__ = ["partner_modules", "partner_scopes"]
+__all__ = ["counterpart_scope", "partner_modules", "partner_scopes"]
 
 
 def partner_modules(pairs: list[tuple[str, str]], across_depths: bool = False) -> dict[str, str]:
@@ -94,3 +94,29 @@ def partner_scopes(pairs: list[tuple[str, str]]) -> Callable[[MTensor, MTensor],
         return (partner if x.side == "a" else inverse)[sx] == sy
 
     return same_place
+
+
+def counterpart_scope(pairs: list[tuple[str, str]]) -> Callable[[str, str], str]:
+    """The module of the other side that the pairs so far make the counterpart of a module of
+    side ``side`` ("a" or "b"): the nearest ancestor of ``module`` (itself included) holding paired
+    tensors, and the nearest common ancestor of those tensors' partners -- whatever each side's
+    paths count as blocks (PaddleClas's ``res2a`` against ``layers.0``, whose ConvBN wrappers no
+    partner joins one to one). "" where only the root holds pairs, or the partners' common
+    ancestor is the root: that says nothing."""
+    held: dict[str, dict[str, set[str]]] = {"a": defaultdict(set), "b": defaultdict(set)}
+    for na, nb in pairs:
+        ma, mb = na.rpartition(".")[0], nb.rpartition(".")[0]
+        held["a"][ma].add(mb)
+        held["b"][mb].add(ma)
+
+    def scope(module: str, side: str) -> str:
+        mine = held[side]
+        m = module
+        while m:
+            partners = {o for k, os in mine.items() if k == m or k.startswith(m + ".") for o in os}
+            if partners:
+                return _common_ancestor(partners)
+            m = m.rpartition(".")[0]
+        return ""
+
+    return scope

@@ -15,12 +15,19 @@ decide, never for a square matrix. Where several groups fit one stack, the role 
 (``w_gate`` ~ ``w1``/``gate_proj``, ``ROLE_SYNONYMS``) chooses. Where no name says one (``w_in``,
 ``w_out`` against ``fc1``, ``fc2``), a module's stacks take the groups that fit them in
 registration order, one to one and all in one orientation; otherwise nothing is paired.
+
+Where the two sides count blocks differently (PaddleClas's ``res2a`` holding ``conv1.0`` ..
+``conv1.2`` against torchvision's ``layers.0.branches.conv``, one grouped convolution), the stack
+and the list are in one block when each sits inside the module the pairs so far make the other's
+counterpart (``_partners.counterpart_scope``). A vector stack beside a stack that took a list (a
+grouped convolution's BatchNorm) holds that list's vectors (the branches' norms).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 
 from ..arrays._layout import squeezed
 from ._rolenames import role_of_words
@@ -60,10 +67,17 @@ def _orientation(s: tuple[int, ...], y: MTensor, n: int) -> str | None:
     return None
 
 
-def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTensor], MTensor, str]]:
+Counterpart = Callable[[str, str], str]  # (module, side) -> the other side's module the pairs make its counterpart
+
+
+def stacked_groups(a: list[MTensor], b: list[MTensor],
+                   counterpart: Counterpart | None = None) -> list[tuple[list[MTensor], MTensor, str]]:
     """(the group of ``a``'s tensors in index order, ``b``'s stack holding them, how:
     ``_orientation``) for every stack of ``b`` one group fits (see the module docstring). A stack
-    holds trainable tensors or buffers as the group does."""
+    holds trainable tensors or buffers as the group does. ``counterpart``: the module of the other
+    side the pairs so far make a module's counterpart (``_partners.counterpart_scope``): a stack
+    and a group whose paths count blocks differently are in one block where each sits inside the
+    other's counterpart."""
     found: dict[str, dict[int, MTensor]] = defaultdict(dict)
     for x in a:
         for key, i in _listed(x):
@@ -83,7 +97,7 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
         for y in b:
             if not y.cshape or (len(y.cshape) == 1) != flat:
                 continue
-            fits = _fits(groups, y, taken, holds if flat else None)
+            fits = _fits(groups, y, taken, holds if flat else None, counterpart)
             if len(fits) > 1:  # the role y's name says chooses
                 role = role_of_words(y.local) or role_of_words(y.leaf)
                 said = [(g, t) for g, t in fits if role is not None and role_of_words(g[0].leaf) == role]
@@ -93,15 +107,17 @@ def stacked_groups(a: list[MTensor], b: list[MTensor]) -> list[tuple[list[MTenso
             if len(fits) == 1:
                 _take(out, taken, fits[0][0], y, fits[0][1])
         for ys in unsaid.values():  # names say nothing: the stacks in the order the groups are registered
-            cands = sorted({tuple(map(id, g)): g for y in ys for g, _ in _fits(groups, y, taken, holds if flat else None)}.values(),
+            cands = sorted({tuple(map(id, g)): g for y in ys for g, _ in _fits(groups, y, taken, holds if flat else None, counterpart)}.values(),
                            key=lambda g: g[0].index)
-            order = [next((t for g2, t in _fits([g], y, taken, holds if flat else None) if g2 is g), None)
+            order = [next((t for g2, t in _fits([g], y, taken, holds if flat else None, counterpart) if g2 is g), None)
                      for y, g in zip(ys, cands)]
             if len(cands) == len(ys) and all(t is not None for t in order) and len(set(order)) == 1:
                 for y, g, t in zip(ys, cands, order):
                     _take(out, taken, g, y, str(t))
-        for g, y, _ in out:
+        for g, y, _ in out:  # the stack's module holds the list, and so do the modules beside it (a
+            # grouped convolution's BatchNorm next to it holds the branches' norms)
             holds[y.info.module].add(_list_of(g))
+            holds[y.info.module.rpartition(".")[0] + ".*"].add(_list_of(g))
     return out
 
 
@@ -113,13 +129,30 @@ def _list_of(g: list[MTensor]) -> str:
 
 
 def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int],
-          holds: dict[str, set[str]] | None = None) -> list[tuple[list[MTensor], str]]:
+          holds: dict[str, set[str]] | None = None, counterpart: Counterpart | None = None) -> list[tuple[list[MTensor], str]]:
     """The groups not yet taken that ``y`` can hold stacked, each with its orientation; with
-    ``holds`` (module -> the lists its other stacks hold), only those lists."""
+    ``holds`` (module -> the lists its other stacks hold; ``parent.*``: the lists a stack beside
+    it holds), only those lists."""
     return [(g, t) for g in groups if not any(id(x) in taken for x in g) and _same_kind(g[0], y)
-            and g[0].info.trainable == y.info.trainable and g[0].info.is_param == y.info.is_param and _blocks_agree(g, y)
-            and (holds is None or _list_of(g) in holds.get(y.info.module, ()))
+            and g[0].info.trainable == y.info.trainable and g[0].info.is_param == y.info.is_param
+            and (_blocks_agree(g, y) or _counterparts(g, y, counterpart))
+            and (holds is None or _list_of(g) in holds.get(y.info.module, ())
+                 or _list_of(g) in holds.get(y.info.module.rpartition(".")[0] + ".*", ()))
             and (t := _orientation(g[0].cshape, y, len(g))) is not None]
+
+
+def _counterparts(g: list[MTensor], y: MTensor, counterpart: Counterpart | None) -> bool:
+    """Whether the pairs so far make the block of ``g``'s list and the block of stack ``y`` one:
+    each sits inside the other's counterpart (``counterpart``), neither the root."""
+    if counterpart is None:
+        return False
+    lst = _list_of(g)
+    of_list, of_stack = counterpart(lst, g[0].side), counterpart(y.info.module, y.side)
+    return bool(of_list and of_stack) and _inside(y.info.module, of_list) and _inside(lst, of_stack)
+
+
+def _inside(module: str, scope: str) -> bool:
+    return module == scope or module.startswith(scope + ".")
 
 
 def _same_kind(x: MTensor, y: MTensor) -> bool:

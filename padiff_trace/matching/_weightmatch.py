@@ -51,7 +51,7 @@ from ._matchstate import MatchState
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
 from ._packs import hoisted_rest, hoisted_run, packed_run, partner_place, regrouped, repeat_place
-from ._partners import partner_modules, partner_scopes
+from ._partners import counterpart_scope, partner_modules, partner_scopes
 from ._pins import apply_pins
 from ._rolenames import roles_contradict, roles_named
 from ._roles import pair_same_roles
@@ -224,9 +224,13 @@ class _Matcher(MatchState):
     def stacked(self) -> None:
         """A tensor ``[N, *s]`` of one side holding a module list's N tensors of the other along a
         new first axis (experts as a list against 3-D stacked weights), or ``[N * s0, ...]`` one
-        after the other (``_stacks``)."""
+        after the other (``_stacks``). Where it pairs any, the structure passes run again: a class
+        whose counts differed by the stacked members now has as many on each side (Res2Net's
+        branch convolutions, grouped in a stage's first block on one side only)."""
+        before = len(self.map.pairs)
+        counterpart = counterpart_scope([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None])
         for one, other in ((self.a, self.b), (self.b, self.a)):
-            for xs, y, how in stacked_groups(self.live(one), self.live(other)):
+            for xs, y, how in stacked_groups(self.live(one), self.live(other), counterpart):
                 if how == "transposed":  # its slices hold the matrices transposed: the canonical view swaps them
                     y.perm = tuple((y.perm or tuple(range(len(y.cshape))))[k] for k in (0, 2, 1))
                     y.cshape = (y.cshape[0], y.cshape[2], y.cshape[1])
@@ -238,6 +242,9 @@ class _Matcher(MatchState):
                         self.pair(x, y, "stacked", None, (i, i + 1), 0, used=False)
                     x.used = True
                 y.used = True
+        if len(self.map.pairs) > before:
+            self.structure()
+            self.structure(by_type=False)
 
     def reshaped(self) -> None:
         """Tensors of one type class and local name whose shapes differ by a head split or merge
