@@ -290,7 +290,16 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # multi-step decay, an MLP with multi-margin loss, Nesterov SGD and warm-up
                       # plus cosine
                       "port_internlm2", "port_mistral_swa", "port_res2net", "port_efficientnetv2",
-                      "port_bn_smoothl1_multistep_train", "port_multimargin_sgd_warmcos_train"})
+                      "port_bn_smoothl1_multistep_train", "port_multimargin_sgd_warmcos_train",
+                      # set 43 (NOTES-set43-h115..h117): Granite (muP-style multipliers: embedding,
+                      # residual, attention scale, logits; some folded into modules of their own),
+                      # OLMo (non-parametric LayerNorm, q|k|v and up|gate fused, gate the second
+                      # half, q/k/v clipped), RegNetY (group convolutions of a fixed group width, SE
+                      # by 1x1 convs against Linears), ReXNet (a partial residual on the first
+                      # channels); a transformer classifier with layer-wise learning-rate decay in
+                      # AdamW groups, an ordinal regressor with the CORAL loss
+                      "port_granite", "port_olmo", "port_regnety", "port_rexnet",
+                      "port_llrd_adamw_train", "port_coral_ordinal_train"})
 
 
 @dataclass(frozen=True)
