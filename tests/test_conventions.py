@@ -1818,3 +1818,23 @@ def test_branch_convolutions_grouped_on_one_side_pair_by_the_blocks_the_pairs_jo
     assert rc == 1, text
     a, b = located(doc)
     assert a.startswith("res2a") and b.startswith("layers.0"), text
+
+
+# ------------------------------------------------------------------ swiglu: up|gate packed beside a SwiGLU module of one side's own
+def test_halves_of_a_packed_projection_beside_a_one_sided_activation_are_tried_swapped(tmp_path: Path) -> None:
+    """OLMo-style ``ff_proj`` holds up then gate and a ``SwiGLU`` module of paddle's own reads it;
+    torch keeps ``gate_proj``, ``up_proj`` (registered gate first) and an ``act_fn``. Registration
+    order fills the packed Linear gate first, and the first divergence is named at the two
+    activation calls, one-sided, beside the packed Linear rather than in it: the halves are tried
+    the other way round there too (``part_alternatives``), and the values keep that pairing. A
+    wrong activation is still found at the activations."""
+    rc, doc, text = run(tmp_path / "clean", "swiglu")
+    assert rc == 0, text
+    assert "paired by the recorded values" in text, text
+    (kept,) = (tmp_path / "clean").glob("*_torch-pairing-*.trace/weightmap.json")  # B recorded again so
+    got = {(e["paddle"], e["torch"], tuple(e.get("paddle_part", ()))) for e in json.loads(kept.read_text())["weights"]
+           if "paddle" in e and "torch" in e}
+    assert ("blocks.0.ff_proj.weight", "layers.0.mlp.up_proj.weight", (0, 24)) in got, got
+    rc, doc, text = run(tmp_path / "gelu", "swiglu", bug="torch_act_gelu")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0.act", "layers.0.mlp.act_fn"), text

@@ -123,7 +123,7 @@ def part_alternatives(report: Report) -> list[Alternative]:
     if d is None or wm is None:
         return []
     ka, kb = wm.side_keys()
-    scope = {d.located.a.call.module, d.located.b.call.module} if d.located else {d.pair.a.module, d.pair.b.module}
+    scope = _scope(d)
     held = packed_in_order(wm)
 
     def local(name: str) -> str:
@@ -155,6 +155,25 @@ def part_alternatives(report: Report) -> list[Alternative]:
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
                                said, holder, unnamed=True, orderless=_orderless(groups[0], side == kb)))
     return out[:_MAX_TRIES]
+
+
+# why a side's named call is one the other side has no counterpart for (an activation module
+# against inline code): what fed it may be the other module's parts in another order
+_ONE_SIDED = ("one side only", "unverified")
+
+
+def _scope(d: Any) -> set[str]:
+    """The modules the first divergence names, and, where a side names a call of its own that the
+    other side computes inline (a SwiGLU module reading a packed up|gate projection), that call's
+    parent too: the packed layer feeding it sits beside it, not in it."""
+    if d.located is None:
+        return {d.pair.a.module, d.pair.b.module}
+    out = set()
+    for side in (d.located.a, d.located.b):
+        out.add(side.call.module)
+        if side.why in _ONE_SIDED:
+            out.add(side.call.module.rpartition(".")[0])
+    return out
 
 
 def _with_their_layers(kinds: dict[Any, list[list[Any]]], kb: str) -> dict[Any, list[list[Any]]]:
