@@ -1838,3 +1838,23 @@ def test_halves_of_a_packed_projection_beside_a_one_sided_activation_are_tried_s
     rc, doc, text = run(tmp_path / "gelu", "swiglu", bug="torch_act_gelu")
     assert rc == 1, text
     assert located(doc) == ("blocks.0.act", "layers.0.mlp.act_fn"), text
+
+
+# ------------------------------------------------------------------ strided: a block's 1x1 convolution and its shortcut, one weight shape
+def test_same_shape_layers_pair_by_what_their_calls_return_when_order_cannot(tmp_path: Path) -> None:
+    """A RegNet-style block: paddle's ``conv1`` (1x1) and ``downsample`` (1x1, stride 2) hold
+    weights of one shape, registered and called first and last; torch registers and calls its
+    shortcut ``proj`` first, then ``f.a``. Registration order and call order both pair ``conv1``
+    with ``proj``. Once both models ran, what each call returned tells them apart (the image's
+    size against half of it; ``call_signatures``), and each norm goes with the convolution beside
+    it. Clean agrees; the shortcut's BatchNorm bug is named at the shortcut on both sides."""
+    rc, doc, text = run(tmp_path / "clean", "strided")
+    assert rc == 0, text
+    assert "paired in the order the models call their modules" in text, text
+    (kept,) = (tmp_path / "clean").glob("*_torch-call-order.trace/weightmap.json")
+    got = {(e["paddle"], e["torch"]) for e in json.loads(kept.read_text())["weights"] if "paddle" in e and "torch" in e}
+    assert ("block.downsample.conv.weight", "trunk.proj.0.weight") in got, got
+    assert ("block.conv1.bn.weight", "trunk.f.a.1.weight") in got, got
+    rc, doc, text = run(tmp_path / "eps", "strided", bug="paddle_short_eps")
+    assert rc == 1, text
+    assert located(doc) == ("block.downsample.bn", "trunk.proj.1"), text

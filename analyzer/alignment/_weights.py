@@ -31,7 +31,7 @@ from padiff_trace.matching import (
     with_observed_layouts,
 )
 
-from ._calls import TraceView, first_step
+from ._calls import TraceView, first_step, shape_sig
 from ._computed import ComputedWeight
 from ._slices import RowSlice
 
@@ -55,7 +55,8 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
     side_a = with_observed_layouts(va.trace, side_from_records(ra, dict(va.trace.meta)))
     side_b = side_from_records(rb, dict(vb.trace.meta))
     if call_order:
-        side_a, side_b = in_call_order(side_a, _first_calls(va)), in_call_order(side_b, _first_calls(vb))
+        side_a = in_call_order(side_a, _first_calls(va), _first_shapes(va))
+        side_b = in_call_order(side_b, _first_calls(vb), _first_shapes(vb))
     wm = match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
     # a norm's scale written by the transfer as the other's plus one (``matching._offsets``)
     by_a, by_b = {r.tensor_name: r for r in ra}, {r.tensor_name: r for r in rb}
@@ -69,6 +70,15 @@ def _first_calls(v: TraceView) -> dict[str, int]:
     out: dict[str, int] = {}
     for c in sorted(v.calls.get(first_step(v), []), key=lambda c: c.id):
         out.setdefault(c.module, len(out))
+    return out
+
+
+def _first_shapes(v: TraceView) -> dict[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]]:
+    """Module path -> the shapes its first forward call took and returned, in the first step with calls."""
+    out: dict[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]] = {}
+    for c in sorted(v.calls.get(first_step(v), []), key=lambda c: c.id):
+        if c.module not in out:
+            out[c.module] = (shape_sig(c.inputs), shape_sig(c.outputs))
     return out
 
 

@@ -36,6 +36,8 @@ class WeightSide:
     pack_groups: dict[str, int] = field(default_factory=dict)
     # tensors in the order the model first calls their modules (``in_call_order``), not registration order
     call_ordered: bool = False
+    # module path -> (input shapes, output shapes) of its first call (``in_call_order``; empty before a run)
+    call_shapes: AbcMapping[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]] = field(default_factory=dict)
     # name -> the tensor's step-0 statistics (``STAT_FIELDS``), where known: a copy of a weight has
     # its weight's (``_shadows``)
     fingerprints: AbcMapping[str, tuple[float, ...]] = field(default_factory=dict)
@@ -98,12 +100,16 @@ def _stats(r: Any) -> AbcMapping[str, float]:
     return stats
 
 
-def in_call_order(side: WeightSide, first_call: AbcMapping[str, int]) -> WeightSide:
+def in_call_order(side: WeightSide, first_call: AbcMapping[str, int],
+                  shapes: AbcMapping[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]] | None = None,
+                  ) -> WeightSide:
     """``side`` with its tensors in the order the model first calls their modules: what two
     implementations of one model share (both compute the same steps in turn), where the order
     their ``__init__`` registers modules in is each author's own. A tensor of a module never
     called (weights its parent uses itself) takes its nearest called ancestor's turn, the root
-    aside; one with none keeps its place after the tensor before it. Ties keep registration order."""
+    aside; one with none keeps its place after the tensor before it. Ties keep registration order.
+    ``shapes``: module path -> the input and output shapes of its first call, kept for the matcher
+    to tell same-shape layers apart by (``call_shapes``)."""
     if not first_call:
         return side
     ranks: list[float] = []
@@ -116,7 +122,8 @@ def in_call_order(side: WeightSide, first_call: AbcMapping[str, int]) -> WeightS
         last = float(rank) if rank is not None else last
         ranks.append(last)
     order = sorted(range(len(side.tensors)), key=lambda i: (ranks[i], i))
-    return dataclasses.replace(side, tensors=tuple(side.tensors[i] for i in order), call_ordered=True)
+    return dataclasses.replace(side, tensors=tuple(side.tensors[i] for i in order), call_ordered=True,
+                               call_shapes=dict(shapes or {}))
 
 
 @dataclass(frozen=True)
