@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from collections.abc import Mapping as AbcMapping
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from .._errors import MappingError
+from ._callshapes import by_call_shapes, call_signatures, held_calls
 from ._knowledge import (
     AFFINE_ALIASES,
     BACKWARD_WORDS,
@@ -101,6 +100,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
     held = {(t.module, t.local) for t in side.tensors}
     positions = _positions(types)
     bidirectional = {t.module for t in side.tensors if t.local.endswith("_reverse")}
+    beside_calls = held_calls(side.call_shapes, types.keys())
     out = []
     for i, t in enumerate(side.tensors):
         owner = t.module[: -len(PARAMETRIZED_UNDER)] if t.module.endswith(PARAMETRIZED_UNDER) else ""
@@ -146,7 +146,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             MTensor(
                 t, i, tag, role[0] if role else ctype, rt.known, role[1] if role else local, perm, cshape,
                 key, derived, role is not None, owner=owner, sub=sub, place=t.module in positions,
-                sig=call_signatures(side.call_shapes, t.module, types.keys()),
+                sig=call_signatures(side.call_shapes, t.module, beside_calls),
             )
         )
     return siblings(out)
@@ -343,7 +343,7 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     n = len(xs)
     if n == 1 or n > 512:
         return [(x, y, False) for x, y in zip(xs, ys)]
-    split = _by_call_shapes(xs, ys)
+    split = by_call_shapes(xs, ys)
     if split is not None:
         return [pair for sx, sy in split for pair in assign(sx, sy, order_weight)]
     tx = [_named_words(x) for x in xs]
@@ -382,53 +382,3 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
             got[i] = j
             taken.add(j)
     return [(xs[i], ys[got[i]], got[i] != i) for i in range(n)]
-
-
-CallShapes = AbcMapping[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]]
-
-
-def call_signatures(shapes: CallShapes, module: str, holders: AbstractSet[str]) -> tuple[object, ...]:
-    """What ``module``'s first call took and returned, finest first: with what the other modules
-    of its parent that hold tensors (``holders``) took and returned (the convolution beside a norm
-    in a ConvBN wrapper or a Sequential unit, which tells a shortcut's norm from the block's), its
-    own inputs and outputs, its outputs alone. () where the module never ran or no run is known."""
-    own = shapes.get(module)
-    if own is None:
-        return ()
-    parent = module.rpartition(".")[0]
-    beside = sorted(repr(v) for m, v in shapes.items()
-                    if m != module and m in holders and m and m.rpartition(".")[0] == parent)
-    return ((own, tuple(beside)), own, own[1])
-
-
-def _by_call_shapes(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor], list[MTensor]]] | None:
-    """Two equally long groups split by what their modules' first calls took and returned
-    (``MTensor.sig``, known once both models ran), where their own calls split them into several
-    parts, each as long on both sides: a block's first 1x1 convolution and its shortcut projection
-    hold weights of one shape, but one returns the input's size and the other a strided one,
-    whatever order each author registers or calls them in. A part of per-channel vectors (the
-    norms after those convolutions, each returning the shape it took) is split further by what the
-    layers beside each took and returned: a norm is told apart by the layer it normalises. None
-    where a tensor's calls are unknown or its own calls do not split the group so: layers beside
-    a layer are no evidence alone (two ports' wrappers differ, and their shapes meet by chance)."""
-    if any(not t.sig for t in (*xs, *ys)):
-        return None
-    coarse = _split(xs, ys, 1) or _split(xs, ys, 2)
-    if coarse is None:
-        return None
-    return [part for gx, gy in coarse
-            for part in ((_split(gx, gy, 0) if all(len(t.cshape) == 1 for t in (*gx, *gy)) else None) or [(gx, gy)])]
-
-
-def _split(xs: list[MTensor], ys: list[MTensor], level: int) -> list[tuple[list[MTensor], list[MTensor]]] | None:
-    """``xs`` and ``ys`` grouped by their signature at ``level``, where that makes several groups
-    with the same signatures and as many members on each side; else None."""
-    sx: dict[object, list[MTensor]] = defaultdict(list)
-    sy: dict[object, list[MTensor]] = defaultdict(list)
-    for x in xs:
-        sx[x.sig[level]].append(x)
-    for y in ys:
-        sy[y.sig[level]].append(y)
-    if len(sx) < 2 or set(sx) != set(sy) or any(len(sx[k]) != len(sy[k]) for k in sx):
-        return None
-    return [(sx[k], sy[k]) for k in sx]
