@@ -8,12 +8,23 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping as AbcMapping
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ._weighttensors import MTensor
+from typing import Protocol, TypeVar
 
 __all__ = ["CallShapes", "by_call_shapes", "call_signatures", "held_calls"]
+
+
+class Signed(Protocol):
+    """What the split reads of a tensor (the matcher's ``MTensor``): its call signature levels
+    (``call_signatures``) and its canonical shape."""
+
+    @property
+    def sig(self) -> tuple[object, ...]: ...
+
+    @property
+    def cshape(self) -> tuple[int, ...]: ...
+
+
+T = TypeVar("T", bound=Signed)
 
 CallShapes = AbcMapping[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]]
 
@@ -40,7 +51,7 @@ def call_signatures(shapes: CallShapes, module: str, beside: AbcMapping[str, lis
     return ((own, tuple(others)), own, own[1])
 
 
-def by_call_shapes(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTensor], list[MTensor]]] | None:
+def by_call_shapes(xs: list[T], ys: list[T]) -> list[tuple[list[T], list[T]]] | None:
     """Two equally long groups split by what their modules' first calls took and returned
     (``MTensor.sig``, known once both models ran), where their own calls split them into several
     parts, each as long on both sides: a block's first 1x1 convolution and its shortcut projection
@@ -59,11 +70,11 @@ def by_call_shapes(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[list[MTen
             for part in ((_split(gx, gy, 0) if all(len(t.cshape) == 1 for t in (*gx, *gy)) else None) or [(gx, gy)])]
 
 
-def _split(xs: list[MTensor], ys: list[MTensor], level: int) -> list[tuple[list[MTensor], list[MTensor]]] | None:
+def _split(xs: list[T], ys: list[T], level: int) -> list[tuple[list[T], list[T]]] | None:
     """``xs`` and ``ys`` grouped by their signature at ``level``, where that makes several groups
     with the same signatures and as many members on each side; else None."""
-    sx: dict[object, list[MTensor]] = defaultdict(list)
-    sy: dict[object, list[MTensor]] = defaultdict(list)
+    sx: dict[object, list[T]] = defaultdict(list)
+    sy: dict[object, list[T]] = defaultdict(list)
     for x in xs:
         sx[x.sig[level]].append(x)
     for y in ys:
