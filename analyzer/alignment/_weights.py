@@ -55,8 +55,7 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
     side_a = with_observed_layouts(va.trace, side_from_records(ra, dict(va.trace.meta)))
     side_b = side_from_records(rb, dict(vb.trace.meta))
     if call_order:
-        side_a = in_call_order(side_a, _first_calls(va), _first_shapes(va))
-        side_b = in_call_order(side_b, _first_calls(vb), _first_shapes(vb))
+        side_a, side_b = in_call_order(side_a, *_first_calls(va)), in_call_order(side_b, *_first_calls(vb))
     wm = match_weights(side_a, side_b, *mapping_pins(mapping, side_a, side_b))
     # a norm's scale written by the transfer as the other's plus one (``matching._offsets``)
     by_a, by_b = {r.tensor_name: r for r in ra}, {r.tensor_name: r for r in rb}
@@ -65,21 +64,19 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
     return wm
 
 
-def _first_calls(v: TraceView) -> dict[str, int]:
-    """Module path -> the rank of its first forward call in the first step with calls."""
-    out: dict[str, int] = {}
-    for c in sorted(v.calls.get(first_step(v), []), key=lambda c: c.id):
-        out.setdefault(c.module, len(out))
-    return out
+_Shapes = tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]
 
 
-def _first_shapes(v: TraceView) -> dict[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]]:
-    """Module path -> the shapes its first forward call took and returned, in the first step with calls."""
-    out: dict[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]] = {}
+def _first_calls(v: TraceView) -> tuple[dict[str, int], dict[str, _Shapes]]:
+    """Module path -> the rank of its first forward call in the first step with calls, and ->
+    the shapes that call took and returned."""
+    ranks: dict[str, int] = {}
+    shapes: dict[str, _Shapes] = {}
     for c in sorted(v.calls.get(first_step(v), []), key=lambda c: c.id):
-        if c.module not in out:
-            out[c.module] = (shape_sig(c.inputs), shape_sig(c.outputs))
-    return out
+        if c.module not in ranks:
+            ranks[c.module] = len(ranks)
+            shapes[c.module] = (shape_sig(c.inputs), shape_sig(c.outputs))
+    return ranks, shapes
 
 
 def _effective(side: str, name: str, r: Record, by_name: dict[str, Record],

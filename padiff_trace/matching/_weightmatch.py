@@ -224,9 +224,8 @@ class _Matcher(MatchState):
     def stacked(self) -> None:
         """A tensor ``[N, *s]`` of one side holding a module list's N tensors of the other along a
         new first axis (experts as a list against 3-D stacked weights), or ``[N * s0, ...]`` one
-        after the other (``_stacks``). Where it pairs any, the structure passes run again: a class
-        whose counts differed by the stacked members now has as many on each side (Res2Net's
-        branch convolutions, grouped in a stage's first block on one side only)."""
+        after the other (``_stacks``). Where it pairs any, the structure passes run again: counts
+        the stacked members made differ are even now (Res2Net's grouped branch convolutions)."""
         before = len(self.map.pairs)
         counterpart = counterpart_scope([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None])
         for one, other in ((self.a, self.b), (self.b, self.a)):
