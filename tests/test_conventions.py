@@ -1858,3 +1858,53 @@ def test_same_shape_layers_pair_by_what_their_calls_return_when_order_cannot(tmp
     rc, doc, text = run(tmp_path / "eps", "strided", bug="paddle_short_eps")
     assert rc == 1, text
     assert located(doc) == ("block.downsample.bn", "trunk.proj.1"), text
+
+
+# ------------------------------------------------------------------ rotary: a table built by a module of one side's own
+def test_a_call_nothing_checks_is_cleared_or_kept_by_the_operations_inside(tmp_path: Path) -> None:
+    """Paddle builds the rotary table (cos, sin) in a ``Rotary`` module of its own; torch builds
+    it inline. The table is a value no torch record holds, so where the attention's output
+    differs the module records cannot tell the table from the code after it ("unverified").
+    ``run`` records both again with the operations inside the two attentions: a wrong score
+    scale on torch's side is the first op that differs (a division whose operands agree), and
+    the table is cleared; a wrong table base on paddle's side makes the first differing op the
+    one that reads the table, which clears nothing, and the table stays named."""
+    rc, doc, text = run(tmp_path / "clean", "rotary")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "scale", "rotary", bug="torch_scale_dim")
+    assert rc == 1, text
+    d = doc["first_divergence"]
+    first = next(p for p in doc["pairs"] if p["index"] == d["index"])
+    assert d["located"] is None and first["role"] == "op_output", text  # the ops inside named it
+    assert (first["a"]["module"], first["b"]["module"]) == ("layers.0.attn", "blocks.0.attention"), text
+    assert "looked closer" in text, text
+    rc, doc, text = run(tmp_path / "base", "rotary", bug="paddle_rope_base")
+    assert rc == 1, text
+    assert located(doc) == ("layers.0.attn.rotary", "blocks.0.attention"), text
+    assert "looked closer" not in text, text
+
+
+# ------------------------------------------------------------------ sublayers: each port fuses the other sublayer's projections
+def test_an_attention_projection_never_pairs_with_a_feed_forward_one_and_partial_rotary_rows_follow(tmp_path: Path) -> None:
+    """Paddle keeps q, k, v apart and fuses the feed-forward's ``gate_up_proj``; torch fuses
+    ``Wqkv`` and keeps ``w1``, ``w3`` apart: the two fused weights have one shape and one class,
+    and only their names' roles (an attention's against a feed-forward's, ``ROLE_FAMILIES``) keep
+    them apart, so each packs its own sublayer's parts. One LayerNorm per head
+    (``q_layernorm.norms.i``) stacks into torch's ``q_norm [heads, head_dim]`` by the role the
+    list's module names. Rotary embeddings turn the first 8 of each head's 16 features, halves
+    against interleaved pairs: the q and k rows, and the per-head norms' features with them, are
+    paired in that layout once the values confirm it. A feed-forward bug is named there."""
+    rc, doc, text = run(tmp_path / "clean", "sublayers")
+    assert rc == 0, text
+    assert "the first 8 of 16 features" in text, text
+    kept = Path(doc["b"]["path"]) / "weightmap.json"  # B recorded again with the pairing the values kept
+    entries = [e for e in json.loads(kept.read_text())["weights"] if "paddle" in e and "torch" in e]
+    got = {(e["paddle"], e["torch"], tuple(e.get("torch_part", ()))) for e in entries}
+    assert ("layers.0.mlp.gate_up_proj.weight", "blocks.0.ffn.w1.weight", ()) in got, got
+    assert ("layers.0.self_attn.v_proj.weight", "blocks.0.attn.Wqkv.weight", (64, 96)) in got, got
+    assert ("layers.0.self_attn.q_layernorm.norms.1.weight", "blocks.0.attn.q_norm.weight", (1, 2)) in got, got
+    norm = next(e for e in entries if e["paddle"] == "layers.0.self_attn.q_layernorm.norms.1.weight")
+    assert norm["paddle_blocks"][:8] == [0, 4, 1, 5, 2, 6, 3, 7] and norm["paddle_blocks"][8:] == list(range(8, 16)), norm
+    rc, doc, text = run(tmp_path / "gelu", "sublayers", bug="torch_ffn_gelu")
+    assert rc == 1, text
+    assert located(doc) == ("layers.0.mlp", "blocks.0.ffn"), text

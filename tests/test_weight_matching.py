@@ -889,18 +889,20 @@ def test_per_item_linears_of_one_input_stack_weights_with_weights_and_biases_wit
 
 def test_a_parameter_whose_name_says_log_on_one_side_only_is_marked_as_kept_in_log_space() -> None:
     """``log_temp`` against ``temperature``: B keeps the logarithm; CLIP's ``logit_scale`` on both
-    sides, a word ``log`` on both sides, or ``log_sigma`` against ``logsigma`` (the word run into
-    the quantity), is no such pair; ``logvar`` against ``var`` is."""
+    sides, or against ``log_inv_tau`` (a log by CLIP's convention), a word ``log`` on both sides,
+    or ``log_sigma`` against ``logsigma`` (the word run into the quantity), is no such pair;
+    ``logvar`` against ``var`` is."""
     pd = [t("attn.temperature", "Attn", (4,)), t("head.logit_scale", "Head", (1,)), t("flow.log_s", "Flow", (3,)),
-          t("slots.slots_log_sigma", "Slots", (1, 1, 5)), t("vae.var", "Vae", (6,))]
+          t("slots.slots_log_sigma", "Slots", (1, 1, 5)), t("vae.var", "Vae", (6,)), t("sim.logit_scale", "Sim", (1,))]
     th = [t("attn.log_temp", "Attn", (4,)), t("head.logit_scale", "Head", (1,)), t("flow.log_scale", "Flow", (3,)),
-          t("slots.slots_logsigma", "Slots", (1, 1, 5)), t("vae.logvar", "Vae", (6,))]
-    user = {"Attn": ["port.Attn"], "Head": ["port.Head"], "Flow": ["port.Flow"], "Slots": ["port.Slots"], "Vae": ["port.Vae"]}
+          t("slots.slots_logsigma", "Slots", (1, 1, 5)), t("vae.logvar", "Vae", (6,)), t("sim.log_inv_tau", "Sim", (1,))]
+    user = {"Attn": ["port.Attn"], "Head": ["port.Head"], "Flow": ["port.Flow"], "Slots": ["port.Slots"], "Vae": ["port.Vae"],
+            "Sim": ["port.Sim"]}
     wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **user}), WeightSide("torch", tuple(th), {**TD, **user}))
     assert wm.ok, wm.problem_text("A", "B")
     got = {p.a: p.logged for p in wm.pairs}
     assert got == {"attn.temperature": "b", "head.logit_scale": None, "flow.log_s": None,
-                   "slots.slots_log_sigma": None, "vae.var": "b"}, got
+                   "slots.slots_log_sigma": None, "vae.var": "b", "sim.logit_scale": None}, got
 
 
 def test_tables_of_one_role_pair_wherever_they_sit_in_the_layout_their_role_has() -> None:

@@ -107,7 +107,6 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
     d, wm = report.first_divergence, report.weight_map
     if d is None or wm is None:
         return []
-    ka, kb = wm.side_keys()
     roles = {n for g in ROLE_SYNONYMS if g & set(ROTARY_ROLES) for n in g}
     hd = _head_dim(report.a) or _head_dim(report.b)
     if not hd:  # no table held as a buffer: one handed to the attention holding q and k
@@ -117,6 +116,19 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
               or _head_dim_handed(report.b, {_parent(b) for _, b in owners} | {b for _, b in owners}))
     if not hd or hd % 2:
         return []
+    out: list[Alternative] = []
+    for head in (hd, 2 * hd, 4 * hd):  # the table's width is a head's, or a part of it (partial rotary)
+        out += _rotary_docs(report, wm, roles, head, hd)
+    return out
+
+
+def _rotary_docs(report: Report, wm: Any, roles: set[str], hd: int, rot: int) -> list[Alternative]:
+    """``rotary_alternatives`` for heads of ``hd`` features whose first ``rot`` are rotated (the
+    rest pass through: partial rotary, GPT-NeoX's ``rotary_pct``); empty where the q and k rows
+    are no whole heads of that size."""
+    d = report.first_divergence
+    assert d is not None
+    ka, kb = wm.side_keys()
     ma = d.located.a.call.module if d.located else d.pair.a.module
     shapes = _shapes(report.a)
     docs: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
@@ -125,6 +137,13 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
         mod_a, _, local = p.a.rpartition(".")
         mod_b = p.b.rpartition(".")[0]
         shape = shapes.get(p.a)
+        if _head_vector(p, shape, hd, roles):  # a per-head norm of q or k: its features follow the rows
+            for entries, a_half in zip(docs, (True, False)):
+                e = {ka: p.a, kb: p.b, f"{ka}_blocks": rotary_rows(hd, hd, a_half, rot)}
+                if p.b_part is not None:
+                    e.update({f"{kb}_part": list(p.b_part), "axis": p.axis or 0})
+                entries.append(e)
+            continue
         # B's share of a fused q|k|v (its rows cut once, along the output axis) against A's whole q or k
         packed = p.b_part is not None and p.b_groups == 1 and p.axis == 0 and p.a_blocks is None
         if (shape is None or p.a_part is not None or (p.b_part is not None and not packed) or not p.transfer
@@ -138,11 +157,13 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
         holder = _pattern(_parent(mod_a))
         if holder not in holders:
             holders.append(holder)
-        if packed:  # A's rows reordered head by head into B's rotary layout, then into B's share
-            assert p.b_part is not None
+        if packed or rot < hd:  # A's rows reordered head by head into B's rotary layout (then into B's share)
             for entries, a_half in zip(docs, (True, False)):
-                entries.append({ka: p.a, kb: p.b, f"{kb}_part": list(p.b_part), "axis": 0,
-                                f"{ka}_blocks": rotary_rows(rows, hd, a_half)})
+                e = {ka: p.a, kb: p.b, f"{ka}_blocks": rotary_rows(rows, hd, a_half, rot)}
+                if packed:
+                    assert p.b_part is not None
+                    e.update({f"{kb}_part": list(p.b_part), "axis": 0})
+                entries.append(e)
             continue
         for entries, (half, inter) in zip(docs, ((ka, kb), (kb, ka))):
             for k, (lo, hi) in enumerate(((0, hd // 2), (hd // 2, hd))):
@@ -157,19 +178,50 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
     for entries in docs:
         entries.extend({k: v for k, v in e.items() if k not in ("how", "confidence", "convert")} for e in rest)
     out = []
+    part = f" (the first {rot} of {hd} features)" if rot < hd else ""
     for entries, (half, inter) in zip(docs, ((ka, kb), (kb, ka))):
-        said = f"q and k rows paired in every head as {half}'s rotary pairs (j, j + {hd // 2}) against {inter}'s (2j, 2j + 1)"
+        said = f"q and k rows paired in every head as {half}'s rotary pairs (j, j + {rot // 2}) against {inter}'s (2j, 2j + 1){part}"
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
                                said, holders[0]))
     return out
 
 
-def rotary_rows(rows: int, hd: int, from_half: bool) -> list[int]:
+def _head_vector(p: Any, shape: tuple[int, ...] | None, hd: int, roles: set[str]) -> bool:
+    """Whether pair ``p`` is a vector of one head's features (``[hd]``: a per-head LayerNorm of q
+    or k, OLMo-2's and Qwen-3's ``q_norm``) in a module whose path says q or k on either side,
+    not a projection of its own (those are permuted as rows)."""
+    if (shape != (hd,) or not p.transfer or p.a_part is not None or p.b_groups != 1 or p.a_blocks is not None
+            or p.a.rpartition(".")[2] not in ("weight", "bias")):
+        return False
+    mods = (p.a.rpartition(".")[0], p.b.rpartition(".")[0])
+    if any(m.rpartition(".")[2].lower() in roles for m in mods):
+        return False
+    return any(_says(m, roles) for m in mods)
+
+
+def _says(module: str, roles: set[str]) -> bool:
+    """Whether a module of ``module``'s path inside its block is named for one of ``roles``, as a
+    whole or by a word (``q_layernorm``, ``k_norm``)."""
+    words = module.split(".")
+    while words and words[-1].isdigit():  # the norm's index in a list of them (one per head)
+        words.pop()
+    for word in reversed(words):
+        if word.isdigit():
+            return False
+        if word.lower() in roles or any(w in roles for w in word.lower().split("_")):
+            return True
+    return False
+
+
+def rotary_rows(rows: int, hd: int, from_half: bool, rot: int | None = None) -> list[int]:
     """The order of ``rows`` rows (heads of ``hd`` features) that takes the half-split rotary layout
-    (feature j paired with j + hd/2) to the interleaved one (2j with 2j + 1), or, ``from_half``
-    False, the interleaved one to the half-split one: row ``i`` of the result is row ``order[i]``."""
-    half = hd // 2
-    order = [0] * rows
+    (feature j paired with j + rot/2) to the interleaved one (2j with 2j + 1), or, ``from_half``
+    False, the interleaved one to the half-split one: row ``i`` of the result is row ``order[i]``.
+    ``rot``: the features of a head that are rotated, its first (default: all); the rest keep
+    their place."""
+    rot = hd if rot is None else rot
+    half = rot // 2
+    order = list(range(rows))
     for h in range(rows // hd):
         for j in range(half):
             for k in range(2):

@@ -20,12 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from padiff_trace import Kind
 from padiff_trace.matching import module_pattern
+
+from ..alignment._records import value_id
 
 if TYPE_CHECKING:
     from ._report import Report
 
-__all__ = ["Alternative", "confirmed", "diverges_inside", "divergence_key", "first_use", "named_alone",
+__all__ = ["Alternative", "confirmed", "diverges_inside", "divergence_key", "fed_by", "first_use", "named_alone",
            "pairing_alternatives", "part_alternatives"]
 
 _INDEX = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.|$)")
@@ -289,6 +292,28 @@ def diverges_inside(report: Report, holder: str) -> bool:
         if rx.match(m):
             return True
         m = m.rpartition(".")[0]
+    return False
+
+
+def fed_by(report: Report, side: str, module: str) -> bool:
+    """Whether the first divergence is an op whose record on ``side`` ("a" or "b") read a value
+    that the call of ``module``, or a call or an op inside it, returned in that step: an operand
+    of a call on that side only, which the op comparison sets against nothing, so the op that
+    differs does not clear that call."""
+    d = report.first_divergence
+    if d is None or not d.pair.role.startswith("op_"):
+        return False
+    rec = getattr(d.pair, side)
+    trace = getattr(report, side).trace
+    t = trace.table
+    kind, step = t["kind"], t["step"]
+    read = {value_id(trace[int(q)]) for q in t["seq"][(t["call"] == rec.call) & (kind == int(Kind.OP_INPUT))]}
+    read.discard(None)
+    made = np.isin(kind, (int(Kind.MODULE_OUTPUT), int(Kind.OP_OUTPUT))) & (step == rec.step)
+    for q in t["seq"][made]:
+        r = trace[int(q)]
+        if (r.module == module or r.module.startswith(module + ".")) and value_id(r) in read:
+            return True
     return False
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "RNN_GATE_LOCALS",
     "QKV_PACKING",
     "RANDOM_LAYERS",
+    "ROLE_FAMILIES",
     "ROLE_SYNONYMS",
     "TYPE_WORDS",
     "ROTARY_ROLES",
@@ -385,6 +386,12 @@ ROLE_SYNONYMS: tuple[frozenset[str], ...] = (
 # tensors whose module names say two different ones of them are no pair, whatever their shapes
 # and ranks say (``to_v`` is not ``to_q`` where the other side fuses k|v)
 DISTINCT_ROLES: frozenset[str] = frozenset({"q", "k", "v"})
+
+# Roles of one sublayer: an attention's projections, a gated feed-forward's. Two tensors whose
+# module names say roles of two different ones (a fused q|k|v against a fused gate|up, a ``wq``
+# against a ``w1``) are no pair whatever their shapes say: one author fuses the attention's
+# projections and the other the feed-forward's.
+ROLE_FAMILIES: tuple[frozenset[str], ...] = (frozenset({"q", "k", "v", "o"}), frozenset({"gate", "up", "down"}))
 
 # The roles one fused projection holds, each named by one of its ROLE_SYNONYMS: attention's
 # q|k|v, k|v (a cross-attention), q|k, and a gated MLP's gate|up. A run of parts whose names say

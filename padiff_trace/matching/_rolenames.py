@@ -1,7 +1,8 @@
 """What module names say about a tensor's role: the ``ROLE_SYNONYMS`` group a name says as a
 whole (``gate_proj``, ``w1``) or by one of its words (``to_k``), the roles a fused module's name
 lists in order (``qkv``, ``gate_up_proj``), and the roles that never stand for one another
-(``DISTINCT_ROLES``: a query projection is never a value projection).
+(``DISTINCT_ROLES``: a query projection is never a value projection), nor does an attention's
+projection stand for a feed-forward's (``ROLE_FAMILIES``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ._knowledge import DISTINCT_ROLES, FUSED_ROLES, ROLE_SYNONYMS
+from ._knowledge import DISTINCT_ROLES, FUSED_ROLES, ROLE_FAMILIES, ROLE_SYNONYMS
 
 __all__ = ["SYN", "fused_roles", "role_names", "role_of_words", "role_words", "roles_contradict", "roles_named", "roles_of",
            "roles_said", "same_role"]
@@ -17,6 +18,7 @@ __all__ = ["SYN", "fused_roles", "role_names", "role_of_words", "role_words", "r
 SYN: dict[str, int] = {name: i for i, group in enumerate(ROLE_SYNONYMS) for name in group}
 _DISTINCT = frozenset(SYN[n] for n in DISTINCT_ROLES)
 _FUSED = frozenset(frozenset(SYN[n] for n in group) for group in FUSED_ROLES)
+_FAMILY = {SYN[n]: i for i, group in enumerate(ROLE_FAMILIES) for n in group}
 
 
 class Named(Protocol):
@@ -52,9 +54,20 @@ def fused_roles(run: Sequence[Named]) -> bool:
 
 
 def roles_contradict(x: Named, y: Named) -> bool:
-    """Whether the two tensors' module names say two different ``DISTINCT_ROLES`` (q against v)."""
+    """Whether the two tensors' module names say two different ``DISTINCT_ROLES`` (q against v),
+    or roles of two different sublayers (``ROLE_FAMILIES``: ``Wqkv`` against ``gate_up_proj``)."""
     rx, ry = role_of_words(x.leaf), role_of_words(y.leaf)
-    return rx is not None and ry is not None and rx != ry and rx in _DISTINCT and ry in _DISTINCT
+    if rx is not None and ry is not None and rx != ry and rx in _DISTINCT and ry in _DISTINCT:
+        return True
+    fx, fy = _families(x.leaf), _families(y.leaf)
+    return len(fx) == 1 and len(fy) == 1 and fx != fy
+
+
+def _families(leaf: str) -> set[int]:
+    """The sublayers (``ROLE_FAMILIES``) whose roles a module name says, as a whole or by its words."""
+    said = role_of_words(leaf)
+    roles = (said,) if said is not None else role_words(leaf)
+    return {_FAMILY[r] for r in roles if r in _FAMILY} if roles and all(r in _FAMILY for r in roles) else set()
 
 
 def role_of_words(name: str) -> int | None:
@@ -76,6 +89,8 @@ def role_words(leaf: str) -> tuple[int, ...]:
             out.append(SYN[w])
         elif len(w) > 1 and set(w) <= {"q", "k", "v"}:
             out += [SYN[c] for c in w]
+        elif len(w) > 2 and w[0] == "w" and set(w[1:]) <= {"q", "k", "v"}:  # ``Wqkv``, ``wqkv``: W_q, W_k, W_v in one
+            out += [SYN[c] for c in w[1:]]
     return tuple(out)
 
 

@@ -12,7 +12,8 @@ port that keeps one per layer), which must run 0 .. N-1, in the block the stack 
 to, one shape ``s`` throughout, trainable as the stack is (buffers stack buffers): the stack's slices as they are, or (matrices) transposed - a
 stack of an unknown class is used as ``x @ W[i]`` as often as ``x @ W[i].T``, and the shapes
 decide, never for a square matrix. Where several groups fit one stack, the role its name says
-(``w_gate`` ~ ``w1``/``gate_proj``, ``ROLE_SYNONYMS``) chooses. Where no name says one (``w_in``,
+(``w_gate`` ~ ``w1``/``gate_proj``, ``ROLE_SYNONYMS``) chooses, or the role of the innermost
+module around it that names one (per-head norms ``q_layernorm.norms.0`` .. against ``q_norm``). Where no name says one (``w_in``,
 ``w_out`` against ``fc1``, ``fc2``), a module's stacks take the groups that fit them in
 registration order, one to one and all in one orientation; otherwise nothing is paired.
 
@@ -99,8 +100,8 @@ def stacked_groups(a: list[MTensor], b: list[MTensor],
                 continue
             fits = _fits(groups, y, taken, holds if flat else None, counterpart)
             if len(fits) > 1:  # the role y's name says chooses
-                role = role_of_words(y.local) or role_of_words(y.leaf)
-                said = [(g, t) for g, t in fits if role is not None and role_of_words(g[0].leaf) == role]
+                role = role_of_words(y.local) or _role(y.info.module)
+                said = [(g, t) for g, t in fits if role is not None and _role(_list_of(g)) == role]
                 if not said:
                     unsaid[y.info.module].append(y)
                 fits = said
@@ -119,6 +120,18 @@ def stacked_groups(a: list[MTensor], b: list[MTensor],
             holds[y.info.module].add(_list_of(g))
             holds[y.info.module.rpartition(".")[0] + ".*"].add(_list_of(g))
     return out
+
+
+def _role(path: str) -> int | None:
+    """The role the innermost module of ``path`` that names one says, inside its block (the
+    list ``q_layernorm.norms`` says q, as its stack ``q_norm`` does); None: none says one."""
+    for word in reversed(path.split(".")):
+        if word.isdigit():
+            break
+        role = role_of_words(word)
+        if role is not None:
+            return role
+    return None
 
 
 def _list_of(g: list[MTensor]) -> str:

@@ -30,6 +30,7 @@ from padiff_trace.recorder import RecordJob, RecordOptions
 
 from ._alternatives import settle_by_call_order, try_call_order, try_pairings
 from ._children import Children
+from ._closer import look_closer
 from ._runsteps import Progress, RunTraces, failed, record_child, variant, writing
 
 __all__ = ["RunResult", "RunTraces", "run"]
@@ -213,6 +214,8 @@ def run(
                 if tried is None:
                     break
                 pinned = tried
+            report, traces = look_closer(kids, say, report, traces, compare_opts,
+                                         lambda t, **kw: job(spec_a, t, cross_framework=False, **kw), job_b, pinned)
         with writing(report_dir, "write the report"):
             report.write(report_dir)  # every default format (the analyzer's choice: txt, json, csv, html)
         text = None

@@ -299,7 +299,16 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # channels); a transformer classifier with layer-wise learning-rate decay in
                       # AdamW groups, an ordinal regressor with the CORAL loss
                       "port_granite", "port_olmo", "port_regnety", "port_rexnet",
-                      "port_llrd_adamw_train", "port_coral_ordinal_train"})
+                      "port_llrd_adamw_train", "port_coral_ordinal_train",
+                      # set 44 (NOTES-set44-h118..h120): StableLM (partial rotary, per-head q/k
+                      # LayerNorms, q|k|v fused on one side and gate|up on the other), Qwen2-MoE
+                      # (routed experts as modules against stacked tensors, a shared expert behind
+                      # a sigmoid gate), CSPDarknet (Focus stem against a 6x6 conv, C2f split by two
+                      # convs or one chunked), DLA (nested trees against flat wiring); a two-tower
+                      # InfoNCE encoder with a hand-written Lion, a multi-label soft-margin tagger
+                      # with dampened SGD and a linear warm-up
+                      "port_stablelm", "port_qwen2_moe", "port_cspdarknet", "port_dla",
+                      "port_lion_infonce_train", "port_multilabel_softmargin_sgd_linearlr_train"})
 
 
 @dataclass(frozen=True)
