@@ -101,7 +101,7 @@ def stacked_groups(a: list[MTensor], b: list[MTensor],
             fits = _fits(groups, y, taken, holds if flat else None, counterpart)
             if len(fits) > 1:  # the role y's name says chooses
                 role = role_of_words(y.local) or _role(y.info.module)
-                said = [(g, t) for g, t in fits if role is not None and _role(_list_of(g)) == role]
+                said = [(g, t) for g, t in fits if role is not None and (role_of_words(g[0].leaf) or _role(_list_of(g))) == role]
                 if not said:
                     unsaid[y.info.module].append(y)
                 fits = said

@@ -8,9 +8,9 @@ calls or the code around them), the module records cannot tell which. The operat
 can: both models are recorded again with their operations inside the two calls named
 (``RecordOptions.ops_include``), and the comparison of those operations names the first one
 that differs. That run's report is kept when it names another place inside the same two
-calls, and the op that differs did not read a value the one-sided call returned (nothing
-compares that operand: the op says nothing about the call that made it); otherwise the first
-run stands.
+calls: an op whose operands were compared and agree, that did not read a value the one-sided
+call returned (nothing compares that operand: the op says nothing about the call that made it);
+otherwise the first run stands.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ def _enclosing(side: Any, first: Any) -> str:
 
 def _named(report: Report) -> tuple[str, str] | None:
     """The modules the first divergence is named at on each side: where the culprit search
-    settled, or the modules of an operation that differs (an op's record is its module's); None
-    where none is named or a side is still named for a call nothing checked."""
+    settled, or the modules of an operation that differs (an op's record is its module's) whose
+    operands were compared and agree; None where none is named, a side is still named for a
+    call nothing checked, or the op's operands were not compared."""
     d = report.first_divergence
     if d is None:
         return None
@@ -58,6 +59,8 @@ def _named(report: Report) -> tuple[str, str] | None:
         if {d.located.a.why, d.located.b.why} & _OPEN:
             return None
         return d.located.a.call.module, d.located.b.call.module
+    if d.input_rel_l2 is None or d.inputs_failed:  # an op whose operands nothing compared: its
+        return None  # difference may have come in with them (made by an op paired with none)
     return d.pair.a.module, d.pair.b.module
 
 
