@@ -37,7 +37,6 @@ from .reporting._layouts import (
     concat_alternatives,
     grouped_alternatives,
     patch_alternatives,
-    rotary_alternatives,
     square_alternatives,
 )
 from .reporting._orderswaps import order_alternatives
@@ -54,6 +53,7 @@ from .reporting._pairings import (
 )
 from .reporting._report import SCHEMA_VERSION, Report
 from .reporting._reshapes import reshape_alternatives
+from .reporting._rotary import rotary_alternatives
 from .reporting._subpixel import subpixel_alternatives
 from .reporting._text import alignment_text
 
