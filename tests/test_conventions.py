@@ -1893,9 +1893,11 @@ def test_an_attention_projection_never_pairs_with_a_feed_forward_one_and_partial
     (``q_layernorm.norms.i``) stacks into torch's ``q_norm [heads, head_dim]`` by the role the
     list's module names. Rotary embeddings turn the first 8 of each head's 16 features, halves
     against interleaved pairs: the q and k rows, and the per-head norms' features with them, are
-    paired in that layout once the values confirm it. A feed-forward bug is named there."""
-    rc, doc, text = run(tmp_path / "clean", "sublayers")
+    paired in that layout once the values confirm it (the single-step run reads that pairing the
+    other way round: the orders of rows it holds pair no calls). A feed-forward bug is named there."""
+    rc, doc, text = run(tmp_path / "clean", "sublayers", "--single-step")
     assert rc == 0, text
+    assert (tmp_path / "clean" / "report" / "single_step.json").exists(), text
     assert "the first 8 of 16 features" in text, text
     kept = Path(doc["b"]["path"]) / "weightmap.json"  # B recorded again with the pairing the values kept
     entries = [e for e in json.loads(kept.read_text())["weights"] if "paddle" in e and "torch" in e]

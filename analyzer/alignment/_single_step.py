@@ -8,11 +8,12 @@ into this model's layout. The recorder (``--single-step-plan``) feeds them in.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
 from ._pairing import pair_leaves
-from ._traces import align
+from ._traces import align, as_mapping
 
 __all__ = ["single_step_plan"]
 
@@ -26,9 +27,19 @@ def _inverse(perm: tuple[int, ...] | None) -> list[int] | None:
     return inv
 
 
+def _pairs_only(mapping: Any) -> Any:
+    """The mapping without the orders its weights entries read blocks in (``*_blocks``: rotary
+    rows inside a fused q|k|v): they reorder values, never which calls pair, and read the other
+    way round (this plan pairs B's calls with A's) some cannot be applied to the other side."""
+    m = as_mapping(mapping)
+    if m is None:
+        return None
+    return dataclasses.replace(m, weights=tuple(dataclasses.replace(w, blocks={}) for w in m.weights))
+
+
 def single_step_plan(this: str | os.PathLike[str], other: str | os.PathLike[str], mapping: Any = None) -> dict[str, Any]:
     """A JSON-able plan for recording ``this`` trace's model single-step against ``other``."""
-    al = align(this, other, mapping)
+    al = align(this, other, _pairs_only(mapping))
     va, vb = al.a, al.b
     b_calls = {(c.step, c.module, c.call_index): c for cs in vb.calls.values() for c in cs}
     calls: dict[str, dict[str, list[list[Any]]]] = {}
