@@ -31,6 +31,7 @@ from ._errors import (
     UserError,
     WeightTransferError,
     exit_reason,
+    interrupted,
     os_failure,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "HostileTraceError",
     "os_failure",
     "exit_reason",
+    "interrupted",
     "FORMAT_VERSION",
     "STAT_FIELDS",
     "CatalogEntry",

@@ -55,6 +55,7 @@ __all__ = [
     "WeightTransferError",
     "os_errno",
     "exit_reason",
+    "interrupted",
     "os_failure",
 ]
 
@@ -229,3 +230,17 @@ def exit_reason(exc: BaseException | None) -> str:
         return "interrupted (Ctrl-C)"
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def interrupted(exc: BaseException) -> bool:
+    """An interrupt, or an error Python raised because of one: an interrupt that lands while a
+    class is being created (a dataclass field's ``__set_name__``, during an import) comes out
+    as ``RuntimeError`` caused by the ``KeyboardInterrupt``."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False

@@ -139,7 +139,7 @@ def test_an_interrupt_during_class_creation_is_an_interrupt() -> None:
     """Ctrl-C while an import creates a dataclass reaches us as RuntimeError("Error calling
     __set_name__ ...") caused by the KeyboardInterrupt (a SIGINT 0.1 s into ``compare`` once
     printed that traceback): it is an interrupt, other errors are not."""
-    from padiff_trace.cli import _interrupt
+    from padiff_trace import interrupted as _interrupt
 
     class Interrupting:
         def __set_name__(self, owner: type, name: str) -> None:
@@ -159,3 +159,22 @@ def test_an_interrupt_during_class_creation_is_an_interrupt() -> None:
             raise RuntimeError("second") from None
     except RuntimeError as exc:
         assert not _interrupt(exc)
+
+
+def test_an_interrupt_while_the_spec_imports_is_an_interrupt_not_the_models_error(tmp_path: Path) -> None:
+    """Ctrl-C landing while a spec imports its framework (a SIGINT 1.1 s into ``record`` in the
+    fault suite) came out of the class being created as RuntimeError("Error calling __set_name__
+    ...") and was reported as the spec's error, exit 2. It is an interrupt: one line, exit 130."""
+    spec = tmp_path / "spec.py"
+    spec.write_text(
+        "class Interrupting:\n"
+        "    def __set_name__(self, owner, name):\n"
+        "        raise KeyboardInterrupt\n\n"
+        "Made = type('Made', (), {'field': Interrupting()})\n"
+    )
+    proc = subprocess.run(_cli("record", str(spec), "--out", str(tmp_path / "t.trace")), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "padiff-trace: interrupted", proc.stderr
+    assert "raised" not in proc.stderr, proc.stderr
+

@@ -149,11 +149,18 @@ def test_training_that_amplifies_rounding_is_aligned_and_says_so(tmp_path: Path)
     assert rc == 0, text[-4000:]
     codes = {f["code"]: f["text"] for f in doc["diagnosis"]}
     assert "from step 1 on" in codes.get("training_drift", ""), codes
-    # a small-batch BatchNorm's running variance (16 values per channel) under the Bessel
-    # convention once drift moved the batch statistics apart: the convention's prediction,
-    # compared to the rounding of the module's inputs (session 40's code failed it at step 2)
-    drifted = [w for w in doc["weights"] if w["a"]["position"] == "_variance" and "under the convention" in w["reason"]]
-    assert drifted and all(w["passed"] and w["step"] >= 2 and "16/15" in w["reason"] for w in drifted), drifted
+    # a small-batch BatchNorm's running variance (16 values per channel) once drift moved the batch
+    # statistics apart: passed as rounding carried through the running update, under the Bessel
+    # convention where the drift alone does not cover the difference (session 40's code failed it
+    # at step 2). Which of the two a layer needs depends on how far this machine's rounding
+    # carried it (session 49's machine needs the convention for none at step 2 or later).
+    small = {w["a"]["module"] for w in doc["weights"] if w["a"]["position"] == "_variance" and "16/15" in w["reason"]}
+    drifted = [w for w in doc["weights"] if w["a"]["position"] == "_variance" and w["a"]["module"] in small
+               and w["step"] >= 2 and w["reason"]]
+    assert small and drifted, [w["reason"] for w in doc["weights"] if w["a"]["position"] == "_variance"][:20]
+    assert all(w["passed"] and (w["reason"].startswith("rounding through the running update")
+                                or w["reason"].startswith("convention:")) for w in drifted), drifted
+    assert all("16/15" in w["reason"] for w in drifted if "under the convention" in w["reason"]), drifted
     rc, doc, text = run(tmp_path / "bug", "mobilenet_v2_train", "nesterov")
     assert rc == 1, text[-4000:]
     assert _first_step(doc) == truth("mobilenet_v2_train")["bugs"]["nesterov"]["first_step"]

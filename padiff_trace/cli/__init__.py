@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from padiff_trace import RecordingFailedError, UserError, __version__
+from padiff_trace import RecordingFailedError, UserError, __version__, interrupted
 
 if TYPE_CHECKING:  # the rest is imported where it is used: Ctrl-C during start-up is one line (``console``)
     import argparse
@@ -78,27 +78,13 @@ def console() -> NoReturn:
         sys.unraisablehook = _interrupts_not_ignored(sys.unraisablehook)
         code = _run(None)
     except BaseException as exc:
-        if not _interrupt(exc):
+        if not interrupted(exc):
             raise
         _say_interrupted()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
     raise SystemExit(code)
-
-
-def _interrupt(exc: BaseException) -> bool:
-    """An interrupt, or an error Python raised because of one: an interrupt that lands while a
-    class is being created (a dataclass field's ``__set_name__``, during an import) comes out
-    as ``RuntimeError`` caused by the ``KeyboardInterrupt``."""
-    seen: set[int] = set()
-    e: BaseException | None = exc
-    while e is not None and id(e) not in seen:
-        if isinstance(e, KeyboardInterrupt):
-            return True
-        seen.add(id(e))
-        e = e.__cause__ or e.__context__
-    return False
 
 
 def colour_wanted(stream: TextIO) -> bool:

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from padiff_trace import PadiffTraceError, UserError, open_trace, visible
+from padiff_trace import PadiffTraceError, UserError, interrupted, open_trace, visible
 from padiff_trace.recorder import OptionField, RecordJob, RecordOptions, option_fields
 
 from ._distributed import add_launch_flags, record_with_launcher, run_with_launcher
@@ -227,6 +227,8 @@ def _record(args: argparse.Namespace) -> int:
     except PadiffTraceError:  # ours (a full disk, bad input): one line, never blamed on the model
         raise
     except Exception as exc:  # the user's code raised
+        if interrupted(exc):  # Ctrl-C while the spec imported a framework: an interrupt, not the model's error
+            raise KeyboardInterrupt from exc
         spec = Path(job.spec)
         who, line = _raiser(exc, spec)
         # the spec did not load or could not build its model: a first-run mistake, said in one
