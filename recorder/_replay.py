@@ -163,13 +163,13 @@ def transfer_weights(
         packed: dict[str, list[WeightPair]] = {}
         zeros, sums = _summed_targets(wm)
         for p in tqdm(todo, desc="weights", unit="tensor", disable=len(todo) < 200 or not sys.stderr.isatty(), leave=False):
-            if p.b_part is not None:
+            if p.b_part is not None or p.b_index is not None:
                 packed.setdefault(p.b, []).append(p)
                 continue
             if p.b in sums and sums[p.b][0] is not p:
                 continue  # written once, as the sum of its group
-            arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups, p.a_blocks),
-                             p.b_perm)
+            arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups, p.a_blocks,
+                                        p.a_index), p.b_perm)
             if p.b in zeros:  # one of several B tensors whose sum is A's: the first carries it
                 arr = np.zeros_like(arr)
             elif p.b in sums:  # B's one tensor is the sum of A's
@@ -194,15 +194,18 @@ def transfer_weights(
             buf: np.ndarray | None = None
             covered = 0
             for p in parts:
-                arr = _canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis, p.a_groups, p.a_blocks)
+                arr = _canonical(recs[p.a].read(), p.a_perm, p.a_part, p.axis, p.a_groups, p.a_blocks, p.a_index)
                 if buf is None:
                     buf = np.zeros(canon_shape, dtype=arr.dtype)
-                assert p.b_part is not None
-                put_packed_part(buf, arr, *p.b_part, axis=p.axis, groups=p.b_groups)
-                covered += (p.b_part[1] - p.b_part[0]) * p.b_groups
-            if covered != canon_shape[parts[0].axis]:
+                slot = buf if p.b_index is None else buf[p.b_index]  # a stack's element: a view written through
+                lo, hi = p.b_part or (0, int(slot.shape[p.axis]))
+                put_packed_part(slot, arr, lo, hi, axis=p.axis, groups=p.b_groups)
+                covered += (hi - lo) * p.b_groups
+            stacked = parts[0].b_index is not None  # rows of every element of the stack
+            whole = canon_shape[0] * canon_shape[parts[0].axis + 1] if stacked else canon_shape[parts[0].axis]
+            if covered != whole:
                 raise WeightTransferError(
-                    f"{trace_path} -> model: {name} is only partly matched ({covered} of {canon_shape[parts[0].axis]} "
+                    f"{trace_path} -> model: {name} is only partly matched ({covered} of {whole} "
                     "rows); pin the rest with weights entries and a part range in the mapping file"
                 )
             assert buf is not None
@@ -257,9 +260,11 @@ def _check_data(trace_path: str | os.PathLike[str], recs: Sequence[Any]) -> None
 
 
 def _canonical(arr: np.ndarray, perm: tuple[int, ...] | None, part: tuple[int, int] | None, axis: int,
-               groups: int = 1, blocks: tuple[int, ...] | None = None) -> np.ndarray:
+               groups: int = 1, blocks: tuple[int, ...] | None = None, index: int | None = None) -> np.ndarray:
     if perm is not None:
         arr = transposed_rows(arr) if perm == (1, 0) and arr.ndim == 2 else np.ascontiguousarray(np.transpose(arr, perm))
+    if index is not None:  # a stack's element
+        arr = np.ascontiguousarray(arr[index])
     if blocks is not None:  # gates stacked in another order: B's order first, then the part
         arr = blocks_in_order(arr, blocks)
     if part is not None:

@@ -234,7 +234,7 @@ def _rank_pair(p: WeightPair, splits: dict[str, _Split], unread: dict[str, str],
     s = splits.get(p.b)
     if s is None:
         return p  # the same shape on every rank: copied whole (replicated)
-    if p.a_part is not None or p.b_part is not None or p.reshape:
+    if p.a_part is not None or p.b_part is not None or p.indexed or p.reshape:
         raise WeightTransferError(f"{where}: {p.b} is split across the ranks and is {p.conversion()} of the trace's {p.a}: "
                                   "a packed or reshaped tensor is not sliced per rank; pin it in a mapping file with a part range")
     part, axis = None, p.axis

@@ -1910,3 +1910,36 @@ def test_an_attention_projection_never_pairs_with_a_feed_forward_one_and_partial
     rc, doc, text = run(tmp_path / "gelu", "sublayers", bug="torch_ffn_gelu")
     assert rc == 1, text
     assert located(doc) == ("layers.0.mlp", "blocks.0.ffn"), text
+
+
+# ------------------------------------------------------------------ gateup: experts stacked and packed
+def test_gateup_stacked_packs_pair_by_element_and_by_the_packed_name(tmp_path: Path) -> None:
+    """Paddle's experts as modules (``up_proj`` registered and called before ``gate_proj``)
+    against torch's ``gate_up_proj [E, D, 2H]`` (each element gate then up, used as ``x @ W[e]``)
+    and a shared expert's packed ``gate_up`` Linear: each expert's projection pairs with its rows
+    of its element, in the order the packed name lists (neither registration nor call order
+    says it). The weight map, passed back as a mapping file, pairs alike (``torch_index``)."""
+    rc, _, text = run(tmp_path, "gateup")
+    assert rc == 0, text
+    wm = weight_map(tmp_path)
+    got = {(w["paddle"], w["torch"], w.get("torch_index"), tuple(w.get("torch_part", ()))) for w in wm["weights"]
+           if "paddle" in w and "torch" in w}
+    assert {("moe.experts.1.gate_proj.weight", "moe.experts.gate_up_proj", 1, (0, 12)),
+            ("moe.experts.1.up_proj.weight", "moe.experts.gate_up_proj", 1, (12, 24)),
+            ("moe.experts.2.down_proj.weight", "moe.experts.down_proj", None, (2, 3)),
+            ("moe.shared.gate_proj.weight", "moe.shared_expert.gate_up.weight", None, (0, 12)),
+            ("moe.shared.up_proj.weight", "moe.shared_expert.gate_up.weight", None, (12, 24))} <= got, got
+    assert "unmatched" not in wm, wm
+    rc, text = run_pinned(tmp_path, "gateup", wm)
+    assert rc == 0, text
+
+
+@pytest.mark.parametrize("bug", ["torch_silu_on_up", "paddle_shared_no_gate"])
+def test_gateup_bugs_are_named_at_the_block(tmp_path: Path, bug: str) -> None:
+    """The SiLU on the up half of the stacked experts (nothing on torch's side compares what a
+    paddle expert returns), and the shared expert added without its gate (paddle's gate layer is
+    never called: the layer beside it, whose weights are a part of torch's ``gate_up``, is no
+    partner of torch's gate layer, whatever the call order says): the block on both sides."""
+    rc, doc, text = run(tmp_path, "gateup", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == ("moe", "moe"), text

@@ -390,6 +390,20 @@ def test_qkv_packed_two_ways_is_regrouped_into_three_pairs() -> None:
     assert [(p.a_part, p.b_part) for p in same.pairs] == [(None, None), (None, None)]
 
 
+def test_mapping_index_takes_an_element_of_a_stack() -> None:
+    """``*_index`` names the element of that side's stacked tensor a part then cuts; anything but
+    a count >= 0 is refused in one line naming the entry."""
+    ok = {"weights": [{"paddle": "e.1.gate.weight", "torch": "experts.gate_up", "torch_index": 1, "torch_part": [0, 8]}]}
+    m = parse_mapping(ok, "m.json")
+    assert m.weights[0].indexes == {"torch": 1}
+    (w,) = m.oriented("paddle", "torch").weights
+    assert (w.a_index, w.b_index, w.b_part) == (None, 1, (0, 8))
+    for bad in (-1, 1.5, True, "1"):
+        entry = {"paddle": "e.1.gate.weight", "torch": "experts.gate_up", "torch_index": bad}
+        with pytest.raises(MappingError, match=r"m.json: weights entry 0: torch_index must be a count >= 0"):
+            parse_mapping({"weights": [entry]}, "m.json")
+
+
 def test_mapping_groups_need_a_part_and_a_count() -> None:
     ok = {"weights": [{"paddle": "a.qkv.weight", "torch": "a.k.weight", "paddle_part": [8, 12], "paddle_groups": 2}]}
     m = parse_mapping(ok, "m.json")

@@ -46,7 +46,7 @@ def split_layers(wm: WeightMap | None) -> dict[tuple[str, str], SplitLayer]:
     module docstring): weights cut along axis 1 on one side only, their parts covering it."""
     groups: dict[tuple[int, str], list[tuple[str, int, int]]] = {}
     for p in wm.pairs if wm is not None else ():
-        if p.axis != 1 or (p.a_part is None) == (p.b_part is None) or p.a_groups > 1 or p.b_groups > 1:
+        if p.axis != 1 or (p.a_part is None) == (p.b_part is None) or p.a_groups > 1 or p.b_groups > 1 or p.indexed:
             continue
         if not (p.a.endswith(".weight") and p.b.endswith(".weight")):
             continue

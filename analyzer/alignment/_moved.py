@@ -8,13 +8,14 @@ hierarchical alignment pairs children only within paired parents, so both layers
 one-sided, and a difference one of them makes is blamed on a neighbour. After the alignment,
 such a layer pairs with its counterpart (``how`` ``"moved"``) when both are unpaired, of
 equivalent framework types, and take inputs of as many elements: the one at the edge of the
-paired call on one side, the one adjacent to the partner, on the same edge, on the other.
+paired call on one side, the one adjacent to the partner, on the same edge, on the other, and
+the weights do not rule the pair out (a layer whose weights pair with another module's).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from padiff_trace.matching import types_equivalent
 
@@ -41,9 +42,11 @@ def _neighbour(tree: CallTree, c: Call, by_id: Mapping[int, Call], step: int) ->
 
 
 def moved_across(pairs: Sequence[tuple[Call, Call]], ta: CallTree, tb: CallTree, by_a: Mapping[int, Call],
-                 by_b: Mapping[int, Call]) -> list[tuple[Call, Call]]:
+                 by_b: Mapping[int, Call], allows: Callable[[Call, Call], bool] = lambda a, b: True
+                 ) -> list[tuple[Call, Call]]:
     """The (A call, B call) pairs of layers moved across a paired call's boundary (see the
-    module docstring); ``pairs``: the alignment's pairs so far; ``by_*``: each side's calls by id."""
+    module docstring); ``pairs``: the alignment's pairs so far; ``by_*``: each side's calls by id;
+    ``allows``: whether the weights leave an (A call, B call) pair possible (``Apart.allows``)."""
     used_a = {x.id for x, _ in pairs}
     used_b = {y.id for _, y in pairs}
     out: list[tuple[Call, Call]] = []
@@ -57,7 +60,8 @@ def moved_across(pairs: Sequence[tuple[Call, Call]], ta: CallTree, tb: CallTree,
                 far = _neighbour(outer_tree, outer, outer_by, step)
                 ca, cb = (edge, far) if a_inside else (far, edge)
                 if (ca is None or cb is None or ca.id in used_a or cb.id in used_b
-                        or types_equivalent(ca.module_type, cb.module_type) is not True or _sizes(ca) != _sizes(cb)):
+                        or types_equivalent(ca.module_type, cb.module_type) is not True or _sizes(ca) != _sizes(cb)
+                        or not allows(ca, cb)):
                     continue
                 used_a.add(ca.id)
                 used_b.add(cb.id)

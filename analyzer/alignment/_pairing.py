@@ -125,16 +125,18 @@ def align_views(
         pins[ta.roots[0].id] = _Pin(tb.roots[0], "root")
     hidden_a, hidden_b = _hidden(pins, a.by_id, ta, tb)
     pins = {i: p for i, p in pins.items() if i not in hidden_a and p.b.id not in hidden_b}
+    ruled_out = Apart.of(apart, anchored, homes)
     seg = Segmenter(
         ta, tb, features(ca, cb),
         pin_a={i: p.b for i, p in pins.items()},
         pin_b={p.b.id: a.by_id[i] for i, p in pins.items()},
-        hidden_a=hidden_a, hidden_b=hidden_b, apart=Apart.of(apart, anchored, homes),
+        hidden_a=hidden_a, hidden_b=hidden_b, apart=ruled_out,
     )
     opened = [(a.by_id[i], p.b) for i, p in pins.items() if p.entry is None or not p.entry.blackbox]
     pairs = [CallPair(a.by_id[i], p.b, p.how, p.entry) for i, p in pins.items()]
     pairs += [CallPair(f.a, f.b, f.how) for f in seg.run(opened)]
-    pairs += [CallPair(x, y, "moved") for x, y in moved_across([(p.a, p.b) for p in pairs], ta, tb, a.by_id, b.by_id)]
+    pairs += [CallPair(x, y, "moved") for x, y in moved_across([(p.a, p.b) for p in pairs], ta, tb, a.by_id, b.by_id,
+                                                                 ruled_out.allows)]
     pairs.sort(key=lambda p: p.a.id)
     used_a, used_b = {p.a.id for p in pairs}, {p.b.id for p in pairs}
     al = Alignment(

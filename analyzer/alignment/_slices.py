@@ -30,13 +30,17 @@ class RowSlice(RecordView):
     (``in_proj_weight[0:16]``); statistics are the rows' own. With ``groups`` > 1 (q|k|v packed
     head by head) the share is rows ``[lo, hi)`` of each of that many equal blocks, read whole too.
     With ``blocks`` the canonical rows are first taken as equal blocks in that order (gates
-    stacked in another order: ``arrays.blocks_in_order``).
+    stacked in another order: ``arrays.blocks_in_order``). With ``index`` the share is of the
+    canonical tensor's element ``index`` along axis 0 (a stack of packed experts).
     """
 
     def __init__(self, base: Record, lo: int, hi: int, perm: tuple[int, ...] | None = None, groups: int = 1,
-                 axis: int = 0, blocks: tuple[int, ...] | None = None) -> None:
+                 axis: int = 0, blocks: tuple[int, ...] | None = None, index: int | None = None) -> None:
         canon = tuple(base.shape[k] for k in perm) if perm is not None else tuple(base.shape)
         cut = f"[{lo}:{hi}]" if axis == 0 else f"[{', '.join([':'] * axis + [f'{lo}:{hi}'])}]"
+        if index is not None:  # a stack's element, then its share
+            canon = canon[1:]
+            cut = f"[{index}]{cut}"
         position = f"{base.position}{cut}" if perm is None else f"{base.position}.T{cut}"
         if groups > 1:
             position += f" of {groups} groups"
@@ -45,6 +49,7 @@ class RowSlice(RecordView):
         shape = canon[:axis] + ((hi - lo) * groups,) + canon[axis + 1 :]
         super().__init__(base, shape, position)
         self.lo, self.hi, self.perm, self.groups, self.axis, self.blocks = lo, hi, perm, groups, axis, blocks
+        self.index = index
         self.row_elems = int(np.prod(canon[1:], dtype=np.int64))
         self._stats: dict[str, float] | None = None
         self._rows: np.ndarray | None = None
@@ -56,6 +61,8 @@ class RowSlice(RecordView):
             canon = full.reshape(self.base.shape)
             if self.perm is not None:
                 canon = np.transpose(canon, self.perm)
+            if self.index is not None:
+                canon = canon[self.index]
             if self.blocks is not None:
                 canon = blocks_in_order(canon, self.blocks)
             self._rows = packed_part(canon, self.lo, self.hi, axis=self.axis, groups=self.groups).reshape(-1)
@@ -64,7 +71,7 @@ class RowSlice(RecordView):
     @property
     def _whole(self) -> bool:
         """Read the record whole (a permuted layout, a share spread over groups or along a later axis)."""
-        return self.perm is not None or self.groups > 1 or self.axis != 0 or self.blocks is not None
+        return self.perm is not None or self.groups > 1 or self.axis != 0 or self.blocks is not None or self.index is not None
 
     def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
         """Elements [start, stop) of the share, flat, decoded but not upcast (see ``_metrics._read``)."""
@@ -87,7 +94,7 @@ class RowSlice(RecordView):
 
     def __repr__(self) -> str:
         per = f" in each of {self.groups} groups" if self.groups > 1 else ""
-        where = "rows" if self.axis == 0 else f"axis {self.axis}"
+        where = ("rows" if self.axis == 0 else f"axis {self.axis}") + (f" of element {self.index}" if self.index is not None else "")
         return f"RowSlice({self.name}, {where} {self.lo}:{self.hi}{per} of {list(self.base.shape)})"
 
 
@@ -105,7 +112,7 @@ def regroup_orders(wm: WeightMap | None, shapes: Mapping[str, tuple[int, ...]] |
     its shape (unknown: not 1-D, no gates)."""
     shares: dict[tuple[tuple[str, str], int], list[WeightPair]] = {}
     for p in wm.pairs if wm is not None else ():
-        if p.a_part is not None and p.b_part is not None and p.axis in (0, 1) and p.a.endswith(".weight"):
+        if p.a_part is not None and p.b_part is not None and p.axis in (0, 1) and p.a.endswith(".weight") and not p.indexed:
             shares.setdefault(((p.a.rpartition(".")[0], p.b.rpartition(".")[0]), p.axis), []).append(p)
     dims: dict[str, list[int]] = {}
     for name, shape in (shapes or {}).items():

@@ -193,20 +193,31 @@ def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Re
 
 def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
     blocks = p.a_blocks
-    if p.a_part is not None and p.b_part is not None:  # q|k|v packed two ways: both shares, canonical
-        return (RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups, axis=p.axis, blocks=blocks),
-                RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), None)
-    if p.a_part is not None:  # A's share of a packed tensor against B's whole tensor
-        return (RowSlice(ra, *p.a_part, perm=p.a_perm, groups=p.a_groups, axis=p.axis, blocks=blocks), rb,
+    a_cut, b_cut = _cut(p, ra, "a"), _cut(p, rb, "b")
+    if a_cut is not None and b_cut is not None:  # q|k|v packed two ways: both shares, canonical
+        return (RowSlice(ra, *a_cut, perm=p.a_perm, groups=p.a_groups, axis=p.axis, blocks=blocks, index=p.a_index),
+                RowSlice(rb, *b_cut, perm=p.b_perm, groups=p.b_groups, axis=p.axis, index=p.b_index), None)
+    if a_cut is not None:  # A's share of a packed tensor against B's whole tensor
+        return (RowSlice(ra, *a_cut, perm=p.a_perm, groups=p.a_groups, axis=p.axis, blocks=blocks, index=p.a_index), rb,
                 inverse_perm(p.b_perm) if p.b_perm is not None else None)
     if blocks is not None:  # A's whole tensor, its rows as blocks in B's order (canonical layout)
         whole = RowSlice(ra, 0, ra.shape[p.a_perm[0]] if p.a_perm is not None else ra.shape[0], perm=p.a_perm, blocks=blocks)
-        if p.b_part is not None:
-            return whole, RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), None
+        if b_cut is not None:
+            return whole, RowSlice(rb, *b_cut, perm=p.b_perm, groups=p.b_groups, axis=p.axis, index=p.b_index), None
         return whole, rb, inverse_perm(p.b_perm) if p.b_perm is not None else None
-    if p.b_part is not None:
-        return ra, RowSlice(rb, *p.b_part, perm=p.b_perm, groups=p.b_groups, axis=p.axis), p.a_perm
+    if b_cut is not None:
+        return ra, RowSlice(rb, *b_cut, perm=p.b_perm, groups=p.b_groups, axis=p.axis, index=p.b_index), p.a_perm
     return ra, rb, p.relative_perm
+
+
+def _cut(p: WeightPair, r: Record, side: str) -> tuple[int, int] | None:
+    """The range of ``side``'s canonical tensor (of its stacked element, ``*_index``) the pair
+    takes, None for the whole tensor."""
+    part, index, perm = (p.a_part, p.a_index, p.a_perm) if side == "a" else (p.b_part, p.b_index, p.b_perm)
+    if part is not None or index is None:
+        return part
+    canon = tuple(r.shape[k] for k in perm) if perm is not None else tuple(r.shape)
+    return 0, canon[1 + p.axis]  # the whole element
 
 
 def pair_by_map(
@@ -239,9 +250,9 @@ def pair_by_map(
             used_a.add(p.a)
             used_b.add(p.b)
             continue
-        if p.a_part is None:  # a weight-normed v stands for the weight it computes (whole, or a packed part's peer)
+        if p.a_part is None and p.a_index is None:  # a weight-normed v stands for the weight it computes (whole, or a packed part's peer)
             ra = _effective("a", p.a, ra, by_a, params_a, skipped)
-        if p.b_part is None:
+        if p.b_part is None and p.b_index is None:
             rb = _effective("b", p.b, rb, by_b, params_b, skipped)
         if p.logged is not None:
             ra, rb = _in_log_space(p, ra, rb, params_a, params_b)

@@ -154,7 +154,7 @@ def _split_entries(pairs: list[Any], mod_a: str, mod_b: str, order: list[int], k
     ka, kb = keys
     for whole_side in (1, 0):
         mod = mod_b if whole_side else mod_a
-        cut = [p for p in pairs if p.axis == 1 and p.transfer and (p.b_part if whole_side else p.a_part) is not None
+        cut = [p for p in pairs if p.axis == 1 and p.transfer and not p.indexed and (p.b_part if whole_side else p.a_part) is not None
                and (p.a_part if whole_side else p.b_part) is None
                and (p.b if whole_side else p.a).rpartition(".")[0] == mod]
         if len({p.b if whole_side else p.a for p in cut}) != 1:

@@ -123,7 +123,7 @@ def _rotary_docs(report: Report, wm: Any, roles: set[str], hd: int, rot: int) ->
                 entries.append(e)
             continue
         # B's share of a fused q|k|v (its rows cut once, along the output axis) against A's whole q or k
-        packed = p.b_part is not None and p.b_groups == 1 and p.axis == 0 and p.a_blocks is None
+        packed = p.b_part is not None and p.b_groups == 1 and p.axis == 0 and p.a_blocks is None and not p.indexed
         if (shape is None or p.a_part is not None or (p.b_part is not None and not packed) or not p.transfer
                 or local not in ("weight", "bias") or p.how == "reshape" or len(shape) != {"weight": 2, "bias": 1}.get(local)
                 or mod_a.rpartition(".")[2].lower() not in roles

@@ -22,7 +22,9 @@ Linear's ``[out, in]``: axis 1 cuts its inputs, one projection of concatenated f
 kept as ``1 + w`` against one kept as ``w``). ``*_blocks`` (``[0, 1, 3, 2]``) takes that side's axis 0 as equal blocks in that order first: a
 recurrent cell's gates stacked in another order. ``*_axes`` reorders that side's canonical axes first (``[0, 2, 3, 1]``: a conv's ``[out, in, kh,
 kw]`` as ``[out, kh, kw, in]``); shapes that then differ by a reshape pair as one (a patch
-embedding's conv against a Linear over patches flattened channels last).
+embedding's conv against a Linear over patches flattened channels last). ``*_index``
+(``"torch_index": 2``) takes element 2 of that side's stacked tensor (axis 0) first; a part then
+cuts that element (an expert's gate rows in ``gate_up [experts, 2 * ffn, d]``).
 
 A ``weightmap.json`` written by ``record --weights-from`` has this form: edited, it can be
 passed back as ``--mapping``. Between two traces of one framework the weight entries
@@ -107,7 +109,8 @@ class Mapping:
             weights.append(SidedWeight(w, w.names.get(ka), w.names.get(kb), w.parts.get(ka), w.parts.get(kb),
                                        w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis, w.axes.get(ka), w.axes.get(kb),
                                        w.summed, w.blocks.get(ka), w.blocks.get(kb),
-                                       w.offsets.get(kb, 0.0) - w.offsets.get(ka, 0.0)))
+                                       w.offsets.get(kb, 0.0) - w.offsets.get(ka, 0.0),
+                                       w.indexes.get(ka), w.indexes.get(kb)))
         return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
 
 
@@ -154,6 +157,8 @@ class SidedWeight:
     a_blocks: tuple[int, ...] | None = None  # that side's axis 0 as equal blocks in this order (``blocks_in_order``)
     b_blocks: tuple[int, ...] | None = None
     offset: float = 0.0  # B's values are A's plus this (``*_offset``)
+    a_index: int | None = None  # that side's tensor is a stack: its element along axis 0 (``*_index``)
+    b_index: int | None = None
 
     @property
     def skip(self) -> bool:

@@ -55,13 +55,19 @@ class MatchState:
         return self.blocks.apart(x, y, self.map.pairs) or self.scopes.apart(x, y, self.map.pairs)
 
     def pair(self, x: _T, y: _T, how: str, xp: tuple[int, int] | None = None, yp: tuple[int, int] | None = None,
-             axis: int = 0, used: bool = True, xg: int = 1, yg: int = 1) -> None:
+             axis: int = 0, used: bool = True, xg: int = 1, yg: int = 1, xi: int | None = None,
+             yi: int | None = None, y_axes: tuple[int, ...] | None = None) -> None:
+        """Pair ``x`` (its part ``xp`` along ``axis`` in each of ``xg`` groups, of its element ``xi``
+        where it is a stack) with ``y`` (likewise; ``y_axes``: y's canonical axes were reordered so,
+        said in the map for a mapping file's round trip)."""
         a, b = (x, y) if x.side == "a" else (y, x)
         ap, bp = (xp, yp) if x.side == "a" else (yp, xp)
         ag, bg = (xg, yg) if x.side == "a" else (yg, xg)
+        ai, bi = (xi, yi) if x.side == "a" else (yi, xi)
+        a_axes, b_axes = (None, y_axes) if x.side == "a" else (y_axes, None)
         self.map.pairs.append(
             WeightPair(a.info.name, b.info.name, a.perm, b.perm, how, ap, bp, axis, transfer=not (a.derived or b.derived),
-                       a_groups=ag, b_groups=bg)
+                       a_groups=ag, b_groups=bg, a_axes=a_axes, b_axes=b_axes, a_index=ai, b_index=bi)
         )
         if used:
             x.used = y.used = True

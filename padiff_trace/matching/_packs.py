@@ -175,7 +175,18 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
     if not runs:
         return None
     runs.sort(key=lambda r: r[:3])
-    return runs[0][3]
+    return in_named_order(runs[0][3], named)
+
+
+def in_named_order(run: list[MTensor], named: tuple[int, ...]) -> list[MTensor]:
+    """``run`` in the order the packed tensor's name lists its parts' roles (``gate_up``: gate,
+    then up), where each part's name says one of them, each once; else as it is (the order the
+    side registers, or calls, its modules). A name says where a part lies; the order a port
+    happens to call its projections in does not."""
+    said = roles_said(run)
+    if not named or len(named) != len(run) or len(set(named)) != len(named) or set(said) != set(named):
+        return run
+    return [run[said.index(r)] for r in named]
 
 
 def hoisted_run(x: MTensor, live: list[MTensor], side: list[MTensor], own: list[MTensor],

@@ -49,8 +49,10 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
                 continue
             _reorder(t, axes, p.source)
             reordered[t.info.name] = axes
-        sa, sb = (_part_shape(ta, p.a_part, p.axis, p.a_groups, p.source), _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source))
-        if sa != sb and p.a_part is None and p.b_part is None and same_order_reshape(squeezed(sa), squeezed(sb)):
+        sa = _part_shape(ta, p.a_part, p.axis, p.a_groups, p.source, p.a_index)
+        sb = _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source, p.b_index)
+        whole_a, whole_b = p.a_part is None and p.a_index is None, p.b_part is None and p.b_index is None
+        if sa != sb and whole_a and whole_b and same_order_reshape(squeezed(sa), squeezed(sb)):
             pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
             wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes, offset=p.offset)
             continue
@@ -60,7 +62,7 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
                 f"{tb.info.name} {list(tb.info.shape)} (canonical {list(sb)}): shapes differ"
             )
         pair(ta, tb, SUMMED if p.summed else "mapping", p.a_part, p.b_part, axis=p.axis,
-             used=p.a_part is None and p.b_part is None, xg=p.a_groups, yg=p.b_groups)
+             used=whole_a and whole_b, xg=p.a_groups, yg=p.b_groups, xi=p.a_index, yi=p.b_index)
         if p.offset:
             wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], offset=p.offset)
         if p.b_blocks is not None and p.a_part is not None and p.axis == 0:  # B's blocks would act after A's part
@@ -72,9 +74,9 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
                 raise MappingError(f"{p.source}: {ta.info.name} {list(ta.info.shape)} cannot be taken as {len(blocks)} "
                                    f"equal blocks of axis 0 paired with {tb.info.name} {list(tb.info.shape)}")
             wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_blocks=tuple(blocks))
-        if p.a_part is not None or p.b_part is not None:
-            (ta if p.a_part is None else tb).used = True
-            (tb if p.a_part is None else ta).used = True
+        if not (whole_a and whole_b):
+            (ta if whole_a else tb).used = True
+            (tb if whole_a else ta).used = True
     for ma, mb in module_pins:
         xs = {t.local: t for t in a if t.info.module == ma and not t.used}
         ys = {t.local: t for t in b if t.info.module == mb and not t.used}

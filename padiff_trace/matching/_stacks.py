@@ -17,6 +17,13 @@ module around it that names one (per-head norms ``q_layernorm.norms.0`` .. again
 ``w_out`` against ``fc1``, ``fc2``), a module's stacks take the groups that fit them in
 registration order, one to one and all in one orientation; otherwise nothing is paired.
 
+A stack may hold several lists packed in each element (``stacked_packs``): ``w13 [experts, 2 *
+ffn, d]`` is each expert's ``gate_proj`` rows then its ``up_proj`` rows, the layout of grouped
+expert weights (``experts.gate_up_proj``). The lists are siblings in one module list, each with as
+many members as the stack has elements, and their members' shapes concatenate along one axis to
+an element (as it is, or transposed: ``[experts, d, 2 * ffn]``); the names the stack lists
+(``gate_up``) order them, else the order the lists are registered in.
+
 Where the two sides count blocks differently (PaddleClas's ``res2a`` holding ``conv1.0`` ..
 ``conv1.2`` against torchvision's ``layers.0.branches.conv``, one grouped convolution), the stack
 and the list are in one block when each sits inside the module the pairs so far make the other's
@@ -30,11 +37,12 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable
 
-from ..arrays._layout import squeezed
-from ._rolenames import role_of_words
+from ..arrays._layout import concat_axis, squeezed
+from ._packs import in_named_order
+from ._rolenames import role_of_words, roles_named
 from ._weighttensors import MTensor
 
-__all__ = ["stacked_groups"]
+__all__ = ["pair_stacked_packs", "stacked_groups", "stacked_packs"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,15 +87,7 @@ def stacked_groups(a: list[MTensor], b: list[MTensor],
     side the pairs so far make a module's counterpart (``_partners.counterpart_scope``): a stack
     and a group whose paths count blocks differently are in one block where each sits inside the
     other's counterpart."""
-    found: dict[str, dict[int, MTensor]] = defaultdict(dict)
-    for x in a:
-        for key, i in _listed(x):
-            found[key][i] = x
-    groups = []
-    for members in found.values():
-        xs = [members.get(i) for i in range(len(members))]
-        if len(xs) > 1 and all(x is not None for x in xs) and len({x.cshape for x in xs if x is not None}) == 1:
-            groups.append([x for x in xs if x is not None])
+    groups = _index_groups(a)
     out: list[tuple[list[MTensor], MTensor, str]] = []
     taken: set[int] = set()
     # a vector [N * n] is N vectors [n] one after the other only in a module where a tensor of more
@@ -120,6 +120,86 @@ def stacked_groups(a: list[MTensor], b: list[MTensor],
             holds[y.info.module].add(_list_of(g))
             holds[y.info.module.rpartition(".")[0] + ".*"].add(_list_of(g))
     return out
+
+
+def _index_groups(a: list[MTensor]) -> list[list[MTensor]]:
+    """``a``'s tensors grouped by their paths with one index a wildcard (``_listed``), each group
+    complete (indices 0 .. n-1, n > 1) and of one shape, in index order."""
+    found: dict[str, dict[int, MTensor]] = defaultdict(dict)
+    for x in a:
+        for key, i in _listed(x):
+            found[key][i] = x
+    groups = []
+    for members in found.values():
+        xs = [members.get(i) for i in range(len(members))]
+        if len(xs) > 1 and all(x is not None for x in xs) and len({x.cshape for x in xs if x is not None}) == 1:
+            groups.append([x for x in xs if x is not None])
+    return groups
+
+
+def stacked_packs(a: list[MTensor], b: list[MTensor], counterpart: Counterpart | None = None
+                  ) -> list[tuple[list[list[MTensor]], MTensor, int, list[int], bool]]:
+    """(the lists of ``a`` packed in each element of ``b``'s stack, in packing order; the stack;
+    the axis of an element they concatenate along; each list's size along it; whether the
+    elements hold them transposed) for every stack of ``b`` several lists fill (module docstring)."""
+    groups = _index_groups(a)
+    out: list[tuple[list[list[MTensor]], MTensor, int, list[int], bool]] = []
+    taken: set[int] = set()
+    for y in b:
+        if len(y.cshape) < 3:
+            continue
+        n = y.cshape[0]
+        fit = [g for g in groups if len(g) == n and id(g[0]) not in taken and _same_kind(g[0], y)
+               and g[0].info.trainable == y.info.trainable and g[0].info.is_param == y.info.is_param
+               and (_blocks_agree(g, y) or _counterparts(g, y, counterpart))]
+        by_list: dict[str, list[list[MTensor]]] = defaultdict(list)
+        for g in fit:
+            by_list[_list_of(g)].append(g)
+        found = []
+        for listed in by_list.values():
+            if len(listed) < 2 or any(len({g[i].info.module.rpartition(".")[0] for g in listed}) != 1 for i in range(n)):
+                continue  # members of one element must be siblings (``experts.2.gate_proj``, ``experts.2.up_proj``)
+            lists = _packing_order(listed, y)
+            shapes = [g[0].cshape for g in lists]
+            inner = y.cshape[1:]
+            fits = [(False, concat_axis(shapes, inner))]
+            if len(inner) == 2 and inner[0] != inner[1]:
+                fits.append((True, concat_axis(shapes, inner[::-1])))
+            fits = [(t, c) for t, c in fits if c is not None]
+            if len(fits) == 1:
+                found.append((lists, fits[0]))
+        if len(found) == 1:  # one way only: several would be a guess
+            lists, (turned, cut) = found[0]
+            assert cut is not None
+            out.append((lists, y, cut[0], cut[1], turned))
+            taken.update(id(g[0]) for g in lists)
+            logger.info("%s holds %s packed in each element", y.info.name, " | ".join(g[0].info.name for g in lists))
+    return out
+
+
+def pair_stacked_packs(a: list[MTensor], b: list[MTensor], pair: Callable[..., None],
+                       counterpart: Counterpart | None = None) -> None:
+    """Pair each member of the lists ``stacked_packs`` finds with its rows of its element of the
+    stack (``pair(x, y, how, x_part, y_part, axis, used=..., yi=element)``)."""
+    for lists, y, axis, sizes, turned in stacked_packs(a, b, counterpart):
+        if turned:  # each element holds the lists transposed: the canonical view swaps its axes
+            y.perm = tuple((y.perm or tuple(range(len(y.cshape))))[k] for k in (0, 2, 1))
+            y.cshape = (y.cshape[0], y.cshape[2], y.cshape[1])
+        for i in range(y.cshape[0]):  # element i: the lists' i-th members one after the other
+            start = 0
+            for g, size in zip(lists, sizes):
+                pair(g[i], y, "stacked", None, (start, start + size), axis, used=False, yi=i,
+                     y_axes=(0, 2, 1) if turned else None)
+                g[i].used = True
+                start += size
+        y.used = True
+
+
+def _packing_order(lists: list[list[MTensor]], y: MTensor) -> list[list[MTensor]]:
+    """The lists in the order ``y``'s name lists their roles (``gate_up``), else as registered."""
+    lists = sorted(lists, key=lambda g: g[0].index)
+    firsts = in_named_order([g[0] for g in lists], roles_named(y.local) or roles_named(y.leaf))
+    return [next(g for g in lists if g[0] is x) for x in firsts]
 
 
 def _role(path: str) -> int | None:

@@ -12,7 +12,7 @@ from padiff_trace import MappingError
 __all__ = ["WeightEntry", "parse_weights"]
 
 _SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), *(f"{s}_blocks" for s in _SIDES), *(f"{s}_offset" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
+_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), *(f"{s}_blocks" for s in _SIDES), *(f"{s}_offset" for s in _SIDES), *(f"{s}_index" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class WeightEntry:
     summed: bool = False  # "sum": one side's tensor is the sum of the tensors the entries naming it pair it with
     blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> order of equal blocks of its axis 0
     offsets: dict[str, float] = field(default_factory=dict)  # side -> what its values are the other's plus
+    indexes: dict[str, int] = field(default_factory=dict)  # side -> the element of its stacked tensor (axis 0)
 
     def describe(self, source: str) -> str:
         return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
@@ -98,5 +99,14 @@ def parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
                 raise MappingError(f"{source}: weights entry {i}: {k}_offset must be a number on an entry pairing two whole "
                                    f"tensors ({k}'s values are the other's plus it, like 1 for a norm kept as 1 + w), got {off!r}")
             offsets[k] = float(off)
-        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed, blocks, offsets))
+        indexes: dict[str, int] = {}
+        for k in names:
+            index = e.get(f"{k}_index")
+            if index is None:
+                continue
+            if not (isinstance(index, int) and not isinstance(index, bool) and index >= 0) or summed or k in blocks:
+                raise MappingError(f"{source}: weights entry {i}: {k}_index must be a count >= 0, the element of {k}'s "
+                                   f"stacked tensor (axis 0) that its part (if any) then cuts, like 2, got {index!r}")
+            indexes[k] = index
+        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed, blocks, offsets, indexes))
     return tuple(out)

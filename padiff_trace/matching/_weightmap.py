@@ -66,6 +66,9 @@ class WeightPair:
     ``[start, stop)`` range along ``axis`` of the canonical tensor (a packed tensor's
     share), None for the whole tensor; with ``*_groups`` > 1 that side's range is taken within
     each of that many equal blocks of the axis (q|k|v packed head by head, ``arrays.packed_part``).
+    ``*_index``: that side's canonical tensor is a stack and the pair is about its element
+    ``index`` along axis 0, which the part (and ``axis``) then cut (experts' gate|up rows stacked
+    ``[experts, 2 * ffn, d]``).
     """
 
     a: str
@@ -88,6 +91,13 @@ class WeightPair:
     # B's values are A's plus this (``_offsets``: a norm that scales by ``1 + w`` keeps ``w``, the
     # other side's by ``w`` keeps ``1 + w``); gradients are the same on both sides
     offset: float = 0.0
+    a_index: int | None = None
+    b_index: int | None = None
+
+    @property
+    def indexed(self) -> bool:
+        """Whether a side's tensor is a stack this pair takes one element of (``*_index``)."""
+        return self.a_index is not None or self.b_index is not None
 
     @property
     def relative_perm(self) -> tuple[int, ...] | None:
@@ -112,7 +122,10 @@ class WeightPair:
             parts.append("one side's tensor is the sum of the other's")
         if self.a_part is None and self.b_part is None and self.relative_perm is not None:
             parts.append("transpose" if self.relative_perm == (1, 0) else f"permute {list(self.relative_perm)}")
-        for side, part, groups in (("A", self.a_part, self.a_groups), ("B", self.b_part, self.b_groups)):
+        for side, part, groups, index in (("A", self.a_part, self.a_groups, self.a_index),
+                                          ("B", self.b_part, self.b_groups, self.b_index)):
+            if index is not None:
+                parts.append(f"{side} element {index} of axis 0" + (", in it" if part is not None else ""))
             if part is not None:
                 per = f" in each of {groups} groups" if groups > 1 else ""
                 parts.append(f"{side} part {part[0]}:{part[1]} of axis {self.axis}{per}")
@@ -220,6 +233,9 @@ class WeightMap:
                 e[f"{kb}_part"] = list(p.b_part)
             if p.a_part is not None or p.b_part is not None:
                 e["axis"] = p.axis
+            for k, index in ((ka, p.a_index), (kb, p.b_index)):
+                if index is not None:
+                    e[f"{k}_index"] = index
             for k, groups in ((ka, p.a_groups), (kb, p.b_groups)):
                 if groups > 1:
                     e[f"{k}_groups"] = groups

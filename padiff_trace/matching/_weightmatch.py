@@ -56,7 +56,7 @@ from ._pins import apply_pins
 from ._rolenames import roles_contradict, roles_named
 from ._roles import pair_same_roles
 from ._shadows import pair_shadows
-from ._stacks import stacked_groups
+from ._stacks import pair_stacked_packs, stacked_groups
 from ._subtrees import pair_by_units
 from ._summed import pair_summed_biases
 from ._units import pair_packed_units
@@ -222,10 +222,9 @@ class _Matcher(MatchState):
         x.used = True
 
     def stacked(self) -> None:
-        """A tensor ``[N, *s]`` of one side holding a module list's N tensors of the other along a
-        new first axis (experts as a list against 3-D stacked weights), or ``[N * s0, ...]`` one
-        after the other (``_stacks``). Where it pairs any, the structure passes run again: counts
-        the stacked members made differ are even now (Res2Net's grouped branch convolutions)."""
+        """A tensor ``[N, *s]`` holding a module list's N tensors of the other side (experts as a
+        list against 3-D weights), ``[N * s0, ...]`` one after the other, or several lists packed in
+        each element (``_stacks``). Where it pairs any, the structure passes run again."""
         before = len(self.map.pairs)
         counterpart = counterpart_scope([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None])
         for one, other in ((self.a, self.b), (self.b, self.a)):
@@ -234,13 +233,12 @@ class _Matcher(MatchState):
                     y.perm = tuple((y.perm or tuple(range(len(y.cshape))))[k] for k in (0, 2, 1))
                     y.cshape = (y.cshape[0], y.cshape[2], y.cshape[1])
                 for i, x in enumerate(xs):
-                    if how == "concat":  # one after the other along the first axis: a packed tensor's parts
-                        n = x.cshape[0]
-                        self.pair(x, y, "packed", None, (i * n, (i + 1) * n), 0, used=False)
-                    else:
-                        self.pair(x, y, "stacked", None, (i, i + 1), 0, used=False)
+                    n = x.cshape[0] if x.cshape else 1  # "concat": one after the other along axis 0, a packed tensor's parts
+                    self.pair(x, y, *(("packed", None, (i * n, (i + 1) * n)) if how == "concat" else ("stacked", None, (i, i + 1))),
+                              0, used=False, y_axes=(0, 2, 1) if how == "transposed" else None)
                     x.used = True
                 y.used = True
+            pair_stacked_packs(self.live(one), self.live(other), self.pair, counterpart)
         if len(self.map.pairs) > before:
             self.structure()
             self.structure(by_type=False)

@@ -145,6 +145,8 @@ class WeightPin:
     a_blocks: tuple[int, ...] | None = None  # that side's axis 0 as equal blocks in this order
     b_blocks: tuple[int, ...] | None = None
     offset: float = 0.0  # B's values are A's plus this
+    a_index: int | None = None  # that side's tensor is a stack: its element along axis 0
+    b_index: int | None = None
 
 
 def mapping_pins(
@@ -158,7 +160,7 @@ def mapping_pins(
         return [], []
     sided = orient(mapping, a.framework, b.framework)
     pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source), w.a_groups, w.b_groups,
-                      w.axis, w.a_axes, w.b_axes, w.summed, w.a_blocks, w.b_blocks, w.offset)
+                      w.axis, w.a_axes, w.b_axes, w.summed, w.a_blocks, w.b_blocks, w.offset, w.a_index, w.b_index)
             for w in sided.weights]
     mods: list[tuple[str, str]] = []
     if sided.modules_pin_weights:

@@ -188,12 +188,21 @@ def _positions(types: dict[str, str]) -> set[str]:
     return {m for m in types if m.rpartition(".")[2].isdigit() and len(kinds[m.rpartition(".")[0]]) > 1}
 
 
-def part_shape(t: MTensor, part: tuple[int, int] | None, axis: int = 0, groups: int = 1, source: str = "") -> tuple[int, ...]:
+def part_shape(t: MTensor, part: tuple[int, int] | None, axis: int = 0, groups: int = 1, source: str = "",
+               index: int | None = None) -> tuple[int, ...]:
+    """The canonical shape of ``t``'s share: its element ``index`` along axis 0 (a stack), then
+    ``part`` of that along ``axis``."""
+    shape = t.cshape
+    if index is not None:
+        if len(shape) < 2 or index >= shape[0]:
+            raise MappingError(f"{source}: {t.info.name} {list(t.info.shape)} has no element {index} along axis 0 "
+                               f"(canonical {list(shape)})")
+        shape = shape[1:]
     if part is None:
-        return t.cshape
-    if axis >= len(t.cshape):
+        return shape
+    if axis >= len(shape):
         raise MappingError(f"{source}: axis {axis} is not an axis of {t.info.name} {list(t.info.shape)}")
-    return t.cshape[:axis] + ((part[1] - part[0]) * groups,) + t.cshape[axis + 1 :]
+    return shape[:axis] + ((part[1] - part[0]) * groups,) + shape[axis + 1 :]
 
 
 def groups(items: Iterable[MTensor], key: object) -> dict[tuple[object, ...], list[MTensor]]:
