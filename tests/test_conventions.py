@@ -1943,3 +1943,24 @@ def test_gateup_bugs_are_named_at_the_block(tmp_path: Path, bug: str) -> None:
     rc, doc, text = run(tmp_path, "gateup", bug=bug)
     assert rc == 1, text
     assert located(doc) == ("moe", "moe"), text
+
+
+# ------------------------------------------------------------------ repbranch: a block's norms told by the layers beside them
+def test_repbranch_norms_pair_by_the_layer_beside_them(tmp_path: Path) -> None:
+    """Four BatchNorms of one shape per block: three in conv+BN units (in a list and a unit of
+    its own on paddle's side, named attributes on torch's), one identity BatchNorm registered
+    first on one side and last on the other, no name telling any apart. Each unit's norm pairs
+    with the norm beside its convolution's partner, the identity one with the one alone in the
+    block its block pairs with."""
+    rc, _, text = run(tmp_path, "repbranch")
+    assert rc == 0, text
+    got = {(w["paddle"], w["torch"]) for w in weight_map(tmp_path)["weights"] if "paddle" in w and "torch" in w}
+    assert {("stage.0.bypass.weight", "stage.first.ident.weight"),
+            ("stage.0.branches.1.bn.weight", "stage.first.k3_second.norm.weight"),
+            ("stage.1.pointwise.bn._variance", "stage.second.k1.norm.running_var")} <= got, got
+
+
+def test_repbranch_identity_norm_bug_is_named_at_it(tmp_path: Path) -> None:
+    rc, doc, text = run(tmp_path, "repbranch", bug="paddle_skip_eps")
+    assert rc == 1, text
+    assert located(doc) == ("stage.0.bypass", "stage.first.ident"), text

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ._knowledge import EQUIVALENT_TYPES, FRAMEWORK_PACKAGES, LAYOUTS, LIBRARY_TYPES, TYPE_GROUPS, UNQUALIFIED_CLASSES
+from ._knowledge import EQUIVALENT_TYPES, FRAMEWORK_PACKAGES, LAYOUTS, LIBRARY_TYPES, POINTWISE_AS, TYPE_GROUPS, UNQUALIFIED_CLASSES
 
-__all__ = [
+__all__ = ["pointwise_key",
     "EQUIVALENT_TYPES",
     "ResolvedType",
     "TypeResolver",
@@ -176,3 +177,13 @@ def align(score: np.ndarray) -> list[tuple[int, int]]:
             j -= 1
     pairs.reverse()
     return pairs
+
+
+def pointwise_key(t: Any, side: dict[str, Any]) -> str:
+    """The class key of ``t``, a pointwise convolution's (its weight's kernel all ones) as the
+    linear map it is."""
+    as_type = POINTWISE_AS.get(t.ctype)
+    w = side.get(f"{t.info.module}.weight")
+    if as_type is None or w is None or len(w.cshape) < 3 or any(d != 1 for d in w.cshape[2:]):
+        return t.type_key
+    return group_key(as_type)

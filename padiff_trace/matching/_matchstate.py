@@ -13,6 +13,7 @@ import logging
 
 from ._classlayout import squares_like_their_class
 from ._evidence import BlockLinks, scope_of
+from ._unitnorms import unit_layers
 from ._unmatched import close_map
 from ._weightmap import WeightMap, WeightPair
 from ._weightsides import WeightSide
@@ -41,6 +42,7 @@ class MatchState:
         self.fingerprints = (a.fingerprints, b.fingerprints)
         # the same rank in the order both models call their modules outweighs a word of a name
         self.order_weight = 2.0 if a.call_ordered and b.call_ordered else 0.5
+        self.units = {"a": unit_layers(self.a), "b": unit_layers(self.b)}  # norm module -> its unit's layer
 
     # ------------------------------------------------------------------ helpers
     def live(self, side: list[_T], derived: bool = False) -> list[_T]:

@@ -46,7 +46,7 @@ from ._evidence import layers_apart, named_alike, trained_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
 from ._logspace import mark_logged
-from ._match import group_key
+from ._match import pointwise_key as _pointwise_key
 from ._matchstate import MatchState
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
@@ -59,6 +59,7 @@ from ._shadows import pair_shadows
 from ._stacks import pair_stacked_packs, stacked_groups
 from ._subtrees import pair_by_units
 from ._summed import pair_summed_biases
+from ._unitnorms import mark_mates, mates_contradict, waits
 from ._units import pair_packed_units
 from ._weightmap import WeightMap
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
@@ -106,12 +107,17 @@ class _Matcher(MatchState):
             return (t.type_key if by_type else "", t.local, t.cshape)
 
         ga, gb = _groups(self.live(self.a, derived), cls), _groups(self.live(self.b, derived), cls)
-        # weights first: a module's other tensors (bias, ...) then follow the module they belong to
-        for c in sorted(set(ga) & set(gb), key=lambda k: (k[1] != "weight", ga[k][0].index)):
+        # weights first: a module's other tensors (bias, ...) then follow the module they belong to;
+        # norms whose unit's layer is unpaired after the other weights (``_unitnorms``)
+        order = sorted(set(ga) & set(gb), key=lambda k: (k[1] != "weight", ga[k][0].index))
+        later = [] if derived else [c for c in order if c[1] == "weight" and waits([*ga[c], *gb[c]], self.units)]
+        first = [c for c in order if c not in later]
+        for c in [*(c for c in first if c[1] == "weight"), *later, *(c for c in first if c[1] != "weight")]:
             if c[1] != "weight" and not derived:
                 self.follow_modules()
             xs_all = [t for t in ga[c] if not t.used]
             ys_all = [t for t in gb[c] if not t.used]
+            mark_mates([*xs_all, *ys_all], self.units, self.map.pairs, self.by_name)
             if not derived and c[1] != "weight" and (len(xs_all) > 1 or len(ys_all) > 1):
                 # several of a kind: a bias pairs by following its weight, never by rank on its own
                 xs_all = [t for t in xs_all if not self._weight_left(t)]
@@ -123,8 +129,9 @@ class _Matcher(MatchState):
                         self.pair(x, y, named)
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
-                    if roles_contradict(x, y):  # a query is no value projection: left for the passes after
-                        logger.info("left %s and %s apart: their names say other roles", x.info.name, y.info.name)
+                    if roles_contradict(x, y) or mates_contradict(x, y, self.units):
+                        # a query is no value projection, a norm no partner of one beside another layer's partner
+                        logger.info("left %s and %s apart: their names (or the layers beside them) say other roles", x.info.name, y.info.name)
                         continue
                     if not by_name and self.apart(x, y):
                         logger.info("left %s and %s apart: the tensors paired so far pair their blocks, or the "
@@ -353,16 +360,6 @@ class _Matcher(MatchState):
 
     def shared_derived(self) -> None:
         leftover.pair_shared_derived(self.live(self.a, derived=True), self.live(self.b, derived=True), self.pair)
-
-def _pointwise_key(t: _T, side: dict[str, _T]) -> str:
-    """The class key of ``t``, a pointwise convolution's (its weight's kernel all ones) as the
-    linear map it is."""
-    as_type = POINTWISE_AS.get(t.ctype)
-    w = side.get(f"{t.info.module}.weight")
-    if as_type is None or w is None or len(w.cshape) < 3 or any(d != 1 for d in w.cshape[2:]):
-        return t.type_key
-    return group_key(as_type)
-
 
 def match_weights(
     a: WeightSide,

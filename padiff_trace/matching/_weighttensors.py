@@ -66,6 +66,7 @@ class MTensor:
     turned: bool = False  # its canonical view was transposed to fit (a bare matrix stored [in, out])
     place: bool = False  # the last index of ``key`` is a layer's place in a pipeline (``_positions``), not a block's
     beside: tuple[tuple[object, ...], ...] = ()  # a norm's: the layers next to it (``siblings``)
+    mate: str = ""  # a norm's: the module of the other side it belongs with (``_unitnorms.mark_mates``)
     # what its module's first call took and returned, finest first (``call_signatures``); () before a run
     sig: tuple[object, ...] = ()
 
@@ -364,7 +365,7 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     cand = []
     for i, x in enumerate(xs):
         for j, y in enumerate(ys):
-            role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
+            role = 3.0 if (_same_role(x.leaf, y.leaf) and x.leaf in _SYN) or (x.mate and (x.mate, y.mate) == (y.parent, x.parent)) else 0.0
             if not role and x.leaf == y.leaf and i in px and px[i] == py.get(j):
                 # ``norm1`` ~ ``norm1`` beside ``norm2`` (the digits are part of the name), in
                 # parents of one rank: the same block's two norms, registered in another order
@@ -391,3 +392,4 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
             got[i] = j
             taken.add(j)
     return [(xs[i], ys[got[i]], got[i] != i) for i in range(n)]
+

@@ -1,0 +1,90 @@
+"""Norms in units: a norm whose module sits beside exactly one layer with a weight matrix (a
+convolution and its BatchNorm in a ``ConvBN`` of their own) works for that layer, so it pairs
+with the norm beside that layer's partner. Two authors register a block's branches in their own
+orders (a reparameterisable block's 3x3 branches, its 1x1 branch and its identity BatchNorm in a
+list on one side and as named attributes on the other), and a block's norms of one shape are
+then told apart by nothing but the layers they sit with.
+
+A norm alone in a block (an identity branch's BatchNorm, beside no layer of its own) pairs with
+the one in the block its block's other layers pair with. ``unit_layers`` finds each norm's
+layer; ``mark_mates`` writes into each norm the module of the other side it belongs with
+(``MTensor.mate``), which ``_weighttensors.assign`` weighs like a role where the two say so of
+each other; a class of norms whose layers are not all paired yet waits until they are (``waits``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+from ._knowledge import NORM_LAYERS
+from ._partners import counterpart_scope
+from ._weightmap import WeightPair
+from ._weighttensors import MTensor
+
+__all__ = ["mark_mates", "mates_contradict", "unit_layers", "waits"]
+
+
+def unit_layers(side: Iterable[MTensor]) -> dict[str, MTensor]:
+    """Norm module -> the weight matrix of the one other layer directly beside it (under its
+    module's parent), for the norms that have exactly one such layer."""
+    ts = list(side)
+    layers: dict[str, dict[str, MTensor]] = defaultdict(dict)
+    for t in ts:
+        if t.ctype not in NORM_LAYERS and t.local == "weight" and len(t.cshape) >= 2 and t.info.trainable:
+            layers[t.parent][t.module] = t
+    out: dict[str, MTensor] = {}
+    for t in ts:
+        if t.ctype in NORM_LAYERS and t.module not in out:
+            beside = [w for m, w in layers.get(t.parent, {}).items() if m != t.module]
+            if len(beside) == 1:
+                out[t.module] = beside[0]
+    return out
+
+
+def _partners(pairs: Sequence[WeightPair]) -> dict[tuple[str, str], str]:
+    """(side, tensor) -> the tensor it is paired with whole."""
+    out: dict[tuple[str, str], str] = {}
+    for p in pairs:
+        if p.a_part is None and p.b_part is None and not p.indexed and p.transfer:
+            out[("a", p.a)] = p.b
+            out[("b", p.b)] = p.a
+    return out
+
+
+def waits(members: Iterable[MTensor], units: dict[str, dict[str, MTensor]]) -> bool:
+    """Whether a class of norms has a member whose unit's layer is not paired yet: the class is
+    taken after the other classes, once the layers have partners to read."""
+    return any(t.ctype in NORM_LAYERS and t.module in units[t.side] and not units[t.side][t.module].used
+               for t in members)
+
+
+def mark_mates(members: Iterable[MTensor], units: dict[str, dict[str, MTensor]], pairs: Sequence[WeightPair],
+               by_name: dict[str, dict[str, MTensor]]) -> None:
+    """Write into each norm of ``members`` the module of the other side it belongs with, "" where
+    the pairs so far say none: for a norm in a unit, the unit its layer's whole partner sits in;
+    for a norm alone in a block (an identity branch's BatchNorm), the module the pairs so far make
+    its block's counterpart (``counterpart_scope``)."""
+    partner = _partners(pairs)
+    scope: Callable[[str, str], str] | None = None
+    for t in members:
+        t.mate = ""
+        if t.ctype not in NORM_LAYERS:
+            continue
+        layer = units[t.side].get(t.module)
+        if layer is None:
+            if scope is None:
+                scope = counterpart_scope([(p.a, p.b) for p in pairs if p.a_part is None and p.b_part is None
+                                           and not p.indexed and p.transfer])
+            t.mate = scope(t.parent, t.side) if t.parent else ""
+            continue
+        other = partner.get((t.side, layer.info.name))
+        mate = by_name["b" if t.side == "a" else "a"].get(other) if other is not None else None
+        t.mate = mate.parent if mate is not None else ""
+
+
+def mates_contradict(x: MTensor, y: MTensor, units: dict[str, dict[str, MTensor]]) -> bool:
+    """Whether two norms, each in a unit whose layer is paired, sit beside layers whose partners
+    are in other units than each other's."""
+    return (bool(x.mate and y.mate) and x.module in units[x.side] and y.module in units[y.side]
+            and (x.mate, y.mate) != (y.parent, x.parent))
