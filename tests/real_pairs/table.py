@@ -308,7 +308,16 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # InfoNCE encoder with a hand-written Lion, a multi-label soft-margin tagger
                       # with dampened SGD and a linear warm-up
                       "port_stablelm", "port_qwen2_moe", "port_cspdarknet", "port_dla",
-                      "port_lion_infonce_train", "port_multilabel_softmargin_sgd_linearlr_train"})
+                      "port_lion_infonce_train", "port_multilabel_softmargin_sgd_linearlr_train",
+                      # set 45 (NOTES-set45-h121..h123): Phi (parallel attention and MLP, partial
+                      # rotary, fused Wqkv against q/k/v), EfficientFormer (pooling mixer as a module
+                      # against inline, conv MLPs, a 3D stage), a Whisper-style audio encoder (Conv1D
+                      # against a height-1 Conv2d, positions as a buffer against computed), MobileOne
+                      # (branches in lists against named attributes, an identity BatchNorm); a
+                      # segmentation net with the Tversky loss and AdamW with amsgrad, a mixture
+                      # density network with Adam and coupled L2 decay
+                      "port_phi", "port_efficientformer", "port_whisper_enc", "port_mobileone",
+                      "port_tversky_adamw_amsgrad_train", "port_mdn_adam_l2_train"})
 
 
 @dataclass(frozen=True)
