@@ -1926,6 +1926,7 @@ def test_gateup_stacked_packs_pair_by_element_and_by_the_packed_name(tmp_path: P
            if "paddle" in w and "torch" in w}
     assert {("moe.experts.1.gate_proj.weight", "moe.experts.gate_up_proj", 1, (0, 12)),
             ("moe.experts.1.up_proj.weight", "moe.experts.gate_up_proj", 1, (12, 24)),
+            ("moe.experts.1.up_proj.bias", "moe.experts.gate_up_proj_bias", 1, (12, 24)),
             ("moe.experts.2.down_proj.weight", "moe.experts.down_proj", None, (2, 3)),
             ("moe.shared.gate_proj.weight", "moe.shared_expert.gate_up.weight", None, (0, 12)),
             ("moe.shared.up_proj.weight", "moe.shared_expert.gate_up.weight", None, (12, 24))} <= got, got

@@ -146,15 +146,15 @@ def stacked_packs(a: list[MTensor], b: list[MTensor], counterpart: Counterpart |
     out: list[tuple[list[list[MTensor]], MTensor, int, list[int], bool]] = []
     taken: set[int] = set()
     for y in b:
-        if len(y.cshape) < 3:
+        if len(y.cshape) < 2:
             continue
         n = y.cshape[0]
         fit = [g for g in groups if len(g) == n and id(g[0]) not in taken and _same_kind(g[0], y)
                and g[0].info.trainable == y.info.trainable and g[0].info.is_param == y.info.is_param
                and (_blocks_agree(g, y) or _counterparts(g, y, counterpart))]
-        by_list: dict[str, list[list[MTensor]]] = defaultdict(list)
-        for g in fit:
-            by_list[_list_of(g)].append(g)
+        by_list: dict[tuple[str, str], list[list[MTensor]]] = defaultdict(list)
+        for g in fit:  # the lists' weights with weights, their biases with biases
+            by_list[_list_of(g), g[0].local].append(g)
         found = []
         for listed in by_list.values():
             if len(listed) < 2 or any(len({g[i].info.module.rpartition(".")[0] for g in listed}) != 1 for i in range(n)):

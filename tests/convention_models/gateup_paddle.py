@@ -1,12 +1,13 @@
 """A SwiGLU mixture of experts with a shared expert, written with one module per projection
 here and with packed tensors in torch's port (gateup_torch.py):
 
-* paddle: ``moe.experts`` is a LayerList of SwiGLU experts, each registering ``up_proj`` before
+* paddle: ``moe.experts`` is a LayerList of SwiGLU experts (gate and up with biases), each registering ``up_proj`` before
   ``gate_proj`` and calling them in that order too (correct code: the order a port happens to
   register and call its projections in says nothing of where they lie in a packed tensor); a
   shared expert of the same class beside them;
 * torch: the routed experts are one tensor ``gate_up_proj [E, D, 2H]`` used as ``x @ W[e]``
-  (each expert's gate columns, then its up columns: the name says so) and ``down_proj [E, H, D]``;
+  (each expert's gate columns, then its up columns: the name says so), its biases
+  ``gate_up_proj_bias [E, 2H]`` and ``down_proj [E, H, D]``;
   the shared expert packs gate|up in one ``Linear`` named ``gate_up``.
 
 PADIFF_BUG (this side): paddle_shared_no_gate -> the shared expert's output is added without its
@@ -20,10 +21,10 @@ E, H = 3, 12
 
 
 class SwiGLU(nn.Layer):
-    def __init__(self):
+    def __init__(self, bias=False):
         super().__init__()
-        self.up_proj = nn.Linear(D, H, bias_attr=False)
-        self.gate_proj = nn.Linear(D, H, bias_attr=False)
+        self.up_proj = nn.Linear(D, H, bias_attr=None if bias else False)
+        self.gate_proj = nn.Linear(D, H, bias_attr=None if bias else False)
         self.down_proj = nn.Linear(H, D, bias_attr=False)
 
     def forward(self, x):
@@ -35,7 +36,7 @@ class Moe(nn.Layer):
     def __init__(self):
         super().__init__()
         self.router = nn.Linear(D, E, bias_attr=False)
-        self.experts = nn.LayerList([SwiGLU() for _ in range(E)])
+        self.experts = nn.LayerList([SwiGLU(bias=True) for _ in range(E)])
         self.shared = SwiGLU()
         self.shared_gate = nn.Linear(D, 1, bias_attr=False)
 

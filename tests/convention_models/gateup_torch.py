@@ -1,6 +1,6 @@
 """Torch side of gateup_paddle.py: the routed experts' projections stacked and packed,
-``gate_up_proj [E, D, 2H]`` (gate columns, then up columns, used as ``x @ W[e]``) and
-``down_proj [E, H, D]``; the shared expert's gate|up in one ``Linear``.
+``gate_up_proj [E, D, 2H]`` (gate columns, then up columns, used as ``x @ W[e]``), its biases
+``gate_up_proj_bias [E, 2H]`` and ``down_proj [E, H, D]``; the shared expert's gate|up in one ``Linear``.
 
 PADIFF_BUG (this side): torch_silu_on_up -> the routed experts apply the SiLU to the up half."""
 import torch
@@ -15,10 +15,11 @@ class Experts(nn.Module):
     def __init__(self):
         super().__init__()
         self.gate_up_proj = nn.Parameter(torch.randn(E, D, 2 * H) * D**-0.5)
+        self.gate_up_proj_bias = nn.Parameter(torch.randn(E, 2 * H) * 0.1)
         self.down_proj = nn.Parameter(torch.randn(E, H, D) * H**-0.5)
 
     def forward(self, x, probs):
-        h = torch.einsum("bsd,edf->bsef", x, self.gate_up_proj)
+        h = torch.einsum("bsd,edf->bsef", x, self.gate_up_proj) + self.gate_up_proj_bias
         gate, up = h[..., :H], h[..., H:]
         if bug() == "torch_silu_on_up":
             gate, up = up, gate
