@@ -9,7 +9,7 @@ A norm alone in a block (an identity branch's BatchNorm, beside no layer of its 
 the one in the block its block's other layers pair with. ``unit_layers`` finds each norm's
 layer; ``mark_mates`` writes into each norm the module of the other side it belongs with
 (``MTensor.mate``), which ``_weighttensors.assign`` weighs like a role where the two say so of
-each other; a class of norms whose layers are not all paired yet waits until they are (``waits``).
+each other; a norm whose layer is not paired yet waits until it is (``waits``).
 """
 
 from __future__ import annotations
@@ -52,11 +52,10 @@ def _partners(pairs: Sequence[WeightPair]) -> dict[tuple[str, str], str]:
     return out
 
 
-def waits(members: Iterable[MTensor], units: dict[str, dict[str, MTensor]]) -> bool:
-    """Whether a class of norms has a member whose unit's layer is not paired yet: the class is
-    taken after the other classes, once the layers have partners to read."""
-    return any(t.ctype in NORM_LAYERS and t.module in units[t.side] and not units[t.side][t.module].used
-               for t in members)
+def waits(t: MTensor, units: dict[str, dict[str, MTensor]]) -> bool:
+    """Whether ``t`` is a norm whose unit's layer is not paired yet: it is taken after the other
+    weights, once the layers have partners to read (the other norms of its class go first)."""
+    return t.ctype in NORM_LAYERS and t.module in units[t.side] and not units[t.side][t.module].used
 
 
 def mark_mates(members: Iterable[MTensor], units: dict[str, dict[str, MTensor]], pairs: Sequence[WeightPair],

@@ -108,15 +108,16 @@ class _Matcher(MatchState):
 
         ga, gb = _groups(self.live(self.a, derived), cls), _groups(self.live(self.b, derived), cls)
         # weights first: a module's other tensors (bias, ...) then follow the module they belong to;
-        # norms whose unit's layer is unpaired after the other weights (``_unitnorms``)
+        # norms whose unit's layer is unpaired after the other weights, with what is left (``_unitnorms``)
         order = sorted(set(ga) & set(gb), key=lambda k: (k[1] != "weight", ga[k][0].index))
-        later = [] if derived else [c for c in order if c[1] == "weight" and waits([*ga[c], *gb[c]], self.units)]
-        first = [c for c in order if c not in later]
-        for c in [*(c for c in first if c[1] == "weight"), *later, *(c for c in first if c[1] != "weight")]:
+        wait = {id(t) for c in order if c[1] == "weight" and not derived for t in (*ga[c], *gb[c]) if waits(t, self.units)}
+        late = [c for c in order if any(id(t) in wait for t in (*ga[c], *gb[c]))]
+        for c, last in [*((c, False) for c in order if c[1] == "weight"), *((c, True) for c in late),
+                        *((c, False) for c in order if c[1] != "weight")]:
             if c[1] != "weight" and not derived:
                 self.follow_modules()
-            xs_all = [t for t in ga[c] if not t.used]
-            ys_all = [t for t in gb[c] if not t.used]
+            xs_all = [t for t in ga[c] if not t.used and (last or id(t) not in wait)]
+            ys_all = [t for t in gb[c] if not t.used and (last or id(t) not in wait)]
             mark_mates([*xs_all, *ys_all], self.units, self.map.pairs, self.by_name)
             if not derived and c[1] != "weight" and (len(xs_all) > 1 or len(ys_all) > 1):
                 # several of a kind: a bias pairs by following its weight, never by rank on its own
