@@ -107,8 +107,8 @@ class _Matcher(MatchState):
             return (t.type_key if by_type else "", t.local, t.cshape)
 
         ga, gb = _groups(self.live(self.a, derived), cls), _groups(self.live(self.b, derived), cls)
-        # weights first: a module's other tensors (bias, ...) then follow the module they belong to;
-        # norms whose unit's layer is unpaired after the other weights, with what is left (``_unitnorms``)
+        # weights first: a module's other tensors (bias, ...) then follow the module they belong to; a
+        # norm whose unit's layer is unpaired pairs in a round after the other weights (``_unitnorms``)
         order = sorted(set(ga) & set(gb), key=lambda k: (k[1] != "weight", ga[k][0].index))
         wait = {id(t) for c in order if c[1] == "weight" and not derived for t in (*ga[c], *gb[c]) if waits(t, self.units)}
         late = [c for c in order if any(id(t) in wait for t in (*ga[c], *gb[c]))]
@@ -116,8 +116,9 @@ class _Matcher(MatchState):
                         *((c, False) for c in order if c[1] != "weight")]:
             if c[1] != "weight" and not derived:
                 self.follow_modules()
-            xs_all = [t for t in ga[c] if not t.used and (last or id(t) not in wait)]
-            ys_all = [t for t in gb[c] if not t.used and (last or id(t) not in wait)]
+            held = set() if last else wait
+            xs_all = [t for t in ga[c] if not t.used]
+            ys_all = [t for t in gb[c] if not t.used]
             mark_mates([*xs_all, *ys_all], self.units, self.map.pairs, self.by_name)
             if not derived and c[1] != "weight" and (len(xs_all) > 1 or len(ys_all) > 1):
                 # several of a kind: a bias pairs by following its weight, never by rank on its own
@@ -127,9 +128,12 @@ class _Matcher(MatchState):
                 xs, ys = trained_alike(block_a, block_b)
                 if len(xs) != len(ys):
                     for x, y, named in named_alike(xs, ys, lambda x, y: True):
-                        self.pair(x, y, named)
+                        if id(x) not in held and id(y) not in held:
+                            self.pair(x, y, named)
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
+                    if id(x) in held or id(y) in held:
+                        continue
                     if roles_contradict(x, y) or mates_contradict(x, y, self.units):
                         # a query is no value projection, a norm no partner of one beside another layer's partner
                         logger.info("left %s and %s apart: their names (or the layers beside them) say other roles", x.info.name, y.info.name)
