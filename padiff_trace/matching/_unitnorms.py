@@ -1,5 +1,5 @@
-"""Norms in units: a norm whose module sits beside exactly one layer with a weight matrix (a
-convolution and its BatchNorm in a ``ConvBN`` of their own) works for that layer, so it pairs
+"""Norms in units: a norm whose module sits beside exactly one layer with a weight matrix, and no
+other norm (a convolution and its BatchNorm in a ``ConvBN`` of their own), works for that layer, so it pairs
 with the norm beside that layer's partner. Two authors register a block's branches in their own
 orders (a reparameterisable block's 3x3 branches, its 1x1 branch and its identity BatchNorm in a
 list on one side and as named attributes on the other), and a block's norms of one shape are
@@ -27,18 +27,19 @@ __all__ = ["mark_mates", "mates_contradict", "unit_layers", "waits"]
 
 def unit_layers(side: Iterable[MTensor]) -> dict[str, MTensor]:
     """Norm module -> the weight matrix of the one other layer directly beside it (under its
-    module's parent), for the norms that have exactly one such layer."""
+    module's parent), for the norms that are a unit with one layer: one such layer, one norm."""
     ts = list(side)
     layers: dict[str, dict[str, MTensor]] = defaultdict(dict)
+    norms: dict[str, set[str]] = defaultdict(set)
     for t in ts:
-        if t.ctype not in NORM_LAYERS and t.local == "weight" and len(t.cshape) >= 2 and t.info.trainable:
+        if t.ctype in NORM_LAYERS:
+            norms[t.parent].add(t.module)
+        elif t.local == "weight" and len(t.cshape) >= 2 and t.info.trainable:
             layers[t.parent][t.module] = t
     out: dict[str, MTensor] = {}
     for t in ts:
-        if t.ctype in NORM_LAYERS and t.module not in out:
-            beside = [w for m, w in layers.get(t.parent, {}).items() if m != t.module]
-            if len(beside) == 1:
-                out[t.module] = beside[0]
+        if t.ctype in NORM_LAYERS and len(norms[t.parent]) == 1 and len(layers.get(t.parent, {})) == 1:
+            out[t.module] = next(iter(layers[t.parent].values()))
     return out
 
 

@@ -365,7 +365,7 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
     cand = []
     for i, x in enumerate(xs):
         for j, y in enumerate(ys):
-            role = 3.0 if (_same_role(x.leaf, y.leaf) and x.leaf in _SYN) or (x.mate and (x.mate, y.mate) == (y.parent, x.parent)) else 0.0
+            role = 3.0 if _same_role(x.leaf, y.leaf) and x.leaf in _SYN else 0.0
             if not role and x.leaf == y.leaf and i in px and px[i] == py.get(j):
                 # ``norm1`` ~ ``norm1`` beside ``norm2`` (the digits are part of the name), in
                 # parents of one rank: the same block's two norms, registered in another order
@@ -383,7 +383,9 @@ def assign(xs: list[MTensor], ys: list[MTensor], order_weight: float = 0.5) -> l
                 order = order_weight if ri == rj else 0.25 * (1 - abs(ri - rj) / ni)
             else:
                 order = order_weight if i == j else 0.25 * (1 - abs(i - j) / n)
-            cand.append((-(role + words + order), abs(i - j), i, j))
+            # norms that say of each other they belong together (``_unitnorms``): as strong as a role
+            mate = 3.0 if x.mate and (x.mate, y.mate) == (y.parent, x.parent) else 0.0
+            cand.append((-(role + mate + words + order), abs(i - j), i, j))
     cand.sort()
     got: dict[int, int] = {}
     taken: set[int] = set()
