@@ -149,8 +149,8 @@ class _Matcher(MatchState):
                         logger.info("paired %s with %s by shape and order: types differ (%s vs %s)",
                                     x.info.name, y.info.name, x.info.module_type, y.info.module_type)
                     found = "name" if by_name and not derived else how
-                    if found == "structure" and len(xs) > 1 and not _names_agree(x, y):
-                        found = "role+order"  # the names say nothing: type, role, shape and rank agree
+                    if found == "structure" and (len(xs) > 1 or last) and not _names_agree(x, y):  # names say nothing:
+                        found = "units" if last and x.mate and (x.mate, y.mate) == (y.parent, x.parent) else "role+order"
                     self.pair(x, y, found)
 
     def _kind(self, t: _T) -> tuple[str, tuple[int, ...]]:
