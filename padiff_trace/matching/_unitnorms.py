@@ -47,10 +47,15 @@ def _partners(pairs: Sequence[WeightPair]) -> dict[tuple[str, str], str]:
     """(side, tensor) -> the tensor it is paired with whole."""
     out: dict[tuple[str, str], str] = {}
     for p in pairs:
-        if p.a_part is None and p.b_part is None and not p.indexed and p.transfer:
+        if _whole(p):
             out[("a", p.a)] = p.b
             out[("b", p.b)] = p.a
     return out
+
+
+def _whole(p: WeightPair) -> bool:
+    """A copied pair of two whole tensors."""
+    return p.a_part is None and p.b_part is None and not p.indexed and p.transfer
 
 
 def waits(t: MTensor, units: dict[str, dict[str, MTensor]]) -> bool:
@@ -64,18 +69,21 @@ def mark_mates(members: Iterable[MTensor], units: dict[str, dict[str, MTensor]],
     """Write into each norm of ``members`` the module of the other side it belongs with, "" where
     the pairs so far say none: for a norm in a unit, the unit its layer's whole partner sits in;
     for a norm alone in a block (an identity branch's BatchNorm), the module the pairs so far make
-    its block's counterpart (``counterpart_scope``)."""
+    its block's counterpart (``counterpart_scope``). The pairs are read only for a class holding
+    norms (most classes hold none)."""
+    ts = list(members)
+    for t in ts:
+        t.mate = ""
+    norms = [t for t in ts if t.ctype in NORM_LAYERS]
+    if not norms:
+        return
     partner = _partners(pairs)
     scope: Callable[[str, str], str] | None = None
-    for t in members:
-        t.mate = ""
-        if t.ctype not in NORM_LAYERS:
-            continue
+    for t in norms:
         layer = units[t.side].get(t.module)
         if layer is None:
             if scope is None:
-                scope = counterpart_scope([(p.a, p.b) for p in pairs if p.a_part is None and p.b_part is None
-                                           and not p.indexed and p.transfer])
+                scope = counterpart_scope([(p.a, p.b) for p in pairs if _whole(p)])
             t.mate = scope(t.parent, t.side) if t.parent else ""
             continue
         other = partner.get((t.side, layer.info.name))
