@@ -317,7 +317,17 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # segmentation net with the Tversky loss and AdamW with amsgrad, a mixture
                       # density network with Adam and coupled L2 decay
                       "port_phi", "port_efficientformer", "port_whisper_enc", "port_mobileone",
-                      "port_tversky_adamw_amsgrad_train", "port_mdn_adam_l2_train"})
+                      "port_tversky_adamw_amsgrad_train", "port_mdn_adam_l2_train",
+                      # set 46 (NOTES-set46-h124..h126): MiniCPM (embedding and residual scales
+                      # inside modules on one side and inline on the other, tied head), Nemotron
+                      # (LayerNorm kept as w - 1, squared ReLU, partial rotary, grouped q|k|v),
+                      # DINOv2 (a Linear over patches against a patch conv, register tokens,
+                      # LayerScale as modules against bare parameters), FasterNet (a partial conv
+                      # written in place against split and concatenate), GATv2 (one shared
+                      # projection against two packed); a distilled classifier with the KL loss and
+                      # averaged SGD written by hand on both sides
+                      "port_minicpm", "port_nemotron", "port_dinov2", "port_fasternet", "port_gatv2",
+                      "port_asgd_kldiv_train"})
 
 
 @dataclass(frozen=True)
