@@ -168,8 +168,10 @@ def transfer_weights(
                 continue
             if p.b in sums and sums[p.b][0] is not p:
                 continue  # written once, as the sum of its group
-            arr = _to_target(_canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups, p.a_blocks,
-                                        p.a_index), p.b_perm)
+            arr = _canonical(_effective(recs, p.a, wm.skipped), p.a_perm, p.a_part, p.axis, p.a_groups, p.a_blocks, p.a_index)
+            if p.b_perm is not None and arr.ndim != len(p.b_perm):  # a Linear's rows into a conv's axes reordered
+                arr = arr.reshape(_canonical_shape(tuple(tensors[p.b].shape), p.b_perm))
+            arr = _to_target(arr, p.b_perm)
             if p.b in zeros:  # one of several B tensors whose sum is A's: the first carries it
                 arr = np.zeros_like(arr)
             elif p.b in sums:  # B's one tensor is the sum of A's

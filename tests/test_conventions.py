@@ -1965,3 +1965,29 @@ def test_repbranch_identity_norm_bug_is_named_at_it(tmp_path: Path) -> None:
     rc, doc, text = run(tmp_path, "repbranch", bug="paddle_skip_eps")
     assert rc == 1, text
     assert located(doc) == ("stage.0.bypass", "stage.first.ident"), text
+
+
+# ------------------------------------------------------------------ patchrows: a Linear over patches against a patch conv
+def test_patchrows_linear_over_channels_last_patches_receives_into_a_conv(tmp_path: Path) -> None:
+    """Paddle's Linear over patches flattened (row, column, channel) against torch's strided
+    Conv2d: B's conv receives A's Linear rows with its axes reordered channels last (the Linear on
+    the trace's side, the conv on the model's: the rows reshaped into the conv's reordered axes,
+    then put back in its stored order), and the weights compare in the same layouts. The weight map
+    B was recorded with, passed back as a mapping file, gives the same run."""
+    rc, doc, text = run(tmp_path, "patchrows")
+    assert rc == 0, text
+    said = " ".join(c["text"] for c in doc["diagnosis"])
+    assert "flattened channels last" in said, said
+    kept = json.loads((Path(doc["b"]["path"]) / "weightmap.json").read_text())
+    entry = next(e for e in kept["weights"] if e.get("paddle") == "patches.proj.weight")
+    assert (entry["torch"], entry.get("torch_axes")) == ("stem.conv.weight", [0, 2, 3, 1]), entry
+    rc, text = run_pinned(tmp_path, "patchrows", kept)
+    assert rc == 0, text
+
+
+def test_patchrows_patches_in_another_order_are_named_at_the_patch_module(tmp_path: Path) -> None:
+    """The patches flattened (column, row, channel): no layout of the conv's axes explains it, the
+    patch module on paddle's side and the stem on torch's."""
+    rc, doc, text = run(tmp_path, "patchrows", bug="paddle_patch_cols_rows")
+    assert rc == 1, text
+    assert located(doc) == ("patches", "stem"), text

@@ -103,8 +103,8 @@ class WeightPair:
     def relative_perm(self) -> tuple[int, ...] | None:
         """Permutation taking A's stored axes to B's stored layout (whole tensors only)."""
         pa, pb = self.a_perm, self.b_perm
-        if pa is None and pb is None:
-            return None
+        if pa is None and pb is None or pa is not None and pb is not None and len(pa) != len(pb):
+            return None  # none, or each side's own axes around a reshape (a Linear against a conv's): ``conversion``
         n = len(pa if pa is not None else pb or ())
         ca = pa or tuple(range(n))
         inv_b = inverse_perm(pb) if pb is not None else tuple(range(n))
@@ -122,6 +122,8 @@ class WeightPair:
             parts.append("one side's tensor is the sum of the other's")
         if self.a_part is None and self.b_part is None and self.relative_perm is not None:
             parts.append("transpose" if self.relative_perm == (1, 0) else f"permute {list(self.relative_perm)}")
+        elif self.a_perm is not None and self.b_perm is not None and len(self.a_perm) != len(self.b_perm):
+            parts.append(f"A's axes in the order {list(self.a_perm)}, B's in the order {list(self.b_perm)}")
         for side, part, groups, index in (("A", self.a_part, self.a_groups, self.a_index),
                                           ("B", self.b_part, self.b_groups, self.b_index)):
             if index is not None:
