@@ -1991,3 +1991,19 @@ def test_patchrows_patches_in_another_order_are_named_at_the_patch_module(tmp_pa
     rc, doc, text = run(tmp_path, "patchrows", bug="paddle_patch_cols_rows")
     assert rc == 1, text
     assert located(doc) == ("patches", "stem"), text
+
+
+# ------------------------------------------------------------------ ropebuf: a rotary table told by its values
+def test_ropebuf_a_rotary_table_under_any_name_gives_the_head_size(tmp_path: Path) -> None:
+    """Torch keeps its cosines and sines as buffers named ``rope_cos``/``rope_sin`` (no name the
+    tool knows) and rotates pairs (2j, 2j + 1) of q and k cut from one ``Wqkv``; paddle computes
+    its table inline and rotates (j, j + d/2): the buffer's values (a first row of ones, all within
+    [-1, 1]) say it is a cosine table of heads of 8, and the q and k rows permuted in every head
+    align the run. A planted frequency base is then named at the attention."""
+    rc, doc, text = run(tmp_path, "ropebuf")
+    assert rc == 0, text
+    said = " ".join(c["text"] for c in doc["diagnosis"])
+    assert "rotary pairs" in said, said
+    rc, doc, text = run(tmp_path / "bug", "ropebuf", bug="paddle_rope_base_1e3")
+    assert rc == 1, text
+    assert located(doc) == ("attn", "attn"), text

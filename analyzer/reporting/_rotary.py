@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from padiff_trace import Kind
 from padiff_trace.matching import ROLE_SYNONYMS, ROTARY_ROLES, ROTARY_TABLES
 
 from ._pairings import Alternative, _parent, _pattern, _shapes
@@ -30,13 +31,19 @@ _MAX_TABLE = 1 << 20  # a rotary table handed to an attention is read when it is
 
 
 def _head_dim(view: Any) -> int | None:
-    """A head's feature count as a recorded rotary table says it (``ROTARY_TABLES``)."""
+    """A head's feature count as a recorded rotary table says it: by its name (``ROTARY_TABLES``),
+    else by its values, a buffer whatever its name that holds a cosine table (``_table_input``:
+    ``rope_cos``), not a mask of zeros and ones."""
     if not view.weights:
         return None
-    for r in view.weights[min(view.weights)].values():
+    held = view.weights[min(view.weights)].values()
+    for r in held:
         per = ROTARY_TABLES.get(r.position)
         if per is not None and r.shape:
             return int(r.shape[-1]) * per
+    for r in held:
+        if r.kind == Kind.BUFFER and (hd := _table_input(r)) and not np.isin(np.asarray(r.read()), (0.0, 1.0)).all():
+            return hd
     return None
 
 
