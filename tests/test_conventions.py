@@ -2007,3 +2007,25 @@ def test_ropebuf_a_rotary_table_under_any_name_gives_the_head_size(tmp_path: Pat
     rc, doc, text = run(tmp_path / "bug", "ropebuf", bug="paddle_rope_base_1e3")
     assert rc == 1, text
     assert located(doc) == ("attn", "attn"), text
+
+
+# ------------------------------------------------------------------ sharedproj: one projection shared, two packed
+def test_sharedproj_one_shared_projection_fills_every_packed_copy(tmp_path: Path) -> None:
+    """Paddle applies one Linear to both ends of each pair; torch packs a source and a target
+    projection in one ``lin [2H, D]``. The one tensor left on paddle's side is two copies of
+    torch's along the packing axis: each half pairs with it, as tied (copied into both, its
+    gradient against the sum of the halves'), and the run aligns, gradients too. The weight map
+    passed back as a mapping file gives the same run; a LeakyReLU slope planted in the scores is
+    then named at the scoring module."""
+    rc, doc, text = run(tmp_path, "sharedproj")
+    assert rc == 0, text
+    assert all(p["passed"] for p in doc["param_grads"]), text
+    wm = weight_map(tmp_path)
+    got = {(w["paddle"], w["torch"], tuple(w.get("torch_part", ()))) for w in wm["weights"] if "paddle" in w and "torch" in w}
+    assert {("score.proj.weight", "attn.lin.weight", (0, 12)), ("score.proj.weight", "attn.lin.weight", (12, 24)),
+            ("score.proj.bias", "attn.lin.bias", (0, 12)), ("score.proj.bias", "attn.lin.bias", (12, 24))} <= got, got
+    rc, text = run_pinned(tmp_path, "sharedproj", wm)
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "sharedproj", bug="paddle_leaky_default")
+    assert rc == 1, text
+    assert located(doc) == ("score", "attn"), text

@@ -139,8 +139,13 @@ def _tied(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
     the rest. The tied tensor's gradient is the sum of the other side's tensors' gradients."""
     groups: dict[tuple[str, str], list[WeightPair]] = {}
     for p in wm.pairs if wm is not None else []:
-        if p.a_part is None and p.b_part is None:
+        if p.indexed:
+            continue
+        # whole on the side that keeps one tensor; the other side's tensors whole, or the parts of
+        # one packed tensor (a projection one side shares, the other packs twice: ``pair_last_shared``)
+        if p.a_part is None and (p.b_part is None or p.how in ("tied", "mapping")):
             groups.setdefault(("a", p.a), []).append(p)
+        if p.b_part is None and (p.a_part is None or p.how in ("tied", "mapping")):
             groups.setdefault(("b", p.b), []).append(p)
     out: dict[WeightPair, list[WeightPair]] = {}
     for ps in groups.values():
@@ -163,6 +168,8 @@ def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Re
     rs = [many.get(p.b if one_a else p.a) for p in group]
     if r is None or any(x is None for x in rs):
         return None
+    if any((p.b_part if one_a else p.a_part) is not None for p in group):
+        return _summed_parts(group, r, rs, one_a, what, why)
     # each pair's relative_perm takes A's layout into B's: bring every counterpart into the first's
     perms = [p.relative_perm for p in group]
 
@@ -189,6 +196,19 @@ def _summed(group: list[WeightPair], by_a: dict[str, Record], by_b: dict[str, Re
     if one_a:
         return r, total, perms[0]  # type: ignore[return-value]
     return total, r, perms[0]  # type: ignore[return-value]
+
+
+def _summed_parts(group: list[WeightPair], r: Record, rs: list[Record | None], one_a: bool, what: str, why: str) -> _Pair:
+    """``_summed`` where the other side's tensors are the parts of one packed tensor: each part
+    in the canonical layout, summed, against the one tensor taken into that layout."""
+    views = [_pair(p, r, x) if one_a else _pair(p, x, r) for p, x in zip(group, rs) if x is not None]
+    shares = [v[1] if one_a else v[0] for v in views]
+    said = f"{what}{len(shares)} parts summed: {why}"
+    total = ComputedWeight(shares[0], lambda: sum(np.asarray(x.read(), np.float64) for x in shares), said)
+    perm = views[0][2]  # the one tensor's axes into the parts' canonical layout
+    if one_a:
+        return r, total, perm  # type: ignore[return-value]
+    return total, r, inverse_perm(perm) if perm is not None else None  # type: ignore[return-value]
 
 
 def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:

@@ -25,7 +25,9 @@ Order (each is tried only when those before it declined):
                         other's all of them (``[b, s, d]``); compared with the other's last
 8. ``broadcast``        a broadcastable shape (a mask ``[2, 1, 1, S]`` vs ``[2, 1, S, S]``):
                         both read broadcast to the common shape (``BroadcastView``)
-9. ``computed_once``    a value computed once on one side (``[h * w, c]``), per batch item on
+9. ``copies``           k copies of one value side by side on one side (a projection shared on
+                        one side, packed k times on the other), the value once on the other
+10. ``computed_once``   a value computed once on one side (``[h * w, c]``), per batch item on
                         the other (``[b, c, h, w]``): each item in the other's layout
 """
 
@@ -317,9 +319,49 @@ def computed_once(item: PlanItem) -> Reconciled | None:
     return None
 
 
+_COPIES_REL = 1e-4  # the blocks of a value that holds copies of one agree to this relative L2 error
+
+
+def _blocks(r: RecordLike, axis: int, k: int) -> np.ndarray:
+    """``r``'s values cut into ``k`` equal blocks along ``axis``, stacked first."""
+    return np.stack(np.split(np.asarray(r.read()), k, axis=axis))
+
+
+def copies(item: PlanItem) -> Reconciled | None:
+    """One side's value holds k copies (2 to 4) of one value side by side along one axis, the
+    other side's is that value once (a projection one model shares between two uses and calls
+    twice, the other packs twice in one layer: GATv2's ``share_weights``): each copy against the
+    other side's value. Only where the copies agree among themselves (a fused q|k|v's blocks
+    differ: no copies)."""
+    a, b = item.a, item.b
+    if item.perm is not None or item.role in (*WEIGHT_ROLES, *GRAD_ROLES) or not _activation(item):
+        return None
+    if not (isinstance(a, Record) and isinstance(b, Record) and a.has_data and b.has_data):
+        return None
+    if len(a.shape) != len(b.shape) or max(a.numel, b.numel) > BroadcastView.LIMIT:
+        return None
+    apart = [k for k, (m, n) in enumerate(zip(a.shape, b.shape)) if m != n]
+    if len(apart) != 1:
+        return None
+    axis = apart[0]
+    big, small = (a, b) if a.shape[axis] > b.shape[axis] else (b, a)
+    k, rest = divmod(big.shape[axis], small.shape[axis]) if small.shape[axis] else (0, 1)
+    if rest or not 2 <= k <= 4:
+        return None
+    blocks = _blocks(big, axis, k).astype(np.float64)
+    scale = float(np.linalg.norm(blocks[0]))
+    if scale == 0.0 or any(float(np.linalg.norm(x - blocks[0])) > _COPIES_REL * scale for x in blocks[1:]):
+        return None
+    shape = (k, *small.shape)
+    view = ComputedView(big, functools.partial(_blocks, big, axis, k), f"its {k} copies along axis {axis}", shape)
+    note = f"one side's value holds {k} copies of the other's along axis {axis} (one module shared, packed {k} times on the other side) {_shapes(item)}"
+    other: RecordLike = BroadcastView(small, shape)
+    return Reconciled(view, other, None, note) if big is a else Reconciled(other, view, None, note)
+
+
 RECONCILERS: tuple[Reconciler, ...] = (
     same_shape, permuted_axes, flattened, head_split, split_permuted, summed_gradient, newest_positions, broadcast,
-    computed_once,
+    copies, computed_once,
 )
 
 

@@ -82,6 +82,10 @@ class MatchState:
         logger.info("paired %s with %s, left over (%s: %s)", x.info.name, y.info.name, how, list(y.cshape))
         self.pair_marked(x, y, how)
 
+    def whole(self) -> list[tuple[str, str]]:
+        """The names of the pairs so far of whole tensors that are copied."""
+        return [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
+
     def partner(self, t: _T) -> _T | None:
         """The tensor ``t`` paired with whole (None: none, or only parts)."""
         for p in self.map.pairs:

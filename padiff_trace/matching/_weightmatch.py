@@ -194,7 +194,7 @@ class _Matcher(MatchState):
     def packed(self) -> None:
         # parts in the partner of the packed tensor's module (its other tensors paired there) are
         # in its block whatever the two sides' block indices count
-        partners = partner_place([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer])
+        partners = partner_place(self.whole())
         repeats = repeat_place([*self.a, *self.b])  # else the i-th copy of a repeated module, indexed at other depths
 
         def place(x: _T, y: _T) -> bool | None:
@@ -292,7 +292,7 @@ class _Matcher(MatchState):
 
     def last_resort(self) -> None:
         """What is still left pairs where it is unique, named apart or in order (``_leftover``)."""
-        whole = [(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None and p.transfer]
+        whole = self.whole()
         # first within modules the pairs so far make one computation, then block by block
         self.follow_modules()  # a paired module's buffers first: what is left in a unit is the unit's
         partners = partner_modules(whole)
@@ -321,8 +321,8 @@ class _Matcher(MatchState):
             leftover.pair_last_standing(self.live(self.a), self.live(self.b), self.take_axes, place or block)
             leftover.pair_last_packed(self.live(self.a), self.live(self.b), self.pair_marked, place, self.turn)
             leftover.pair_shared(self.a, self.b, self.partner, self.pair, place)
-        # the last ones standing in modules of one class of the user's own, wherever the two
-        # models put them (a pooling module's seed vectors at the root against one in a Sequential)
+        leftover.pair_last_shared(self.live(self.a), self.live(self.b), self.pair_marked, partner_scopes(self.whole()))
+        # the last ones standing in modules of one user class wherever the models put them (seed vectors)
         leftover.pair_last_standing(self.live(self.a), self.live(self.b), self.take_axes, leftover.same_user_class)
         # inside a unit pair anywhere, but not the i-th copy of a repeated module with another
         for coarse in (False, True):  # units by their tensors' shapes, then by their element counts
