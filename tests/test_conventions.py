@@ -2029,3 +2029,17 @@ def test_sharedproj_one_shared_projection_fills_every_packed_copy(tmp_path: Path
     rc, doc, text = run(tmp_path / "bug", "sharedproj", bug="paddle_leaky_default")
     assert rc == 1, text
     assert located(doc) == ("score", "attn"), text
+
+
+# ------------------------------------------------------------------ joinup: one module's output, a share of the first differing value
+def test_joinup_the_one_share_that_differs_names_its_module(tmp_path: Path) -> None:
+    """Torch resizes the coarse map with an ``nn.Upsample`` of its own, paddle inline; the first
+    differing value is the fuse's input, the concatenation of the fine conv's output (paired, it
+    agrees) and the upsampler's. The upsampler's output is a share of that value, slice by slice,
+    that paddle's value does not hold: the upsampler is named on torch's side, the head's own code
+    on paddle's. The clean twin aligns."""
+    rc, doc, text = run(tmp_path / "clean", "joinup")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "bug", "joinup", bug="torch_up_nearest")
+    assert rc == 1, text
+    assert located(doc) == ("head", "decoder.up"), text

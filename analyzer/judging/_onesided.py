@@ -385,15 +385,17 @@ def paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:
 
 
 def odd_share(calls: list[Call], paired: Container[int], first: Record | None, against: Record | None) -> Call | None:
-    """Where the first differing value (``first``) holds the outputs of several calls only this
-    side recorded, each a share of it slice by slice (``slices_found``: two embedding modules'
-    fields set side by side), and the other side's value (``against``) holds every share but
-    one's, that call: its slices are where the values part. None otherwise."""
+    """Where the first differing value (``first``) holds the outputs of calls only this side
+    recorded, each a share of it slice by slice (``slices_found``: two embedding modules' fields
+    set side by side; one upsampler's map concatenated with a paired conv's), and the other side's
+    value (``against``) holds every share but one's, that call: its slices are where the values
+    part (the rest of ``first`` is what agreeing calls returned, or what ``against`` holds too).
+    None otherwise."""
     if first is None or against is None:
         return None
     shares = [c for c in calls if c.id not in paired and c.tensor_outputs()
               and all(r.numel < first.numel and slices_found(r, first) for r in c.tensor_outputs())]
-    if len(shares) < 2:
+    if not shares:
         return None
     odd = [c for c in shares if not all(slices_found(r, against) for r in c.tensor_outputs())]
     return odd[0] if len(odd) == 1 else None
