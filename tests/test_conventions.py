@@ -2043,3 +2043,19 @@ def test_joinup_the_one_share_that_differs_names_its_module(tmp_path: Path) -> N
     rc, doc, text = run(tmp_path / "bug", "joinup", bug="torch_up_nearest")
     assert rc == 1, text
     assert located(doc) == ("head", "decoder.up"), text
+
+
+# ------------------------------------------------------------------ embscale: a moved scale with another constant
+def test_embscale_a_moved_scale_with_another_constant_names_the_code_that_scales(tmp_path: Path) -> None:
+    """Paddle scales its embedding by sqrt(d) in the model's code, torch inside its embedding
+    module: the clean twin aligns with the scale named as a boundary difference. With torch's
+    constant d instead, the two embeddings' outputs differ by a constant and propagate: the
+    module is named on torch's side, and on paddle's, whose embedding output no call receives
+    as it is, the model code that scales it."""
+    rc, doc, text = run(tmp_path / "clean", "embscale")
+    assert rc == 0, text
+    assert any("constant scale" in f for f in findings(doc, "boundary_difference")), text
+    rc, doc, text = run(tmp_path / "bug", "embscale", bug="torch_scale_by_d")
+    assert rc == 1, text
+    assert located(doc) == ("", "embed"), text
+    assert "scales what the module before it returned" in text, text

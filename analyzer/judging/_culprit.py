@@ -41,6 +41,7 @@ from ._onesided import Key, Twin, value_id
 from ._otherside import across, counterpart, level
 from ._randomness import DRAWN, REPLAYED, random_inside
 from ._rates import rates_apart
+from ._scaled import scaled_outside
 from ._sides import consumer, first_call, side_of
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ def locate(t: PairTable, first: PairView, va: TraceView, vb: TraceView) -> Locat
     found = Located(seen, side_of(va, cp_best.a, fwd, "a", paired_a, weighted_a, twin_a),
                     side_of(vb, cp_best.b, fwd, "b", paired_b, weighted_b, twin_b))
     found = counterpart(found, fwd, (va, vb), (cp_best.a, cp_best.b), (paired_a, paired_b))
-    found = across(found) or level(found, cp_best.a, cp_best.b)
+    found = scaled_outside(across(found) or level(found, cp_best.a, cp_best.b), va, vb)
     return Located(found.pair, ids_maker(va, found.a, fwd, "a"), ids_maker(vb, found.b, fwd, "b"))  # a lookup fed other ids
 
 

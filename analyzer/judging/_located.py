@@ -101,6 +101,8 @@ class Located(Generic[R]):
 _WHY = {
     "own code": "its inputs agree and its output differs",
     "inline code": "its inputs agree; its own code between its children made the difference",
+    "scaled after": "its own code scales what the module before it returned by a constant, where the other side's "
+                    "module scales inside (the values differ by a constant): the constants differ",
     "one side only": "a module recorded on this side only, whose inputs agree where they were compared and whose "
                      "output is the differing value",
     "counterpart": "a module recorded on this side only, at the place of the other side's call named: what it "
