@@ -204,7 +204,10 @@ def _summed_parts(group: list[WeightPair], r: Record, rs: list[Record | None], o
     views = [_pair(p, r, x) if one_a else _pair(p, x, r) for p, x in zip(group, rs) if x is not None]
     shares = [v[1] if one_a else v[0] for v in views]
     said = f"{what}{len(shares)} parts summed: {why}"
-    total = ComputedWeight(shares[0], lambda: sum(np.asarray(x.read(), np.float64) for x in shares), said)
+    def add() -> np.ndarray:
+        return np.sum([np.asarray(x.read(), np.float64) for x in shares], axis=0)
+
+    total = ComputedWeight(shares[0], add, said)  # type: ignore[arg-type]
     perm = views[0][2]  # the one tensor's axes into the parts' canonical layout
     if one_a:
         return r, total, perm  # type: ignore[return-value]

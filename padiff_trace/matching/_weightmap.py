@@ -103,7 +103,7 @@ class WeightPair:
     def relative_perm(self) -> tuple[int, ...] | None:
         """Permutation taking A's stored axes to B's stored layout (whole tensors only)."""
         pa, pb = self.a_perm, self.b_perm
-        if pa is None and pb is None or pa is not None and pb is not None and len(pa) != len(pb):
+        if (pa is None and pb is None) or (pa is not None and pb is not None and len(pa) != len(pb)):
             return None  # none, or each side's own axes around a reshape (a Linear against a conv's): ``conversion``
         n = len(pa if pa is not None else pb or ())
         ca = pa or tuple(range(n))
