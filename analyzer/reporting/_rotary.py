@@ -30,19 +30,18 @@ __all__ = ["rotary_alternatives", "rotary_rows"]
 _MAX_TABLE = 1 << 20  # a rotary table handed to an attention is read when it is no larger
 
 
-def _head_dim(view: Any) -> int | None:
+def _head_dim(view: Any, by_values: bool = False) -> int | None:
     """A head's feature count as a recorded rotary table says it: by its name (``ROTARY_TABLES``),
-    else by its values, a buffer whatever its name that holds a cosine table (``_table_input``:
+    or (``by_values``) a buffer whatever its name that holds a cosine table (``_table_input``:
     ``rope_cos``), not a mask of zeros and ones."""
     if not view.weights:
         return None
-    held = view.weights[min(view.weights)].values()
-    for r in held:
-        per = ROTARY_TABLES.get(r.position)
-        if per is not None and r.shape:
-            return int(r.shape[-1]) * per
-    for r in held:
-        if r.kind == Kind.BUFFER and (hd := _table_input(r)) and not np.isin(np.asarray(r.read()), (0.0, 1.0)).all():
+    for r in view.weights[min(view.weights)].values():
+        if not by_values:
+            per = ROTARY_TABLES.get(r.position)
+            if per is not None and r.shape:
+                return int(r.shape[-1]) * per
+        elif r.kind == Kind.BUFFER and (hd := _table_input(r)) and not np.isin(np.asarray(r.read()), (0.0, 1.0)).all():
             return hd
     return None
 
@@ -98,7 +97,8 @@ def rotary_alternatives(report: Report) -> list[Alternative]:
         owners = [(p.a.rpartition(".")[0], p.b.rpartition(".")[0]) for p in wm.pairs
                   if p.a.rpartition(".")[0].rpartition(".")[2].lower() in roles]
         hd = (_head_dim_handed(report.a, {_parent(a) for a, _ in owners})
-              or _head_dim_handed(report.b, {_parent(b) for _, b in owners} | {b for _, b in owners}))
+              or _head_dim_handed(report.b, {_parent(b) for _, b in owners} | {b for _, b in owners})
+              or _head_dim(report.a, by_values=True) or _head_dim(report.b, by_values=True))
     if not hd or hd % 2:
         return []
     out: list[Alternative] = []
