@@ -2603,6 +2603,46 @@ PoolFormer's `torch_mlp_reshape` (now named at the blocks, as the truth says). O
 aligns with `--ops` and `--single-step` too (its torch spec cannot run in float64). Whole corpus:
 **1139 of 1319** (clean twins 279 of 297; design families 137 of 140, held out 1002 of 1179).
 
+## A Linear over patches into a conv, rotary tables by their values, one projection shared and packed, a moved scale with another constant (session 51)
+
+One set, written by three helpers that never ran the tool (NOTES-set46-h124..h126): `port_minicpm`
+(the embedding scale inside the embedding module on one side and inline after it on the other,
+residual branches scaled by a buffer module against an attribute, a tied head, a fused `Wqkv` with
+interleaved rotary pairs and non-persistent `rope_cos`/`rope_sin` buffers against separate q/k/v with
+half-split pairs), `port_nemotron` (a LayerNorm kept as w - 1 and applied as 1 + w against a plain
+one, squared ReLU, partial rotary, grouped q|k|v fused Megatron-style, sequence-first activations,
+one rotary module at the root against one per attention), `port_dinov2` (a Linear over patches cut
+(row, column, channel) against a patch conv, register tokens without positions, LayerScale as modules
+against bare parameters, a fused SwiGLU `w12` against two Linears), `port_fasternet` (a partial conv
+written in place on a copy against split and concatenate, conv-BN-act MLPs, patch-merging stages),
+`port_gatv2` (one projection shared by source and target against a packed `lin [2 * out, in]`, a dense
+adjacency mask against an edge list), `port_asgd_kldiv_train` (KL distillation from a frozen teacher
+with averaged SGD written by hand on both sides: paddle's built-in ASGD is another algorithm).
+
+First contact, at the session-start commit (01b033b), before any change: **15 of 29** (clean
+twins 3 of 6): MiniCPM 2 of 5 (its clean twin diverged: the rotary-pair alternative needs a head size
+and found no table by name), Nemotron 4 of 5, DINOv2 0 of 5 (the channels-last alternative for its
+patch Linear crashed the transfer: "axes don't match array"), FasterNet 5 of 5, GATv2 0 of 5 (all
+refused, exit 2: one shared projection against a packed pair), the distillation twin 4 of 4.
+
+Rules added (general, each with a test of our own that fails without it; see docs/analyzer.md,
+Session 51):
+
+- **A Linear over patches on the trace's side into a patch conv on the model's**: the rows go into
+  the conv's reordered axes; both compared in their canonical layouts (convention pair `patchrows`).
+- **A rotary table told by its values** where no name nor handed table gives the head size: a
+  buffer holding a cosine table (convention pair `ropebuf`).
+- **One projection shared on one side, packed k times on the other**: each part pairs with it as
+  tied (its gradient against the parts' summed), and a value holding k copies of the other side's
+  compares copy by copy (convention pair `sharedproj`).
+- **The one share of the first differing value that the other side does not hold** names its
+  module, also when it is the only one-sided share (convention pair `joinup`).
+- **A scale moved across a boundary, with another constant**: the side whose module output no call
+  receives as it is names the caller that scales it, the other side its module (convention pair
+  `embscale`).
+
+AFTER_51
+
 ## Other modes on clean twins
 
 A sample of eight families (bert, gpt, llama, distilbert, mbart, t5, mobilenet_v3_small,
@@ -3037,6 +3077,8 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
   - `port_condconv` `paddle_kernel_no_transpose`, `torch_patch_order_hwc`: paddle's routing is a
     module of its own whose output nothing on the torch side holds (torch computes it inline),
     so it is named where the truth names the CondConv layer.
+- **Ports of session 51 that still fail** (set 46, held out):
+  FAILS_51
 - **Ports of session 50 that still fail** (set 45, held out):
   - `port_phi torch_qkv_view_heads_first`: paddle's rotary module (one-sided, its output compared
     with nothing) is named where the truth names the attention whose split is wrong; the
