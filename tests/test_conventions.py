@@ -2026,6 +2026,8 @@ def test_sharedproj_one_shared_projection_fills_every_packed_copy(tmp_path: Path
             ("score.proj.bias", "attn.lin.bias", (0, 12)), ("score.proj.bias", "attn.lin.bias", (12, 24))} <= got, got
     rc, text = run_pinned(tmp_path, "sharedproj", wm)
     assert rc == 0, text
+    rc, doc, text = run(tmp_path / "ops", "sharedproj", "--ops")  # op records inside: aligned as well
+    assert rc == 0, text
     rc, doc, text = run(tmp_path / "bug", "sharedproj", bug="paddle_leaky_default")
     assert rc == 1, text
     assert located(doc) == ("score", "attn"), text

@@ -480,3 +480,13 @@ def test_layer_scales_nothing_tells_apart_pair_in_call_order_after_a_refused_tra
     assert rc == 1, text
     loc = doc["first_divergence"]["located"]
     assert (loc["a"]["module"], loc["b"]["module"]) == ("stage1.0", "stages.0.0"), text
+
+
+@pytest.mark.parametrize("flags", [(), ("--ops",)])
+def test_one_projection_shared_against_two_packed_is_aligned(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """port_gatv2 (set 46): paddle's last layer applies one projection to both ends of each edge
+    (one call, its output used twice), torch's packs a source and a target projection in one
+    ``lin``: each half pairs with the one tensor (tied), and under ``--ops`` the gradient of the
+    shared output compares with the sum of the two copies' gradients."""
+    rc, _, text = run(tmp_path, "port_gatv2", "", *flags)
+    assert rc == 0, text[-4000:]

@@ -332,9 +332,10 @@ def copies(item: PlanItem) -> Reconciled | None:
     other side's is that value once (a projection one model shares between two uses and calls
     twice, the other packs twice in one layer: GATv2's ``share_weights``): each copy against the
     other side's value. Only where the copies agree among themselves (a fused q|k|v's blocks
-    differ: no copies)."""
+    differ: no copies). A gradient is compared as the sum of the copies' gradients, only where it
+    is that sum (``_summed_copies``)."""
     a, b = item.a, item.b
-    if item.perm is not None or item.role in (*WEIGHT_ROLES, *GRAD_ROLES) or not _activation(item):
+    if item.perm is not None or item.role in WEIGHT_ROLES or not (item.role in GRAD_ROLES or _activation(item)):
         return None
     if not (isinstance(a, Record) and isinstance(b, Record) and a.has_data and b.has_data):
         return None
@@ -349,6 +350,8 @@ def copies(item: PlanItem) -> Reconciled | None:
     if rest or not 2 <= k <= 4:
         return None
     blocks = _blocks(big, axis, k).astype(np.float64)
+    if item.role in GRAD_ROLES:  # the gradient of a value used k times: the sum of the copies' gradients
+        return _summed_copies(item, big, small, axis, k, blocks)
     scale = float(np.linalg.norm(blocks[0]))
     if scale == 0.0 or any(float(np.linalg.norm(x - blocks[0])) > _COPIES_REL * scale for x in blocks[1:]):
         return None
@@ -357,6 +360,23 @@ def copies(item: PlanItem) -> Reconciled | None:
     note = f"one side's value holds {k} copies of the other's along axis {axis} (one module shared, packed {k} times on the other side) {_shapes(item)}"
     other: RecordLike = BroadcastView(small, shape)
     return Reconciled(view, other, None, note) if big is a else Reconciled(other, view, None, note)
+
+
+def _summed_copies(item: PlanItem, big: Record, small: Record, axis: int, k: int, blocks: np.ndarray) -> Reconciled | None:
+    """``copies`` for a gradient: the one value's gradient against the sum of the k copies'
+    gradients, only where it is that sum (to ``_COPIES_REL``): a fused q|k|v's gradient is no sum."""
+    total = blocks.sum(axis=0)
+    mine = np.asarray(small.read(), np.float64)
+    scale = float(np.linalg.norm(total))
+    if scale == 0.0 or total.shape != mine.shape or float(np.linalg.norm(mine - total)) > _COPIES_REL * scale:
+        return None
+
+    def summed() -> np.ndarray:
+        return _blocks(big, axis, k).astype(np.float64).sum(axis=0)
+
+    view = ComputedView(big, summed, f"its {k} copies' gradients summed along axis {axis}", tuple(small.shape))
+    note = f"one side's value holds {k} copies of the other's along axis {axis}: its gradient summed over them {_shapes(item)}"
+    return Reconciled(view, small, None, note) if big is item.a else Reconciled(small, view, None, note)
 
 
 RECONCILERS: tuple[Reconciler, ...] = (

@@ -20,8 +20,7 @@ class PairScore(nn.Layer):
         self.att = self.create_parameter([H], default_initializer=nn.initializer.Normal(std=0.3))
 
     def forward(self, x):
-        src = self.proj(x)
-        dst = self.proj(x)
+        src = dst = self.proj(x)  # one call, its output used at both ends
         slope = 0.01 if bug() == "paddle_leaky_default" else 0.2
         e = F.leaky_relu(src.unsqueeze(2) + dst.unsqueeze(1), slope)  # [B, S, S, H]
         a = F.softmax((e * self.att).sum(-1), axis=-1)
