@@ -2657,7 +2657,9 @@ not record before), the 39 bug cases that named a one-sided module's parent (the
 share and scale rules), and 50 bug cases drawn at random (seed 51). One regression was found and
 mended on the way: XLNet's `paddle_scale` tried the channels-last alternative, which the transfer
 could now record, and the comparison then raised IndexError on a pair whose sides differ in rank
-(f45d1c5). Against the previous table: all the same but set 46 and the three cases above. Whole
+(f45d1c5). Against the previous table: all the same but set 46 and the three cases above. Other
+modes on set 46's clean twins: `--ops`, `--single-step` and `--referee` 6 of 6 each (GATv2's under
+`--ops` once the gradient of its shared output compared with the sum of the copies'). Whole
 corpus: **1168 of 1348** (clean twins 285 of 303; design families 137 of 140, held out 1031 of
 1208).
 
