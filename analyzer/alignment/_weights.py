@@ -230,7 +230,7 @@ def _pair(p: WeightPair, ra: Record, rb: Record) -> _Pair:
         return whole, rb, inverse_perm(p.b_perm) if p.b_perm is not None else None
     if b_cut is not None:
         return ra, RowSlice(rb, *b_cut, perm=p.b_perm, groups=p.b_groups, axis=p.axis, index=p.b_index), p.a_perm
-    if (p.a_perm is not None or p.b_perm is not None) and len(ra.shape) != len(rb.shape):
+    if p.b_perm is not None and (len(p.b_perm) != len(ra.shape) or (p.a_perm is not None and len(p.a_perm) != len(p.b_perm))):
         # each side's axes reordered, then the same elements in order (a Linear over patches flattened
         # channels last against a conv): both in their canonical layouts, compared reshaped
         return (RowSlice(ra, 0, ra.shape[p.a_perm[0]], perm=p.a_perm) if p.a_perm is not None else ra,
