@@ -387,10 +387,8 @@ def paired_parent(v: TraceView, c: Call, paired: Container[int]) -> Call | None:
 def odd_share(calls: list[Call], paired: Container[int], first: Record | None, against: Record | None) -> Call | None:
     """Where the first differing value (``first``) holds the outputs of calls only this side
     recorded, each a share of it slice by slice (``slices_found``: two embedding modules' fields
-    set side by side; one upsampler's map concatenated with a paired conv's), and the other side's
-    value (``against``) holds every share but one's, that call: its slices are where the values
-    part (the rest of ``first`` is what agreeing calls returned, or what ``against`` holds too).
-    None otherwise."""
+    side by side; one upsampler's map beside a paired conv's), and the other side's value
+    (``against``) holds every share but one's, that call: its slices are where the values part."""
     if first is None or against is None:
         return None
     shares = [c for c in calls if c.id not in paired and c.tensor_outputs()
