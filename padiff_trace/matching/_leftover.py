@@ -232,32 +232,34 @@ def pair_last_shared(la: list[MTensor], lb: list[MTensor], pair: Pair,
     of its type and local name that is k copies of it along one axis (k of 2 to 4): one model
     shares a projection where the other packs k of them (GATv2's ``share_weights``: one Linear for
     source and target, against ``lin [2 * out, in]``). Each part pairs with the one tensor, as
-    tied: copied into every part, its gradient compared with the sum of the parts'.
+    tied: copied into every part, its gradient compared with the sum of the parts'. Only with the
+    one tensor on A's side (the trace copied from): a single tensor on B's side could receive one
+    part only, and a rank's shard of A's tensor (``_shardreplay``) is sliced, not shared.
     ``same_place``: the modules the pairs so far make partners (called after the other passes)."""
     place = same_place or (lambda x, y: x.key == y.key)
-    for big_side, small_side in ((lb, la), (la, lb)):
-        for y in big_side:
-            if not trainable_left(y):
-                continue
-            def kin(x: MTensor, y: MTensor = y) -> bool:
-                return trainable_left(x) and x.ctype == y.ctype and x.local == y.local and len(x.cshape) == len(y.cshape)
+    for y in lb:
+        if not trainable_left(y):
+            continue
 
-            xs = [x for x in small_side if kin(x) and place(x, y)]
-            if len(xs) != 1 or any(o is not y and kin(o) and place(xs[0], o) for o in big_side):
-                continue
-            x = xs[0]
-            apart = [k for k, (m, n) in enumerate(zip(x.cshape, y.cshape)) if m != n]
-            if len(apart) != 1 or y.cshape[apart[0]] % x.cshape[apart[0]]:
-                continue
-            axis, size = apart[0], x.cshape[apart[0]]
-            copies = y.cshape[axis] // size
-            if not 2 <= copies <= 4:
-                continue
-            for k in range(copies):
-                logger.info("paired %s with part %d:%d of %s: one tensor shared where the other side packs %d",
-                            x.info.name, k * size, (k + 1) * size, y.info.name, copies)
-                pair(x, y, "tied", None, (k * size, (k + 1) * size), axis, used=False)
-            x.used = y.used = True
+        def kin(x: MTensor, y: MTensor = y) -> bool:
+            return trainable_left(x) and x.ctype == y.ctype and x.local == y.local and len(x.cshape) == len(y.cshape)
+
+        xs = [x for x in la if kin(x) and place(x, y)]
+        if len(xs) != 1 or any(o is not y and kin(o) and place(xs[0], o) for o in lb):
+            continue
+        x = xs[0]
+        apart = [k for k, (m, n) in enumerate(zip(x.cshape, y.cshape)) if m != n]
+        if len(apart) != 1 or y.cshape[apart[0]] % x.cshape[apart[0]]:
+            continue
+        axis, size = apart[0], x.cshape[apart[0]]
+        copies = y.cshape[axis] // size
+        if not 2 <= copies <= 4:
+            continue
+        for k in range(copies):
+            logger.info("paired %s with part %d:%d of %s: one tensor shared where the other side packs %d",
+                        x.info.name, k * size, (k + 1) * size, y.info.name, copies)
+            pair(x, y, "tied", None, (k * size, (k + 1) * size), axis, used=False)
+        x.used = y.used = True
 
 
 def pair_shared(la: list[MTensor], lb: list[MTensor], partner: Callable[[MTensor], MTensor | None], pair: Pair,
