@@ -356,7 +356,7 @@ def copies(item: PlanItem) -> Reconciled | None:
     if scale == 0.0 or any(float(np.linalg.norm(x - blocks[0])) > _COPIES_REL * scale for x in blocks[1:]):
         return None
     shape = (k, *small.shape)
-    view = ComputedView(big, functools.partial(_blocks, big, axis, k), f"its {k} copies along axis {axis}", shape)
+    view = ComputedView(big, lambda: blocks, f"its {k} copies along axis {axis}", shape)  # read once, above
     note = f"one side's value holds {k} copies of the other's along axis {axis} (one module shared, packed {k} times on the other side) {_shapes(item)}"
     other: RecordLike = BroadcastView(small, shape)
     return Reconciled(view, other, None, note) if big is a else Reconciled(other, view, None, note)
@@ -370,13 +370,9 @@ def _summed_copies(item: PlanItem, big: Record, small: Record, axis: int, k: int
     scale = float(np.linalg.norm(total))
     if scale == 0.0 or total.shape != mine.shape or float(np.linalg.norm(mine - total)) > _COPIES_REL * scale:
         return None
-
-    def summed() -> np.ndarray:
-        return _blocks(big, axis, k).astype(np.float64).sum(axis=0)
-
-    view = ComputedView(big, summed, f"its {k} copies' gradients summed along axis {axis}", tuple(small.shape))
+    view = ComputedView(big, lambda: total, f"its {k} copies' gradients summed along axis {axis}", tuple(small.shape))
     note = f"one side's value holds {k} copies of the other's along axis {axis}: its gradient summed over them {_shapes(item)}"
-    return Reconciled(view, small, None, note) if big is item.a else Reconciled(small, view, None, note)
+    return Reconciled(view, small, None, note) if small is item.b else Reconciled(small, view, None, note)
 
 
 RECONCILERS: tuple[Reconciler, ...] = (

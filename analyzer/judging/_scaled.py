@@ -17,7 +17,7 @@ import numpy as np
 
 from ..alignment._calls import TraceView
 from ._located import Located, Side
-from ._relations import _scale
+from ._relations import BOUNDARY_RELATIONS
 from ._sides import consumer
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def scaled_outside(found: Located[PairView], va: TraceView, vb: TraceView) -> Lo
         b = np.asarray(rb.read(), np.float64).ravel()
     except (OSError, ValueError, KeyError):
         return found
-    if not (np.isfinite(a).all() and np.isfinite(b).all()) or _scale(a, b) is None:
+    if not (np.isfinite(a).all() and np.isfinite(b).all()) or BOUNDARY_RELATIONS["scale"](a, b) is None:
         return found
     handed = (consumer(va, found.a.call, ra.position) is not None, consumer(vb, found.b.call, rb.position) is not None)
     if handed[0] == handed[1]:
