@@ -32,6 +32,7 @@ from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._fusedswap import fused_alternatives
 from .reporting._gates import gate_alternatives
+from .reporting._roworders import row_alternatives
 from .reporting._html import write_html
 from .reporting._layouts import (
     concat_alternatives,
@@ -109,6 +110,7 @@ __all__ = [
     "square_alternatives",
     "order_alternatives",
     "reshape_alternatives",
+    "row_alternatives",
     "single_step_plan",
     "weight_map",
     "write_html",

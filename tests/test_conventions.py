@@ -985,6 +985,22 @@ def test_depth_to_space_in_another_known_order_pairs_the_channels_and_an_unknown
     assert not findings(doc, "convention"), text
 
 
+# ------------------------------------------------------------------ kernelpred: a predictor's rows as [H, K] against [K, H]
+def test_a_kernel_predictor_laid_out_head_by_head_against_tap_by_tap_pairs_its_rows(tmp_path: Path) -> None:
+    """A dynamic convolution whose kernel predictor gives ``heads * taps`` values per position,
+    head by head in one port and tap by tap in the other: the predictor's call agrees as its
+    rows are copied, the layer does not. Its rows read as the grid transposed make the run agree
+    (``row_alternatives``); a softmax over the wrong axis is still named at the layer, and taps
+    applied in reverse order (no transpose of the grid) stay a bug there."""
+    rc, doc, text = run(tmp_path, "kernelpred")
+    assert rc == 0, text
+    assert any("the rows of conv.kernel.weight as [4, 3] read as [3, 4]" in c for c in findings(doc, "convention")), text
+    for bug in ("paddle_softmax_heads", "torch_taps_reversed"):
+        rc, doc, text = run(tmp_path / bug, "kernelpred", bug=bug)
+        assert rc == 1, text
+        assert located(doc) == ("conv", "dyn"), text
+
+
 # ------------------------------------------------------------------ identity: a dropout module against nn.Identity in its place
 def test_a_one_sided_module_is_named_against_the_one_in_its_place(tmp_path: Path) -> None:
     """A dropout of rate 0 against ``nn.Identity`` (timm's way) and a GELU inline against a GELU

@@ -188,7 +188,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     order, ``gate_alternatives``; the fused and the separate q|k|v of a block's two attentions
     crossed, ``fused_alternatives``; a weight paired by a reshape read in another axis order that
     fits, ``reshape_alternatives``; two same-shape tensors only an order paired, the other way
-    round, ``order_alternatives``)
+    round, ``order_alternatives``; a layer's child whose output rows are a grid laid out the
+    other way round, ``row_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when it goes further
     before its first divergence and a call of the module agrees there, or, for parts no name
     paired, the divergence is still inside it (a value in it that differed agrees now), saying
@@ -206,7 +207,7 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
                         *analyzer.column_alternatives(report), *analyzer.subpixel_alternatives(report),
                         *analyzer.square_alternatives(report), *analyzer.gate_alternatives(report),
                         *analyzer.fused_alternatives(report), *analyzer.reshape_alternatives(report),
-                        *analyzer.order_alternatives(report)]
+                        *analyzer.order_alternatives(report), *analyzer.row_alternatives(report)]
     finally:
         report.weight_map = pinned
     named = _named_call(report) if any(alt.unnamed for alt in alternatives) else None
