@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._pairings import Alternative, _pattern, _shapes, confirmed
+from ._pairings import Alternative, _shapes, confirmed
 
 if TYPE_CHECKING:
     from padiff_trace.matching import WeightPair
