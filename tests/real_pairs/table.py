@@ -327,7 +327,12 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # projection against two packed); a distilled classifier with the KL loss and
                       # averaged SGD written by hand on both sides
                       "port_minicpm", "port_nemotron", "port_dinov2", "port_fasternet", "port_gatv2",
-                      "port_asgd_kldiv_train"})
+                      "port_asgd_kldiv_train",
+                      # set 47 (NOTES-set47-h128): MobileNetV4 (universal inverted bottlenecks,
+                      # layer scale, a multi-query attention whose key and value share one strided
+                      # downsampling on one side and keep one each on the other), PiT (pooling
+                      # stages that fold tokens back into a map, the class token through a Linear)
+                      "port_mobilenetv4", "port_pit"})
 
 
 @dataclass(frozen=True)
