@@ -32,7 +32,6 @@ from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
 from .reporting._fusedswap import fused_alternatives
 from .reporting._gates import gate_alternatives
-from .reporting._roworders import row_alternatives
 from .reporting._html import write_html
 from .reporting._layouts import (
     concat_alternatives,
@@ -55,6 +54,7 @@ from .reporting._pairings import (
 from .reporting._report import SCHEMA_VERSION, Report
 from .reporting._reshapes import reshape_alternatives
 from .reporting._rotary import rotary_alternatives
+from .reporting._roworders import row_alternatives
 from .reporting._subpixel import subpixel_alternatives
 from .reporting._text import alignment_text
 
