@@ -1001,6 +1001,20 @@ def test_a_kernel_predictor_laid_out_head_by_head_against_tap_by_tap_pairs_its_r
         assert located(doc) == ("conv", "dyn"), text
 
 
+# ------------------------------------------------------------------ headstages: heads of one size in stages of other widths
+def test_a_projection_packed_head_by_head_in_stages_of_other_widths_pairs_every_stage(tmp_path: Path) -> None:
+    """A fused q|k|v packed head by head in two stages of 16 and 32 features (2 and 4 heads of
+    8): as many groups in every block pairs the first stage only; heads of one size pair both,
+    and of the two rivals the run going furthest is kept (``Alternative.rivals``). A bug in the
+    last stage's attention is still named there."""
+    rc, doc, text = run(tmp_path, "headstages")
+    assert rc == 0, text
+    assert any("heads of 8 rows of each part" in c for c in findings(doc, "convention")), text
+    rc, doc, text = run(tmp_path / "bug", "headstages", bug="paddle_last_no_scale")
+    assert rc == 1, text
+    assert located(doc) == ("stages.1", "blocks.1"), text
+
+
 # ------------------------------------------------------------------ identity: a dropout module against nn.Identity in its place
 def test_a_one_sided_module_is_named_against_the_one_in_its_place(tmp_path: Path) -> None:
     """A dropout of rate 0 against ``nn.Identity`` (timm's way) and a GELU inline against a GELU

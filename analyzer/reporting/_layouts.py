@@ -148,30 +148,42 @@ def grouped_alternatives(report: Report) -> list[Alternative]:
         if (side, pattern) not in near:
             continue
         first = [hi - lo for lo, hi in ((p.b_part if side == kb else p.a_part) for p in tensors[0])]
-        tried = 0
+        tried = [0, 0]
         for hd in _HEAD_SIZES:
             g = first[0] // hd if first[0] % hd == 0 else 0
-            if g < 2 or tried == _GROUP_TRIES:
+            if g < 2:
                 continue
-            entries = []
-            for ps in tensors:  # the weight and the bias of the module, in every block
-                sizes = [hi - lo for lo, hi in ((p.b_part if side == kb else p.a_part) for p in ps)]
-                if any(n % g for n in sizes):
+            # as many groups in every block, or (stages of other widths) heads of one size in every block
+            for by_size in (False, True):
+                entries = _head_by_head(tensors, side, (ka, kb), g, hd if by_size else None)
+                if (not entries or tried[by_size] == _GROUP_TRIES
+                        or (by_size and all(e[f"{side}_groups"] == g for e in entries))):
                     continue
-                lo = 0
-                for p, n in zip(ps, sizes):
-                    entries.append({ka: p.a, kb: p.b, f"{side}_part": [lo, lo + n // g], f"{side}_groups": g,
-                                    "axis": p.axis})
-                    lo += n // g
-            if not entries:
-                continue
-            tried += 1
-            said = f"{pattern} packed head by head, {g} groups of {'|'.join(str(n // g) for n in first)} rows"
-            # judged by the calls of the module around A's projection (the attention)
-            holder = _pattern(_parent(_parent(tensors[0][0].a)))
-            out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
-                                   said, holder, unnamed=True))
+                tried[by_size] += 1
+                said = (f"{pattern} packed head by head, heads of {hd} rows of each part" if by_size else
+                        f"{pattern} packed head by head, {g} groups of {'|'.join(str(n // g) for n in first)} rows")
+                # judged by the calls of the module around A's projection (the attention)
+                holder = _pattern(_parent(_parent(tensors[0][0].a)))
+                out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
+                                       said, holder, unnamed=True, rivals=f"{side}:{pattern}:{hd}"))
     return out
+
+
+def _head_by_head(tensors: list[list[Any]], side: str, keys: tuple[str, str], g: int, hd: int | None) -> list[dict[str, Any]]:
+    """The weights entries taking each packed tensor's parts head by head: ``g`` groups in
+    each, or (``hd``) as many groups as its first part holds heads of ``hd`` rows."""
+    ka, kb = keys
+    entries: list[dict[str, Any]] = []
+    for ps in tensors:  # the weight and the bias of the module, in every block
+        sizes = [hi - lo for lo, hi in ((p.b_part if side == kb else p.a_part) for p in ps)]
+        k = g if hd is None else (sizes[0] // hd if sizes[0] % hd == 0 else 0)
+        if k < 2 or any(n % k for n in sizes):
+            continue
+        lo = 0
+        for p, n in zip(ps, sizes):
+            entries.append({ka: p.a, kb: p.b, f"{side}_part": [lo, lo + n // k], f"{side}_groups": k, "axis": p.axis})
+            lo += n // k
+    return entries
 
 
 def _near(module: str, scope: str) -> bool:

@@ -57,6 +57,10 @@ class Alternative:
     # no call of either side pairs with the holder's (a cell looping per step against one layer
     # call): tried whatever the holder's calls say, kept only where the whole run then agrees
     whole_only: bool = False
+    # alternatives with one key read the same weights alike where the first run diverged and
+    # otherwise further on (packed head by head: as many groups in every block, or heads of one
+    # size): ``run`` tries each that goes further and keeps the one going furthest
+    rivals: str = ""
 
 
 _DIGITS = re.compile(r"\d+")

@@ -212,7 +212,11 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
         report.weight_map = pinned
     named = _named_call(report) if any(alt.unnamed for alt in alternatives) else None
     first = 1 + len(list(traces.a.parent.glob("pairing-*.json")))  # after those of an earlier round
+    # a pairing kept whose run still diverges, while rivals of it (``Alternative.rivals``) are left to try
+    best: tuple[Report, Any, Path, Path | None, Path] | None = None
     for i, alt in enumerate(alternatives, start=first):
+        if best is not None and alt.rivals != best[1].rivals:
+            continue
         good, bad = analyzer.confirmed(report, alt.holder)
         # the divergence named at a module no call of B pairs with: only getting past it can confirm
         alone = not (good or bad) and analyzer.named_alone(report, alt.holder)
@@ -248,17 +252,39 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
             continue
-        d = report.first_divergence
-        where = f" (at {d.located.a.call.module} / {d.located.b.call.module})" if d is not None and d.located else ""
-        for c in report.conventions:  # what the run being replaced already said (a pairing by call order)
-            if c.get("kind") == "convention" and c["text"].startswith("weights paired"):
-                other.add_convention(c["text"])
-        other.add_convention(
-            f"weights paired by the recorded values, not by their names: {alt.swapped} in every block; the pairing the "
-            f"names gave diverged{where}, this one goes further ({path.name}: the mapping used; B's first recording "
-            "kept beside)")
-        report.close()
-        return other, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b), str(path)
+        if alt.rivals and not whole and any(r.rivals == alt.rivals for r in alternatives[i - first + 1:]):
+            # rivals read the same weights alike where this run first diverged: the one going furthest is kept
+            if best is not None and analyzer.divergence_key(best[0]) >= analyzer.divergence_key(other):
+                other.close()
+                continue
+            if best is not None:
+                best[0].close()
+            best = (other, alt, path, alt_ref, alt_b)
+            continue
+        if best is not None and analyzer.divergence_key(best[0]) >= analyzer.divergence_key(other):
+            other.close()
+            break
+        if best is not None:
+            best[0].close()
+        return _kept(report, traces, other, alt, path, alt_ref, alt_b)
+    if best is not None:
+        return _kept(report, traces, *best)
     return report, traces, None
+
+
+def _kept(report: Report, traces: RunTraces, other: Report, alt: Any, path: Path, alt_ref: Path | None,
+          alt_b: Path) -> tuple[Report, RunTraces, str]:
+    """The run recorded with the pairing ``path`` kept in place of ``report``, saying so."""
+    d = report.first_divergence
+    where = f" (at {d.located.a.call.module} / {d.located.b.call.module})" if d is not None and d.located else ""
+    for c in report.conventions:  # what the run being replaced already said (a pairing by call order)
+        if c.get("kind") == "convention" and c["text"].startswith("weights paired"):
+            other.add_convention(c["text"])
+    other.add_convention(
+        f"weights paired by the recorded values, not by their names: {alt.swapped} in every block; the pairing the "
+        f"names gave diverged{where}, this one goes further ({path.name}: the mapping used; B's first recording "
+        "kept beside)")
+    report.close()
+    return other, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b), str(path)
 
 
