@@ -3148,6 +3148,9 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
     for the key and for the value; one tensor against two separate copies is no pairing the
     matcher makes (a packed tensor of k copies is, since session 51), and with them the attention
     block's same-shape BatchNorms stay ambiguous: the transfer refuses and names the mapping line.
+    A mapping file of 12 lines (the shared conv, its BatchNorm's four vectors each to both
+    copies, and the packed key|value projection's two halves) makes the clean twin align, exit 0;
+    with the first six only, the packed projection the matcher had paired stays unpaired.
   - `port_pit torch_qkv_heads_first`: torch's bug reads its fused q|k|v head by head, which is the
     layout paddlenlp's fused projections use; the head-by-head pairing (heads of 8 rows in every
     stage, session 52) makes the two models one function and the run says so under conventions,
