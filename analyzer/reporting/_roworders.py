@@ -8,9 +8,10 @@ while the layer around it does not. Nothing in the names or shapes says which la
 chose; the values can.
 
 Where the first divergence is named at a layer whose inputs agree, a whole weight held by a
-module inside it whose calls all agree, and whose row count is no width of the layer's own
-inputs or outputs (the layer's code, not the next layer, reads those rows), may hold such a
-grid. ``row_alternatives`` offers the mapping documents reading its rows (and its bias's) as
+module inside it whose calls all agree, whose rows are that module's output features (a
+Linear's, a conv's channels; not an embedding table's entries), and whose row count is no width
+of the layer's own inputs or outputs (the layer's code, not the next layer, reads those rows),
+may hold such a grid. ``row_alternatives`` offers the mapping documents reading its rows (and its bias's) as
 ``[a, b]`` laid out ``[b, a]`` for each way to factor the count (``*_blocks`` with one row a
 block); ``run`` keeps the one under which a call of the layer agrees
 (``pipeline._alternatives.try_pairings``). A bug that reorders the rows otherwise (taps
@@ -82,6 +83,10 @@ def row_alternatives(report: Report) -> list[Alternative]:
         n = rows(p)
         good, bad = confirmed(report, owner_a)
         if n < 4 or n in widths or not good or bad:  # its own calls must agree: only its layout is open
+            continue
+        # the rows are its output features (a Linear's, a conv's channels), not a table's entries
+        if not any(n in tuple(r.shape)[1:] for c in report.a.calls.get(d.pair.a.step, ()) if c.module == owner_a
+                   for r in c.tensor_outputs()):
             continue
         inner = owner_a[len(layer_a):]  # the same module in every layer of the class
         names = {q.a for q in wm.pairs if whole(q) and q.a.rpartition(".")[0] in {m + inner for m in same}
