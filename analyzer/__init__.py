@@ -54,7 +54,7 @@ from .reporting._pairings import (
 from .reporting._report import SCHEMA_VERSION, Report
 from .reporting._reshapes import reshape_alternatives
 from .reporting._rotary import rotary_alternatives
-from .reporting._roworders import row_alternatives
+from .reporting._roworders import rolled_alternatives, row_alternatives
 from .reporting._subpixel import subpixel_alternatives
 from .reporting._text import alignment_text
 
@@ -110,6 +110,7 @@ __all__ = [
     "square_alternatives",
     "order_alternatives",
     "reshape_alternatives",
+    "rolled_alternatives",
     "row_alternatives",
     "single_step_plan",
     "weight_map",

@@ -2091,3 +2091,23 @@ def test_embscale_a_moved_scale_with_another_constant_names_the_code_that_scales
     assert rc == 1, text
     assert located(doc) == ("", "embed"), text
     assert "scales what the module before it returned" in text, text
+
+
+# ------------------------------------------------------------------ tokenroll: extra tokens first against last
+def test_a_position_table_whose_extra_tokens_one_port_puts_first_and_the_other_last_is_rotated(tmp_path: Path) -> None:
+    """An embedding adding a class and a distillation token to 16 patch tokens: first in one
+    port, last in the other, each with an 18-row position table in its own order. The table's
+    rows rotated by the two tokens make the run agree (``rolled_alternatives``), the rest read
+    as tokens rolled; a norm's epsilon is still named at the norm, measured in the other order,
+    and a table added to the patches only is named at the embedding."""
+    rc, doc, text = run(tmp_path, "tokenroll")
+    assert rc == 0, text
+    assert any("the rows of embeddings.position rotated, its first 2 moved last" in c
+               for c in findings(doc, "convention")), text
+    rc, doc, text = run(tmp_path / "eps", "tokenroll", bug="paddle_ln_eps")
+    assert rc == 1, text
+    assert located(doc) == ("block.norm", "layer.ln"), text
+    assert "in the other order (rolled by 2): rel-L2" in (tmp_path / "eps" / "report" / "report.txt").read_text(), text
+    rc, doc, text = run(tmp_path / "pos", "tokenroll", bug="torch_pos_patches_only")
+    assert rc == 1, text
+    assert located(doc) == ("embeddings", "tokenizer"), text

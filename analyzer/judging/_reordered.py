@@ -86,14 +86,18 @@ class _Order:
         """Whether ``b`` is ``a`` with this order along one axis of its length, or along all of them."""
         return any(agrees(x, b) for x in self.arranged(a, b))
 
-    def keeps(self, a: np.ndarray, b: np.ndarray) -> bool:
-        """Whether ``a`` in this order is far closer to ``b`` than as it stands (a call that kept
-        the order and made a difference of its own: ``_CLOSER``)."""
+    def kept(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        """``a`` in this order where that is far closer to ``b`` than as it stands (a call that
+        kept the order and made a difference of its own: ``_CLOSER``), else None."""
         nb = float(np.linalg.norm(b))
         if nb == 0.0:
-            return False
+            return None
         plain = float(np.linalg.norm(a - b)) / nb
-        return any(float(np.linalg.norm(x - b)) / nb <= min(_CLOSER * plain, _CLOSER) for x in self.arranged(a, b))
+        return next((x for x in self.arranged(a, b) if float(np.linalg.norm(x - b)) / nb <= min(_CLOSER * plain, _CLOSER)),
+                    None)
+
+    def keeps(self, a: np.ndarray, b: np.ndarray) -> bool:
+        return self.kept(a, b) is not None
 
 
 def _values(t: PairTable, i: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -110,15 +114,15 @@ def _values(t: PairTable, i: int) -> tuple[np.ndarray, np.ndarray] | None:
     return a, b
 
 
-def _orders_of_step(t: PairTable, rows: np.ndarray) -> list[_Order]:
+def _orders_of_step(t: PairTable, rows: np.ndarray) -> tuple[list[_Order], int | None]:
     """The orders explaining the step's failing records ``rows`` (execution order), up to the
-    first failing record none explains."""
+    first failing record none explains (returned too: None where every record was explained)."""
     orders: list[_Order] = []
     searched = 0
     for i in rows.tolist():
         got = _values(t, i)
         if got is None:
-            break
+            return orders, i
         a, b = got
         hit = next((o for o in orders if o.explains(a, b)), None)
         if hit is None and searched < _SEARCHED:
@@ -128,9 +132,22 @@ def _orders_of_step(t: PairTable, rows: np.ndarray) -> list[_Order]:
                 hit = _Order(found[0], found[1], i)
                 orders.append(hit)
         if hit is None:
-            break
+            return orders, i
         hit.rows.append(i)
-    return orders
+    return orders, None
+
+
+def _in_order(t: PairTable, i: int, o: _Order) -> None:
+    """Record ``i``, the first that order ``o`` (a layout) does not explain, measured in that
+    order where it is far closer so: its difference is its own, not the order's."""
+    got = _values(t, i)
+    kept = o.kept(*got) if got is not None else None
+    if got is None or kept is None:
+        return
+    b = got[1]
+    rel = float(np.linalg.norm(kept - b)) / float(np.linalg.norm(b))
+    t.set_verdict(i, False, f"{t.reasons.get(i, '')}; in the other order ({order_text(o.order)}): "
+                            f"rel-L2 {rel:.3g}, max|a-b| {float(np.abs(kept - b).max()):.3g}")
 
 
 def _evidence(t: PairTable, o: _Order, outputs_agree: bool, view: TraceView | None = None) -> str | None:
@@ -195,7 +212,7 @@ def absorb_reordered(t: PairTable, view: TraceView | None = None) -> list[dict[s
         rows = np.flatnonzero(in_step & ~t.passed)
         if not len(rows):
             continue
-        orders = _orders_of_step(t, rows)
+        orders, stop = _orders_of_step(t, rows)
         if not orders:
             continue
         root_out = np.flatnonzero(in_step & t.role_mask("output") & np.isin(cp, list(roots)))
@@ -214,5 +231,7 @@ def absorb_reordered(t: PairTable, view: TraceView | None = None) -> list[dict[s
                 t.set_verdict(i, True, f"{said} ({t.reasons.get(i, '')})")
             out.append({"kind": "convention", "check": "reordered", "pairs": len(o.rows),
                         "text": f"{len(o.rows)} value(s) of step {step} hold {said}"})
+            if stop is not None:
+                _in_order(t, stop, o)
             logger.info("step %d: %d records in another order along axis %d, passed: %s", step, len(o.rows), o.axis, why)
     return out

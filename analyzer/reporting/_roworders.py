@@ -16,6 +16,14 @@ may hold such a grid. ``row_alternatives`` offers the mapping documents reading 
 block); ``run`` keeps the one under which a call of the layer agrees
 (``pipeline._alternatives.try_pairings``). A bug that reorders the rows otherwise (taps
 reversed) is no such transpose and stays a divergence.
+
+A layer that puts ``k`` tokens of its own (a class token, a distillation token) beside the
+``m`` tokens its child made keeps a table of ``m + k`` position vectors. One port puts the ``k``
+tokens first, another last: the two tables are the same rows rotated by ``k``. Where the layer is
+named with agreeing inputs, holds such a table (squeezed to the layer output's last two axes),
+and a call inside it returned ``m`` tokens, ``rolled_alternatives`` offers the table's rows rotated
+by ``k`` each way; the comparison then reads the rest of the model as rows rolled (a layout).
+A table rotated by a bug by other than ``k`` is no such layout and stays a divergence.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ if TYPE_CHECKING:
 
     from ._report import Report
 
-__all__ = ["row_alternatives", "transposed_grid"]
+__all__ = ["rolled_alternatives", "row_alternatives", "transposed_grid"]
 
 _MAX = 6
 
@@ -99,4 +107,68 @@ def row_alternatives(report: Report) -> list[Alternative]:
             doc = {"version": 1, "weights": [{**e, f"{ka}_blocks": transposed_grid(a, b)} for e in mine],
                    "note": f"written by padiff-trace run: {said} in every {kind}"}
             out.append(Alternative(doc, said, layer_a))
+    return out[:_MAX]
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
+
+
+def _token_counts(report: Report, step: int, layer_a: str, layer_b: str) -> set[int]:
+    """Token counts of what the calls inside the two layers returned: a sequence axis
+    (``[b, m, d]``) or a feature map's positions (``[b, c, h, w]``: ``h * w``)."""
+    out: set[int] = set()
+    for view, layer in ((report.a, layer_a), (report.b, layer_b)):
+        for c in view.calls.get(step, ()):
+            if not c.module.startswith(layer + "."):
+                continue
+            for r in c.tensor_outputs():
+                shape = tuple(int(n) for n in r.shape)
+                if len(shape) == 3:
+                    out.add(shape[1])
+                elif len(shape) == 4:
+                    out.update({shape[2] * shape[3], shape[1] * shape[2]})
+    return out
+
+
+def rolled_alternatives(report: Report) -> list[Alternative]:
+    """Mapping documents reading a position table of the layer the first divergence names with
+    its rows rotated by the count of tokens the layer adds, each way (see the module docstring);
+    empty where no table there fits."""
+    d, wm = report.first_divergence, report.weight_map
+    if d is None or wm is None or d.located is None:
+        return []
+    layer_a, layer_b = d.located.a.call.module, d.located.b.call.module
+    if not layer_a or not layer_b:
+        return []
+    step = d.pair.a.step
+    calls = [c for c in report.a.calls.get(step, ()) if c.module == layer_a]
+    outs = {tuple(int(n) for n in r.shape[-2:]) for c in calls for r in c.tensor_outputs() if len(r.shape) >= 3}
+    kind = d.located.a.call.module_type
+    same = sorted({c.module for c in report.a.calls.get(step, ()) if c.module_type == kind})
+    if not outs or any(confirmed(report, m)[0] for m in same):
+        return []
+    shapes_a, shapes_b = _shapes(report.a), _shapes(report.b)
+    ka, _ = wm.side_keys()
+    entries = {e.get(ka): e for e in wm.to_json()["weights"]}
+    counts = _token_counts(report, step, layer_a, layer_b)
+    out: list[Alternative] = []
+    for p in wm.pairs:
+        shape_a, shape_b = shapes_a.get(p.a, ()), shapes_b.get(p.b, ())
+        table = _squeezed(shape_a)
+        if not (p.transfer and p.a_perm is None and p.a_part is None and p.b_part is None and p.a_blocks is None
+                and p.a_axes is None and p.b_axes is None and not p.indexed and len(table) == 2
+                and table in outs and _squeezed(shape_b) == table and p.a in entries
+                and (p.a.rpartition(".")[0] + ".").startswith(layer_a + ".")):
+            continue
+        n = table[0]
+        axis = next(i for i, s in enumerate(shape_a) if s == n)
+        axes = [axis, *(i for i in range(len(shape_a)) if i != axis)]
+        for k in sorted({n - m for m in counts if 0 < n - m <= n // 2}):
+            for order, how in ((list(range(k, n)) + list(range(k)), f"its first {k} moved last"),
+                               (list(range(n - k, n)) + list(range(n - k)), f"its last {k} moved first")):
+                said = f"the rows of {p.a} rotated, {how}"
+                doc = {"version": 1, "weights": [{**entries[p.a], f"{ka}_axes": axes, f"{ka}_blocks": order}],
+                       "note": f"written by padiff-trace run: {said}"}
+                out.append(Alternative(doc, said, layer_a))
     return out[:_MAX]

@@ -147,6 +147,13 @@ def _merged(base: dict[str, Any], alt: dict[str, Any]) -> dict[str, Any]:
             "modules": base.get("modules", []) + alt.get("modules", [])}
 
 
+def _same_pairing(x: dict[str, Any], y: dict[str, Any]) -> bool:
+    """Whether two mapping documents pin the same weights and modules (in any order)."""
+    def entries(doc: dict[str, Any]) -> list[list[str]]:
+        return [sorted(json.dumps(e, sort_keys=True) for e in doc.get(k) or []) for k in ("weights", "modules")]
+    return entries(x) == entries(y)
+
+
 def _whole_pairs(wm: Any) -> set[tuple[Any, ...]]:
     """The transferred pairs, with the part of a packed tensor each one takes (two heads that
     take a packed projection's halves the other way round are another pairing)."""
@@ -189,7 +196,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     crossed, ``fused_alternatives``; a weight paired by a reshape read in another axis order that
     fits, ``reshape_alternatives``; two same-shape tensors only an order paired, the other way
     round, ``order_alternatives``; a layer's child whose output rows are a grid laid out the
-    other way round, ``row_alternatives``)
+    other way round, ``row_alternatives``; a position table whose extra tokens one port puts
+    first and the other last, rotated, ``rolled_alternatives``)
     on top of ``base`` (a mapping file already kept), and keep that run when it goes further
     before its first divergence and a call of the module agrees there, or, for parts no name
     paired, the divergence is still inside it (a value in it that differed agrees now), saying
@@ -207,7 +215,8 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
                         *analyzer.column_alternatives(report), *analyzer.subpixel_alternatives(report),
                         *analyzer.square_alternatives(report), *analyzer.gate_alternatives(report),
                         *analyzer.fused_alternatives(report), *analyzer.reshape_alternatives(report),
-                        *analyzer.order_alternatives(report), *analyzer.row_alternatives(report)]
+                        *analyzer.order_alternatives(report), *analyzer.row_alternatives(report),
+                        *analyzer.rolled_alternatives(report)]
     finally:
         report.weight_map = pinned
     named = _named_call(report) if any(alt.unnamed for alt in alternatives) else None
@@ -226,9 +235,12 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
             logger.info("%s: %d call(s) agree and %d differ as the names paired its weights; not swapped",
                         alt.holder, good, bad)
             continue
+        doc = _merged(base_doc, alt.mapping) if base_doc else alt.mapping
+        if base_doc is not None and _same_pairing(doc, base_doc):
+            continue  # the pairing kept already holds it: recording it again would say the same
         path = traces.a.parent / f"pairing-{i}.json"
         with writing(path, "write the pairing to try"):
-            path.write_text(json.dumps(_merged(base_doc, alt.mapping) if base_doc else alt.mapping, indent=1))
+            path.write_text(json.dumps(doc, indent=1))
         alt_b = variant(traces.b, f"pairing-{i}")
         say(f"recording {Path(traces.b).stem} again pairing {alt.swapped} in every block, to let the values say -> {alt_b}")
         other, alt_ref = _record_alternative(kids, traces, opts, job_b, alt_b, path)
