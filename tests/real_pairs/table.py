@@ -2916,12 +2916,12 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
 - **Two layouts at once in one packed tensor** (`port_mla`, three cases, held out, session 29):
   each head's nope and rope rows packed together, the rope rows interleaved on one side and
   half-split on the other; each alternative is tried alone, and neither alone makes a call agree.
-- **Tokens in another order all the way** (`port_deit`, four cases, held out, session 30): the
-  class and distillation tokens first on one side and last on the other make every block's
-  output the same rows rolled; a roll is a known relation where the next call absorbs it (CaiT's
-  class attention), but here nothing does until the heads, and values are not compared under a
-  roll. `port_cait torch_ca_scale_dim`: the rolled norm output reaches the attention that holds
-  the bug, so the block's own code (the concatenation) is named.
+- **Tokens in another order all the way** (`port_deit`, held out, session 30; the clean twin and
+  two of the four bugs pass since session 53, when the position table's rows are tried rotated by the tokens the
+  embedding adds and the rest is read as tokens rolled): `torch_qkv_headwise`, whose bug is the
+  head-by-head q|k|v layout, is now a layout the values confirm (exit 0, as PiT's in session 52).
+  `port_cait torch_ca_scale_dim`: the rolled norm output reaches the attention that holds the bug,
+  so the block's own code (the concatenation) is named.
 - **A stacked square parameter and features in another order** (`port_dcnv2`, four cases, held
   out, session 30): `kernels [3, 22, 22]` used as `x @ K[i]` against three `Linear(22, 22)`: a
   stack of squares is not paired (no shape says its orientation), and sparse features first
@@ -2988,7 +2988,7 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
   - `port_deit torch_pos_cls_first` (set 23, passed by chance before): torch's bug slices the
     position table the way paddle lays it out; with the table copied as it stands, the two models
     are one function with the tokens rolled, which is now a layout: exit 0 (the clean twin, which
-    needs the table rolled, still fails at the embeddings).
+    needs the table rolled, aligns since session 53).
 - **Ports of session 34 that still fail** (set 27, held out):
   - `port_tabnet` (five cases, exit 2): paddle shares whole GLU units (Linear and BatchNorm) across
     the decision steps, one module called four times; torch (pytorch-tabnet's layout) shares only
