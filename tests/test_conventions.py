@@ -2111,3 +2111,21 @@ def test_a_position_table_whose_extra_tokens_one_port_puts_first_and_the_other_l
     rc, doc, text = run(tmp_path / "pos", "tokenroll", bug="torch_pos_patches_only")
     assert rc == 1, text
     assert located(doc) == ("embeddings", "tokenizer"), text
+
+
+# ------------------------------------------------------------------ sharedkv: one module against copies of it
+def test_one_downsampling_module_against_a_copy_for_the_key_and_one_for_the_value_pairs_with_both(tmp_path: Path) -> None:
+    """One strided conv and norm shared by the key and the value on one side, a branch each on
+    the other (timm's multi-query attention): nothing tells which copy is the one, and both are
+    it. Each copy takes its values (``_copies``), the report says so, the calls pair with the first
+    copy's, and a norm's epsilon in the shared module is named at it and the first copy."""
+    rc, doc, text = run(tmp_path, "sharedkv")
+    assert rc == 0, text
+    (said,) = findings(doc, "module_copies")
+    assert "A's attn.down is one module where B keeps 2 copies of it (mqa.key.0, mqa.value.0)" in said, said
+    copies = {(e["paddle"], e["torch"]) for e in weight_map(tmp_path)["weights"] if e.get("how") == "copies"}
+    assert {("attn.norm.weight", "mqa.key.1.weight"), ("attn.norm.weight", "mqa.value.1.weight"),
+            ("attn.norm._variance", "mqa.value.1.running_var")} <= copies, copies
+    rc, doc, text = run(tmp_path / "eps", "sharedkv", bug="paddle_norm_eps")
+    assert rc == 1, text
+    assert located(doc) == ("attn.norm", "mqa.key.1"), text

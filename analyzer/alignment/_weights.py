@@ -143,15 +143,15 @@ def _tied(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
             continue
         # whole on the side that keeps one tensor; the other side's tensors whole, or the parts of
         # one packed tensor (a projection one side shares, the other packs twice: ``pair_last_shared``)
-        if p.a_part is None and (p.b_part is None or p.how in ("tied", "mapping")):
+        if p.a_part is None and (p.b_part is None or p.how in ("tied", "copies", "mapping")):
             groups.setdefault(("a", p.a), []).append(p)
-        if p.b_part is None and (p.a_part is None or p.how in ("tied", "mapping")):
+        if p.b_part is None and (p.a_part is None or p.how in ("tied", "copies", "mapping")):
             groups.setdefault(("b", p.b), []).append(p)
     out: dict[WeightPair, list[WeightPair]] = {}
     for ps in groups.values():
         # a mapping file pairing one tensor whole with several says the same (the run's own
         # pairing, written out and read back: its ``how`` is "mapping")
-        if len(ps) > 1 and any(p.how in ("tied", "mapping") for p in ps):
+        if len(ps) > 1 and any(p.how in ("tied", "copies", "mapping") for p in ps):
             out.update({p: [] for p in ps})
             out[ps[0]] = ps
     return out

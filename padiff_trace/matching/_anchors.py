@@ -39,6 +39,11 @@ def module_anchors(wm: WeightMap) -> dict[str, str]:
                if len(mbs) == 1 and len(back.get(next(iter(mbs)), ())) == 1
                and not _strays(own_a.get(ma, ()), next(iter(mbs)), partners)
                and not _strays(own_b.get(next(iter(mbs)), ()), ma, partners_b)}
+    # one module against copies of it (``_copies``): its calls are the first copy's
+    for p in wm.pairs:
+        ma, mb = p.a.rpartition(".")[0], p.b.rpartition(".")[0]
+        if p.how == "copies" and ma not in anchors and mb not in anchors.values():
+            anchors[ma] = mb
     kept = _both_ways(anchors)
     kept.update(_subtree_anchors(partners, partners_b, kept))
     return _both_ways(kept)

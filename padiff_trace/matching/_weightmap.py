@@ -36,6 +36,7 @@ CONFIDENCE: dict[str, str] = {
     "only candidate": "low",  # the one tensor left of its shape
     "units": "medium",  # child modules of partnered modules, the one order-preserving way their tensors fit
     "tied": "low",  # an output projection the other side ties to its embedding
+    "copies": "low",  # one module on one side, copies of it computing the same on the other
     "summed": "medium",  # one bias against the biases of the parts its weight is cut into along the input axis
     "shadow": "medium",  # copies of two paired tensors (an EMA, an averaged model): the same values before step 0
     "order only": "low",  # same shape, same place, nothing else told them apart: the order both models compute

@@ -37,11 +37,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
+from ._copies import in_counterpart, pair_copies
 from ._evidence import layers_apart, named_alike, trained_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
@@ -168,6 +169,10 @@ class _Matcher(MatchState):
         w = weight_of(t, self.by_name)
         return w is not None and w is not t and not w.used and not w.derived
 
+    def counterpart(self) -> Callable[[str, str], str]:
+        """The other side's module the whole pairs so far make a module's counterpart."""
+        return counterpart_scope([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None])
+
     def across_blocks(self) -> None:
         if self.order_weight > 1:  # both sides in the order the models call their modules
             leftover.pair_across_blocks(self.live(self.a), self.live(self.b), self.pair)
@@ -238,7 +243,7 @@ class _Matcher(MatchState):
         list against 3-D weights), ``[N * s0, ...]`` one after the other, or several lists packed in
         each element (``_stacks``). Where it pairs any, the structure passes run again."""
         before = len(self.map.pairs)
-        counterpart = counterpart_scope([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None])
+        counterpart = self.counterpart()
         for one, other in ((self.a, self.b), (self.b, self.a)):
             for xs, y, how in stacked_groups(self.live(one), self.live(other), counterpart):
                 if how == "transposed":  # its slices hold the matrices transposed: the canonical view swaps them
@@ -340,6 +345,12 @@ class _Matcher(MatchState):
         if len(last_a) == 1 and len(last_b) == 1 and len(axes_candidates(last_a[0].cshape, last_b[0].cshape)) == 1:
             # (one order of the axes fits: where two do, nothing tells which, and nothing is guessed)
             leftover.pair_last_standing(last_a, last_b, self.take_axes, lambda x, y: True)
+        # one module against copies of it; what they leave standing then pairs in its counterpart
+        if pair_copies(self.a, self.b, self.pair, self.counterpart()):
+            pair_copies(self.a, self.b, self.pair, self.counterpart(), (1, 1))
+            for where in (in_counterpart(self.counterpart()), None):
+                leftover.pair_last_standing(self.live(self.a), self.live(self.b), self.take_axes, where or block)
+                leftover.pair_last_packed(self.live(self.a), self.live(self.b), self.pair_marked, where, self.turn)
         self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
         for place in (partner_scopes(whole), None):  # state the model carries, in its partner layer first
             leftover.pair_last_state(self.live(self.a), self.live(self.b), self.take_axes, place)
