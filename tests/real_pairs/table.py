@@ -3143,14 +3143,12 @@ recording stops with that one line (exit 2), a limit of the spec, not of the com
     module of its own whose output nothing on the torch side holds (torch computes it inline),
     so it is named where the truth names the CondConv layer.
 - **Ports of session 52 that still fail** (set 47, held out):
-  - `port_mobilenetv4` (all five, exit 2): paddle's multi-query attention downsamples the key and
-    the value with one shared depthwise conv and BatchNorm, torch (timm's layout) keeps one of each
-    for the key and for the value; one tensor against two separate copies is no pairing the
-    matcher makes (a packed tensor of k copies is, since session 51), and with them the attention
-    block's same-shape BatchNorms stay ambiguous: the transfer refuses and names the mapping line.
-    A mapping file of 12 lines (the shared conv, its BatchNorm's four vectors each to both
-    copies, and the packed key|value projection's two halves) makes the clean twin align, exit 0;
-    with the first six only, the packed projection the matcher had paired stays unpaired.
+  - `port_mobilenetv4` (all five, exit 2 until session 53, all five pass since): paddle's
+    multi-query attention downsamples the key and the value with one shared depthwise conv and
+    BatchNorm, torch (timm's layout) keeps one of each for the key and for the value; one module
+    against two copies was no pairing the matcher made, and the transfer refused. Since session
+    53 each copy takes the one module's values (`_copies`), the norm and packed projection left
+    beside them pair in their counterpart, and the report says so (`module_copies`).
   - `port_pit torch_qkv_heads_first`: torch's bug reads its fused q|k|v head by head, which is the
     layout paddlenlp's fused projections use; the head-by-head pairing (heads of 8 rows in every
     stage, session 52) makes the two models one function and the run says so under conventions,
