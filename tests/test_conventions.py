@@ -2104,6 +2104,8 @@ def test_a_position_table_whose_extra_tokens_one_port_puts_first_and_the_other_l
     assert rc == 0, text
     assert any("the rows of embeddings.position rotated, its first 2 moved last" in c
                for c in findings(doc, "convention")), text
+    rc, _, text = run(tmp_path / "ops", "tokenroll", "--ops")  # the divergence named at an operation inside it
+    assert rc == 0, text
     rc, doc, text = run(tmp_path / "eps", "tokenroll", bug="paddle_ln_eps")
     assert rc == 1, text
     assert located(doc) == ("block.norm", "layer.ln"), text

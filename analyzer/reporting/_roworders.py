@@ -136,15 +136,16 @@ def rolled_alternatives(report: Report) -> list[Alternative]:
     its rows rotated by the count of tokens the layer adds, each way (see the module docstring);
     empty where no table there fits."""
     d, wm = report.first_divergence, report.weight_map
-    if d is None or wm is None or d.located is None:
+    if d is None or wm is None:
         return []
-    layer_a, layer_b = d.located.a.call.module, d.located.b.call.module
+    # the layer named, or the one whose operation differs first (``--ops``)
+    layer_a, layer_b = (d.located.a.call.module, d.located.b.call.module) if d.located else (d.pair.a.module, d.pair.b.module)
     if not layer_a or not layer_b:
         return []
     step = d.pair.a.step
     calls = [c for c in report.a.calls.get(step, ()) if c.module == layer_a]
+    kind = calls[0].module_type if calls else ""
     outs = {tuple(int(n) for n in r.shape[-2:]) for c in calls for r in c.tensor_outputs() if len(r.shape) >= 3}
-    kind = d.located.a.call.module_type
     same = sorted({c.module for c in report.a.calls.get(step, ()) if c.module_type == kind})
     if not outs or any(confirmed(report, m)[0] for m in same):
         return []
