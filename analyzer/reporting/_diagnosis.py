@@ -142,11 +142,11 @@ def _comparison(report: ReportData) -> list[Finding]:
         if p.how == "copies" and p.b.rpartition(".")[0] not in copies.setdefault(p.a.rpartition(".")[0], []):
             copies[p.a.rpartition(".")[0]].append(p.b.rpartition(".")[0])
     if copies:
-        one, many = next(iter(copies.items()))
+        single, kept = next(iter(copies.items()))
         more = f" (and {len(copies) - 1} more module(s) alike)" if len(copies) > 1 else ""
         out.append(Finding(
             "module_copies",
-            f"A's {one} is one module where B keeps {len(many)} copies of it ({', '.join(many)}): each copy holds "
+            f"A's {single} is one module where B keeps {len(kept)} copies of it ({', '.join(kept)}): each copy holds "
             f"its values, its calls pair with the first copy's, its gradient is compared with the sum of the "
             f"copies'{more}; a copy B has in truth of its own shows as a divergence where it runs",
             "comparison"))

@@ -108,9 +108,9 @@ def pair_copies(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callabl
                     pair(x, y, "copies", used=False)
                 state = {(t.local, t.cshape): t for t in _state(lb, copy)}
                 for x in _state(la, one):
-                    if (y := state.get((x.local, x.cshape))) is not None:
-                        pair(x, y, "copies", used=False)
-                        y.used = True
+                    if (z := state.get((x.local, x.cshape))) is not None:
+                        pair(x, z, "copies", used=False)
+                        z.used = True
             for t in (*ma[one], *_state(la, one), *(y for c in many for y in mb[c])):
                 t.used = True
             tied = True

@@ -88,7 +88,7 @@ class RotaryEmbedding(nn.Layer):
 
 def apply_rotary_pos_emb(x, rope_cache):
     # x: [sq, b, np, hn], rope_cache: [sq, rot_dim / 2, 2]
-    sq, b, np_, hn = x.shape
+    sq, b, np_, _hn = x.shape
     rot_dim = rope_cache.shape[-2] * 2
     x, x_pass = x[..., :rot_dim], x[..., rot_dim:]
     rope_cache = rope_cache[:sq].reshape([sq, 1, 1, rot_dim // 2, 2]).astype(x.dtype)
