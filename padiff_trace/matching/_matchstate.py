@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 
 from ._classlayout import squares_like_their_class
 from ._evidence import BlockLinks, scope_of
+from ._partners import counterpart_scope
 from ._unitnorms import unit_layers
 from ._unmatched import close_map
 from ._weightmap import WeightMap, WeightPair
@@ -122,6 +124,28 @@ class MatchState:
         self.pair(x, y, how)
         if q != tuple(range(len(q))):
             self.map.pairs[-1] = dataclasses.replace(self.map.pairs[-1], a_axes=q)
+
+    def counterpart(self) -> Callable[[str, str], str]:
+        """The other side's module the whole pairs so far make a module's counterpart."""
+        return counterpart_scope([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None])
+
+    def follow_modules(self) -> None:
+        """Tensors of a module whose weight was paired whole pair with the partner module's
+        tensor of the same name and shape (a bias follows its weight)."""
+        partner: dict[str, str] = {}
+        for p in self.map.pairs:
+            if p.a_part is None and p.b_part is None and p.how != "derived":
+                partner.setdefault(p.a.rpartition(".")[0], p.b.rpartition(".")[0])
+        if not partner:
+            return
+        # the layer its name says too: a multi-layer RNN holds one ``weight_hh`` per layer
+        by_b = {(t.info.module, t.local, t.sub): t for t in self.b if not t.used and not t.derived}
+        for x in self.a:
+            if x.used or x.derived or x.info.module not in partner:
+                continue
+            y = by_b.get((partner[x.info.module], x.local, x.sub))
+            if y is not None and not y.used and y.cshape == x.cshape:
+                self.pair(x, y, "structure")
 
     # ------------------------------------------------------------------ result
     def finish(self) -> WeightMap:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
@@ -52,7 +52,7 @@ from ._matchstate import MatchState
 from ._newaxis import pair_new_axis_parts
 from ._ownpacks import packed_places, pair_ancestor_packs, pair_extra_inputs, pair_own_packs, pair_partner_packs
 from ._packs import hoisted_rest, hoisted_run, packed_run, partner_place, regrouped, repeat_place
-from ._partners import counterpart_scope, partner_modules, partner_scopes
+from ._partners import partner_modules, partner_scopes
 from ._pins import apply_pins
 from ._rolenames import roles_contradict, roles_named
 from ._roles import pair_same_roles
@@ -169,31 +169,9 @@ class _Matcher(MatchState):
         w = weight_of(t, self.by_name)
         return w is not None and w is not t and not w.used and not w.derived
 
-    def counterpart(self) -> Callable[[str, str], str]:
-        """The other side's module the whole pairs so far make a module's counterpart."""
-        return counterpart_scope([(p.a, p.b) for p in self.map.pairs if p.a_part is None and p.b_part is None])
-
     def across_blocks(self) -> None:
         if self.order_weight > 1:  # both sides in the order the models call their modules
             leftover.pair_across_blocks(self.live(self.a), self.live(self.b), self.pair)
-
-    def follow_modules(self) -> None:
-        """Tensors of a module whose weight was paired whole pair with the partner module's
-        tensor of the same name and shape (a bias follows its weight)."""
-        partner: dict[str, str] = {}
-        for p in self.map.pairs:
-            if p.a_part is None and p.b_part is None and p.how != "derived":
-                partner.setdefault(p.a.rpartition(".")[0], p.b.rpartition(".")[0])
-        if not partner:
-            return
-        # the layer its name says too: a multi-layer RNN holds one ``weight_hh`` per layer
-        by_b = {(t.info.module, t.local, t.sub): t for t in self.b if not t.used and not t.derived}
-        for x in self.a:
-            if x.used or x.derived or x.info.module not in partner:
-                continue
-            y = by_b.get((partner[x.info.module], x.local, x.sub))
-            if y is not None and not y.used and y.cshape == x.cshape:
-                self.pair(x, y, "structure")
 
     # ------------------------------------------------------------------ pass 3: packed
     def packed(self) -> None:
