@@ -148,7 +148,7 @@ def _comparison(report: ReportData) -> list[Finding]:
             "module_copies",
             f"A's {single} is one module where B keeps {len(kept)} copies of it ({', '.join(kept)}): each copy holds "
             f"its values, its calls pair with the first copy's, its gradient is compared with the sum of the "
-            f"copies'{more}; a copy B has in truth of its own shows as a divergence where it runs",
+            f"copies'{more}",
             "comparison"))
     bounds = [c for c in report.conventions if c.get("kind", "boundary") == "boundary"]
     if bounds:

@@ -5,13 +5,14 @@ key and a value downsampled by one shared strided conv and norm on one side, by 
 other (timm's multi-query attention against a port sharing it). Nothing in the names or shapes
 tells which copy is the one, and the copies are alike: each is the one module again. Where a
 module of A whose trainable tensors are all left has, in its place, 2 to 4 modules of B of its
-type, local names and shapes, all left, and no other module of A there is of that kind, every copy
-pairs with it (``copies``: copied from it; its gradient is compared with the sum of the
+type, local names and shapes, all left, and no other module of A there is of that kind, and the
+copies sit at one place in parallel branches (sibling modules each holding more than the copy,
+whose tensors are alike, path for path: the key's and the value's ``down_conv, norm, proj``),
+every copy pairs with it (``copies``: copied from it; its gradient is compared with the sum of the
 copies'), and its calls pair with the first copy's.
 The modules registered right after it and right after each copy, where they are again alike (the
-norm after each conv), are copies too. A copy that is in truth a module of B's own (a second norm
-that A lacks) so computes A's values where B differs: the run shows it, where a refusal said
-nothing.
+norm after each conv), are copies too. Two norms of one block that A has one of (a norm fewer)
+are no such branches: which is which is not known, and they stay refused.
 """
 
 from __future__ import annotations
@@ -62,6 +63,24 @@ def in_counterpart(scope: Callable[[str, str], str]) -> Callable[[MTensor, MTens
     return inside
 
 
+def _branches(mods: dict[str, list[MTensor]], copies: list[str]) -> bool:
+    """Whether ``copies`` sit at one relative place in sibling branches holding more than them,
+    alike path for path (parallel copies of one computation, not two steps of one block)."""
+    parts = [c.split(".") for c in copies]
+    common = 0
+    while all(len(p) > common + 1 for p in parts) and len({p[common] for p in parts}) == 1:
+        common += 1
+    roots = [".".join(p[:common + 1]) for p in parts]
+    if len(set(roots)) != len(roots) or len({".".join(p[common + 1:]) for p in parts}) != 1 or not parts[0][common + 1:]:
+        return False
+
+    def inside(root: str) -> list[tuple[object, ...]]:
+        return sorted((m[len(root):], *k) for m, ts in mods.items() if m.startswith(root + ".")
+                      for k in [_kind(ts)])
+
+    return len({tuple(inside(r)) for r in roots}) == 1 and len(inside(roots[0])) > 1
+
+
 def _state(side: list[MTensor], module: str) -> list[MTensor]:
     """The module's state left (a norm's running statistics): it follows the weights' ties."""
     return [t for t in side if t.module == module and not t.used and not t.derived and not t.info.trainable]
@@ -85,7 +104,7 @@ def pair_copies(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callabl
         kind = _kind(xs)
         copies = [m for m, ys in mb.items() if m.startswith(place + ".") and _left(ys) and _kind(ys) == kind]
         rivals = [m for m, ts in ma.items() if m != module and _left(ts) and _kind(ts) == kind and scope(m, "a") == place]
-        if not counts[0] <= len(copies) <= counts[1] or rivals:
+        if not counts[0] <= len(copies) <= counts[1] or rivals or (len(copies) > 1 and not _branches(mb, copies)):
             continue
         chain = [(module, copies)]
         if len(copies) == 1:
@@ -96,7 +115,11 @@ def pair_copies(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callabl
             tied = True
             continue
         nxt_a, nxt_b = _after(ma, module), [_after(mb, c) for c in copies]
-        if (nxt_a is not None and _left(ma[nxt_a]) and all(n is not None and _left(mb[n]) for n in nxt_b)
+        def parent(m: str) -> str:
+            return m.rpartition(".")[0]
+
+        if (nxt_a is not None and _left(ma[nxt_a]) and parent(nxt_a) == parent(module)
+                and all(n is not None and _left(mb[n]) and parent(n) == parent(c) for n, c in zip(nxt_b, copies))
                 and all(_kind(mb[n]) == _kind(ma[nxt_a]) for n in nxt_b if n is not None)):
             chain.append((nxt_a, [n for n in nxt_b if n is not None]))
         for one, many in chain:
