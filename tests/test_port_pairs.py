@@ -141,6 +141,7 @@ def test_a_patch_layout_is_confirmed_by_the_projection_where_the_stem_does_more(
     assert "flattened channels last" in said, said
     assert "the rows of embeddings.position_embeddings rotated, its first 2 moved last" in said, said
     assert "rolled by 2" in said, said
+    assert said.count("flattened channels last") == 1, said  # kept once, not recorded again each round
 
 
 def test_a_pairing_in_call_order_is_not_kept_where_the_run_diverged_before_those_weights_act(tmp_path: Path) -> None:

@@ -137,17 +137,18 @@ def _orders_of_step(t: PairTable, rows: np.ndarray) -> tuple[list[_Order], int |
     return orders, None
 
 
-def _in_order(t: PairTable, i: int, o: _Order) -> None:
+def _in_order(t: PairTable, i: int, o: _Order) -> bool:
     """Record ``i``, the first that order ``o`` (a layout) does not explain, measured in that
-    order where it is far closer so: its difference is its own, not the order's."""
+    order where it is far closer so: its difference is its own, not the order's. Whether it was."""
     got = _values(t, i)
     kept = o.kept(*got) if got is not None else None
     if got is None or kept is None:
-        return
+        return False
     b = got[1]
     rel = float(np.linalg.norm(kept - b)) / float(np.linalg.norm(b))
     t.set_verdict(i, False, f"{t.reasons.get(i, '')}; in the other order ({order_text(o.order)}): "
                             f"rel-L2 {rel:.3g}, max|a-b| {float(np.abs(kept - b).max()):.3g}")
+    return True
 
 
 def _evidence(t: PairTable, o: _Order, outputs_agree: bool, view: TraceView | None = None) -> str | None:
@@ -231,7 +232,7 @@ def absorb_reordered(t: PairTable, view: TraceView | None = None) -> list[dict[s
                 t.set_verdict(i, True, f"{said} ({t.reasons.get(i, '')})")
             out.append({"kind": "convention", "check": "reordered", "pairs": len(o.rows),
                         "text": f"{len(o.rows)} value(s) of step {step} hold {said}"})
-            if stop is not None:
-                _in_order(t, stop, o)
+            if stop is not None and _in_order(t, stop, o):
+                stop = None  # measured in one order: said once
             logger.info("step %d: %d records in another order along axis %d, passed: %s", step, len(o.rows), o.axis, why)
     return out

@@ -139,8 +139,9 @@ def _comparison(report: ReportData) -> list[Finding]:
             "comparison"))
     copies: dict[str, list[str]] = {}
     for p in wm.pairs if wm is not None else []:
-        if p.how == "copies" and p.b.rpartition(".")[0] not in copies.setdefault(p.a.rpartition(".")[0], []):
-            copies[p.a.rpartition(".")[0]].append(p.b.rpartition(".")[0])
+        group = copies.setdefault(p.a.rpartition(".")[0], []) if p.how == "copies" else None
+        if group is not None and p.b.rpartition(".")[0] not in group:
+            group.append(p.b.rpartition(".")[0])
     if copies:
         single, kept = next(iter(copies.items()))
         more = f" (and {len(copies) - 1} more module(s) alike)" if len(copies) > 1 else ""

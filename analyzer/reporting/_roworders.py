@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from padiff_trace.arrays import squeezed
+
 from ._pairings import Alternative, _shapes, confirmed
 
 if TYPE_CHECKING:
@@ -110,10 +112,6 @@ def row_alternatives(report: Report) -> list[Alternative]:
     return out[:_MAX]
 
 
-def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(n for n in shape if n != 1)
-
-
 def _token_counts(report: Report, step: int, layer_a: str, layer_b: str) -> set[int]:
     """Token counts of what the calls inside the two layers returned: a sequence axis
     (``[b, m, d]``) or a feature map's positions (``[b, c, h, w]``: ``h * w``)."""
@@ -156,10 +154,10 @@ def rolled_alternatives(report: Report) -> list[Alternative]:
     out: list[Alternative] = []
     for p in wm.pairs:
         shape_a, shape_b = shapes_a.get(p.a, ()), shapes_b.get(p.b, ())
-        table = _squeezed(shape_a)
+        table = squeezed(shape_a)
         if not (p.transfer and p.a_perm is None and p.a_part is None and p.b_part is None and p.a_blocks is None
                 and p.a_axes is None and p.b_axes is None and not p.indexed and len(table) == 2
-                and table in outs and _squeezed(shape_b) == table and p.a in entries
+                and table in outs and squeezed(shape_b) == table and p.a in entries
                 and (p.a.rpartition(".")[0] + ".").startswith(layer_a + ".")):
             continue
         n = table[0]

@@ -46,6 +46,15 @@ def _left(ts: list[MTensor]) -> bool:
     return all(not t.used for t in ts)
 
 
+def _parent(module: str) -> str:
+    return module.rpartition(".")[0]
+
+
+def _mate(x: MTensor, ts: list[MTensor]) -> MTensor:
+    """The tensor of ``ts`` (a module alike ``x``'s) of ``x``'s local name and shape."""
+    return next(t for t in ts if t.local == x.local and t.cshape == x.cshape)
+
+
 def _after(mods: dict[str, list[MTensor]], module: str) -> str | None:
     """The module whose tensors come right after ``module``'s in registration order."""
     last = max(t.index for t in mods[module])
@@ -110,16 +119,12 @@ def pair_copies(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callabl
         if len(copies) == 1:
             logger.info("paired %s with %s: the one module of its kind left in its counterpart", module, copies[0])
             for x in xs:
-                y = next(t for t in mb[copies[0]] if t.local == x.local and t.cshape == x.cshape)
-                pair(x, y, "structure")
+                pair(x, _mate(x, mb[copies[0]]), "structure")
             tied = True
             continue
         nxt_a, nxt_b = _after(ma, module), [_after(mb, c) for c in copies]
-        def parent(m: str) -> str:
-            return m.rpartition(".")[0]
-
-        if (nxt_a is not None and _left(ma[nxt_a]) and parent(nxt_a) == parent(module)
-                and all(n is not None and _left(mb[n]) and parent(n) == parent(c) for n, c in zip(nxt_b, copies))
+        if (nxt_a is not None and _left(ma[nxt_a]) and _parent(nxt_a) == _parent(module)
+                and all(n is not None and _left(mb[n]) and _parent(n) == _parent(c) for n, c in zip(nxt_b, copies))
                 and all(_kind(mb[n]) == _kind(ma[nxt_a]) for n in nxt_b if n is not None)):
             chain.append((nxt_a, [n for n in nxt_b if n is not None]))
         for one, many in chain:
@@ -127,8 +132,7 @@ def pair_copies(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callabl
                 logger.info("paired %s with %s: one module on one side, %d copies of it on the other", one, copy,
                             len(many))
                 for x in ma[one]:
-                    y = next(t for t in mb[copy] if t.local == x.local and t.cshape == x.cshape)
-                    pair(x, y, "copies", used=False)
+                    pair(x, _mate(x, mb[copy]), "copies", used=False)
                 state = {(t.local, t.cshape): t for t in _state(lb, copy)}
                 for x in _state(la, one):
                     if (z := state.get((x.local, x.cshape))) is not None:
