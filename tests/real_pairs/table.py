@@ -339,7 +339,15 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # packed weight with interleaved terms), MViTv2 (pooling attention, decomposed
                       # relative positions, NCHW against token-major), an MLM trained with Adafactor
                       # written by hand on both sides
-                      "port_chatglm", "port_dcrnn", "port_mvit", "port_adafactor_mlm_train"})
+                      "port_chatglm", "port_dcrnn", "port_mvit", "port_adafactor_mlm_train",
+                      # set 49 (NOTES-set49-h136/h137/h138/h139): TimesNet (periods found by an FFT
+                      # inside the forward, 1-D folded into 2-D maps NHWC against NCHW, three
+                      # inception branches against one fused kernel, one shared norm against one
+                      # per block), deformable attention (sampling offsets and grid_sample, a value
+                      # split per level), SAM's mask decoder (two-way attention, a transposed-conv
+                      # upscaler with a channel LayerNorm), a VQ-VAE whose codebook is a moving
+                      # average, trained, written by hand on both sides
+                      "port_timesnet", "port_deformable_attn", "port_sam_decoder", "port_vqema_train"})
 
 
 @dataclass(frozen=True)
