@@ -247,7 +247,7 @@ def _radial_grid_bias(rng):
 
 def _trained_look(m):
     rng = np.random.default_rng(23)
-    for name, layer in m.named_sublayers():
+    for _name, layer in m.named_sublayers():
         if isinstance(layer, (nn.LayerNorm, nn.GroupNorm)):
             layer.weight.set_value(rng.uniform(0.7, 1.3, layer.weight.shape).astype("float32"))
             layer.bias.set_value(rng.normal(0.0, 0.15, layer.bias.shape).astype("float32"))
