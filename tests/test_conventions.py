@@ -2131,3 +2131,28 @@ def test_one_downsampling_module_against_a_copy_for_the_key_and_one_for_the_valu
     rc, doc, text = run(tmp_path / "eps", "sharedkv", bug="paddle_norm_eps")
     assert rc == 1, text
     assert located(doc) == ("attn.norm", "mqa.key.1"), text
+
+
+# ------------------------------------------------------------------ codebook: state the forward rewrites, results in another order
+def test_a_codebook_kept_as_buffers_against_a_frozen_parameter_and_a_loss_term_scaled_elsewhere_align(tmp_path: Path) -> None:
+    """A quantizer whose forward rewrites its codebook (a moving average), trained two steps: two
+    buffers ``[K, D]`` on one side against a frozen parameter and a buffer ``[D, K]`` on the other
+    (state either way: they pair transposed, in registration order, the map saying so); the
+    quantizer's results in another order with one only on each side (pair by dtype and shape);
+    the feature map handed channels-last by one caller and moved inside by the other quantizer;
+    a commitment term the model scales on one side and the loss function on the other (the loss
+    and every weight's gradient agree). A decay of 0.8 for 0.9 in the torch update is named at
+    the quantizers, at step 1 (the session-start code exits 1 on the clean twin)."""
+    rc, doc, text = run(tmp_path, "codebook", "--steps", "2")
+    assert rc == 0, text
+    state = {(e["paddle"], e["torch"]): e for e in weight_map(tmp_path)["weights"] if e.get("how") == "shape+order"}
+    assert set(state) == {("quant._codes", "vq.embed"), ("quant._sums", "vq.embed_sum")}, state
+    assert all(e["convert"] == "transpose" for e in state.values()), state
+    outs = {(p["a"]["position"], p["b"]["position"]) for p in doc["pairs"] if p["a"]["module"] == "quant" and p["role"] == "output"}
+    assert outs == {("out[1]", "out[0]")}, outs
+    (said,) = findings(doc, "boundary_difference")
+    assert "a loss term the model returns another way" in said, said
+    rc, doc, text = run(tmp_path / "decay", "codebook", "--steps", "2", bug="torch_decay")
+    assert rc == 1, text
+    assert located(doc) == ("quant", "vq"), text
+    assert next(w for w in doc["weights"] if w["index"] == doc["first_divergence"]["index"])["step"] == 1, text

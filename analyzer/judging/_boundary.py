@@ -178,7 +178,13 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
         for out_row, c in reversed(cands):
             call = t.call_pairs[c].a
             if call.parent < 0:
-                continue  # the model's own output: only a loss follows it, no comparable point
+                # the model's own output: only a loss follows it; a loss term the model returns
+                # another way (scaled inside on one side, by the loss function on the other) passes
+                # where the loss and every weight's gradient of the step agree
+                said = _loss_absorbs(t, in_step & (cp_col != c), fail_out[c]) if c not in fail_in else None
+                if said is not None:
+                    _pass_call(t, c, s, in_step & grad_mask, fail_out[c], said, out)
+                continue
             ancestors = {x.id for x in va.ancestors(call)}
             if under is not None and not ancestors & under:
                 continue
@@ -267,6 +273,23 @@ def _absorb_boundaries_once(t: PairTable, views: tuple[TraceView, TraceView], un
                 _same_values_pass(t, rows, fail_in.get(c, []), cp.a.label)
             _pass_call(t, c, s, in_step & grad_mask, fail_out[c] + (fail_in.get(c, []) if other_input else []), relation, out)
     return out
+
+
+def _loss_absorbs(t: PairTable, in_step: np.ndarray, outs: list[int]) -> str | None:
+    """Why the model's differing outputs ``outs`` are a boundary difference, or None (``in_step``:
+    the step's rows, but the gradients w.r.t. those outputs, which differ alike): each is a
+    scalar (a loss term the model returns: a commitment cost applied inside one model and by the
+    other's loss function), the step's loss was compared and agrees, and so does every weight's
+    gradient of the step (what training takes from it). A scalar tells nothing by its relation (any two are a constant factor apart):
+    only the loss that consumed it, agreeing, does."""
+    loss = np.flatnonzero(in_step & t.role_mask("loss"))
+    grads = np.flatnonzero(in_step & t.role_mask("param_grad"))
+    if not len(loss) or not (t.measured[loss].all() and t.passed[loss].all()) or not t.passed[grads].all():
+        return None
+    if not all(_floating(t, i) and t.record(i, 0).numel == 1 == t.record(i, 1).numel for i in outs):
+        return None
+    return ("a loss term the model returns another way (a scalar, scaled inside the model on one side and "
+            "by the loss function on the other): the loss and every weight's gradient of the step agree")
 
 
 def _fresh_inputs(fwd_rows: np.ndarray, passed: np.ndarray, fail_in: dict[int, list[int]],

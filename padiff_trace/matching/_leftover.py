@@ -161,17 +161,22 @@ def same_user_class(x: MTensor, y: MTensor) -> bool:
     return not x.known and not y.known and x.type_key == y.type_key
 
 
-def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[[MTensor, MTensor, tuple[int, ...]], None],
+def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[..., None],
                     same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
-    """Buffers the model carries from step to step (a queue of negatives, a memory bank, its
-    write pointer), still left, pair where each is the other's only candidate in its place: state
-    in the state dict (not derived, not a mask), integers with integers, as many elements, one
-    reordering of the axes making one the other (a queue ``[K, D]`` against ``[D, K]``). Without
+    """Tensors the model carries from step to step (a queue of negatives, a memory bank, its
+    write pointer, a codebook its forward rewrites), still left, pair where each is the other's
+    only candidate in its place: state in the state dict (a buffer or a frozen parameter: which
+    of the two an author registers is a convention, not a difference; not derived, not a mask),
+    integers with integers, as many elements, one reordering of the axes making one the other (a
+    queue ``[K, D]`` against ``[D, K]``). Where several fit each other all alike and as many on
+    each side (a codebook and its running sum, ``[K, D]`` each, against ``[D, K]`` each), they
+    pair in registration order (``shape+order``: nothing but the order tells them apart). Without
     its partner's values a run starts from another state, and every step after differs."""
     place = same_place or (lambda x, y: x.key == y.key)
 
     def state(t: MTensor) -> bool:
-        return not (t.used or t.info.is_param or t.derived or t.info.pattern or not t.info.persistent)
+        return not (t.used or (t.info.is_param and t.info.trainable) or t.derived or t.info.pattern
+                    or not t.info.persistent)
 
     def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
         if not (state(x) and state(y) and place(x, y)) or x.info.integer != y.info.integer:
@@ -184,6 +189,18 @@ def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[[MTenso
         ys = [(y, q) for y in lb if (q := fit(x, y)) is not None]
         if len(ys) == 1 and sum(1 for o in la if fit(o, ys[0][0]) is not None) == 1:
             take(x, *ys[0])
+    for x in la:  # several alike: in registration order, where every one fits every other alike
+        ys = [y for y in lb if fit(x, y) is not None]
+        xs = [o for o in la if fit(o, ys[0]) is not None] if ys else []
+        if len(ys) < 2 or len(xs) != len(ys):
+            continue
+        axes = {fit(o, y) for o in xs for y in ys}
+        if len(axes) != 1 or any(fit(o, y) is None for o in xs for y in ys):
+            continue
+        q = axes.pop()
+        assert q is not None
+        for o, y in zip(sorted(xs, key=lambda t: t.index), sorted(ys, key=lambda t: t.index)):
+            take(o, y, q, "shape+order")
 
 
 def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,

@@ -112,13 +112,14 @@ class MatchState:
             self.map.pairs[-1] = (dataclasses.replace(last, a_axes=(1, 0)) if x.side == "a"
                                   else dataclasses.replace(last, b_axes=(1, 0)))
 
-    def take_axes(self, x: _T, y: _T, q: tuple[int, ...]) -> None:
+    def take_axes(self, x: _T, y: _T, q: tuple[int, ...], found: str = "only candidate") -> None:
         """Pair ``x`` (A) with ``y`` taking A's canonical axes in the order ``q`` (said in the map
-        for a mapping file's round trip), then by a reshape where the shapes still differ."""
+        for a mapping file's round trip), then by a reshape where the shapes still differ
+        (``found``: how the pair was found, where the shapes agree)."""
         if q != tuple(range(len(q))):
             x.perm = tuple(x.perm[k] for k in q) if x.perm is not None else q
             x.cshape = tuple(x.cshape[k] for k in q)
-        how = "reshape" if x.cshape != y.cshape else "only candidate"
+        how = "reshape" if x.cshape != y.cshape else found
         logger.info("paired %s with %s, the last left in their place (axes %s, %s)", x.info.name, y.info.name,
                     list(q), how)
         self.pair(x, y, how)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from ._knowledge import PACK_AXIS
 from ._partners import partner_modules
-from ._rolenames import SYN, fused_roles, roles_named, roles_of, roles_said
+from ._rolenames import SYN, fused_roles, role_of_words, roles_named, roles_of, roles_said
 from ._rolenames import role_names as _role_names
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor, block_pattern, path_words
@@ -149,6 +149,8 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
         by_parent[y.parent].append(y)
     slot = {id(t): i for i, t in enumerate(t for t in side if t.local == x.local and kind(t)[0] == xtype and t.parent in by_parent)}
     mine = path_words(x.info.module)  # the module holding the packed tensor: its parts' parent
+    # a tensor whose name says one role (``out_proj``) holds no parts named for others (q|k)
+    one_role = role_of_words(x.leaf)
     runs: list[tuple[int, int, int, list[MTensor]]] = []
     for group in by_parent.values():
         for i in range(len(group)):
@@ -164,6 +166,8 @@ def run_along(x: MTensor, live: list[MTensor], axis: int, same_modules: list[str
                         continue
                     if any(id(y) in by_role for y in run) and not fused_roles(run):
                         continue  # a pointwise convolution is a part only where the run's names say x's roles
+                    if one_role is not None and any(r not in (None, one_role) for r in roles_said(run)):
+                        continue
                     if own is not None and _one_block_of_many(x, run, side, own):
                         continue  # a tensor of the model packs no one block's parts that every block has
                     mods = [y.info.module for y in run]
