@@ -162,20 +162,21 @@ def same_user_class(x: MTensor, y: MTensor) -> bool:
 
 
 def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[..., None],
-                    same_place: Callable[[MTensor, MTensor], bool] | None = None) -> None:
+                    same_place: Callable[[MTensor, MTensor], bool] | None = None, in_order: bool = False) -> None:
     """Tensors the model carries from step to step (a queue of negatives, a memory bank, its
     write pointer, a codebook its forward rewrites), still left, pair where each is the other's
-    only candidate in its place: state in the state dict (a buffer or a frozen parameter: which
-    of the two an author registers is a convention, not a difference; not derived, not a mask),
+    only candidate in its place: state in the state dict (a buffer; not derived, not a mask),
     integers with integers, as many elements, one reordering of the axes making one the other (a
     queue ``[K, D]`` against ``[D, K]``). Where several fit each other all alike and as many on
     each side (a codebook and its running sum, ``[K, D]`` each, against ``[D, K]`` each), they
-    pair in registration order (``shape+order``: nothing but the order tells them apart). Without
+    pair in registration order (``in_order``: once copies of the weights found by their values
+    are taken; ``shape+order``: nothing but the order tells them apart), a frozen parameter among
+    them (a buffer or a frozen parameter: which an author registers is a convention). Without
     its partner's values a run starts from another state, and every step after differs."""
     place = same_place or (lambda x, y: x.key == y.key)
 
-    def state(t: MTensor) -> bool:
-        return not (t.used or (t.info.is_param and t.info.trainable) or t.derived or t.info.pattern
+    def state(t: MTensor) -> bool:  # (a frozen parameter only in order: as the only candidate, a copy's place)
+        return not (t.used or (t.info.is_param and (t.info.trainable or not in_order)) or t.derived or t.info.pattern
                     or not t.info.persistent)
 
     def fit(x: MTensor, y: MTensor) -> tuple[int, ...] | None:
@@ -185,10 +186,12 @@ def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[..., No
             return None
         return axes_between(x.cshape, y.cshape) if x.cshape else ()
 
-    for x in la:
-        ys = [(y, q) for y in lb if (q := fit(x, y)) is not None]
-        if len(ys) == 1 and sum(1 for o in la if fit(o, ys[0][0]) is not None) == 1:
-            take(x, *ys[0])
+    if not in_order:
+        for x in la:
+            ys = [(y, q) for y in lb if (q := fit(x, y)) is not None]
+            if len(ys) == 1 and sum(1 for o in la if fit(o, ys[0][0]) is not None) == 1:
+                take(x, *ys[0])
+        return
     for x in la:  # several alike: in registration order, where every one fits every other alike
         ys = [y for y in lb if fit(x, y) is not None]
         xs = [o for o in la if fit(o, ys[0]) is not None] if ys else []

@@ -333,6 +333,11 @@ class _Matcher(MatchState):
         for place in (partner_scopes(whole), None):  # state the model carries, in its partner layer first
             leftover.pair_last_state(self.live(self.a), self.live(self.b), self.take_axes, place)
 
+    def state_in_order(self) -> None:
+        """State left once the copies are taken, alike on both sides: in registration order."""
+        for place in (partner_scopes(self.whole()), None):
+            leftover.pair_last_state(self.live(self.a), self.live(self.b), self.take_axes, place, in_order=True)
+
     def extra_rows(self) -> None:
         leftover.pair_extra_rows(self.live(self.a), self.live(self.b), self.pair)
 
@@ -378,6 +383,7 @@ def match_weights(
     m.tied()
     m.in_order()
     m.shadows()
+    m.state_in_order()
     m.structure(derived=True, by_type=False)
     m.shared_derived()
     m.regroup()
