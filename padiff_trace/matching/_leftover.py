@@ -193,16 +193,16 @@ def pair_last_state(la: list[MTensor], lb: list[MTensor], take: Callable[..., No
                 take(x, *ys[0])
         return
     for x in la:  # several alike: in registration order, where every one fits every other alike
-        ys = [y for y in lb if fit(x, y) is not None]
-        xs = [o for o in la if fit(o, ys[0]) is not None] if ys else []
-        if len(ys) < 2 or len(xs) != len(ys):
+        mates = [y for y in lb if fit(x, y) is not None]
+        xs = [o for o in la if fit(o, mates[0]) is not None] if mates else []
+        if len(mates) < 2 or len(xs) != len(mates):
             continue
-        axes = {fit(o, y) for o in xs for y in ys}
-        if len(axes) != 1 or any(fit(o, y) is None for o in xs for y in ys):
+        axes = {fit(o, y) for o in xs for y in mates}
+        if len(axes) != 1 or any(fit(o, y) is None for o in xs for y in mates):
             continue
         q = axes.pop()
         assert q is not None
-        for o, y in zip(sorted(xs, key=lambda t: t.index), sorted(ys, key=lambda t: t.index)):
+        for o, y in zip(sorted(xs, key=lambda t: t.index), sorted(mates, key=lambda t: t.index)):
             take(o, y, q, "shape+order")
 
 
