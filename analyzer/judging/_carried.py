@@ -37,6 +37,7 @@ import numpy as np
 
 from padiff_trace.matching import canonical_type
 
+from ._biasgrads import absorb_summed_grads
 from ._boundary import value_key as _value_key
 from ._pairtable import PairTable
 from ._precision import pair_eps
@@ -149,6 +150,7 @@ def absorb_carried_rounding(t: PairTable) -> int:
         ceiling = kink_ceiling(t, flips)
         n += _walk(t, ("grad_output",), "grad_input", ceiling, flips, backward=True)
         n += _param_grads(t, ceiling)
+        n += absorb_summed_grads(t, _BY_NUMBERS)  # a bias's gradient, a sum that cancels
     return n
 
 
