@@ -2159,15 +2159,19 @@ def test_a_codebook_kept_as_buffers_against_a_frozen_parameter_and_a_loss_term_s
 
 
 # ------------------------------------------------------------------ biasbn: a bias's gradient, a sum that cancels
-def test_a_bias_gradient_that_cancels_passes_and_one_made_wrong_is_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("bug", "module", "position"), [("paddle_head_bias_grad", "head", "bias"),
+                                                         ("paddle_norm_scale_grad", "bn", "weight")])
+def test_a_bias_gradient_that_cancels_passes_and_one_made_wrong_is_named(tmp_path: Path, bug: str, module: str,
+                                                                          position: str) -> None:
     """A convolution's bias before a train-mode BatchNorm receives a sum that cancels to rounding
-    on both sides (aligned); the head's bias gradient scaled by a hook on one side, forward
-    untouched, is no sum of its module's output gradient there and stays the first divergence
-    (a bias's gradient passes as carried only where it is that sum on both sides)."""
+    on both sides (aligned); the head's bias gradient, or the norm's scale's, made 1.5 times larger
+    by a hook on one side, forward untouched, is no sum of its module's output gradient (times
+    what it scales) there and stays the first divergence: a per-channel gradient passes as
+    carried only where it is that sum on both sides."""
     rc, doc, text = run(tmp_path, "biasbn")
     assert rc == 0, text
-    rc, doc, text = run(tmp_path / "bug", "biasbn", bug="paddle_head_bias_grad")
+    rc, doc, text = run(tmp_path / "bug", "biasbn", bug=bug)
     assert rc == 1, text
     first = next(p for p in doc["param_grads"] if p["index"] == doc["first_divergence"]["index"])
-    assert (first["a"]["module"], first["a"]["position"]) == ("head", "bias"), text
+    assert (first["a"]["module"], first["a"]["position"]) == (module, position), text
     assert all(p["passed"] for p in doc["pairs"] if p["role"] in ("output", "grad_output")), text

@@ -1,7 +1,7 @@
 """biasbn: a convolution with a bias feeding a train-mode BatchNorm, which removes each
 channel's batch mean: the bias's gradient is a sum that cancels to zero (rounding alone), on
-both sides. A bias after it (the head's) receives a sum that does not cancel; the bug scales its
-gradient with a hook, forward untouched. Paddle side; torch side: biasbn_torch.py."""
+both sides. A bias after it (the head's) receives a sum that does not cancel; one bug scales its
+gradient with a hook, another the norm's scale's, forward untouched. Paddle side; torch side: biasbn_torch.py."""
 import numpy as np
 import paddle
 from _common import bug, image
@@ -22,7 +22,7 @@ class Net(nn.Layer):
 
 
 def model():
-    if bug() not in ("", "paddle_head_bias_grad"):
+    if bug() not in ("", "paddle_head_bias_grad", "paddle_norm_scale_grad"):
         raise ValueError(f"biasbn paddle: unknown PADIFF_BUG {bug()!r}")
     paddle.seed(0)
     m = Net()
@@ -30,6 +30,8 @@ def model():
     m.conv.bias.set_value(rng.standard_normal(8).astype("float32"))
     if bug() == "paddle_head_bias_grad":
         m.head.bias.register_hook(lambda g: g * 1.5)
+    if bug() == "paddle_norm_scale_grad":
+        m.bn.weight.register_hook(lambda g: g * 1.5)
     m.train()
     return m
 

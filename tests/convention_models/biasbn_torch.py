@@ -1,7 +1,7 @@
 """biasbn: a convolution with a bias feeding a train-mode BatchNorm, which removes each
 channel's batch mean: the bias's gradient is a sum that cancels to zero (rounding alone), on
-both sides. A bias after it (the head's) receives a sum that does not cancel; the bug scales its
-gradient with a hook, forward untouched. Torch side of biasbn_paddle.py."""
+both sides. A bias after it (the head's) receives a sum that does not cancel; one bug scales its
+gradient with a hook, another the norm's scale's, forward untouched. Torch side of biasbn_paddle.py."""
 import numpy as np
 import torch
 from _common import bug, image
@@ -22,7 +22,7 @@ class Net(nn.Module):
 
 
 def model():
-    if bug() not in ("", "paddle_head_bias_grad"):
+    if bug() not in ("", "paddle_head_bias_grad", "paddle_norm_scale_grad"):
         raise ValueError(f"biasbn torch: unknown PADIFF_BUG {bug()!r}")
     torch.manual_seed(0)
     m = Net()
