@@ -33,7 +33,6 @@ __all__ = ["absorb_summed_grads"]
 # per level of a pairwise sum; generous, far below any error a wrong gradient makes)
 _SUM_ROUNDING = 1e-5
 _Z_ROUNDING = 1e-6  # recovering z = (y - b) / w from a float32 output: a few units of |y| / |w|
-_GOOD = ("within the noise floor", "carried rounding")
 
 
 def _ok(t: PairTable, i: int, by_numbers: tuple[str, ...]) -> bool:
@@ -99,7 +98,7 @@ def _made_as(g: np.ndarray, dy: np.ndarray, y: np.ndarray, own: np.ndarray | Non
     return found
 
 
-def absorb_summed_grads(t: PairTable, by_numbers: tuple[str, ...] = _GOOD) -> int:
+def absorb_summed_grads(t: PairTable, by_numbers: tuple[str, ...]) -> int:
     """See the module docstring; returns how many pairs passed. ``by_numbers``: the reasons of
     pairs that passed on their numbers."""
     grads = np.flatnonzero(t.role_mask("param_grad") & ~t.passed & t.measured)
