@@ -36,7 +36,7 @@ def run(out: Path, paddle_spec: str, torch_spec: str, *flags: str, bug: str = ""
         capture_output=True, text=True, env=dict(os.environ, PADIFF_BUG=bug), timeout=600,
     )
     report = out / "report" / "report.json"
-    return proc.returncode, json.loads(report.read_text()) if report.exists() else {}, proc.stdout + proc.stderr
+    return proc.returncode, json.loads(report.read_text()) if report.exists() else {}, proc.stderr + proc.stdout  # the verdict (stdout) last: an assertion shows its tail
 
 
 def located(doc: dict[str, Any]) -> tuple[str, str]:

@@ -130,7 +130,7 @@ def run(out: Path, case: str, *flags: str, bug: str = "", env: dict[str, str] | 
     )
     report = out / "report" / "report.json"
     doc = json.loads(report.read_text()) if report.exists() else {}
-    return proc.returncode, doc, proc.stdout + proc.stderr
+    return proc.returncode, doc, proc.stderr + proc.stdout  # the verdict (stdout) last: an assertion shows its tail
 
 
 def run_pinned(tmp_path: Path, case: str, wm: dict[str, Any]) -> tuple[int, str]:

@@ -38,7 +38,7 @@ def run(out: Path, family: str, bug: str = "", *more: str) -> tuple[int, dict[st
         capture_output=True, text=True, env=dict(os.environ, PADIFF_BUG=bug), timeout=900,
     )
     report = out / "report" / "report.json"
-    return proc.returncode, json.loads(report.read_text()) if report.exists() else {}, proc.stdout + proc.stderr
+    return proc.returncode, json.loads(report.read_text()) if report.exists() else {}, proc.stderr + proc.stdout  # the verdict (stdout) last: an assertion shows its tail
 
 
 def _first_step(doc: dict[str, Any]) -> int:

@@ -34,7 +34,7 @@ def run(out: Path, *, opt: str = "adamw", bug: str = "", steps: int = 3, swap: b
                            "--steps", str(steps)], capture_output=True, text=True, env=e, timeout=600)
     report = out / "report" / "report.json"
     doc = json.loads(report.read_text()) if report.exists() else {}
-    return proc.returncode, doc, proc.stdout + proc.stderr
+    return proc.returncode, doc, proc.stderr + proc.stdout  # the verdict (stdout) last: an assertion shows its tail
 
 
 def first_pair(doc: dict[str, Any]) -> dict[str, Any]:

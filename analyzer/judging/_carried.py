@@ -39,6 +39,7 @@ from padiff_trace.matching import canonical_type
 
 from ._biasgrads import absorb_summed_grads
 from ._boundary import value_key as _value_key
+from ._fusedkinks import fused_kinks
 from ._pairtable import PairTable
 from ._precision import pair_eps
 
@@ -147,18 +148,23 @@ def absorb_carried_rounding(t: PairTable) -> int:
     n = _walk(t, ("model_input", "input"), "output", rounding_max(t), {}, backward=False)
     if (t.role_mask("grad_output", "grad_input", "param_grad") & ~t.passed).any():  # flips read tensors: only when needed
         flips = kink_flips(t)
+        fused = fused_kinks(t, KINK_POINTS)  # a kink inside one side's module (BatchNorm with act="relu")
+        # the module's own backward follows its kink: it passes on CARRY_FACTOR times the flip
+        flips.update({k.call: (CARRY_FACTOR * k.flip, f"the {k.name} fused into {k.module}") for k in fused if k.flip > 0})
         ceiling = kink_ceiling(t, flips)
         n += _walk(t, ("grad_output",), "grad_input", ceiling, flips, backward=True)
-        n += _param_grads(t, ceiling)
+        n += _param_grads(t, ceiling, {k.grad_row: k.pre_rel for k in fused})
         n += absorb_summed_grads(t, _BY_NUMBERS)  # a bias's gradient, a sum that cancels
     return n
 
 
-def _param_grads(t: PairTable, rmax: np.ndarray) -> int:
+def _param_grads(t: PairTable, rmax: np.ndarray, pre_act: dict[int, float]) -> int:
     """A parameter's gradient is made from its module's inputs and output gradients (a weight's:
     their product summed over the batch). When every such record of the module's calls in the
     step passed on its numbers, a failing parameter gradient within ``CARRY_FACTOR`` of the
-    largest of their relative errors (and the ceiling) is carried rounding."""
+    largest of their relative errors (and the ceiling) is carried rounding. ``pre_act``: the row
+    of an output gradient taken after an activation fused on one side -> the relative error of
+    the gradient before it (``fused_kinks``), what the parameters' gradients are made from."""
     grads = np.flatnonzero(t.role_mask("param_grad") & ~t.passed & t.measured)
     if not len(grads):
         return 0
@@ -172,6 +178,9 @@ def _param_grads(t: PairTable, rmax: np.ndarray) -> int:
         r = float(rel[i])
         why = t.reasons.get(i, "")
         ok = bool(t.passed[i]) and (not t.measured[i] or (math.isfinite(r) and (not why or why.startswith(_BY_NUMBERS))))
+        if i in pre_act:
+            r = pre_act[i]
+            ok = math.isfinite(r) and r <= rmax[i]
         made_of[key] = (max(worst, r) if t.measured[i] and math.isfinite(r) else worst, clean and ok)
     n = 0
     for i in grads.tolist():
@@ -219,12 +228,22 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str, rmax: np.nd
         # a call id -> the largest flip allowance among its kinked children seen so far
         kinked: dict[int, tuple[float, str]] = {}
         last = 0.0  # backward: the relative error of the gradient that passed last
+        # backward: the kinked call seen last and its flip; the gradient computed next is made from
+        # what its backward passed on (with a kink fused into one side's module, in another parent)
+        after: tuple[int, tuple[float, str]] | None = None
         for i in rows.tolist():
             c = int(cp_col[i])
             call = t.call_pairs[c].a
             own_flip = flips.get(call.id)
             if own_flip is not None and own_flip[0] > kinked.get(call.parent, (0.0, ""))[0]:
                 kinked[call.parent] = own_flip
+            near = kinked.get(call.parent)
+            if after is not None and after[0] != c:
+                if backward and (near is None or after[1][0] > near[0]):
+                    near = after[1]
+                after = None
+            if own_flip is not None and backward:
+                after = (c, own_flip)
             ok = bool(passed[i])
             r = float(rel[i]) if measured[i] and math.isfinite(rel[i]) else math.nan
             why_ok = t.reasons.get(i, "")
@@ -238,11 +257,9 @@ def _walk(t: PairTable, feed_roles: tuple[str, ...], made_role: str, rmax: np.nd
                     why = ""
                     if key is not None and key in carried:
                         why = "the same value passed where it was made"
-                    elif r > 0 and r <= _allowed(received := max(level.get(call.parent, 0.0), last),
-                                                 kinked.get(call.parent)):
+                    elif r > 0 and r <= _allowed(received := max(level.get(call.parent, 0.0), last), near):
                         why = (f"made by the code between calls from values that differed by up to rel-L2 "
-                               f"{received:.2g}, passed on without amplification"
-                               f"{_flip_note(r, received, kinked.get(call.parent))}")
+                               f"{received:.2g}, passed on without amplification{_flip_note(r, received, near)}")
                     if why:
                         t.set_verdict(i, True, f"carried rounding: {why} ({t.reasons.get(i, '')})")
                         n += 1

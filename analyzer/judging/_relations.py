@@ -16,7 +16,7 @@ from padiff_trace import DamagedRecordError
 from ._masks import saturated as _saturated
 from ._pairtable import PairTable
 
-__all__ = ["BOUNDARY_RELATIONS", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_of", "order_relation", "order_text", "relation", "carries", "residual_relation", "window_fit", "window_relation"]
+__all__ = ["BOUNDARY_RELATIONS", "FUSED_ACTIVATIONS", "fused_side", "RELATION_REL", "agrees", "concat_relation", "conventional", "order_of", "order_relation", "order_text", "relation", "carries", "residual_relation", "window_fit", "window_relation"]
 
 _SCALE_SAYS = re.compile(r"A = (\S+) x B: a constant scale")
 _READ_LIMIT = 1 << 22  # elements: relations are tested on tensors up to 4M elements (larger: not named)
@@ -47,12 +47,21 @@ def agrees(x: np.ndarray, y: np.ndarray, rel: float = RELATION_REL) -> bool:
     return float(np.linalg.norm(x - y)) <= rel * ny if ny > 0 else not np.any(x)
 
 
+def fused_side(a: np.ndarray, b: np.ndarray, f: Callable[[np.ndarray], np.ndarray]) -> int | None:
+    """0 where ``a`` is ``f(b)`` (the activation ``f`` fused into the module on side A), 1 where
+    ``b`` is ``f(a)``, None where neither holds or the two agree without it."""
+    for x, y, side in ((a, b, 0), (b, a, 1)):
+        if agrees(x, f(y)) and not agrees(x, y):
+            return side
+    return None
+
+
 def _activation(name: str, f: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray, np.ndarray], str | None]:
     def test(a: np.ndarray, b: np.ndarray) -> str | None:
-        for x, y, side in ((a, b, "A"), (b, a, "B")):
-            if agrees(x, f(y)) and not agrees(x, y):
-                return f"{side} = {name}(the other side): the activation is fused into this module on side {side}, a module of its own on the other"
-        return None
+        side = fused_side(a, b, f)
+        if side is None:
+            return None
+        return f"{'AB'[side]} = {name}(the other side): the activation is fused into this module on side {'AB'[side]}, a module of its own on the other"
 
     return test
 
@@ -61,16 +70,22 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.asarray(1.0 / (1.0 + np.exp(-np.clip(x, -60, 60))))
 
 
+# the activations a library fuses into the module before them (BatchNorm ``act="relu"``), by
+# canonical type name: float64 -> float64, element-wise
+FUSED_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "relu": lambda x: np.maximum(x, 0.0),
+    "relu6": lambda x: np.clip(x, 0.0, 6.0),
+    "sigmoid": _sigmoid,
+    "tanh": np.tanh,
+    "hardswish": lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0,
+    "silu": lambda x: x * _sigmoid(x),
+}
+
 # name -> test(a, b) -> sentence or None; a and b are float64, flattened, same length
 BOUNDARY_RELATIONS: dict[str, Callable[[np.ndarray, np.ndarray], str | None]] = {
     "saturated mask": _saturated,
     "scale": _scale,
-    "relu": _activation("relu", lambda x: np.maximum(x, 0.0)),
-    "relu6": _activation("relu6", lambda x: np.clip(x, 0.0, 6.0)),
-    "sigmoid": _activation("sigmoid", _sigmoid),
-    "tanh": _activation("tanh", np.tanh),
-    "hardswish": _activation("hardswish", lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0),
-    "silu": _activation("silu", lambda x: x * _sigmoid(x)),
+    **{name: _activation(name, f) for name, f in FUSED_ACTIVATIONS.items()},
 }
 
 
