@@ -18,7 +18,7 @@ on is ``CARRY_FACTOR`` times that.
 For the same call the two output gradients are different quantities (after the activation on
 one side, before it on the other); the fused side's, times the activation's slope where its
 output lies (0 on a flat piece), is the plain side's quantity, and their relative L2 error is
-what the module's parameter gradients are made from (``pre_activation_errors``).
+what the module's parameter gradients are made from (``FusedKink.pre_rel``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class FusedKink:
     name: str  # the activation (``FUSED_ACTIVATIONS``)
     flip: float  # the gradient at elements rounded to opposite sides of a kink, relative to what passes back
     grad_row: int  # the row of the call's output gradient
-    pre_rel: float  # relative L2 error of the gradient before the activation (the fused side's derived)
+    pre_rel: float  # relative L2 error of the gradient before the activation (the fused side's: its own times the slope)
 
 
 def _monotone(f: Callable[[np.ndarray], np.ndarray]) -> bool:
