@@ -35,7 +35,6 @@ from ._relations import FUSED_ACTIVATIONS, fused_side
 
 __all__ = ["FusedKink", "fused_kinks"]
 
-_GRID = np.linspace(-12.0, 12.0, 4801)
 _STEP = 1e-3  # to tell a flat piece beside a kink point, and a slope, numerically
 
 
@@ -52,7 +51,7 @@ class FusedKink:
 
 
 def _monotone(f: Callable[[np.ndarray], np.ndarray]) -> bool:
-    return bool(np.all(np.diff(f(_GRID)) >= 0))
+    return bool(np.all(np.diff(f(np.linspace(-12.0, 12.0, 4801))) >= 0))
 
 
 def _left_of(y: np.ndarray, k: float, f: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -79,10 +78,10 @@ def fused_kinks(t: PairTable, kink_points: dict[str, tuple[tuple[float, ...], tu
     names = [n for n in kink_points if n in FUSED_ACTIVATIONS and _monotone(FUSED_ACTIVATIONS[n])]
     if not names:
         return []
-    cp_col = t.col("cp")
+    cp_col, role_col = t.col("cp"), t.col("role")
     rows: dict[int, dict[str, list[int]]] = {}
     for i in np.flatnonzero(t.role_mask("input", "output", "grad_output") & (cp_col >= 0)).tolist():
-        rows.setdefault(int(cp_col[i]), {}).setdefault(t.roles[int(t.col("role")[i])], []).append(i)
+        rows.setdefault(int(cp_col[i]), {}).setdefault(t.roles[int(role_col[i])], []).append(i)
     out: list[FusedKink] = []
     for c, got in rows.items():
         outs, grads, ins = got.get("output", []), got.get("grad_output", []), got.get("input", [])
