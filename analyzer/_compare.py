@@ -143,9 +143,9 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
         conventions += absorb_boundaries(table, va, vb)
         absorb_uncompared_calls(table)
         conventions += absorb_reordered(table, va)
+        absorb_inner_ops(table)  # before the gradient rules: the op records of a step count among its values
         absorb_unpropagated_gradients(table)
         absorb_unreached_gradients(table)
-        absorb_inner_ops(table)
         since = _optimizer_differs_from(optimizer)
         if since is not None:
             flag_hidden_updates(table, va, vb, since)

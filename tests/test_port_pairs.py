@@ -491,3 +491,26 @@ def test_one_projection_shared_against_two_packed_is_aligned(tmp_path: Path, fla
     shared output compares with the sum of the two copies' gradients."""
     rc, _, text = run(tmp_path, "port_gatv2", "", *flags)
     assert rc == 0, text[-4000:]
+
+
+def test_ops_records_judged_with_the_values_of_their_step(tmp_path: Path) -> None:
+    """port_kvdecode (set 28) under ``--ops``: the gradients of the cached steps' outputs differ
+    by design (paddle's cached keys are read again by every later step), and every parameter
+    gradient agrees. The op records inside calls whose outputs agree pass first, so the step's
+    values all agree and those gradients reach nothing that trains: aligned."""
+    rc, doc, text = run(tmp_path, "port_kvdecode", "", "--ops")
+    assert rc == 0, text[-4000:]
+    assert any(p["role"] == "op_output" for p in doc["pairs"]), "no op records"
+    assert any("reaches nothing that trains" in (p.get("reason") or "") for p in doc["pairs"]), text[-4000:]
+
+
+def test_a_pairing_is_tried_where_the_first_divergence_is_an_op_record(tmp_path: Path) -> None:
+    """port_lightconv (set 34) under ``--ops``: the kernel predictor's rows are a [3, 5] grid on
+    one side and [5, 3] on the other; the first divergence is an op (the reshape inside the
+    dynamic conv), which names no module call. The pairings are read off the first module call
+    pair that differs, as without ``--ops``: B is recorded again with the rows read the other
+    way, aligned, said."""
+    rc, doc, text = run(tmp_path, "port_lightconv", "", "--ops")
+    assert rc == 0, text[-4000:]
+    said = " ".join(c["text"] for c in doc["diagnosis"])
+    assert "token_mixer.weight_linear.weight as [3, 5] read as [5, 3]" in said, said

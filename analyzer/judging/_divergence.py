@@ -38,9 +38,10 @@ class Divergence:
         return (cp.a.module_type, cp.b.module_type) if cp is not None and cp.type_differs else None
 
 
-def first_divergence(t: PairTable, va: TraceView, vb: TraceView) -> Divergence | None:
-    """The first divergence of a finished pair table (rows in execution order), or None."""
-    failed = t.failing
+def first_divergence(t: PairTable, va: TraceView, vb: TraceView, modules_only: bool = False) -> Divergence | None:
+    """The first divergence of a finished pair table (rows in execution order), or None;
+    ``modules_only``: the first among module-level records (op records, ``--ops``, left out)."""
+    failed = t.failing & ~t.role_mask("op_input", "op_output", "op_grad_output") if modules_only else t.failing
     failing = np.flatnonzero(failed)
     if not len(failing):
         return None

@@ -97,6 +97,14 @@ class Report:
         self.precision = precision_diff(pairs, a, b)  # outputs computed in different dtypes (autocast, ``_precision``)
         self.diagnosis: list[Finding] = diagnose(self)  # what it means, for every renderer (``_diagnosis``)
 
+    def module_divergence(self) -> Divergence | None:
+        """The first divergence among module-level records: where it is an op record (``--ops``),
+        the first module call pair that differs, located as a run without op records locates it."""
+        d = self.first_divergence
+        if d is None or not d.pair.role.startswith("op_"):
+            return d
+        return first_divergence(self.pairs, self.a, self.b, modules_only=True)
+
     @property
     def verdict(self) -> str:
         """DIVERGED (a pair failed on its numbers), INCOMPLETE (nothing failed, but a trace is

@@ -204,6 +204,18 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     so in the report.
     Returns the report, the traces and the mapping file B was recorded with (None: the first
     run stands)."""
+    # pairings are read off module calls and judged by them: where the first divergence is an op
+    # record (``--ops``), the first module call pair that differs stands for it while they are tried
+    seen = report.first_divergence
+    report.first_divergence = report.module_divergence()
+    try:
+        return _try_pairings(kids, say, report, traces, opts, job_b, base)
+    finally:
+        report.first_divergence = seen
+
+
+def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTraces, opts: CompareOptions,
+                  job_b: Callable[..., RecordJob], base: str | None) -> tuple[Report, RunTraces, str | None]:
     base_doc = json.loads(Path(base).read_text()) if base is not None else None
     pinned = report.weight_map
     if base_doc is not None and pinned is not None:  # the run's own pairing: what the matcher made of each pair
