@@ -6,10 +6,11 @@ the evidence its docstring gives."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -206,10 +207,18 @@ def try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrace
     run stands)."""
     # pairings are read off module calls and judged by them: where the first divergence is an op
     # record (``--ops``), the first module call pair that differs stands for it while they are tried
+    with _modules_first(report):
+        return _try_pairings(kids, say, report, traces, opts, job_b, base)
+
+
+@contextlib.contextmanager
+def _modules_first(report: Report) -> Iterator[None]:
+    """``report`` with its first module-level divergence as its first divergence, for the
+    duration (an op record's, ``--ops``, put back after)."""
     seen = report.first_divergence
     report.first_divergence = report.module_divergence()
     try:
-        return _try_pairings(kids, say, report, traces, opts, job_b, base)
+        yield
     finally:
         report.first_divergence = seen
 
@@ -258,19 +267,20 @@ def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrac
         other, alt_ref = _record_alternative(kids, traces, opts, job_b, alt_b, path)
         if other is None:
             continue
-        further = analyzer.divergence_key(other) > analyzer.divergence_key(report)
-        # confirmed: a call of the module agrees now, or, for parts no name paired, a value inside it
-        # that differed agrees (a bug further on in the module keeps each of its calls differing)
-        inside = alt.unnamed and analyzer.diverges_inside(other, alt.holder)
-        # or, for parts no name paired, the call the first run named (whose code uses the parts) agrees now
-        mended = alt.unnamed and named is not None and analyzer.confirmed(other, named)[0] > 0
-        # a matrix that received the value in another column order agrees once it reads it in that
-        # order: the run is confirmed wherever the first divergence of either run was named
-        read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
-        # or everything agrees under it (outputs, loss, gradients): no other pairing computes that
-        whole = other.first_divergence is None and other.verdict == "ALIGNED"
-        # or, where no call could confirm it, the divergence is no longer named there and comes later
-        past = alone and further and not analyzer.named_alone(other, alt.holder)
+        with _modules_first(other):  # read as the first run is (``try_pairings``)
+            further = analyzer.divergence_key(other) > analyzer.divergence_key(report)
+            # confirmed: a call of the module agrees now, or, for parts no name paired, a value inside it
+            # that differed agrees (a bug further on in the module keeps each of its calls differing)
+            inside = alt.unnamed and analyzer.diverges_inside(other, alt.holder)
+            # or, for parts no name paired, the call the first run named (whose code uses the parts) agrees now
+            mended = alt.unnamed and named is not None and analyzer.confirmed(other, named)[0] > 0
+            # a matrix that received the value in another column order agrees once it reads it in that
+            # order: the run is confirmed wherever the first divergence of either run was named
+            read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
+            # or everything agrees under it (outputs, loss, gradients): no other pairing computes that
+            whole = other.first_divergence is None and other.verdict == "ALIGNED"
+            # or, where no call could confirm it, the divergence is no longer named there and comes later
+            past = alone and further and not analyzer.named_alone(other, alt.holder)
         if not (read or whole or past) and (alt.whole_only or not further
                                     or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
