@@ -27,6 +27,7 @@ from .judging._metrics import DEFAULT_TOLERANCES, MODES, Metrics, Tolerance
 from .judging._noise import NOISE_FACTOR, NoiseFloor, noise_floor
 from .judging._pairview import PairResult
 from .judging._referee import CLASSES, RATIO
+from .reporting._channels import channel_alternatives
 from .reporting._columns import column_alternatives
 from .reporting._contents import Finding
 from .reporting._formats import FORMATS, ReportFormat
@@ -110,6 +111,7 @@ __all__ = [
     "square_alternatives",
     "order_alternatives",
     "reshape_alternatives",
+    "channel_alternatives",
     "rolled_alternatives",
     "row_alternatives",
     "single_step_plan",

@@ -98,6 +98,10 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   with half-split rotary pairs against one fused ``to_qkv`` rotated in interleaved pairs.
 * ``axial`` (session 37): a row and a column attention in each block, each port fusing the other
   one's q|k|v: crossed by the values, the calls of projections whose weights pair elsewhere kept apart.
+* ``plane`` (session 58): a BatchNorm over a whole ``[sensors, steps]`` plane, flattened
+  sensors-first on one side and steps-first on the other (each side's block keeps its own
+  layout): the norm's input read in the layout of the block around it, and its 42 per-element
+  vectors paired in that order.
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -2175,3 +2179,28 @@ def test_a_bias_gradient_that_cancels_passes_and_one_made_wrong_is_named(tmp_pat
     first = next(p for p in doc["param_grads"] if p["index"] == doc["first_divergence"]["index"])
     assert (first["a"]["module"], first["a"]["position"]) == (module, position), text
     assert all(p["passed"] for p in doc["pairs"] if p["role"] in ("output", "grad_output")), text
+
+
+# ------------------------------------------------------------------ plane: per-element vectors in each side's order
+def test_a_norm_over_a_plane_flattened_in_each_sides_layout_pairs_its_vectors_in_that_order(tmp_path: Path) -> None:
+    """Each side flattens its own layout of the plane (``[b, 6 * 7]`` both): the norm's input agrees
+    read in the layout its block's input was paired under, and its scales, shifts and running
+    statistics are taken in that order; the run says so and aligns."""
+    rc, doc, text = run(tmp_path, "plane")
+    assert rc == 0, text
+    (said,) = [t for t in findings(doc, "convention") if "per-channel values" in t]
+    assert "42 per-channel values of every BatchNorm1D" in said, said
+    (mapping,) = tmp_path.glob("pairing-*.json")
+    entries = json.loads(mapping.read_text())["weights"]
+    assert {e["paddle"].rpartition(".")[2] for e in entries} == {"weight", "bias", "_mean", "_variance"}
+    assert len(entries) == 8 and all(e["paddle_blocks"][:3] == [0, 7, 14] for e in entries), entries
+    norm_in = [p for p in doc["pairs"] if p["a"]["module"] == "blocks.0.norm" and p["role"] == "input"]
+    assert norm_in and all(p["passed"] for p in norm_in), norm_in
+
+
+@pytest.mark.parametrize(("bug", "where"), [("paddle_norm_eps", ("blocks.0.norm", "layers.0.plane_norm")),
+                                            ("torch_residual_half", ("blocks.0", "layers.0"))])
+def test_plane_bug_is_located_past_the_element_order(tmp_path: Path, bug: str, where: tuple[str, str]) -> None:
+    rc, doc, text = run(tmp_path, "plane", bug=bug)
+    assert rc == 1, text
+    assert located(doc) == where, text

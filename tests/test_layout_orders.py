@@ -4,6 +4,8 @@
   ``[x0, x1, x2, x3]`` in one port and ``[x0, x2, x1, x3]`` in the other): ``chunk_order`` finds
   the order from the recorded values, ``regroup_orders`` reads a norm's input and output, and a
   Linear's input, in the other side's order where the weights were paired chunk by chunk.
+* A value read in the layout of the call around it (viewed in that shape, axes permuted):
+  ``channel_order`` says which element of one side's per-element vectors is which of the other's.
 * Module anchors: a tensor paired in parts with one tensor only is matched whole (its modules
   anchor the call alignment); a root holding a position table is no partner of a
   position-embedding module.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from padiff_trace.analyzer.alignment._slices import regroup_orders
+from padiff_trace.analyzer.reporting._channels import channel_order
 from padiff_trace.analyzer.reporting._layouts import chunk_order
 
 from padiff_trace.arrays import newest_axis
@@ -119,3 +122,15 @@ def test_newest_axis_is_the_sequence_axis_of_a_cached_decoding_step_only() -> No
     assert newest_axis((1,), (7,)) is None
     assert newest_axis((2, 1, 1, 7), (2, 1, 7, 7)) is None  # a mask: broadcast
     assert newest_axis((2, 1, 32), (3, 7, 32)) is None  # the batch differs too
+
+
+def test_channel_order_maps_each_elements_place_under_the_reading() -> None:
+    """A ``[b, 3, 4]`` plane read permuted ``(0, 2, 1)``: B's element j of an item is A's
+    ``order[j]``, checked on values; the batch axis moving, or nothing moving, gives no order."""
+    a = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    b = a.transpose(0, 2, 1).reshape(2, 12)  # the other side flattens its own layout
+    order = channel_order((2, 3, 4), (0, 2, 1))
+    assert order is not None and sorted(order) == list(range(12))
+    assert np.array_equal(a.reshape(2, 12)[:, order], b)
+    assert channel_order((2, 3, 4), (0, 1, 2)) is None
+    assert channel_order((2, 3, 4), (1, 0, 2)) is None

@@ -22,7 +22,8 @@ from ._joined import split_layers, whole_items
 from ._layout_flow import LayoutFlow
 from ._ops import PRODUCER_ROLES, Links, OpCall, Producers, collect_ops, index_records, op_todo
 from ._pairing import Alignment, CallPair, pair_leaves
-from ._records import RecordLike, value_id
+from ._records import RecordLike, ReshapedView, value_id
+from ._scope_layouts import ScopeLayouts
 from ._slices import Regrouped, regroup_orders
 from ._weights import pair_by_map
 
@@ -50,6 +51,7 @@ def plan(
     same_value = _regrouped_values(al, regrouped_in)
     splits = split_layers(wm)  # one layer over a concatenation against one layer per part
     flows: defaultdict[int, LayoutFlow] = defaultdict(LayoutFlow)  # layouts carried through framework layers
+    scopes: defaultdict[int, ScopeLayouts] = defaultdict(ScopeLayouts)  # layouts kept inside a call pair
     for step, calls in va.calls.items():
         if step == aligned and _in_id_order(calls):
             found = _by_order(calls, al.pairs)
@@ -74,28 +76,30 @@ def plan(
             flow = flows[step]
             ins = flow.inputs(pair, ins)
             outs = flow.outputs(pair, ins, outs)
+            read_ins = scopes[step].inputs(pair, ins)  # a value one side reshaped: the layout around it
+            read_outs = ScopeLayouts.outputs(read_ins, outs)
             items: list[PlanItem] = []
             order = regrouped_in.get((ca.module, cb.module)) if regrouped_in else None
-            for x0, y, p in ins:
+            for x0, y, p in read_ins:
                 xi: RecordLike = x0
                 gxi: RecordLike | None = va.grads_in.get((ca.id, x0.position))
-                read_as = order if order is not None else _value_order(same_value, x0, y)
+                gxi, gyi = _viewed(gxi, x0), _viewed(vb.grads_in.get((cb.id, y.position)), y)
+                read_as = _read_as(order, same_value, x0, y)
                 axis = _regroup_axis(x0, y, p, read_as) if read_as is not None else None
-                if read_as is not None and axis is not None:
+                if read_as is not None and axis is not None and isinstance(x0, Record):
                     xi = Regrouped(x0, read_as, axis)
                     gxi = Regrouped(gxi, read_as, axis) if isinstance(gxi, Record) else gxi
                 items.append(PlanItem(role_in, xi, y, p, pair))
-                gy = vb.grads_in.get((cb.id, y.position))
-                if gxi is not None and gy is not None:
-                    items.append(PlanItem("grad_input", gxi, gy, p, pair))
+                if gxi is not None and gyi is not None:
+                    items.append(PlanItem("grad_input", gxi, gyi, p, pair))
             order = regrouped.get((ca.module, cb.module)) if regrouped else None
-            for x0, y, p in outs:
+            for x0, y, p in read_outs:
                 xo: RecordLike = x0
-                gxo: RecordLike | None = va.grads_out.get((ca.id, x0.position))
-                gy = vb.grads_out.get((cb.id, y.position))
-                read_as = order if order is not None else _value_order(same_value, x0, y)
+                gxo: RecordLike | None = _viewed(va.grads_out.get((ca.id, x0.position)), x0)
+                gy = _viewed(vb.grads_out.get((cb.id, y.position)), y)
+                read_as = _read_as(order, same_value, x0, y)
                 axis = _regroup_axis(x0, y, p, read_as) if read_as is not None else None
-                if read_as is not None and axis is not None:
+                if read_as is not None and axis is not None and isinstance(x0, Record):
                     xo = Regrouped(x0, read_as, axis)
                     gxo = Regrouped(gxo, read_as, axis) if isinstance(gxo, Record) else gxo
                 items.append(PlanItem("output", xo, y, p, pair))
@@ -129,6 +133,23 @@ def plan(
 
 
 _ValueKey = tuple[object, ...]
+
+
+def _read_as(order: np.ndarray | None, same: Mapping[tuple[_ValueKey, _ValueKey], np.ndarray], x: RecordLike,
+             y: RecordLike) -> np.ndarray | None:
+    """The order to read a call's value in (``regroup_orders``), for records read as stored."""
+    if not (isinstance(x, Record) and isinstance(y, Record)):
+        return None
+    return order if order is not None else _value_order(same, x, y)
+
+
+def _viewed(grad: RecordLike | None, value: RecordLike) -> RecordLike | None:
+    """A value's gradient seen as the value is (``ReshapedView``: read in the layout around it)."""
+    if isinstance(value, ReshapedView) and isinstance(grad, Record) and grad.numel == value.numel:
+        return ReshapedView(grad, value.shape)
+    return grad
+
+
 
 
 def _regrouped_values(al: Alignment, regrouped_in: Mapping[tuple[str, str], np.ndarray]

@@ -20,9 +20,9 @@ from typing import Protocol
 import numpy as np
 
 from padiff_trace import Frame, Kind, Phase, Record, UserError
-from padiff_trace.arrays import storage_dtype, to_float64
+from padiff_trace.arrays import decode, storage_dtype, to_float64
 
-__all__ = ["READ", "RecordLike", "RecordView", "TraceLike", "check_decodable", "decodable", "stats_identity", "value_id"]
+__all__ = ["READ", "RecordLike", "RecordView", "ReshapedView", "TraceLike", "check_decodable", "decodable", "stats_identity", "value_id"]
 
 READ = 1 << 20  # elements per read (4 MB of float32 per side)
 _SUM_DIGITS = 9  # significant digits of a summed statistic that tell one value from another
@@ -240,3 +240,20 @@ def stats_identity(stats: dict[str, float]) -> tuple[tuple[str, object], ...]:
                 v = float(f"{v:.{_SUM_DIGITS}g}")
         out.append((k, v))
     return tuple(out)
+
+
+class ReshapedView(RecordView):
+    """A record seen in another shape with the same elements in the same order (``[2, 12, 32]``
+    as ``[2, 12, 4, 8]``: heads split), so that an axis permutation can apply to the split axes."""
+
+    def __init__(self, base: Record, shape: tuple[int, ...]) -> None:
+        super().__init__(base, shape)
+        if self.numel != base.numel:
+            raise ValueError(f"cannot view {list(base.shape)} as {list(shape)}")
+
+    def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
+        return decode(self.base.trace.read_stored(self.base, start, stop, view=view, checks=checks), self.base.dtype)
+
+    @property
+    def stats(self) -> dict[str, float]:
+        return self.base.stats

@@ -19,7 +19,7 @@ import numpy as np
 from padiff_trace import STAT_FIELDS, Record
 from padiff_trace.arrays import decode, stats_tuple, transposed_rows
 
-from ..alignment._records import READ, RecordLike, RecordView, check_decodable, decodable
+from ..alignment._records import READ, RecordLike, RecordView, ReshapedView, check_decodable, decodable
 from ._accumulate import BLOCK, Accumulator
 from ._metric_table import Metrics, empty_values
 from ._tolerance import DEFAULT_TOLERANCES, MODES, Tolerance, tolerance_for, verdict
@@ -133,23 +133,6 @@ class BroadcastView(RecordView):
             vals = stats_tuple(self.flat(), str(self.flat().dtype))
             self._stats = {k: float(v) for k, v in zip(STAT_FIELDS, vals)}
         return self._stats
-
-
-class ReshapedView(RecordView):
-    """A record seen in another shape with the same elements in the same order (``[2, 12, 32]``
-    as ``[2, 12, 4, 8]``: heads split), so that an axis permutation can apply to the split axes."""
-
-    def __init__(self, base: Record, shape: tuple[int, ...]) -> None:
-        super().__init__(base, shape)
-        if self.numel != base.numel:
-            raise ValueError(f"cannot view {list(base.shape)} as {list(shape)}")
-
-    def elements(self, start: int, stop: int, view: bool = True, checks: list[Callable[[], None]] | None = None) -> np.ndarray:
-        return decode(self.base.trace.read_stored(self.base, start, stop, view=view, checks=checks), self.base.dtype)
-
-    @property
-    def stats(self) -> dict[str, float]:
-        return self.base.stats
 
 
 def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:

@@ -237,7 +237,7 @@ def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrac
                         *analyzer.square_alternatives(report), *analyzer.gate_alternatives(report),
                         *analyzer.fused_alternatives(report), *analyzer.reshape_alternatives(report),
                         *analyzer.order_alternatives(report), *analyzer.row_alternatives(report),
-                        *analyzer.rolled_alternatives(report)]
+                        *analyzer.rolled_alternatives(report), *analyzer.channel_alternatives(report)]
     finally:
         report.weight_map = pinned
     named = _named_call(report) if any(alt.unnamed for alt in alternatives) else None
