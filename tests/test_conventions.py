@@ -413,7 +413,7 @@ def test_reltab_referee_runs_the_model_in_float64_throughout(tmp_path: Path) -> 
 
 
 # proj, prefix, wnorm and reltab were run in each mode by hand in session 18: 12 of 12 aligned
-@pytest.mark.parametrize("case", ["text", "conv", "heads"])
+@pytest.mark.parametrize("case", ["text", "conv", "heads", "plane"])
 @pytest.mark.parametrize("flag", ["--ops", "--single-step", "--referee"])
 def test_clean_twins_raise_no_false_alarm_under_each_mode(tmp_path: Path, case: str, flag: str) -> None:
     """Op level (operands of other decompositions are not compared, masks saturate), single-step

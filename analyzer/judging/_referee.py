@@ -45,12 +45,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from padiff_trace import Record
 from padiff_trace.matching import Mapping, orient
 
 from ..alignment._calls import TraceView
 from ..alignment._computed import ComputedView
 from ..alignment._pairing import align_views
-from ..alignment._records import RecordLike
+from ..alignment._records import RecordLike, ReshapedView
 from ._metrics import Tolerance, measure
 from ._noise import NOISE_FACTOR, NoiseFloor
 
@@ -153,7 +154,7 @@ def classify(
     # weight) against the float64 runs' records as stored: the two float64 runs are not comparable
     computed = isinstance(a, ComputedView) != isinstance(ra, ComputedView) or isinstance(b, ComputedView) != isinstance(rb, ComputedView)
     if two_referees and floor_64 is not None and not computed:
-        e64 = _rms_diff(ra, rb, perm)
+        e64 = _rms_diff(_viewed_as(ra, a), _viewed_as(rb, b), perm)
         out["err_64"] = e64
         if e64 is not None:
             beyond_rounding = diff_ab > RATIO * max(err_a, err_b)
@@ -178,6 +179,14 @@ def classify(
     else:
         out["class"] = "rounding"
     return out
+
+
+def _viewed_as(r: RecordLike, pair_side: RecordLike) -> RecordLike:
+    """A float64 run's record seen as the pair's record is (a value read in the layout of the
+    call around it, ``ReshapedView``), so that the pair's permutation applies to it."""
+    if isinstance(pair_side, ReshapedView) and isinstance(r, Record) and r.numel == pair_side.numel:
+        return ReshapedView(r, tuple(pair_side.shape))
+    return r
 
 
 def _significance_64(
