@@ -101,7 +101,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
 * ``plane`` (session 58): a BatchNorm over a whole ``[sensors, steps]`` plane, flattened
   sensors-first on one side and steps-first on the other (each side's block keeps its own
   layout): the norm's input read in the layout of the block around it, and its 42 per-element
-  vectors paired in that order.
+  vectors paired in that order. ``planeln``: a LayerNorm over the flattened plane on one side,
+  ``nn.LayerNorm((7, 6))`` over the plane as it is on the other (scale ``[42]`` against ``[7, 6]``).
 
 The clean pairs are ALIGNED with the difference named; planted bugs next to each convention
 are located at their module, not at the convention.
@@ -2204,3 +2205,19 @@ def test_plane_bug_is_located_past_the_element_order(tmp_path: Path, bug: str, w
     rc, doc, text = run(tmp_path, "plane", bug=bug)
     assert rc == 1, text
     assert located(doc) == where, text
+
+
+def test_a_vector_against_the_same_elements_in_the_other_layout_and_shape(tmp_path: Path) -> None:
+    """A LayerNorm over the flattened plane against ``nn.LayerNorm((7, 6))`` over the plane kept
+    the other way round: the norm's inputs differ in shape ([b, 42] against [b, 7, 6]), its scale
+    ``[42]`` is the other's ``[7, 6]`` read in the order the input is: aligned, bugs located."""
+    rc, doc, text = run(tmp_path, "planeln")
+    assert rc == 0, text
+    (mapping,) = tmp_path.glob("pairing-*.json")
+    entries = {e["paddle"]: e for e in json.loads(mapping.read_text())["weights"]}
+    assert set(entries) == {f"blocks.{i}.norm.{w}" for i in (0, 1) for w in ("weight", "bias")}, entries
+    for bug, where in (("paddle_norm_eps", ("blocks.0.norm", "layers.0.plane_norm")),
+                       ("torch_update_relu", ("blocks.0", "layers.0"))):
+        rc, doc, text = run(tmp_path / bug, "planeln", bug=bug)
+        assert rc == 1, text
+        assert located(doc) == where, text

@@ -1080,6 +1080,23 @@ def test_gates_stacked_in_another_order_round_trip_through_a_mapping_file() -> N
 
 
 
+def test_a_vector_reordered_into_the_same_elements_in_another_shape_keeps_its_order() -> None:
+    """A LayerNorm's ``[42]`` scale against ``nn.LayerNorm((7, 6))``'s ``[7, 6]``: paired by a
+    reshape, and the order a mapping entry gives (``paddle_blocks``, one element a block) kept on
+    the pair and written back, where before the reshape dropped it."""
+    ln = {"LayerNorm": ["paddle.nn.layer.norm.LayerNorm", "paddle.nn.layer.layers.Layer"]}
+    tln = {"LayerNorm": ["torch.nn.modules.normalization.LayerNorm", "torch.nn.modules.module.Module"]}
+    a = WeightSide("paddle", (t("norm.weight", "LayerNorm", (42,)),), ln)
+    b = WeightSide("torch", (t("plane_norm.weight", "LayerNorm", (7, 6)),), tln)
+    order = [int(i) for i in np.arange(42).reshape(6, 7).T.ravel()]
+    doc = {"version": 1, "weights": [{"paddle": "norm.weight", "torch": "plane_norm.weight", "paddle_blocks": order}]}
+    wm = match_weights(a, b, *mapping_pins(parse_mapping(doc, "m.json"), a, b))
+    (p,) = wm.pairs
+    assert (p.how, p.a_blocks) == ("reshape", tuple(order)), p
+    (written,) = json.loads(wm.dumps())["weights"]
+    assert written["paddle_blocks"] == order, written
+
+
 def test_an_offset_and_a_whole_side_reordered_into_the_other_sides_part_round_trip() -> None:
     """``torch_offset: 1`` (torch keeps a norm's scale as paddle's plus one) becomes the pair's
     offset, written back under the side it was given for, and read from the other side it is

@@ -156,6 +156,10 @@ def classify(
     if two_referees and floor_64 is not None and not computed:
         e64 = _rms_diff(_viewed_as(ra, a), _viewed_as(rb, b), perm)
         out["err_64"] = e64
+        if e64 is None and diff_ab > RATIO * max(err_a, err_b, fa, fb):
+            # the float64 runs cannot be compared as the pair is, and the sides differ far beyond
+            # either's error against float64: no class, the pair keeps its own verdict
+            return None
         if e64 is not None:
             beyond_rounding = diff_ab > RATIO * max(err_a, err_b)
             significant = e64 > _significance_64(ra, rb, scale, floor_64, fa, fb)

@@ -7,7 +7,8 @@ with another channel's scale. When the comparison read the norm's input in the l
 around it (``alignment._scope_layouts``: viewed in another shape, then permuted) and the inputs
 agree while the outputs do not, that reading says which channel of one side is which of the
 other's; ``channel_alternatives`` gives the mapping document that takes every such 1-D vector of
-that class and local name in that order (``*_blocks`` of one element each), and ``run`` keeps it
+that class and local name in that order (``*_blocks`` of one element each; a vector against the same elements in
+the other side's shape, a LayerNorm over ``(time, features)``, alike), and ``run`` keeps it
 where a call of the module then agrees.
 """
 
@@ -66,9 +67,10 @@ def channel_alternatives(report: Report) -> list[Alternative]:
     shapes_a, shapes_b, types = _shapes(report.a), _shapes(report.b), _types(report.a)
     ka, kb = wm.side_keys()
 
-    def vector(p: Any) -> bool:
+    def vector(p: Any) -> bool:  # A's vector of n, B's of n or the same elements in another shape
+        shape_b = shapes_b.get(p.b)
         return (p.transfer and p.a_part is None and p.b_part is None and p.a_blocks is None
-                and shapes_a.get(p.a) == (n,) and shapes_b.get(p.b) == (n,))
+                and shapes_a.get(p.a) == (n,) and shape_b is not None and math.prod(shape_b) == n)
 
     kinds = {(types.get(p.a, ""), p.a.rpartition(".")[2]) for p in wm.pairs
              if vector(p) and p.a.rpartition(".")[0] == call.module}

@@ -54,7 +54,8 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
         whole_a, whole_b = p.a_part is None and p.a_index is None, p.b_part is None and p.b_index is None
         if sa != sb and whole_a and whole_b and same_order_reshape(squeezed(sa), squeezed(sb)):
             pair(ta, tb, "reshape")  # a whole tensor in another shape, the same elements in order
-            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes, offset=p.offset)
+            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_axes=p.a_axes, b_axes=p.b_axes, offset=p.offset,
+                                               a_blocks=_blocks(p, ta, tb))
             continue
         if squeezed(sa) != squeezed(sb):  # axes of size one aside: a part [1, H, D] of a [H, k*D] tensor
             raise MappingError(
@@ -68,12 +69,9 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
         if p.b_blocks is not None and p.a_part is not None and p.axis == 0:  # B's blocks would act after A's part
             raise MappingError(f"{p.source}: {tb.info.name}'s blocks beside a part of {ta.info.name} cannot be "
                                f"applied; give the blocks to {ta.info.name}'s side of the entry instead")
-        blocks = p.a_blocks or (inverse_perm(p.b_blocks) if p.b_blocks is not None else None)
+        blocks = _blocks(p, ta, tb)
         if blocks is not None:  # gates stacked in another order: kept as A's, B's order inverted
-            if not ta.cshape or ta.cshape[0] % len(blocks):
-                raise MappingError(f"{p.source}: {ta.info.name} {list(ta.info.shape)} cannot be taken as {len(blocks)} "
-                                   f"equal blocks of axis 0 paired with {tb.info.name} {list(tb.info.shape)}")
-            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_blocks=tuple(blocks))
+            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], a_blocks=blocks)
         if not (whole_a and whole_b):
             (ta if whole_a else tb).used = True
             (tb if whole_a else ta).used = True
@@ -84,6 +82,15 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
             y = ys.get(local)
             if y is not None and x.cshape == y.cshape:
                 pair(x, y, "mapping")
+
+
+def _blocks(p: WeightPin, ta: MTensor, tb: MTensor) -> tuple[int, ...] | None:
+    """The order of A's axis-0 blocks an entry gives (B's order inverted), checked against A's shape."""
+    blocks = p.a_blocks or (inverse_perm(p.b_blocks) if p.b_blocks is not None else None)
+    if blocks is not None and (not ta.cshape or ta.cshape[0] % len(blocks)):
+        raise MappingError(f"{p.source}: {ta.info.name} {list(ta.info.shape)} cannot be taken as {len(blocks)} "
+                           f"equal blocks of axis 0 paired with {tb.info.name} {list(tb.info.shape)}")
+    return tuple(blocks) if blocks is not None else None
 
 
 def _find(by_name: dict[str, dict[str, MTensor]], side: str, name: str, p: WeightPin) -> MTensor:

@@ -1,0 +1,48 @@
+"""planeln, torch side of planeln_paddle.py: the grid kept steps-first [batch, steps, sensors] and
+normalised as it is by ``nn.LayerNorm((7, 6))``; the step mixing reads it transposed."""
+import numpy as np
+import torch
+from _common import bug
+from torch import nn
+
+SENSORS, STEPS = 6, 7
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.plane_norm = nn.LayerNorm((STEPS, SENSORS))
+        self.step_mix = nn.Linear(STEPS, STEPS)
+
+    def forward(self, x):
+        act = torch.relu if bug() == "torch_update_relu" else torch.tanh
+        h = self.plane_norm(x)
+        return x + act(self.step_mix(h.transpose(1, 2))).transpose(1, 2)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Block() for _ in range(2)])
+        self.classifier = nn.Linear(SENSORS, 3)
+
+    def forward(self, grid):
+        x = grid.transpose(1, 2)
+        for layer in self.layers:
+            x = layer(x)
+        return self.classifier(x.mean(dim=1))
+
+
+def model():
+    if bug() not in ("", "paddle_norm_eps", "torch_update_relu"):
+        raise ValueError(f"planeln torch: unknown PADIFF_BUG {bug()!r}")
+    torch.manual_seed(0)
+    return Net().eval()
+
+
+def inputs():
+    return torch.from_numpy(np.random.default_rng(0).standard_normal((4, SENSORS, STEPS)).astype("float32"))
+
+
+def loss(out):
+    return (out ** 2).mean()
