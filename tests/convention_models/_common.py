@@ -27,3 +27,11 @@ def image() -> np.ndarray:
 def hidden() -> np.ndarray:
     """Hidden states [B, S, D] for the feed-forward pairs (held_*, upcast_*)."""
     return np.random.default_rng(0).standard_normal((B, S, D)).astype("float32")
+
+
+SENSORS, STEPS = 6, 7  # the plane pairs' grid (plane_*, planeln_*)
+
+
+def grid() -> np.ndarray:
+    """A sensor grid [4, sensors, steps] for the plane pairs."""
+    return np.random.default_rng(0).standard_normal((4, SENSORS, STEPS)).astype("float32")

@@ -6,10 +6,8 @@ each side's own order. Bugs: ``paddle_norm_eps`` (this side's norm with epsilon 
 ``torch_residual_half`` (the torch block adds half its update)."""
 import numpy as np
 import paddle
-from _common import bug
+from _common import SENSORS, STEPS, bug, grid
 from paddle import nn
-
-SENSORS, STEPS = 6, 7
 
 
 class GridBlock(nn.Layer):
@@ -26,9 +24,9 @@ class GridBlock(nn.Layer):
 
 
 class GridNet(nn.Layer):
-    def __init__(self):
+    def __init__(self, block=GridBlock):
         super().__init__()
-        self.blocks = nn.LayerList([GridBlock() for _ in range(2)])
+        self.blocks = nn.LayerList([block() for _ in range(2)])
         self.head = nn.Linear(SENSORS, 3)
 
     def forward(self, x):
@@ -51,10 +49,6 @@ def model():
         blk.norm._variance.set_value(rng.uniform(0.5, 2.0, n).astype("float32"))
     m.eval()
     return m
-
-
-def grid():
-    return np.random.default_rng(0).standard_normal((4, SENSORS, STEPS)).astype("float32")
 
 
 def inputs():

@@ -1,12 +1,9 @@
 """plane, torch side of plane_paddle.py: the grid kept steps-first [batch, steps, sensors] between
 the blocks and flattened that way for the plane's BatchNorm (element t * 6 + s); the step mixing
 reads it transposed."""
-import numpy as np
 import torch
-from _common import bug
+from _common import SENSORS, STEPS, bug, grid
 from torch import nn
-
-SENSORS, STEPS = 6, 7
 
 
 class Block(nn.Module):
@@ -23,9 +20,9 @@ class Block(nn.Module):
 
 
 class Net(nn.Module):
-    def __init__(self):
+    def __init__(self, block=Block):
         super().__init__()
-        self.layers = nn.ModuleList([Block() for _ in range(2)])
+        self.layers = nn.ModuleList([block() for _ in range(2)])
         self.classifier = nn.Linear(SENSORS, 3)
 
     def forward(self, grid):
@@ -43,7 +40,7 @@ def model():
 
 
 def inputs():
-    return torch.from_numpy(np.random.default_rng(0).standard_normal((4, SENSORS, STEPS)).astype("float32"))
+    return torch.from_numpy(grid())
 
 
 def loss(out):

@@ -6,10 +6,9 @@ is: its scale and shift are ``[7, 6]``, the same elements in another order. Bugs
 activates its update with ReLU instead of tanh)."""
 import numpy as np
 import paddle
-from _common import bug
+from _common import SENSORS, STEPS, bug, grid
 from paddle import nn
-
-SENSORS, STEPS = 6, 7
+from plane_paddle import GridNet
 
 
 class GridBlock(nn.Layer):
@@ -25,23 +24,11 @@ class GridBlock(nn.Layer):
         return x + paddle.tanh(self.mix(h))
 
 
-class GridNet(nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.blocks = nn.LayerList([GridBlock() for _ in range(2)])
-        self.head = nn.Linear(SENSORS, 3)
-
-    def forward(self, x):
-        for blk in self.blocks:
-            x = blk(x)
-        return self.head(x.mean(axis=2))
-
-
 def model():
     if bug() not in ("", "paddle_norm_eps", "torch_update_relu"):
         raise ValueError(f"planeln paddle: unknown PADIFF_BUG {bug()!r}")
     paddle.seed(0)
-    m = GridNet()
+    m = GridNet(GridBlock)
     rng = np.random.default_rng(4)
     n = SENSORS * STEPS
     for blk in m.blocks:  # trained-looking affine values, all different per element
@@ -52,7 +39,7 @@ def model():
 
 
 def inputs():
-    return paddle.to_tensor(np.random.default_rng(0).standard_normal((4, SENSORS, STEPS)).astype("float32"))
+    return paddle.to_tensor(grid())
 
 
 def loss(out):

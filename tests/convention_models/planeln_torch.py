@@ -1,11 +1,9 @@
 """planeln, torch side of planeln_paddle.py: the grid kept steps-first [batch, steps, sensors] and
 normalised as it is by ``nn.LayerNorm((7, 6))``; the step mixing reads it transposed."""
-import numpy as np
 import torch
-from _common import bug
+from _common import SENSORS, STEPS, bug, grid
+from plane_torch import Net
 from torch import nn
-
-SENSORS, STEPS = 6, 7
 
 
 class Block(nn.Module):
@@ -20,28 +18,15 @@ class Block(nn.Module):
         return x + act(self.step_mix(h.transpose(1, 2))).transpose(1, 2)
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.ModuleList([Block() for _ in range(2)])
-        self.classifier = nn.Linear(SENSORS, 3)
-
-    def forward(self, grid):
-        x = grid.transpose(1, 2)
-        for layer in self.layers:
-            x = layer(x)
-        return self.classifier(x.mean(dim=1))
-
-
 def model():
     if bug() not in ("", "paddle_norm_eps", "torch_update_relu"):
         raise ValueError(f"planeln torch: unknown PADIFF_BUG {bug()!r}")
     torch.manual_seed(0)
-    return Net().eval()
+    return Net(Block).eval()
 
 
 def inputs():
-    return torch.from_numpy(np.random.default_rng(0).standard_normal((4, SENSORS, STEPS)).astype("float32"))
+    return torch.from_numpy(grid())
 
 
 def loss(out):
