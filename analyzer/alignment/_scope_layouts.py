@@ -25,7 +25,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from padiff_trace import Record
+from padiff_trace.arrays import axis_permutation
 
+from ._layout_flow import _agree
 from ._pairing import CallPair
 from ._records import RecordLike, ReshapedView
 
@@ -34,45 +36,27 @@ __all__ = ["ScopeLayouts"]
 Layout = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # A's shape, B's shape, A's axes into B's
 Leaf = tuple[RecordLike, RecordLike, "tuple[int, ...] | None"]
 
-_AGREE = 1e-2  # relative L2 under which a reading is taken as the same values (as ``_layout_flow``)
 _LIMIT = 1 << 22  # elements: larger values keep the carried reading unread
-
-
-def _unique_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The one permutation of ``a``'s axes giving ``b`` (sizes all different), else None."""
-    if len(a) != len(b) or a == b or sorted(a) != sorted(b) or len(set(a)) != len(a):
-        return None
-    return tuple(a.index(n) for n in b)
-
-
-def _agree(x: np.ndarray, y: np.ndarray) -> bool:
-    scale = float(np.linalg.norm(y)) or 1.0
-    return x.shape == y.shape and float(np.linalg.norm(x - y)) <= _AGREE * scale
 
 
 def _readable(*rs: RecordLike) -> bool:
     return all(r.is_tensor and r.has_data and 0 < r.numel <= _LIMIT for r in rs)
 
 
-def _values(x: RecordLike, y: RecordLike, p: tuple[int, ...] | None) -> bool | None:
-    """Whether ``x`` (its axes permuted by ``p``, else split or merged in order into ``y``'s
-    shape) agrees with ``y``; None where they cannot be read so."""
-    if not _readable(x, y):
-        return None
-    a = np.asarray(x.read(), np.float64)
-    if p is not None:
-        a = np.transpose(a, p)
-    elif a.shape != tuple(y.shape):
-        a = a.reshape(y.shape)  # a split or merge in order (the sizes are the same)
-    return _agree(a, np.asarray(y.read(), np.float64))
-
-
 def _chosen(leaf: Leaf, carried: Leaf, same_shape: bool) -> Leaf:
-    """The leaf as stored or as carried, by the values: as stored where it agrees and the carried
-    reading does not; where the shapes are the same on both sides (each side flattened its own
-    layout), the carried reading only where it agrees and the stored one does not."""
-    stored = _values(leaf[0], leaf[1], None)
-    other = _values(*carried)
+    """The leaf as stored or as carried, by the values (each side read once): as stored where it
+    agrees (to 1e-2, ``_layout_flow._agree``) and the carried reading does not; where the shapes
+    are the same on both sides (each side flattened its own layout), the carried reading only
+    where it agrees and the stored one does not. Values too large to read keep the carried
+    reading where the shapes differ, the stored one where they are the same."""
+    x, y, _ = leaf
+    va, vb, p = carried
+    assert p is not None
+    if not _readable(x, y):
+        return leaf if same_shape else carried
+    a, b = np.asarray(x.read(), np.float64), np.asarray(y.read(), np.float64)
+    stored = _agree(a.reshape(b.shape), b)  # a split or merge in order (the sizes are the same)
+    other = _agree(np.transpose(a.reshape(va.shape), p), b.reshape(vb.shape))
     if same_shape:
         return carried if other and not stored else leaf
     return leaf if stored and not other else carried
@@ -103,7 +87,7 @@ class ScopeLayouts:
         out = [self._read(leaf, carried) for leaf in ins] if carried else list(ins)
         own: list[Layout] = []
         for x, y, p in out:
-            q = p if p is not None else _unique_permutation(tuple(x.shape), tuple(y.shape))
+            q = p if p is not None else axis_permutation(tuple(x.shape), tuple(y.shape))
             if q is not None and q != tuple(range(len(q))) and len(x.shape) == len(q):
                 own.append((tuple(x.shape), tuple(y.shape), q))
         if own:
@@ -134,7 +118,7 @@ class ScopeLayouts:
         x, y, p = leaf
         if p is not None or not (isinstance(x, Record) and isinstance(y, Record)) or x.numel != y.numel:
             return leaf
-        if _unique_permutation(tuple(x.shape), tuple(y.shape)) is not None:
+        if axis_permutation(tuple(x.shape), tuple(y.shape)) is not None:
             return leaf  # the shapes say the layout themselves (``permuted_axes``)
         same = tuple(x.shape) == tuple(y.shape)
         for sa, sb, q in carried:  # nearest enclosing call first

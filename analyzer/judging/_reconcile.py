@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from padiff_trace import Record
-from padiff_trace.arrays import inversions, newest_axis, same_order_reshape, squeezed, stable_permutation, value_kind
+from padiff_trace.arrays import axis_permutation, inversions, newest_axis, same_order_reshape, squeezed, stable_permutation, value_kind
 
 from ..alignment._computed import ComputedView
 from ..alignment._item import PlanItem
@@ -89,14 +89,6 @@ def _activation(item: PlanItem) -> bool:
 
 def _shapes(item: PlanItem) -> str:
     return f"(A {list(item.a.shape)}, B {list(item.b.shape)})"
-
-
-def axis_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The permutation taking shape ``a`` to shape ``b`` when the shapes are the same sizes in
-    another order and exactly one permutation fits (axes of equal size make it ambiguous: None)."""
-    if len(a) != len(b) or a == b or sorted(a) != sorted(b) or len(set(a)) != len(a):
-        return None
-    return tuple(a.index(n) for n in b)
 
 
 def same_shape(item: PlanItem) -> Reconciled | None:

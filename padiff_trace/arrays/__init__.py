@@ -10,6 +10,7 @@ from ._dtypes import UNCAPTURED, decode, dtype_name, is_number, storage_dtype, t
 from ._layout import (
     axes_between,
     axes_candidates,
+    axis_permutation,
     blocks_in_order,
     inversions,
     newest_axis,
@@ -38,6 +39,7 @@ __all__ = [
     "packed_rows",
     "put_packed_part",
     "same_order_reshape",
+    "axis_permutation",
     "stable_permutation",
     "UNCAPTURED",
     "CHUNK_ELEMS",

@@ -126,6 +126,14 @@ def _cut(a: tuple[int, ...], b: tuple[int, ...]) -> int:
     return cuts
 
 
+def axis_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The permutation taking shape ``a`` to shape ``b`` when the shapes are the same sizes in
+    another order and exactly one permutation fits (axes of equal size make it ambiguous: None)."""
+    if len(a) != len(b) or a == b or sorted(a) != sorted(b) or len(set(a)) != len(a):
+        return None
+    return tuple(a.index(n) for n in b)
+
+
 def stable_permutation(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
     """The permutation taking shape ``a`` to shape ``b`` that keeps axes of equal size in their
     order (NCHW against NHWC with H == W moves C, it does not swap H and W): a layout moves an
