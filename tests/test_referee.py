@@ -215,3 +215,18 @@ def test_single_step_names_code_between_modules_first(tmp_path: Path) -> None:
     rows = json.loads((out / "report" / "single_step.json").read_text())["rows"]
     assert (rows[0]["phase"], rows[0]["module"], rows[0]["local_failed"]) == ("input", "layers.2.dropout", True), rows[:3]
     assert not any(r["local_failed"] for r in rows if r["phase"] == "backward"), [r for r in rows if r["local_failed"]]
+
+
+# ------------------------------------------------------------------ (d) a model that cannot run in float64
+def test_a_model_fixing_float32_cannot_be_refereed_and_says_what_to_do(tmp_path: Path) -> None:
+    """B's softmax fixes float32 in the model's code: its float64 recording fails. ``run --referee``
+    exits 2 with one last line that names the model's line and says to run without ``--referee``,
+    and writes no report; the same pair without the referee aligns."""
+    a, b = str(MODELS / "fixed32_paddle.py"), str(MODELS / "fixed32_torch.py")
+    proc = _cli("run", a, b, "--referee", "--out", str(tmp_path / "ref"), ok=(2,))
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("padiff-trace: error: float64 recording of") and "fixed32_torch.py" in line, proc.stderr[-2000:]
+    assert "run without --referee" in line  # (the model's traceback above it is kept, to debug its code)
+    assert not (tmp_path / "ref" / "report").exists()
+    _cli("run", a, b, "--out", str(tmp_path / "plain"))
+    assert json.loads((tmp_path / "plain" / "report" / "report.json").read_text())["verdict"] == "aligned"

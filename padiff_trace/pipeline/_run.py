@@ -31,7 +31,7 @@ from padiff_trace.recorder import RecordJob, RecordOptions
 from ._alternatives import settle_by_call_order, try_call_order, try_pairings
 from ._children import Children
 from ._closer import look_closer
-from ._runsteps import Progress, RunTraces, failed, record_child, variant, writing
+from ._runsteps import Progress, RunTraces, failed, record_child, referee_failed, variant, writing
 
 __all__ = ["RunResult", "RunTraces", "run"]
 
@@ -195,7 +195,10 @@ def run(
                 j = job(spec, ref, cross_framework=cross, dtype="float64", options=exact)
                 if cross and settled is not None:
                     j = dataclasses.replace(j, mapping=settled)
-                record_child(kids, f"float64 recording of {spec}", j)
+                try:
+                    record_child(kids, f"float64 recording of {spec}", j)
+                except RecordingFailedError as exc:
+                    raise referee_failed(exc) from exc
             compare_opts = dataclasses.replace(compare_opts, reference=str(traces.reference_a), reference_b=str(traces.reference_b))
         report = analyzer.compare(trace_a, trace_b, compare_opts)
         pinned = settled  # a pairing the values confirmed: the mapping file B was recorded again with

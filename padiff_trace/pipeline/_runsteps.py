@@ -4,6 +4,7 @@ recorded and waited for."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,11 @@ from padiff_trace.recorder import RecordJob
 
 from ._children import Children
 
-__all__ = ["Progress", "RunTraces", "failed", "record_child", "variant", "writing"]
+__all__ = ["Progress", "RunTraces", "failed", "record_child", "referee_failed", "variant", "writing"]
+
+# how the frameworks name the float32 a model's own code kept in a float64 run (paddle: "float32";
+# torch: "expected scalar type Double but found Float", "but got: float != double")
+_FIXED_FLOAT32 = re.compile(r"float32|\bFloat\b|\bfloat != double|\bdouble != float")
 
 Progress = Callable[[str], None]
 
@@ -38,6 +43,18 @@ def failed(what: str, rc: int, error: str | None) -> RecordingFailedError:
     from stderr, so the user reads it once), else (killed, crashed) the exit status."""
     why = f": {error}" if error else f" (exit {rc})"
     return RecordingFailedError(f"{what} failed{why}", 2)  # exit 1 means a divergence, only
+
+
+def referee_failed(exc: RecordingFailedError) -> RecordingFailedError:
+    """A float64 (referee) recording's failure, with the next step where the model's own code
+    fixes a dtype: a float32 named in the error (a ``dtype="float32"`` argument, a cast, a
+    float32 buffer) is one the float64 run cannot change, so no float64 twin can be recorded."""
+    text = str(exc)
+    if not _FIXED_FLOAT32.search(text):
+        return exc
+    return RecordingFailedError(
+        f"{text}; the model fixes float32 in its own code (the line named), so it cannot run in float64: "
+        "run without --referee, or let that dtype follow the input's", exc.exit_code)
 
 
 def record_child(kids: Children, what: str, j: RecordJob) -> None:
