@@ -1512,3 +1512,36 @@ def test_no_statistics_are_read_where_no_side_keeps_copies() -> None:
     wm = match_weights(WeightSide("paddle", (*pd.tensors, extra), PD, fingerprints=fa), WeightSide("torch", th.tensors, TD, fingerprints=fb))
     assert extra.name in {x.name for x in wm.unmatched_a}
     assert fa.read == [] and fb.read == []
+
+
+def test_a_stems_norms_pair_beside_the_convolutions_their_widths_name() -> None:
+    """LeViT-like: paddle's stem is ``patch_embed.0`` / ``.2`` (a conv and its BatchNorm each),
+    torch's one ``stem`` holding ``conv1, bn1, conv2, bn2``; torch has more 8-wide BatchNorms
+    elsewhere (its attention's q and k, which paddle fuses with v into one 24-wide norm). The
+    stem's norms are as wide as one convolution each there: they work for those convolutions, so
+    each pairs with the norm beside its convolution's partner."""
+    conv = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"],
+            "BatchNorm2D": ["paddle.nn.layer.norm.BatchNorm2D", "paddle.nn.layer.layers.Layer"],
+            "BatchNorm1D": ["paddle.nn.layer.norm.BatchNorm1D", "paddle.nn.layer.layers.Layer"]}
+    tconv = {"Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"],
+             "BatchNorm2d": ["torch.nn.modules.batchnorm.BatchNorm2d", "torch.nn.modules.module.Module"],
+             "BatchNorm1d": ["torch.nn.modules.batchnorm.BatchNorm1d", "torch.nn.modules.module.Module"]}
+
+    def bn(prefix: str, mtype: str, n: int) -> list[TensorInfo]:
+        return [t(f"{prefix}.weight", mtype, (n,)), t(f"{prefix}.bias", mtype, (n,))]
+
+    pd = [t("patch_embed.0.c.weight", "Conv2D", (8, 3, 3, 3)), *bn("patch_embed.0.bn", "BatchNorm2D", 8),
+          t("patch_embed.2.c.weight", "Conv2D", (16, 8, 3, 3)), *bn("patch_embed.2.bn", "BatchNorm2D", 16),
+          *paddle_linear("blocks.0.qkv.c", 16, 24), *bn("blocks.0.qkv.bn", "BatchNorm1D", 24),
+          *paddle_linear("blocks.0.proj.c", 8, 16), *bn("blocks.0.proj.bn", "BatchNorm1D", 16)]
+    th = [t("stem.conv1.weight", "Conv2d", (8, 3, 3, 3)), *bn("stem.bn1", "BatchNorm2d", 8),
+          t("stem.conv2.weight", "Conv2d", (16, 8, 3, 3)), *bn("stem.bn2", "BatchNorm2d", 16)]
+    for r in ("q", "k"):
+        th += [t(f"stage1.attn.{r}.linear.weight", "Linear", (8, 16)), *bn(f"stage1.attn.{r}.bn", "BatchNorm1d", 8)]
+    th += [t("stage1.attn.v.linear.weight", "Linear", (8, 16)), *bn("stage1.attn.v.bn", "BatchNorm1d", 8),
+           t("stage1.attn.out.linear.weight", "Linear", (16, 8)), *bn("stage1.attn.out.bn", "BatchNorm1d", 16)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), {**PD, **conv}), WeightSide("torch", tuple(th), {**TD, **tconv}))
+    got = pairs(wm)
+    assert got["patch_embed.0.bn.weight"] == "stem.bn1.weight", wm.problem_text("A", "B")
+    assert got["patch_embed.0.bn.bias"] == "stem.bn1.bias"
+    assert got["patch_embed.2.bn.weight"] == "stem.bn2.weight"

@@ -6,7 +6,9 @@ list on one side and as named attributes on the other), and a block's norms of o
 then told apart by nothing but the layers they sit with.
 
 A norm alone in a block (an identity branch's BatchNorm, beside no layer of its own) pairs with
-the one in the block its block's other layers pair with. ``unit_layers`` finds each norm's
+the one in the block its block's other layers pair with. In a module of several layers and norms
+(a stem of two convolutions, each with its BatchNorm), a norm as wide as exactly one layer's
+output there, and the only one of that width, works for that layer. ``unit_layers`` finds each norm's
 layer; ``mark_mates`` writes into each norm the module of the other side it belongs with
 (``MTensor.mate``), which ``_weighttensors.assign`` weighs like a role where the two say so of
 each other; a norm whose layer is not paired yet waits until it is (``waits``).
@@ -17,12 +19,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
-from ._knowledge import NORM_LAYERS
+from ._knowledge import NORM_LAYERS, POINTWISE_AS
 from ._partners import counterpart_scope
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
 __all__ = ["mark_mates", "mates_contradict", "unit_layers", "waits"]
+
+_OUT_FIRST = frozenset({*POINTWISE_AS, *POINTWISE_AS.values()})  # convolutions and Linears
 
 
 def unit_layers(side: Iterable[MTensor]) -> dict[str, MTensor]:
@@ -40,6 +44,37 @@ def unit_layers(side: Iterable[MTensor]) -> dict[str, MTensor]:
     for t in ts:
         if t.ctype in NORM_LAYERS and len(norms[t.parent]) == 1 and len(layers.get(t.parent, {})) == 1:
             out[t.module] = next(iter(layers[t.parent].values()))
+    out.update(_by_width(ts, layers, norms, out))
+    return out
+
+
+def _by_width(ts: list[MTensor], layers: dict[str, dict[str, MTensor]], norms: dict[str, set[str]],
+              units: dict[str, MTensor]) -> dict[str, MTensor]:
+    """Norms in a module holding as many layers as norms, two or more (a stem ``conv1, bn1, conv2,
+    bn2``): where each norm is as wide as the output of exactly one layer beside it, and no other
+    norm there is, each works for its layer. Where widths repeat (a residual block's ``bn1`` and
+    ``bn2`` both as wide as ``conv1`` and ``conv2``) or a layer has no norm (a transformer layer's
+    norms working for layers nested in its attention), nothing is said."""
+    width: dict[str, int] = {}
+    for t in ts:
+        if t.ctype in NORM_LAYERS and t.module not in units and t.cshape:
+            width.setdefault(t.module, t.cshape[0])
+    out: dict[str, MTensor] = {}
+    for parent, mods in norms.items():
+        # layers whose canonical weight puts the output channels first (a lookup table's rows
+        # are entries, a class of a port's own says nothing)
+        beside = {m: w for m, w in layers.get(parent, {}).items() if w.ctype in _OUT_FIRST}
+        if len(mods) < 2 or len(beside) != len(mods):
+            continue  # a unit of one layer and one norm: said above; a layer or a norm more: nothing
+        found = {}
+        for mod in mods:
+            n = width.get(mod)
+            fits = [w for w in beside.values() if w.cshape[0] == n]
+            if n is None or len(fits) != 1 or sum(width.get(m) == n for m in mods) != 1:
+                break
+            found[mod] = fits[0]
+        else:  # every norm with a layer of its own width, one to one
+            out.update(found)
     return out
 
 

@@ -131,6 +131,9 @@ class _Matcher(MatchState):
                     for x, y, named in named_alike(xs, ys, lambda x, y: True):
                         if id(x) not in held and id(y) not in held:
                             self.pair(x, y, named)
+                    for x, y in _mutual_mates([x for x in xs if not x.used], [y for y in ys if not y.used]):
+                        if id(x) not in held and id(y) not in held:
+                            self.pair(x, y, "units")
                     continue
                 for x, y, by_name in _assign(xs, ys, self.order_weight):
                     if id(x) in held or id(y) in held:
@@ -359,6 +362,22 @@ class _Matcher(MatchState):
 
     def shared_derived(self) -> None:
         leftover.pair_shared_derived(self.live(self.a, derived=True), self.live(self.b, derived=True), self.pair)
+
+def _mutual_mates(xs: list[_T], ys: list[_T]) -> list[tuple[_T, _T]]:
+    """Norms of a class with more members on one side whose units say so of each other: each
+    sits beside a layer whose partner sits beside the other (``mark_mates``), the only such pair
+    for both (a stem's BatchNorm against the one beside the stem convolution its own convolution
+    paired with, where the other side has more norms of that width elsewhere)."""
+    def fit(x: _T, y: _T) -> bool:
+        return bool(x.mate and y.mate) and (x.mate, y.mate) == (y.parent, x.parent)
+
+    out = []
+    for x in xs:
+        cands = [y for y in ys if fit(x, y)]
+        if len(cands) == 1 and sum(fit(z, cands[0]) for z in xs) == 1:
+            out.append((x, cands[0]))
+    return out
+
 
 def match_weights(
     a: WeightSide,
