@@ -9,8 +9,12 @@ PADIFF_BUG (this side only):
   paddle_ent_pos_sum -> the entity embeddings SUM the position embeddings of a mention's words
                         instead of averaging them (the division by the number of valid
                         positions is left out of EntityEmbeddings.forward)
+  paddle_attn_scale  -> encoder layer 0's self-attention divides its scores by sqrt(hidden_size)
+                        (sqrt 32) instead of sqrt(attention_head_size) (sqrt 8): the attention
+                        scale uses the wrong dim (inline in LukeSelfAttention.forward)
 Other luke bugs are planted on the torch side.
 """
+import math
 import os
 
 import numpy as np
@@ -54,6 +58,42 @@ def _entity_forward_pos_sum(emb):
     return forward
 
 
+def _self_attention_wrong_scale(sa):
+    """paddlenlp LukeSelfAttention.forward with the scores scaled by sqrt(hidden_size)."""
+
+    def forward(word_hidden_states, entity_hidden_states, attention_mask=None):
+        word_size = word_hidden_states.shape[1]
+        if entity_hidden_states is None:
+            concat_hidden_states = word_hidden_states
+        else:
+            concat_hidden_states = paddle.concat([word_hidden_states, entity_hidden_states], axis=1)
+        key_layer = sa.transpose_for_scores(sa.key(concat_hidden_states))
+        value_layer = sa.transpose_for_scores(sa.value(concat_hidden_states))
+        if entity_hidden_states is not None:
+            w2w_q = sa.transpose_for_scores(sa.query(word_hidden_states))
+            w2e_q = sa.transpose_for_scores(sa.w2e_query(word_hidden_states))
+            e2w_q = sa.transpose_for_scores(sa.e2w_query(entity_hidden_states))
+            e2e_q = sa.transpose_for_scores(sa.e2e_query(entity_hidden_states))
+            w_keys = key_layer[:, :, :word_size, :].transpose((0, 1, 3, 2))
+            e_keys = key_layer[:, :, word_size:, :].transpose((0, 1, 3, 2))
+            word_scores = paddle.concat([paddle.matmul(w2w_q, w_keys), paddle.matmul(w2e_q, e_keys)], axis=3)
+            entity_scores = paddle.concat([paddle.matmul(e2w_q, w_keys), paddle.matmul(e2e_q, e_keys)], axis=3)
+            attention_scores = paddle.concat([word_scores, entity_scores], axis=2)
+        else:
+            query_layer = sa.transpose_for_scores(sa.query(concat_hidden_states))
+            attention_scores = paddle.matmul(query_layer, key_layer.transpose((0, 1, 3, 2)))
+        attention_scores = attention_scores / math.sqrt(sa.all_head_size)  # BUG: not attention_head_size
+        if attention_mask is not None:
+            attention_scores = attention_scores + attention_mask
+        attention_probs = sa.dropout(paddle.nn.functional.softmax(attention_scores, axis=-1))
+        context_layer = paddle.matmul(attention_probs, value_layer).transpose((0, 2, 1, 3))
+        context_layer = context_layer.reshape(context_layer.shape[:-2] + [sa.all_head_size])
+        output_entity = None if entity_hidden_states is None else context_layer[:, word_size:, :]
+        return context_layer[:, :word_size, :], output_entity
+
+    return forward
+
+
 def model():
     paddle.seed(0)
     m = LukeModel(LukeConfig(**CONFIG))
@@ -61,6 +101,9 @@ def model():
     m.eval()
     if os.environ.get("PADIFF_BUG", "") == "paddle_ent_pos_sum":
         object.__setattr__(m.entity_embeddings, "forward", _entity_forward_pos_sum(m.entity_embeddings))
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_attn_scale":
+        sa = m.encoder.layer[0].attention.self
+        object.__setattr__(sa, "forward", _self_attention_wrong_scale(sa))
     return m
 
 

@@ -6,6 +6,8 @@ PADIFF_BUG (this side only):
                       False (one query projection for words and entities): paddlenlp has no
                       such flag and always uses the w2e/e2w/e2e query projections, so a port that
                       maps the flag wrongly for a layer loses them
+  ln_eps_word      -> precision-level: the word embeddings LayerNorm (embeddings.LayerNorm) gets
+                      eps 1e-4 instead of LUKE's 1e-6 (a constant mistyped in one norm)
 Other luke bugs are planted on the paddle side.
 """
 import os
@@ -28,6 +30,8 @@ def model():
     m = LukeModel(LukeConfig(**CONFIG)).eval()
     if os.environ.get("PADIFF_BUG", "") == "entity_aware_off":
         m.encoder.layer[1].attention.self.use_entity_aware_attention = False
+    elif os.environ.get("PADIFF_BUG", "") == "ln_eps_word":
+        m.embeddings.LayerNorm.eps = 1e-4
     return m
 
 

@@ -13,6 +13,9 @@ PADIFF_BUG (this side only):
   paddle_ln_residual -> layer 1's MegatronBertAttention adds the attention output to the
                         LayerNorm'ed input (ln_outputs) instead of the raw hidden_states (a
                         pre-LN residual ported as post-LN; inline in the attention's forward)
+  paddle_pos_offset  -> the embeddings look up absolute positions 1..S instead of 0..S-1
+                        (RoBERTa's padding_idx + 1 position offset carried over into a BERT-style
+                        model; inline in MegatronBertEmbeddings.forward)
 """
 import os
 import types
@@ -45,6 +48,23 @@ def _attention_ln_residual(self, hidden_states, attention_mask=None):
     return (attention_output,) + self_outputs[1:]
 
 
+def _embeddings_pos_offset(self, input_ids=None, token_type_ids=None, position_ids=None, inputs_embeds=None,
+                           past_key_values_length=0):
+    input_shape = input_ids.shape if input_ids is not None else inputs_embeds.shape[:-1]
+    seq_length = input_shape[1]
+    if position_ids is None:
+        # BUG: positions start at 1 (RoBERTa-style offset), not 0
+        position_ids = self.position_ids[:, past_key_values_length + 1 : seq_length + past_key_values_length + 1]
+    if token_type_ids is None:
+        token_type_ids = paddle.zeros(input_shape, dtype="int64")
+    if inputs_embeds is None:
+        inputs_embeds = self.word_embeddings(input_ids)
+    embeddings = inputs_embeds + self.token_type_embeddings(token_type_ids)
+    if self.position_embedding_type == "absolute":
+        embeddings += self.position_embeddings(position_ids)
+    return self.dropout(embeddings)
+
+
 def model():
     paddle.seed(0)
     m = MegatronBertModel(MegatronBertConfig(**CONFIG))
@@ -53,6 +73,9 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_ln_residual":
         att = m.encoder.layer[1].attention
         object.__setattr__(att, "forward", types.MethodType(_attention_ln_residual, att))
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_pos_offset":
+        emb = m.embeddings
+        object.__setattr__(emb, "forward", types.MethodType(_embeddings_pos_offset, emb))
     return m
 
 

@@ -16,6 +16,9 @@ PADIFF_BUG (this side only):
   paddle_no_value_rel -> layer 1's NeZhaAttention leaves out the relative-position VALUE term
                          (the context gets only probs @ V, not + probs @ relations_values):
                          NeZha's second relative term dropped when porting from a BERT template
+  paddle_act_silu     -> layer 0's feed-forward activation (NeZhaLayer.activation) is SiLU/swish
+                         instead of the exact GELU of hidden_act="gelu" (activation mapped wrongly
+                         in one layer)
 """
 import math
 import os
@@ -68,6 +71,8 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_no_value_rel":
         att = m.encoder.layer[1].attention
         object.__setattr__(att, "forward", types.MethodType(_attention_no_value_rel, att))
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_act_silu":
+        m.encoder.layer[0].activation = paddle.nn.Silu()
     return m
 
 

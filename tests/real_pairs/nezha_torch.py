@@ -5,11 +5,15 @@ PADIFF_BUG (this side only):
   rel_clip -> layer 1's self-attention builds its relative-position encoding with
               max_relative_position 4 instead of 64 (distances clipped to +-4; a config value
               ported wrongly into one module)
+  out_bias_dropped -> layer 0's attention output projection (attention.output.dense) is applied
+                      without its bias (F.linear(x, weight): the port declared it bias=False;
+                      the bias tensor still exists and is copied, it is just never added)
 """
 import os
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from transformers import NezhaConfig, NezhaModel
 from transformers.models.deprecated.nezha.modeling_nezha import NezhaRelativePositionsEncoding
 
@@ -30,6 +34,9 @@ def model():
         sa.relative_positions_encoding = NezhaRelativePositionsEncoding(
             length=CONFIG["max_position_embeddings"], depth=sa.attention_head_size,
             max_relative_position=4)
+    elif os.environ.get("PADIFF_BUG", "") == "out_bias_dropped":
+        dense = m.encoder.layer[0].attention.output.dense
+        dense.forward = lambda x: F.linear(x, dense.weight)  # BUG: bias never added
     return m
 
 
