@@ -347,7 +347,10 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # split per level), SAM's mask decoder (two-way attention, a transposed-conv
                       # upscaler with a channel LayerNorm), a VQ-VAE whose codebook is a moving
                       # average, trained, written by hand on both sides
-                      "port_timesnet", "port_deformable_attn", "port_sam_decoder", "port_vqema_train"})
+                      "port_timesnet", "port_deformable_attn", "port_sam_decoder", "port_vqema_train",
+                      # session 59 (set 50): paddle.vision twins at other depths and widths, each with two
+                      # planted bugs, by a helper that never ran the tool, measured once on first contact
+                      "resnet34", "resnet101", "densenet169", "vgg16", "shufflenet_v2_x1_0"})
 
 
 @dataclass(frozen=True)
