@@ -2,6 +2,8 @@
 config, no download.
 
 PADIFF_BUG=paddle_ws_unbiased plants this side's bug (see bit_truth.json).
+PADIFF_BUG=paddle_gn_groups (this side): the first bottleneck's norm3 (GroupNorm + ReLU over 8
+channels) normalises in 2 groups instead of config.num_groups = 4.
 """
 import os
 
@@ -24,6 +26,8 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_ws_unbiased":
         conv = m.encoder.stages[1].layers[1].conv3
         object.__setattr__(conv, "forward", _ws_forward_unbiased(conv))
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_gn_groups":
+        m.encoder.stages[0].layers[0].norm3._num_groups = 2  # the bug: config.num_groups is 4
     return m
 
 

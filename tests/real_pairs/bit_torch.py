@@ -2,6 +2,8 @@
 random config, no download.
 
 Planted bugs (PADIFF_BUG): see bit_truth.json.
+  torch_stride_conv1 -> the downsampling bottleneck of stage 1 puts its stride 2 on the 1x1 conv1
+                        instead of the 3x3 conv2 (ResNet v1 vs v1.5/BiT stride placement)
 """
 import os
 
@@ -22,6 +24,9 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "stem_pad":
         # stem pad before the max-pool: TF-"SAME"-style asymmetric (0, 1, 0, 1) instead of (1, 1, 1, 1)
         m.embedder.pad.padding = (0, 1, 0, 1)
+    elif os.environ.get("PADIFF_BUG", "") == "torch_stride_conv1":
+        layer = m.encoder.stages[1].layers[0]
+        layer.conv1.stride, layer.conv2.stride = (2, 2), (1, 1)  # padding stays 1 for the 3x3 (same for both strides)
     return m
 
 

@@ -13,6 +13,9 @@ PADIFF_BUG (this side only):
   paddle_ln_half -> encoder layer 1's pre-FFN LayerNorm (norm2) run in bfloat16: its
                     input and output rounded to bfloat16 and cast back to float32 (a
                     precision-level bug)
+  paddle_pos_offset -> the decoder's learned positions start at 2 (BART's position offset of 2
+                    carried into Blenderbot, which has none): decoder_embed_positions looks up rows
+                    2..T+1 instead of 0..T-1 (its forward replaced)
 Other blenderbot bugs are planted on the torch side.
 """
 import os
@@ -70,7 +73,19 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_ln_half":
         ln = m.encoder.encoder.layers[1].norm2
         object.__setattr__(ln, "forward", _half_layer_norm(ln))
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_pos_offset":
+        emb = m.decoder.decoder_embed_positions
+        object.__setattr__(emb, "forward", _offset_positions(emb))
     return m
+
+
+def _offset_positions(emb):
+    def forward(input_ids_shape, past_key_values_length=0):
+        seq_len = input_ids_shape[1]
+        start = past_key_values_length + 2  # the bug: BART's offset; Blenderbot starts at 0
+        positions = paddle.arange(start, start + seq_len, dtype="int64")
+        return F.embedding(positions, emb.weight)
+    return forward
 
 
 def _arrays():

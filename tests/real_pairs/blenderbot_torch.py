@@ -8,6 +8,9 @@ scale_embedding defaults differ (HF False, paddlenlp True): pinned to True.
 PADIFF_BUG (this side only):
   attn_scale -> decoder layer 1 self-attention scores scaled by d_model**-0.5 instead of
                 head_dim**-0.5 (self_attn.scaling)
+  torch_cross_attn_self -> decoder layer 0's cross-attention projects its keys and values from the
+                decoder's own (normed) hidden states instead of the encoder output (hidden_states
+                passed where key_value_states belongs; encoder_attn.forward wrapped)
 Other blenderbot bugs are planted on the paddle side.
 """
 import os
@@ -31,7 +34,18 @@ def model():
     m = BlenderbotModel(BlenderbotConfig(**CONFIG)).eval()
     if os.environ.get("PADIFF_BUG", "") == "attn_scale":
         m.decoder.layers[1].self_attn.scaling = CONFIG["d_model"] ** -0.5
+    elif os.environ.get("PADIFF_BUG", "") == "torch_cross_attn_self":
+        attn = m.decoder.layers[0].encoder_attn
+        attn.forward = _cross_attn_reads_self(attn)
     return m
+
+
+def _cross_attn_reads_self(attn):
+    orig = attn.forward
+
+    def forward(hidden_states, key_value_states=None, *args, **kwargs):
+        return orig(hidden_states, hidden_states, *args, **kwargs)  # should be key_value_states
+    return forward
 
 
 def _arrays():

@@ -1,6 +1,8 @@
 """CLIP (text + ViT vision towers), paddlenlp side: tiny random config, no download.
 
 PADIFF_BUG=paddle_patch_flatten plants this side's bug (see clip_truth.json).
+PADIFF_BUG=paddle_attn_scale (this side): vision layer 1's self-attention scales its scores by
+embed_dim**-0.5 (1/sqrt(32)) instead of head_dim**-0.5 (1/sqrt(8)).
 """
 import os
 
@@ -29,7 +31,29 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_patch_flatten":
         vm = m.vision_model
         object.__setattr__(vm, "forward", _vision_forward_flatten_bug(vm))
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_attn_scale":
+        sa = m.vision_model.transformer.layers[1].self_attn
+        object.__setattr__(sa, "forward", _attention_forward_embed_dim_scale(sa))
     return m
+
+
+def _attention_forward_embed_dim_scale(sa):
+    """nn.MultiHeadAttention.forward (self-attention, no cache, no weights) whose scores are scaled
+    by embed_dim**-0.5 instead of head_dim**-0.5: the scale taken from the wrong dim."""
+    import paddle.nn.functional as F
+
+    def forward(query, key=None, value=None, attn_mask=None, cache=None):
+        key = query if key is None else key
+        value = query if value is None else value
+        q, k, v = sa._prepare_qkv(query, key, value, None)
+        product = paddle.matmul(x=q * (sa.embed_dim**-0.5), y=k, transpose_y=True)  # the bug: head_dim
+        if attn_mask is not None:
+            product = product + attn_mask.cast(product.dtype)
+        out = paddle.matmul(F.softmax(product), v)
+        out = out.transpose([0, 2, 1, 3])
+        out = out.reshape([0, 0, out.shape[2] * out.shape[3]])
+        return sa.out_proj(out)
+    return forward
 
 
 def _perturb(m):

@@ -1,6 +1,9 @@
 """CLIP (text + ViT vision towers), HF transformers side: tiny random config, no download.
 
 Planted bugs (PADIFF_BUG): see clip_truth.json.
+  torch_causal_offby1 -> text layer 0's self-attention builds its causal mask with
+                         torch.triu(..., diagonal=2) instead of diagonal=1: every token also
+                         sees the next one (the padding mask is still applied)
 """
 import os
 
@@ -30,7 +33,25 @@ def model():
     m.logit_scale = torch.nn.Parameter(m.logit_scale.detach().reshape(1))
     if os.environ.get("PADIFF_BUG", "") == "act":  # quick_gelu ported as gelu in text layer 1's MLP
         m.text_model.encoder.layers[1].mlp.activation_fn = torch.nn.GELU()
+    elif os.environ.get("PADIFF_BUG", "") == "torch_causal_offby1":
+        sa = m.text_model.encoder.layers[0].self_attn
+        sa.forward = _attention_causal_off_by_one(sa)
     return m
+
+
+def _attention_causal_off_by_one(sa):
+    """CLIPAttention.forward that rebuilds the causal mask itself, with the diagonal off by one."""
+    orig = sa.forward
+
+    def forward(hidden_states, attention_mask=None, causal_attention_mask=None, output_attentions=False):
+        if causal_attention_mask is not None:
+            n = hidden_states.shape[1]
+            neg = torch.finfo(hidden_states.dtype).min
+            mask = torch.triu(torch.full((n, n), neg, dtype=hidden_states.dtype), diagonal=2)  # the bug: 1
+            causal_attention_mask = mask[None, None].expand_as(causal_attention_mask)
+        return orig(hidden_states, attention_mask=attention_mask, causal_attention_mask=causal_attention_mask,
+                    output_attentions=output_attentions)
+    return forward
 
 
 def _arrays():

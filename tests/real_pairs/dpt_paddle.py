@@ -1,6 +1,8 @@
 """DPT (its ViT backbone: DPTModel, non-hybrid), paddlenlp side: tiny random config, no download.
 
 PADIFF_BUG=paddle_preln_residual plants this side's bug (see dpt_truth.json).
+PADIFF_BUG=paddle_pos_offset (this side): the embeddings give the 16 patch tokens
+position_embeddings[:, 0:16] instead of [:, 1:17] (the +1 offset of the CLS slot missed).
 """
 import os
 
@@ -24,7 +26,30 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_preln_residual":
         layer = m.encoder.layer[1]
         object.__setattr__(layer, "forward", _layer_forward_residual_from_norm(layer))
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_pos_offset":
+        emb = m.embeddings
+        object.__setattr__(emb, "forward", _embeddings_forward_pos_offset(emb))
     return m
+
+
+def _embeddings_forward_pos_offset(emb):
+    """DPTViTEmbeddings.forward where the position embeddings are added to CLS and patches
+    separately and the patches' slice starts at 0 instead of 1: patch i gets the position
+    embedding of slot i, not i + 1."""
+    def forward(pixel_values, return_dict=False):
+        p = emb.config.patch_size
+        pos = emb._resize_pos_embed(emb.position_embeddings, pixel_values.shape[2] // p, pixel_values.shape[3] // p)
+        patches = emb.patch_embeddings(pixel_values)
+        n = patches.shape[1]
+        cls = emb.cls_token.expand([patches.shape[0], -1, -1]) + pos[:, :1]
+        patches = patches + pos[:, 0:n]  # the bug: should be pos[:, 1:n + 1]
+        embeddings = emb.dropout(paddle.concat((cls, patches), axis=1))
+        if not return_dict:
+            return (embeddings,)
+        from paddlenlp.transformers.dpt.modeling import BaseModelOutputWithIntermediateActivations
+
+        return BaseModelOutputWithIntermediateActivations(last_hidden_states=embeddings)
+    return forward
 
 
 def _layer_forward_residual_from_norm(layer):

@@ -2,6 +2,8 @@
 download.
 
 Planted bugs (PADIFF_BUG): see dpt_truth.json.
+  torch_gelu_tanh -> layer 1's intermediate activation is the tanh approximation of gelu
+                     (nn.GELU(approximate="tanh"), i.e. "gelu_new") instead of exact erf gelu
 """
 import os
 
@@ -23,6 +25,8 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "head_split":
         sa = m.encoder.layer[0].attention.attention
         sa.forward = _self_attention_interleaved_heads(sa)
+    elif os.environ.get("PADIFF_BUG", "") == "torch_gelu_tanh":
+        m.encoder.layer[1].intermediate.intermediate_act_fn = torch.nn.GELU(approximate="tanh")
     return m
 
 

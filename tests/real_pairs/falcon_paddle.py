@@ -9,6 +9,9 @@ PADIFF_BUG (this side only):
   paddle_rope_base -> layer 0's rotary embedding uses base 500000 instead of 10000 (a rope_theta
                       ported wrongly: RotaryEmbedding(head_dim) hard-codes base=10000 in
                       paddlenlp; the porter rebuilds it with another model's theta)
+  paddle_gelu_tanh -> layer 1's MLP activation is the tanh approximation of GELU
+                      (nn.GELU(approximate=True), i.e. gelu_new / gelu_pytorch_tanh) instead of the
+                      exact erf GELU (precision-level; h.1.mlp.act replaced)
 Other falcon bugs are planted on the torch side.
 """
 import os
@@ -36,6 +39,8 @@ def model():
         attn = m.h[0].self_attention
         attn.maybe_rotary = RotaryEmbedding(attn.head_dim, base=500000)
         _prime_rotary_caches(m)
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_gelu_tanh":
+        m.h[1].mlp.act = paddle.nn.GELU(approximate=True)  # should be the exact (erf) GELU
     return m
 
 

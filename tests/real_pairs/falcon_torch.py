@@ -8,6 +8,10 @@ PADIFF_BUG (this side only):
                 [q_all | k_all | v_all] instead of Falcon's per-head interleaved [q_h, k_h, v_h]
                 layout (self_attention._split_heads replaced; the split runs inline in
                 FalconAttention.forward)
+  torch_residual_post_ln -> layer 0 takes both residuals from the LayerNorm outputs instead of the
+                layer inputs (the apply_residual_connection_post_layernorm=True semantics of
+                BLOOM / falcon-rw ported into a falcon-7b-style block; h.0.forward replaced, the
+                residual adds are inline in FalconDecoderLayer.forward)
 """
 import os
 
@@ -36,7 +40,29 @@ def model():
             return fused_qkv[:, :, 0], fused_qkv[:, :, 1], fused_qkv[:, :, 2]
 
         attn._split_heads = _split_heads
+    elif os.environ.get("PADIFF_BUG", "") == "torch_residual_post_ln":
+        m.h[0].forward = _residual_post_ln_forward(m.h[0])
     return m
+
+
+def _residual_post_ln_forward(layer):
+    """FalconDecoderLayer.forward (sequential attention, no parallel_attn) with the residuals taken
+    from the LayerNorm outputs."""
+    def forward(hidden_states, alibi=None, attention_mask=None, position_ids=None, layer_past=None,
+                head_mask=None, use_cache=False, output_attentions=False, cache_position=None,
+                position_embeddings=None, **kwargs):
+        ln_out = layer.input_layernorm(hidden_states)
+        attention_output, attn_weights = layer.self_attention(
+            ln_out, layer_past=layer_past, attention_mask=attention_mask, position_ids=position_ids,
+            alibi=alibi, head_mask=head_mask, use_cache=use_cache, output_attentions=output_attentions,
+            cache_position=cache_position, position_embeddings=position_embeddings,
+        )
+        residual = ln_out  # the bug: should be hidden_states (the layer input)
+        residual = attention_output + residual
+        mlp_in = layer.post_attention_layernorm(residual)
+        residual = mlp_in  # the bug again: should stay the attention residual sum
+        return layer.mlp(mlp_in) + residual, attn_weights
+    return forward
 
 
 def _arrays():

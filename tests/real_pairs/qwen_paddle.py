@@ -11,6 +11,10 @@ PADIFF_BUG (this side only):
   paddle_mlp_gate_swap -> layer 1's MLP applies silu to the w1 branch instead of the w2 branch
                           (w1/w2 roles swapped: Qwen v1 names w1 "up" and w2 "gate", the opposite of
                           what the names suggest); inline in QWenMLP.forward
+  paddle_causal_off_by_one -> layer 0's attention uses a causal mask shifted by one: every query
+                          also sees the NEXT token (tril(diagonal=1), the triu(..., 1) / triu(..., 2)
+                          slip), padding kept; h.0.attn.forward wrapped, the mask is applied inline
+                          in QWenAttention._attn
 Other qwen bugs (softmax_half) are planted on the torch side.
 """
 import os
@@ -50,7 +54,27 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "paddle_mlp_gate_swap":
         mlp = m.h[1].mlp
         object.__setattr__(mlp, "forward", _swapped_mlp(mlp))
+    elif os.environ.get("PADIFF_BUG", "") == "paddle_causal_off_by_one":
+        attn = m.h[0].attn
+        object.__setattr__(attn, "forward", _off_by_one_mask_attention(attn))
     return m
+
+
+def _off_by_one_mask_attention(attn):
+    orig = attn.forward
+
+    def forward(hidden_states, layer_past=None, attention_mask=None, **kwargs):
+        # attention_mask: additive [B, 1, T, T] (0 keep, float32 min masked), causal & padding.
+        # The last query row holds the padding of every key: keep that, but build the causal
+        # part with diagonal=1 (query i also attends to key i + 1)
+        t = attention_mask.shape[-1]
+        pad_keep = attention_mask[:, :, t - 1 : t, :] == 0
+        causal = paddle.tril(paddle.ones([t, t], dtype="bool"), diagonal=1)  # should be diagonal=0
+        keep = paddle.logical_and(causal[None, None], pad_keep)
+        mask = paddle.where(keep, paddle.zeros_like(attention_mask),
+                            paddle.full_like(attention_mask, paddle.finfo(attention_mask.dtype).min))
+        return orig(hidden_states, layer_past=layer_past, attention_mask=mask, **kwargs)
+    return forward
 
 
 def _arrays():

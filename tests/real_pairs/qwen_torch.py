@@ -7,6 +7,9 @@ PADIFF_BUG (this side only):
   softmax_half -> layer 1's attention computes its softmax in float16 (the float32 softmax
                   dtype of eager_attention_forward dropped, scores cast to half) and casts the
                   probabilities back to float32 (precision-level; inline in Qwen2Attention.forward)
+  torch_rmsnorm_one_plus -> layer 1's input RMSNorm scales by (1 + weight) instead of weight (the
+                  Gemma RMSNorm convention copied into a Qwen2 port; layers.1.input_layernorm.forward
+                  replaced)
 The paddle_* bugs are planted on the paddle side.
 """
 import os
@@ -59,7 +62,18 @@ def model():
     if os.environ.get("PADIFF_BUG", "") == "softmax_half":
         attn = m.layers[1].self_attn
         attn.forward = _attention_forward_half_softmax(attn)
+    elif os.environ.get("PADIFF_BUG", "") == "torch_rmsnorm_one_plus":
+        norm = m.layers[1].input_layernorm
+        norm.forward = _one_plus_rmsnorm(norm)
     return m
+
+
+def _one_plus_rmsnorm(norm):
+    def forward(hidden_states):
+        h = hidden_states.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)
+        return (1.0 + norm.weight) * h.to(hidden_states.dtype)  # the bug: should be norm.weight * h
+    return forward
 
 
 def _arrays():
