@@ -24,7 +24,7 @@ from ._partners import counterpart_scope
 from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
-__all__ = ["mark_mates", "mates_contradict", "unit_layers", "waits"]
+__all__ = ["mark_mates", "mates_contradict", "mutual_mates", "unit_layers", "waits"]
 
 _OUT_FIRST = frozenset({*POINTWISE_AS, *POINTWISE_AS.values()})  # convolutions and Linears
 
@@ -131,3 +131,19 @@ def mates_contradict(x: MTensor, y: MTensor, units: dict[str, dict[str, MTensor]
     are in other units than each other's."""
     return (bool(x.mate and y.mate) and x.module in units[x.side] and y.module in units[y.side]
             and (x.mate, y.mate) != (y.parent, x.parent))
+
+
+def mutual_mates(xs: list[MTensor], ys: list[MTensor]) -> list[tuple[MTensor, MTensor]]:
+    """Norms of a class with more members on one side whose units say so of each other: each
+    sits beside a layer whose partner sits beside the other (``mark_mates``), the only such pair
+    for both (a stem's BatchNorm against the one beside the stem convolution its own convolution
+    paired with, where the other side has more norms of that width elsewhere)."""
+    def fit(x: MTensor, y: MTensor) -> bool:
+        return bool(x.mate and y.mate) and (x.mate, y.mate) == (y.parent, x.parent)
+
+    out = []
+    for x in xs:
+        cands = [y for y in ys if fit(x, y)]
+        if len(cands) == 1 and sum(fit(z, cands[0]) for z in xs) == 1:
+            out.append((x, cands[0]))
+    return out

@@ -60,7 +60,7 @@ from ._shadows import pair_shadows
 from ._stacks import pair_stacked_packs, stacked_groups
 from ._subtrees import pair_by_units
 from ._summed import pair_summed_biases
-from ._unitnorms import mark_mates, mates_contradict, waits
+from ._unitnorms import mark_mates, mates_contradict, mutual_mates, waits
 from ._units import pair_packed_units
 from ._weightmap import WeightMap
 from ._weightsides import WeightPin, WeightSide, mapping_pins, side_from_records
@@ -131,7 +131,7 @@ class _Matcher(MatchState):
                     for x, y, named in named_alike(xs, ys, lambda x, y: True):
                         if id(x) not in held and id(y) not in held:
                             self.pair(x, y, named)
-                    for x, y in _mutual_mates([x for x in xs if not x.used], [y for y in ys if not y.used]):
+                    for x, y in mutual_mates([x for x in xs if not x.used], [y for y in ys if not y.used]):
                         if id(x) not in held and id(y) not in held:
                             self.pair(x, y, "units")
                     continue
@@ -362,22 +362,6 @@ class _Matcher(MatchState):
 
     def shared_derived(self) -> None:
         leftover.pair_shared_derived(self.live(self.a, derived=True), self.live(self.b, derived=True), self.pair)
-
-def _mutual_mates(xs: list[_T], ys: list[_T]) -> list[tuple[_T, _T]]:
-    """Norms of a class with more members on one side whose units say so of each other: each
-    sits beside a layer whose partner sits beside the other (``mark_mates``), the only such pair
-    for both (a stem's BatchNorm against the one beside the stem convolution its own convolution
-    paired with, where the other side has more norms of that width elsewhere)."""
-    def fit(x: _T, y: _T) -> bool:
-        return bool(x.mate and y.mate) and (x.mate, y.mate) == (y.parent, x.parent)
-
-    out = []
-    for x in xs:
-        cands = [y for y in ys if fit(x, y)]
-        if len(cands) == 1 and sum(fit(z, cands[0]) for z in xs) == 1:
-            out.append((x, cands[0]))
-    return out
-
 
 def match_weights(
     a: WeightSide,
