@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from padiff_trace import Trace, UserError, open_trace, visible
 from padiff_trace.arrays import is_number
-from padiff_trace.matching import Mapping, WeightMap, offset_note, orient
+from padiff_trace.matching import Mapping, WeightMap, depth_note, offset_note, orient
 from padiff_trace.options import build_options
 
 from ._options import CompareOptions
@@ -121,6 +121,10 @@ def _compare(a_path: str | os.PathLike[str], b_path: str | os.PathLike[str], opt
     if offsets:
         conventions.append({"kind": "convention", "check": "norm_offset", "pairs": sum(bool(p.offset) for p in wm.pairs) if wm else 0,
                             "text": offsets})
+    depths = depth_note(wm)  # a kernel over pixel phases against a strided one (``matching._depth``)
+    if depths:
+        conventions.append({"kind": "convention", "check": "space_to_depth",
+                            "pairs": sum(p.depth is not None for p in wm.pairs) if wm else 0, "text": depths})
     optimizer = optimizer_diff(va, vb, wm)
     if not _explicit(opts):
         conventions += absorb_loss_penalties(table, va, vb, optimizer)  # a decay in one optimizer, in the other's loss

@@ -26,10 +26,13 @@ from padiff_trace.matching import (
     WeightMap,
     WeightPair,
     WeightSide,
+    depth_as_b,
+    depth_order,
     inverse_perm,
     is_integer,
     is_pattern,
     mapping_pins,
+    mark_depths,
     mark_offsets,
     match_weights,
     norm_like,
@@ -126,6 +129,8 @@ def match_onto_model(
             return own_offset(by_name[p.a].read(), own) if own is not None and p.a in by_name else 0.0
 
         mark_offsets(wm, a.tensors, b.tensors, decide)
+        # a kernel over the trace's pixel phases against the model's strided one (``matching._depth``)
+        mark_depths(wm, lambda side, t, r: depth_order(tr, t, r) if side == "a" else None)
     for p in wm.pairs:
         if p.offset:
             logger.info("%s receives %s %+g: the model keeps its own values %+g from the trace's (a norm kept as 1 + w "
@@ -180,6 +185,8 @@ def transfer_weights(
             shape = tuple(tensors[p.b].shape)
             if p.reshape or (arr.shape != shape and squeezed(arr.shape) == squeezed(shape)):
                 arr = arr.reshape(shape)  # a head split or merge, or axes of size one: the same elements in order
+            if p.depth is not None:
+                arr = depth_as_b(p, arr)
             if p.logged is not None:
                 arr = _log_space(p, arr)
             if p.offset:

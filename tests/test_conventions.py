@@ -58,6 +58,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   things.
 * ``encode`` (session 29): a positional encoding ordered per frequency against one ordered per
   function; parts of unequal widths concatenated the other way round.
+* ``focus`` (session 60): ``nn.PixelUnshuffle`` and a 3x3 convolution against one 6x6 stride-2
+  convolution: the kernels pair in the phases' order the recorded input shows.
 * ``subpixel`` (session 29): ``nn.PixelShuffle`` against a depth-to-space written in TensorFlow's
   channel order.
 * ``identity`` (session 29): a dropout module of rate 0 against ``nn.Identity`` in its place.
@@ -988,6 +990,40 @@ def test_depth_to_space_in_another_known_order_pairs_the_channels_and_an_unknown
     assert rc == 1, text
     assert located(doc)[1] == "upsample", text
     assert not findings(doc, "convention"), text
+
+
+# ------------------------------------------------------------------ focus: a kernel over pixel phases against a strided one
+def test_a_kernel_over_pixel_phases_pairs_with_the_strided_kernel_it_equals_in_either_direction(tmp_path: Path) -> None:
+    """``nn.PixelUnshuffle(2)`` then a 3x3 convolution against one 6x6 stride-2 convolution (a
+    Focus stem against its replacement): the kernels ``[8, 12, 3, 3]`` and ``[8, 3, 6, 6]`` hold
+    the same elements, moved as the phases' order says, which the recorded input of the 3x3
+    convolution shows. Paired (``space-to-depth``), compared as one kernel, said as a
+    convention, with either model first (the second way the model receiving weights is the one
+    over phases: its order is read from its own recording, and written in the mapping file).
+    Phases stacked in no known order are refused, both kernels named; a bug after the stem is
+    located."""
+    rc, doc, text = run(tmp_path, "focus")
+    assert rc == 0, text
+    (note,) = [c for c in findings(doc, "convention") if "pixel phases" in c]
+    assert "CRD (PixelUnshuffle) order, stride 2" in note, note
+    (pair,) = [e for e in weight_map(tmp_path)["weights"] if e.get("how") == "space-to-depth"]
+    assert pair["paddle"] == "stem.conv.weight" and pair["torch"] == "stem.0.weight", pair
+    assert pair["paddle_depth"] == {"block": 2, "order": "CRD (PixelUnshuffle)"}, pair
+    kernel = [w for w in doc["weights"] if "pixel phases" in w["a"]["position"] or "strided kernel" in w["a"]["position"]]
+    assert kernel and all(w["passed"] for w in kernel), kernel
+    # torch first: paddle, the side over phases, receives the weights
+    out = tmp_path / "reversed"
+    proc = subprocess.run([sys.executable, "-m", "padiff_trace", "run", MODELS / "focus_torch.py", MODELS / "focus_paddle.py",
+                           "--out", out, "--force"], capture_output=True, text=True, env=dict(os.environ, PADIFF_BUG=""), timeout=600)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    used = json.loads((out / "call-order.json").read_text())
+    assert [e["paddle_depth"] for e in used["weights"] if "paddle_depth" in e] == [{"block": 2, "order": "CRD (PixelUnshuffle)"}]
+    rc, doc, text = run(tmp_path / "unknown", "focus", bug="paddle_phases_unknown")
+    assert rc == 2 and "stem.conv.weight [8, 12, 3, 3]" in text and "stem.0.weight [8, 3, 6, 6]" in text, text
+    assert "Traceback" not in text, text
+    rc, doc, text = run(tmp_path / "head", "focus", bug="torch_head_relu")
+    assert rc == 1, text
+    assert located(doc)[0] in ("", "head"), text
 
 
 # ------------------------------------------------------------------ kernelpred: a predictor's rows as [H, K] against [K, H]

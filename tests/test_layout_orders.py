@@ -134,3 +134,48 @@ def test_channel_order_maps_each_elements_place_under_the_reading() -> None:
     assert np.array_equal(a.reshape(2, 12)[:, order], b)
     assert channel_order((2, 3, 4), (0, 1, 2)) is None
     assert channel_order((2, 3, 4), (1, 0, 2)) is None
+
+
+def _conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    k = w.shape[2]
+    n = (x.shape[2] - k) // stride + 1
+    out = np.zeros((x.shape[0], w.shape[0], n, n))
+    for i in range(n):
+        for j in range(n):
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", x[:, :, i * stride:i * stride + k, j * stride:j * stride + k], w)
+    return out
+
+
+def test_a_kernel_over_pixel_phases_is_the_strided_kernel_it_equals_in_every_known_order() -> None:
+    """A 3x3 convolution (padding 1) over the stacked 2x2 phases equals a 6x6 stride-2 one
+    (padding 2) whose kernel ``kernel_from_depth`` builds, for each known order; the inverse
+    gives the kernel back; ``depth_fits`` reads ``r`` from the shapes and nothing else fits."""
+    from padiff_trace.arrays import SPACE_TO_DEPTH_ORDERS, depth_from_kernel, kernel_from_depth, space_to_depth
+    from padiff_trace.matching._depth import depth_fits
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3, 8, 8)), rng.standard_normal((5, 12, 3, 3))
+    for order in SPACE_TO_DEPTH_ORDERS:
+        big = kernel_from_depth(w, 2, order)
+        assert np.allclose(_conv(space_to_depth(x, 2, order), w, 1, 1), _conv(x, big, 2, 2), atol=1e-12), order
+        assert np.array_equal(depth_from_kernel(big, 2, order), w)
+    orders = list(SPACE_TO_DEPTH_ORDERS)
+    assert not np.array_equal(space_to_depth(x, 2, orders[0]), space_to_depth(x, 2, orders[1]))  # orders differ
+    assert depth_fits((8, 12, 3, 3), (8, 3, 6, 6)) == 2 and depth_fits((8, 27, 1, 1), (8, 3, 3, 3)) == 3
+    assert depth_fits((8, 12, 3, 3), (8, 3, 6, 5)) is None and depth_fits((8, 3, 6, 6), (8, 12, 3, 3)) is None
+
+
+def test_a_mapping_files_depth_entry_is_read_and_a_wrong_one_refused_in_one_line() -> None:
+    import pytest
+    from padiff_trace import MappingError
+    from padiff_trace.matching import parse_mapping
+
+    m = parse_mapping({"weights": [{"paddle": "stem.conv.weight", "torch": "stem.0.weight",
+                                    "paddle_depth": {"block": 2, "order": "Focus (YOLOv5)"}}]}, "m.json")
+    (w,) = m.weights
+    assert w.depths == {"paddle": (2, "Focus (YOLOv5)")}
+    sided = m.oriented("torch", "paddle")
+    assert sided.weights[0].depth == ("b", 2, "Focus (YOLOv5)")
+    with pytest.raises(MappingError, match=r"paddle_depth must be like .*got \{'block': 2, 'order': 'zigzag'\}"):
+        parse_mapping({"weights": [{"paddle": "a", "torch": "b", "paddle_depth": {"block": 2, "order": "zigzag"}}]}, "m.json")

@@ -17,9 +17,12 @@ from padiff_trace.matching import (
     SidedMapping,
     WeightMap,
     WeightPair,
+    depth_as_b,
+    depth_order,
     in_call_order,
     inverse_perm,
     mapping_pins,
+    mark_depths,
     mark_offsets,
     match_weights,
     set_from_weight,
@@ -61,6 +64,8 @@ def trace_weight_map(va: TraceView, vb: TraceView, mapping: Mapping | SidedMappi
     by_a, by_b = {r.tensor_name: r for r in ra}, {r.tensor_name: r for r in rb}
     mark_offsets(wm, side_a.tensors, side_b.tensors,
                  lambda p: traced_offset(by_a[p.a].read(), by_b[p.b].read()) if p.a in by_a and p.b in by_b else 0.0)
+    # a kernel over one side's pixel phases against the other's strided one (``matching._depth``)
+    mark_depths(wm, lambda side, t, r: depth_order((va if side == "a" else vb).trace, t, r))
     return wm
 
 
@@ -120,6 +125,13 @@ def _plus(r: Record, offset: float) -> Record:
     """A's weight as B keeps it: its values plus ``offset`` (``WeightPair.offset``)."""
     return ComputedWeight(r, lambda: (r.read() + offset).astype(r.read().dtype),  # type: ignore[return-value]
                           f"{offset:+g}: the other side keeps the norm's scale as this side's {offset:+g}")
+
+
+def _as_b_kernel(p: WeightPair, ra: WeightLike, rb: WeightLike) -> Record:
+    """A's kernel (or its gradient) in B's layout where one is over pixel phases (``WeightPair.depth``)."""
+    return ComputedWeight(ra, lambda: depth_as_b(p, np.asarray(ra.read())), "as the kernel over pixel phases the "  # type: ignore[arg-type,return-value]
+                          "other side keeps" if p.depth is not None and p.depth[0] == "b" else "as the strided kernel the other side keeps",
+                          shape=tuple(rb.shape))
 
 
 def _summed_weights(wm: WeightMap | None) -> dict[WeightPair, list[WeightPair]]:
@@ -286,6 +298,8 @@ def pair_by_map(
             ra, rb = _in_log_space(p, ra, rb, params_a, params_b)
         if p.offset and params_a is None:  # weights: A's plus the offset (gradients are the same)
             ra = _plus(ra, p.offset)
+        if p.depth is not None:  # a kernel over pixel phases: A's (or its gradient) as B keeps it
+            ra = _as_b_kernel(p, ra, rb)
         out.append(_pair(p, ra, rb))
         used_a.add(p.a)
         used_b.add(p.b)

@@ -9,6 +9,7 @@ equivalences, layouts, packed parameters, derived state) is data in ``_knowledge
 from __future__ import annotations
 
 from ._anchors import module_homes
+from ._depth import depth_as_b, depth_note, depth_order, mark_depths
 from ._knowledge import (
     CALL_CONTAINERS,
     CONVENTIONS,
@@ -128,6 +129,11 @@ __all__ = [
     "in_call_order",
     "observed_layouts",
     "with_observed_layouts",
+    # a kernel over pixel phases against the strided one it equals
+    "depth_as_b",
+    "depth_note",
+    "depth_order",
+    "mark_depths",
     # a norm's scale kept as w on one side, 1 + w on the other
     "mark_offsets",
     "offset_note",

@@ -110,8 +110,16 @@ class Mapping:
                                        w.groups.get(ka, 1), w.groups.get(kb, 1), w.axis, w.axes.get(ka), w.axes.get(kb),
                                        w.summed, w.blocks.get(ka), w.blocks.get(kb),
                                        w.offsets.get(kb, 0.0) - w.offsets.get(ka, 0.0),
-                                       w.indexes.get(ka), w.indexes.get(kb)))
+                                       w.indexes.get(ka), w.indexes.get(kb), _sided_depth(w.depths, ka, kb)))
         return SidedMapping(self.source, modules, tuple(weights), dict(self.ops), cross, reverse)
+
+
+def _sided_depth(depths: dict[str, tuple[int, str]], ka: str, kb: str) -> tuple[str, int, str] | None:
+    """A ``*_depth`` entry as the side of the pair it names."""
+    for key, side in ((ka, "a"), (kb, "b")):
+        if key in depths:
+            return (side, *depths[key])
+    return None
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,7 @@ class SidedWeight:
     offset: float = 0.0  # B's values are A's plus this (``*_offset``)
     a_index: int | None = None  # that side's tensor is a stack: its element along axis 0 (``*_index``)
     b_index: int | None = None
+    depth: tuple[str, int, str] | None = None  # ("a"/"b", r, order): that side's kernel over pixel phases (``*_depth``)
 
     @property
     def skip(self) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from .._errors import MappingError
 from ..arrays._layout import same_order_reshape, squeezed
+from ._depth import depth_fits
 from ._weightmap import SUMMED, WeightMap, inverse_perm
 from ._weightsides import WeightPin
 from ._weighttensors import MTensor
@@ -49,6 +50,14 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
                 continue
             _reorder(t, axes, p.source)
             reordered[t.info.name] = axes
+        if p.depth is not None:  # a kernel over pixel phases against the strided one (``_depth``)
+            small, big = (ta, tb) if p.depth[0] == "a" else (tb, ta)
+            if depth_fits(small.info.shape, big.info.shape) != p.depth[1]:
+                raise MappingError(f"{p.source}: {small.info.name} {list(small.info.shape)} is no kernel over "
+                                   f"{p.depth[1]}x{p.depth[1]} pixel phases of {big.info.name} {list(big.info.shape)}")
+            pair(ta, tb, "mapping")
+            wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], depth=p.depth)
+            continue
         sa = _part_shape(ta, p.a_part, p.axis, p.a_groups, p.source, p.a_index)
         sb = _part_shape(tb, p.b_part, p.axis, p.b_groups, p.source, p.b_index)
         whole_a, whole_b = p.a_part is None and p.a_index is None, p.b_part is None and p.b_index is None

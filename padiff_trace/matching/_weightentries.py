@@ -9,10 +9,12 @@ from typing import Any
 
 from padiff_trace import MappingError
 
+from ..arrays import SPACE_TO_DEPTH_ORDERS
+
 __all__ = ["WeightEntry", "parse_weights"]
 
 _SIDES = ("paddle", "torch", "source", "target")
-_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), *(f"{s}_blocks" for s in _SIDES), *(f"{s}_offset" for s in _SIDES), *(f"{s}_index" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
+_WEIGHT_KEYS = {*_SIDES, *(f"{s}_part" for s in _SIDES), *(f"{s}_groups" for s in _SIDES), *(f"{s}_axes" for s in _SIDES), *(f"{s}_blocks" for s in _SIDES), *(f"{s}_offset" for s in _SIDES), *(f"{s}_index" for s in _SIDES), *(f"{s}_depth" for s in _SIDES), "axis", "skip", "sum", "how", "confidence", "convert", "why", "transfer"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class WeightEntry:
     blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)  # side -> order of equal blocks of its axis 0
     offsets: dict[str, float] = field(default_factory=dict)  # side -> what its values are the other's plus
     indexes: dict[str, int] = field(default_factory=dict)  # side -> the element of its stacked tensor (axis 0)
+    # side -> (r, order): its kernel reads the other's input as r x r pixel phases stacked in that order (``_depth``)
+    depths: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def describe(self, source: str) -> str:
         return f"{source}: weights entry {self.index} ({', '.join(f'{k}={v!r}' for k, v in self.names.items())})"
@@ -40,6 +44,14 @@ def _axes_order(order: Any, where: str) -> tuple[int, ...]:
             and sorted(order) == list(range(len(order)))):
         raise MappingError(f"{where} must be an order of the canonical axes like [0, 2, 3, 1], got {order!r}")
     return tuple(order)
+
+
+def _depth(spec: Any, where: str) -> tuple[int, str]:
+    if not (isinstance(spec, dict) and set(spec) == {"block", "order"} and isinstance(spec["block"], int)
+            and not isinstance(spec["block"], bool) and spec["block"] >= 2 and spec["order"] in SPACE_TO_DEPTH_ORDERS):
+        raise MappingError(f"{where} must be like {{\"block\": 2, \"order\": ORDER}} with ORDER one of "
+                           f"{sorted(SPACE_TO_DEPTH_ORDERS)}, got {spec!r}")
+    return spec["block"], spec["order"]
 
 
 def parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
@@ -108,5 +120,9 @@ def parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
                 raise MappingError(f"{source}: weights entry {i}: {k}_index must be a count >= 0, the element of {k}'s "
                                    f"stacked tensor (axis 0) that its part (if any) then cuts, like 2, got {index!r}")
             indexes[k] = index
-        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed, blocks, offsets, indexes))
+        depths = {k: _depth(e[f"{k}_depth"], f"{source}: weights entry {i}: {k}_depth") for k in names if f"{k}_depth" in e}
+        if depths and (len(depths) > 1 or parts or indexes or summed or skip or axes or blocks or offsets):
+            raise MappingError(f"{source}: weights entry {i}: *_depth goes on one side of an entry pairing two whole "
+                               f"tensors with no other conversion")
+        out.append(WeightEntry(i, names, parts, skip, groups, axis, axes, summed, blocks, offsets, indexes, depths))
     return tuple(out)

@@ -40,6 +40,7 @@ CONFIDENCE: dict[str, str] = {
     "summed": "medium",  # one bias against the biases of the parts its weight is cut into along the input axis
     "shadow": "medium",  # copies of two paired tensors (an EMA, an averaged model): the same values before step 0
     "order only": "low",  # same shape, same place, nothing else told them apart: the order both models compute
+    "space-to-depth": "medium",  # a kernel over pixel phases against the strided one; the recorded input shows the phases' order
 }
 
 
@@ -94,6 +95,9 @@ class WeightPair:
     offset: float = 0.0
     a_index: int | None = None
     b_index: int | None = None
+    # (side, r, order): that side's convolution reads the other's input as r x r pixel phases stacked
+    # in ``order`` (``_depth``: a Focus stem against the strided convolution it equals)
+    depth: tuple[str, int, str] | None = None
 
     @property
     def indexed(self) -> bool:
@@ -138,6 +142,10 @@ class WeightPair:
             parts.append(f"{self.logged.upper()} keeps the logarithm of the other's values")
         if self.offset:
             parts.append(f"B holds A's values {self.offset:+g}")
+        if self.depth is not None:
+            side, r, order = self.depth
+            parts.append(f"{side.upper()}'s kernel over {r}x{r} pixel phases stacked in {order} order as the "
+                         f"stride-{r} kernel it equals")
         return ", ".join(parts) or "copy"
 
 
@@ -249,6 +257,8 @@ class WeightMap:
                 e[f"{ka}_blocks"] = list(p.a_blocks)
             if p.offset:
                 e[f"{kb}_offset"] = p.offset
+            if p.depth is not None:
+                e[f"{ka if p.depth[0] == 'a' else kb}_depth"] = {"block": p.depth[1], "order": p.depth[2]}
             if not p.transfer:
                 e["transfer"] = False
             if p.how == SUMMED:

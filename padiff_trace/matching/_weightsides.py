@@ -147,6 +147,7 @@ class WeightPin:
     offset: float = 0.0  # B's values are A's plus this
     a_index: int | None = None  # that side's tensor is a stack: its element along axis 0
     b_index: int | None = None
+    depth: tuple[str, int, str] | None = None  # ("a"/"b", r, order): that side's kernel over pixel phases (``_depth``)
 
 
 def mapping_pins(
@@ -160,7 +161,8 @@ def mapping_pins(
         return [], []
     sided = orient(mapping, a.framework, b.framework)
     pins = [WeightPin(w.a, w.b, w.a_part, w.b_part, w.skip, w.describe(sided.source), w.a_groups, w.b_groups,
-                      w.axis, w.a_axes, w.b_axes, w.summed, w.a_blocks, w.b_blocks, w.offset, w.a_index, w.b_index)
+                      w.axis, w.a_axes, w.b_axes, w.summed, w.a_blocks, w.b_blocks, w.offset, w.a_index, w.b_index,
+                      w.depth)
             for w in sided.weights]
     mods: list[tuple[str, str]] = []
     if sided.modules_pin_weights:
