@@ -6,6 +6,8 @@
   Linear's input, in the other side's order where the weights were paired chunk by chunk.
 * A value read in the layout of the call around it (viewed in that shape, axes permuted):
   ``channel_order`` says which element of one side's per-element vectors is which of the other's.
+* A kernel over pixel phases stacked as channels is the strided kernel it equals, in every known
+  order of the phases; a mapping file says so with ``*_depth``.
 * Module anchors: a tensor paired in parts with one tensor only is matched whole (its modules
   anchor the call alignment); a root holding a position table is no partner of a
   position-embedding module.
@@ -14,13 +16,16 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from padiff_trace.analyzer.alignment._slices import regroup_orders
 from padiff_trace.analyzer.reporting._channels import channel_order
 from padiff_trace.analyzer.reporting._layouts import chunk_order
 
-from padiff_trace.arrays import newest_axis
-from padiff_trace.matching import WeightMap, WeightPair
+from padiff_trace import MappingError
+from padiff_trace.arrays import SPACE_TO_DEPTH_ORDERS, depth_from_kernel, kernel_from_depth, newest_axis, space_to_depth
+from padiff_trace.matching import WeightMap, WeightPair, parse_mapping
 from padiff_trace.matching._anchors import module_anchors
+from padiff_trace.matching._depth import depth_fits
 
 
 def _chunked(a: np.ndarray, order: list[int]) -> np.ndarray:
@@ -151,9 +156,6 @@ def test_a_kernel_over_pixel_phases_is_the_strided_kernel_it_equals_in_every_kno
     """A 3x3 convolution (padding 1) over the stacked 2x2 phases equals a 6x6 stride-2 one
     (padding 2) whose kernel ``kernel_from_depth`` builds, for each known order; the inverse
     gives the kernel back; ``depth_fits`` reads ``r`` from the shapes and nothing else fits."""
-    from padiff_trace.arrays import SPACE_TO_DEPTH_ORDERS, depth_from_kernel, kernel_from_depth, space_to_depth
-    from padiff_trace.matching._depth import depth_fits
-
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((2, 3, 8, 8)), rng.standard_normal((5, 12, 3, 3))
     for order in SPACE_TO_DEPTH_ORDERS:
@@ -167,10 +169,6 @@ def test_a_kernel_over_pixel_phases_is_the_strided_kernel_it_equals_in_every_kno
 
 
 def test_a_mapping_files_depth_entry_is_read_and_a_wrong_one_refused_in_one_line() -> None:
-    import pytest
-    from padiff_trace import MappingError
-    from padiff_trace.matching import parse_mapping
-
     m = parse_mapping({"weights": [{"paddle": "stem.conv.weight", "torch": "stem.0.weight",
                                     "paddle_depth": {"block": 2, "order": "Focus (YOLOv5)"}}]}, "m.json")
     (w,) = m.weights
