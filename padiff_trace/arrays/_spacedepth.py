@@ -59,12 +59,7 @@ def kernel_from_depth(w: np.ndarray, r: int, order: str) -> np.ndarray:
 
 
 def depth_from_kernel(w: np.ndarray, r: int, order: str) -> np.ndarray:
-    """The inverse of ``kernel_from_depth``: ``[O, C, r * k, r * k]`` -> ``[O, C * r * r, k, k]``."""
-    o, c, kh, kw = w.shape
-    out = np.empty((o, c * r * r, kh // r, kw // r), dtype=w.dtype)
-    ch = _channels(order, r, c)
-    for k in range(c):
-        for dy in range(r):
-            for dx in range(r):
-                out[:, ch[k, dy, dx]] = w[:, k, dy::r, dx::r]
-    return out
+    """The inverse of ``kernel_from_depth``: ``[O, C, r * k, r * k]`` -> ``[O, C * r * r, k, k]``,
+    which is the strided kernel's own space-to-depth (tap ``(r * ki + dy, r * kj + dx)`` is phase
+    ``(dy, dx)`` at ``(ki, kj)``)."""
+    return space_to_depth(w, r, order)
