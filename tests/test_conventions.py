@@ -58,6 +58,8 @@ with ``padiff-trace run`` as a user types it, no flag and no mapping:
   things.
 * ``encode`` (session 29): a positional encoding ordered per frequency against one ordered per
   function; parts of unequal widths concatenated the other way round.
+* ``outtokens`` (session 60): output tokens as two bare parameters against one Embedding, a
+  bare ``in_proj_weight`` in a port's own attention, square stacks beside a non-square one.
 * ``focus`` (session 60): ``nn.PixelUnshuffle`` and a 3x3 convolution against one 6x6 stride-2
   convolution: the kernels pair in the phases' order the recorded input shows.
 * ``subpixel`` (session 29): ``nn.PixelShuffle`` against a depth-to-space written in TensorFlow's
@@ -1024,6 +1026,32 @@ def test_a_kernel_over_pixel_phases_pairs_with_the_strided_kernel_it_equals_in_e
     rc, doc, text = run(tmp_path / "head", "focus", bug="torch_head_relu")
     assert rc == 1, text
     assert located(doc)[0] in ("", "head"), text
+
+
+# ------------------------------------------------------------------ outtokens: packed by name, tokens as one table, square stacks
+def test_bare_in_proj_tokens_as_one_table_and_square_stacks_pair_without_a_mapping(tmp_path: Path) -> None:
+    """Output tokens read by an attention, a score head and one MLP per token (a mask decoder's
+    layout), written two ways: two bare token parameters against one ``nn.Embedding``; q/k/v
+    Linears against a bare ``in_proj_weight`` in an attention class of the port's own (its name
+    says the packed role, as torch's MultiheadAttention's does, and it takes its parts before an
+    unnamed head's Linear as large as q|k does); per-token MLPs against stacks ``w1``, ``w2``
+    ``[M, D, D]`` beside ``w3`` ``[M, D, K]`` (the squares kept as the module's other stack shows).
+    Clean: exit 0, every tensor paired as said; a scale bug in the attention is named there."""
+    rc, doc, text = run(tmp_path, "outtokens")
+    assert rc == 0, text
+    entries = weight_map(tmp_path)["weights"]
+    by = {(e["paddle"], e["torch"]): e for e in entries}
+    assert by[("cls_token", "output_tokens.weight")]["torch_part"] == [0, 1], entries
+    assert by[("item_tokens", "output_tokens.weight")]["torch_part"] == [1, 4], entries
+    assert [by[(f"attn.{r}_proj.weight", "attn.in_proj_weight")]["torch_part"] for r in "qkv"] == [[0, 8], [8, 16], [16, 24]]
+    for i in range(3):
+        for layer, stack in ((0, "w1"), (1, "w2"), (2, "w3")):
+            e = by[(f"token_mlps.{i}.layers.{layer}.weight", f"hyper.{stack}")]
+            assert e["how"] == "stacked" and e["torch_part"] == [i, i + 1] and e["torch_axes"] == [0, 2, 1], e
+    assert not any(t.startswith("score_head") for (p, t) in by if p.startswith("attn.")), entries
+    rc, doc, text = run(tmp_path / "scale", "outtokens", bug="paddle_attn_scale")
+    assert rc == 1, text
+    assert located(doc) == ("attn", "attn"), text
 
 
 # ------------------------------------------------------------------ kernelpred: a predictor's rows as [H, K] against [K, H]

@@ -48,6 +48,7 @@ __all__ = [
     "LAYER_INDEXED_LOCALS",
     "LOCAL_ALIASES",
     "LOOKUP_TABLES",
+    "PACKED_LOCALS",
     "PACKED_ROLES",
     "PARAMETRIZED_UNDER",
     "POINTWISE_AS",
@@ -280,6 +281,13 @@ PACKED_ROLES: dict[tuple[str, str], tuple[str, str]] = {
     ("multiheadattention", "q_proj_weight"): ("linear", "weight"),
     ("multiheadattention", "k_proj_weight"): ("linear", "weight"),
     ("multiheadattention", "v_proj_weight"): ("linear", "weight"),
+}
+
+# A tensor of a class no table knows, named as a library class names a packed tensor
+# (``in_proj_weight``, a bare parameter in a port's own attention written after torch's
+# MultiheadAttention): the name says the role wherever it is defined.
+PACKED_LOCALS: dict[str, tuple[str, str]] = {
+    local: role for (owner, local), role in PACKED_ROLES.items() if owner == "multiheadattention" and local.startswith("in_proj_")
 }
 
 # (canonical type, canonical local name) -> the axes (in the canonical layout, tried in this

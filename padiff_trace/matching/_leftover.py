@@ -218,18 +218,27 @@ def pair_last_packed(la: list[MTensor], lb: list[MTensor], pair: Pair,
     and marks it turned). ``same_place`` as for ``pair_left_over``."""
     place = same_place or (lambda x, y: x.key == y.key)
 
+    def holds(xs: list[MTensor], y: MTensor) -> tuple[tuple[int, list[int]] | None, bool]:
+        """Where ``xs`` concatenate to ``y`` (None: they do not), and whether only transposed."""
+        found = concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
+        turned = found is None and turn is not None and all(len(x.cshape) == 2 and not x.known for x in xs)
+        if turned:
+            found = concat_axis([squeezed(x.cshape[::-1]) for x in xs], y.cshape)
+        return found, turned
+
     for big_side, small_side in ((lb, la), (la, lb)):
         for y in big_side:
             if not trainable_left(y):
                 continue
-            xs = [x for x in small_side if trainable_left(x) and place(x, y)]
-            if len(xs) < 2 or any(o is not y and trainable_left(o) and any(place(x, o) for x in xs) for o in big_side):
+            xs = sorted((x for x in small_side if trainable_left(x) and place(x, y)), key=lambda t: t.index)
+            if len(xs) < 2:
                 continue
-            xs.sort(key=lambda t: t.index)
-            found = concat_axis([squeezed(x.cshape) for x in xs], y.cshape)
-            turned = found is None and turn is not None and all(len(x.cshape) == 2 and not x.known for x in xs)
-            if turned:
-                found = concat_axis([squeezed(x.cshape[::-1]) for x in xs], y.cshape)
+            # another tensor left in that place that the parts could make is a rival; one they
+            # cannot make (a stack of other shapes beside a table of tokens) is none
+            if any(o is not y and trainable_left(o) and any(place(x, o) for x in xs) and holds(xs, o)[0] is not None
+                   for o in big_side):
+                continue
+            found, turned = holds(xs, y)
             if found is None:
                 continue
             axis, sizes = found

@@ -58,14 +58,15 @@ def _listed(x: MTensor) -> list[tuple[str, int]]:
     return out
 
 
-def _orientation(s: tuple[int, ...], y: MTensor, n: int) -> str | None:
+def _orientation(s: tuple[int, ...], y: MTensor, n: int, laid: str | None = None) -> str | None:
     """How ``y``'s first axis holds ``n`` tensors of shape ``s``: ``slices`` as they are,
     ``transposed`` (matrices), ``concat`` one after the other along it, None neither (or a square
-    matrix, whose orientation the shapes cannot tell)."""
+    matrix, whose orientation the shapes cannot tell, unless ``laid``: the one orientation every
+    stack of non-square matrices in its module shows)."""
     if y.cshape[0] == n and len(y.cshape) >= 2:
         inner = y.cshape[1:]
         if len(s) == 2 and s[0] == s[1]:
-            return None
+            return laid if inner == s else None
         if inner == s or (len(inner) != len(s) and squeezed(inner) == squeezed(s)):  # axes of size one aside
             return "slices"
         if len(s) == 2 and inner == s[::-1]:
@@ -93,12 +94,18 @@ def stacked_groups(a: list[MTensor], b: list[MTensor],
     # a vector [N * n] is N vectors [n] one after the other only in a module where a tensor of more
     # axes holds the same list so (the branches' biases beside their kernels): any even vector splits
     holds: dict[str, set[str]] = defaultdict(set)
-    for flat in (False, True):
+    # module -> how the stacks of matrices it holds keep them (``slices``/``transposed``), where
+    # every stack whose shapes show it says the same: its stacks of square matrices are kept
+    # alike (a hypernetwork's ``w1``, ``w2`` [N, d, d] beside ``w3`` [N, d, k] used as ``x @ w[i]``);
+    # stacks that disagree (a low-rank ``U`` as it is beside ``V`` transposed) say nothing
+    laid: dict[str, str] = {}
+    # matrices, then (where that showed a module's layout) its square ones, then vectors
+    for flat in (False, False, True):
         unsaid: dict[str, list[MTensor]] = defaultdict(list)  # module -> its stacks several groups fit, no name choosing
         for y in b:
             if not y.cshape or (len(y.cshape) == 1) != flat:
                 continue
-            fits = _fits(groups, y, taken, holds if flat else None, counterpart)
+            fits = _fits(groups, y, taken, holds if flat else None, counterpart, laid)
             if len(fits) > 1:  # the role y's name says chooses
                 role = role_of_words(y.local) or _role(y.info.module)
                 said = [(g, t) for g, t in fits if role is not None and (role_of_words(g[0].leaf) or _role(_list_of(g))) == role]
@@ -108,13 +115,19 @@ def stacked_groups(a: list[MTensor], b: list[MTensor],
             if len(fits) == 1:
                 _take(out, taken, fits[0][0], y, fits[0][1])
         for ys in unsaid.values():  # names say nothing: the stacks in the order the groups are registered
-            cands = sorted({tuple(map(id, g)): g for y in ys for g, _ in _fits(groups, y, taken, holds if flat else None, counterpart)}.values(),
+            cands = sorted({tuple(map(id, g)): g for y in ys
+                            for g, _ in _fits(groups, y, taken, holds if flat else None, counterpart, laid)}.values(),
                            key=lambda g: g[0].index)
-            order = [next((t for g2, t in _fits([g], y, taken, holds if flat else None, counterpart) if g2 is g), None)
+            order = [next((t for g2, t in _fits([g], y, taken, holds if flat else None, counterpart, laid) if g2 is g), None)
                      for y, g in zip(ys, cands)]
             if len(cands) == len(ys) and all(t is not None for t in order) and len(set(order)) == 1:
                 for y, g, t in zip(ys, cands, order):
                     _take(out, taken, g, y, str(t))
+        shown: dict[str, set[str]] = defaultdict(set)
+        for _, y, how in out:
+            if how in ("slices", "transposed") and len(y.cshape) == 3 and y.cshape[1] != y.cshape[2]:
+                shown[y.info.module].add(how)
+        laid = {m: hows.pop() for m, hows in shown.items() if len(hows) == 1}  # stacks that disagree say nothing
         for g, y, _ in out:  # the stack's module holds the list, and so do the modules beside it (a
             # grouped convolution's BatchNorm next to it holds the branches' norms)
             holds[y.info.module].add(_list_of(g))
@@ -222,16 +235,17 @@ def _list_of(g: list[MTensor]) -> str:
 
 
 def _fits(groups: list[list[MTensor]], y: MTensor, taken: set[int],
-          holds: dict[str, set[str]] | None = None, counterpart: Counterpart | None = None) -> list[tuple[list[MTensor], str]]:
+          holds: dict[str, set[str]] | None = None, counterpart: Counterpart | None = None,
+          laid: dict[str, str] | None = None) -> list[tuple[list[MTensor], str]]:
     """The groups not yet taken that ``y`` can hold stacked, each with its orientation; with
     ``holds`` (module -> the lists its other stacks hold; ``parent.*``: the lists a stack beside
-    it holds), only those lists."""
+    it holds), only those lists; ``laid``: module -> how its stacks of matrices keep them."""
     return [(g, t) for g in groups if not any(id(x) in taken for x in g) and _same_kind(g[0], y)
             and g[0].info.trainable == y.info.trainable and g[0].info.is_param == y.info.is_param
             and (_blocks_agree(g, y) or _counterparts(g, y, counterpart))
             and (holds is None or _list_of(g) in holds.get(y.info.module, ())
                  or _list_of(g) in holds.get(y.info.module.rpartition(".")[0] + ".*", ()))
-            and (t := _orientation(g[0].cshape, y, len(g))) is not None]
+            and (t := _orientation(g[0].cshape, y, len(g), (laid or {}).get(y.info.module))) is not None]
 
 
 def _counterparts(g: list[MTensor], y: MTensor, counterpart: Counterpart | None) -> bool:

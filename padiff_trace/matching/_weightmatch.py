@@ -189,9 +189,10 @@ class _Matcher(MatchState):
 
         for big_side, small_side in ((self.a, self.b), (self.b, self.a)):
             vocab = frozenset().union(*(_path_words(t.info.module) for t in big_side))
-            # a tensor whose name says what it packs (``kv``: k then v) first: one whose name says
-            # nothing (an FFN's ``fc_in`` [2d, d]) must not take those parts first
-            for x in sorted(self.live(big_side), key=lambda t: not roles_named(t.leaf)):
+            # a tensor whose name says what it packs (``kv``: k then v; ``in_proj_weight``: a packed
+            # role by the tables) first: one whose name says nothing (an FFN's ``fc_in`` [2d, d])
+            # must not take those parts first
+            for x in sorted(self.live(big_side), key=lambda t: not (roles_named(t.leaf) or t.packed)):
                 run, axis = packed_run(x, self.live(small_side), self.pack_of.get(x.info.module), small_side, vocab, place,
                                        self._kind, big_side)
                 hoisted = False

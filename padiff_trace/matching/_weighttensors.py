@@ -23,6 +23,7 @@ from ._knowledge import (
     LAYER_INDEXED_LOCALS,
     LOCAL_ALIASES,
     NORM_LAYERS,
+    PACKED_LOCALS,
     PACKED_ROLES,
     PARAMETRIZED_UNDER,
     RAW_WEIGHTS,
@@ -134,7 +135,7 @@ def normalise(side: WeightSide, tag: str) -> list[MTensor]:
             local = m["local"] + (m["direction"] or ("_reverse" if backward else ""))
             sub = (int(m["layer"]),)
             key = (*key, *sub)
-        role = PACKED_ROLES.get((ctype, local))
+        role = PACKED_ROLES.get((ctype, local)) or (PACKED_LOCALS.get(local) if not rt.known else None)
         # a v or a raw weight is stored as the layer stores its weight (paddle's Linear: [in, out])
         stored = "weight" if raw and local == "weight" and not owner else t.local
         perm = res.layout(t.module_type, stored) or side.layouts.get(layout_key(t.module_type, t.local))
