@@ -1002,8 +1002,8 @@ def test_a_kernel_over_pixel_phases_pairs_with_the_strided_kernel_it_equals_in_e
     convolution shows. Paired (``space-to-depth``), compared as one kernel, said as a
     convention, with either model first (the second way the model receiving weights is the one
     over phases: its order is read from its own recording, and written in the mapping file).
-    Phases stacked in no known order are refused, both kernels named; a bug after the stem is
-    located."""
+    Phases stacked in no known order are refused, both kernels named with the mapping line that
+    pins them; a bug after the stem is located."""
     rc, doc, text = run(tmp_path, "focus")
     assert rc == 0, text
     (note,) = [c for c in findings(doc, "convention") if "pixel phases" in c]
@@ -1022,6 +1022,7 @@ def test_a_kernel_over_pixel_phases_pairs_with_the_strided_kernel_it_equals_in_e
     assert [e["paddle_depth"] for e in used["weights"] if "paddle_depth" in e] == [{"block": 2, "order": "CRD (PixelUnshuffle)"}]
     rc, doc, text = run(tmp_path / "unknown", "focus", bug="paddle_phases_unknown")
     assert rc == 2 and "stem.conv.weight [8, 12, 3, 3]" in text and "stem.0.weight [8, 3, 6, 6]" in text, text
+    assert '"paddle_depth": {"block": 2, "order": ORDER}' in text and "Focus (YOLOv5)" in text, text  # the line to pin it
     assert "Traceback" not in text, text
     rc, doc, text = run(tmp_path / "head", "focus", bug="torch_head_relu")
     assert rc == 1, text

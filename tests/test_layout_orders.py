@@ -22,10 +22,9 @@ from padiff_trace.analyzer.reporting._channels import channel_order
 from padiff_trace.analyzer.reporting._layouts import chunk_order
 
 from padiff_trace import MappingError
-from padiff_trace.arrays import SPACE_TO_DEPTH_ORDERS, depth_from_kernel, kernel_from_depth, newest_axis, space_to_depth
+from padiff_trace.arrays import SPACE_TO_DEPTH_ORDERS, depth_fits, depth_from_kernel, kernel_from_depth, newest_axis, space_to_depth
 from padiff_trace.matching import WeightMap, WeightPair, parse_mapping
 from padiff_trace.matching._anchors import module_anchors
-from padiff_trace.matching._depth import depth_fits
 
 
 def _chunked(a: np.ndarray, order: list[int]) -> np.ndarray:

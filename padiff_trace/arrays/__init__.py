@@ -24,12 +24,13 @@ from ._layout import (
 )
 from ._native import kernel, kind_of
 from ._recent import Recent
-from ._spacedepth import SPACE_TO_DEPTH_ORDERS, depth_from_kernel, kernel_from_depth, space_to_depth
+from ._spacedepth import SPACE_TO_DEPTH_ORDERS, depth_fits, depth_from_kernel, kernel_from_depth, space_to_depth
 from ._stats import CHUNK_ELEMS, copy_with_stats, stats_tuple
 
 __all__ = [
     "Recent",
     "SPACE_TO_DEPTH_ORDERS",
+    "depth_fits",
     "depth_from_kernel",
     "kernel_from_depth",
     "space_to_depth",

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["SPACE_TO_DEPTH_ORDERS", "depth_from_kernel", "kernel_from_depth", "space_to_depth"]
+__all__ = ["SPACE_TO_DEPTH_ORDERS", "depth_fits", "depth_from_kernel", "kernel_from_depth", "space_to_depth"]
 
 # name -> the stacked channel holding image channel c at phase (dy, dx) of an r x r block, C channels
 SPACE_TO_DEPTH_ORDERS: dict[str, Callable[[int, int, int, int, int], int]] = {
@@ -63,3 +63,14 @@ def depth_from_kernel(w: np.ndarray, r: int, order: str) -> np.ndarray:
     which is the strided kernel's own space-to-depth (tap ``(r * ki + dy, r * kj + dx)`` is phase
     ``(dy, dx)`` at ``(ki, kj)``)."""
     return space_to_depth(w, r, order)
+
+
+def depth_fits(small: tuple[int, ...], big: tuple[int, ...]) -> int | None:
+    """``r`` when ``small`` is ``[O, C * r * r, k, k]`` and ``big`` ``[O, C, r * k, r * k]``
+    (``r`` >= 2), else None."""
+    if len(small) != 4 or len(big) != 4 or small[0] != big[0] or small[2] < 1 or small[3] < 1:
+        return None
+    r, rest = divmod(big[2], small[2])
+    if rest or r < 2 or big[3] != r * small[3] or small[1] != big[1] * r * r:
+        return None
+    return r

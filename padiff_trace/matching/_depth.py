@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arrays import SPACE_TO_DEPTH_ORDERS, depth_from_kernel, kernel_from_depth, space_to_depth
+from ..arrays import SPACE_TO_DEPTH_ORDERS, depth_fits, depth_from_kernel, kernel_from_depth, space_to_depth
 from ..trace._schema import Kind
 from ._weightmap import TensorInfo, WeightMap, WeightPair
 
@@ -34,17 +34,6 @@ logger = logging.getLogger(__name__)
 DEPTH = "space-to-depth"  # how such a pair was found
 MAX_ELEMENTS = 1 << 24  # an input larger than this is not read for it
 _SAME = 1e-6  # a stacked input this close (relative to its largest magnitude) is the phases
-
-
-def depth_fits(small: tuple[int, ...], big: tuple[int, ...]) -> int | None:
-    """``r`` when ``small`` is ``[O, C * r * r, k, k]`` and ``big`` ``[O, C, r * k, r * k]``
-    (``r`` >= 2), else None."""
-    if len(small) != 4 or len(big) != 4 or small[0] != big[0] or small[2] < 1 or small[3] < 1:
-        return None
-    r, rest = divmod(big[2], small[2])
-    if rest or r < 2 or big[3] != r * small[3] or small[1] != big[1] * r * r:
-        return None
-    return r
 
 
 def depth_order(trace: Any, info: TensorInfo, r: int) -> str | None:

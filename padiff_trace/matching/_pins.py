@@ -13,8 +13,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from .._errors import MappingError
+from ..arrays import depth_fits
 from ..arrays._layout import same_order_reshape, squeezed
-from ._depth import depth_fits
 from ._weightmap import SUMMED, WeightMap, inverse_perm
 from ._weightsides import WeightPin
 from ._weighttensors import MTensor

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..arrays import SPACE_TO_DEPTH_ORDERS, depth_fits
+
 __all__ = ["CANNOT_MATCH", "CONFIDENCE", "SUMMED", "TensorInfo", "WeightPair", "WeightMap", "WEIGHT_MAP_FILE", "inverse_perm",
            "summed_groups"]
 
@@ -291,7 +293,15 @@ class WeightMap:
             f"{CANNOT_MATCH}{len(ua)} {a_label} and {len(ub)} {b_label} trainable "
             f"tensor(s); {a_label}: {listing(ua)}; {b_label}: {listing(ub)}"
         )
-        if ua:
+        why = ""
+        depth = next(((x, y, k, r) for x in ua for y in ub
+                      for k, r in ((ka, depth_fits(x.shape, y.shape)), (kb, depth_fits(y.shape, x.shape))) if r), None)
+        if depth is not None:  # a kernel over pixel phases whose recorded input shows no known order
+            x, y, k, r = depth
+            entry = f'{{"{ka}": "{x.name}", "{kb}": "{y.name}", "{k}_depth": {{"block": {r}, "order": ORDER}}}}'
+            why = (f" where {k}'s kernel reads {r}x{r} pixel phases stacked in an ORDER of {sorted(SPACE_TO_DEPTH_ORDERS)}"
+                   " (its recorded input showed none of them)")
+        elif ua:
             t = ua[0]
             other = (self.suggestions.get(t.name) or [f"<a name in the {b_label}>"])[0]
             entry = f'{{"{ka}": "{t.name}", "{kb}": "{other}"}}'
@@ -300,7 +310,7 @@ class WeightMap:
             other = (self.suggestions.get(t.name) or [f"<a name in the {a_label}>"])[0]
             entry = f'{{"{ka}": "{other}", "{kb}": "{t.name}"}}'
         return (
-            f"{text}; pin pairs with mapping=FILE holding {{\"weights\": [{entry}]}} "
+            f"{text}; pin pairs with mapping=FILE holding {{\"weights\": [{entry}]}}{why} "
             f'(or {{"{kb}": NAME, "skip": true}} to leave a tensor as the model initialised it)'
         )
 
