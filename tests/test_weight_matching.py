@@ -1545,3 +1545,27 @@ def test_a_stems_norms_pair_beside_the_convolutions_their_widths_name() -> None:
     assert got["patch_embed.0.bn.weight"] == "stem.bn1.weight", wm.problem_text("A", "B")
     assert got["patch_embed.0.bn.bias"] == "stem.bn1.bias"
     assert got["patch_embed.2.bn.weight"] == "stem.bn2.weight"
+
+
+def test_a_detection_heads_class_and_box_convolutions_pair_by_their_branch_names() -> None:
+    """PaddleDetection's RetinaNet head registers its class and box convolutions alternately
+    (``cls_conv_0``, ``reg_conv_0``, ``cls_conv_1``, ``reg_conv_1``), torchvision's keeps two
+    subnets (``classification_head.conv.N.0``, ``regression_head.conv.N.0``): four same-shape
+    convolutions. ``cls`` ~ ``classification`` and ``reg`` ~ ``regression`` are one role each
+    (``ROLE_SYNONYMS``), so each pairs within its branch, in order, not by registration rank."""
+    conv = {"Conv2D": ["paddle.nn.layer.conv.Conv2D", "paddle.nn.layer.layers.Layer"]}
+    tconv = {"Conv2d": ["torch.nn.modules.conv.Conv2d", "torch.nn.modules.module.Module"]}
+
+    def c(prefix: str, mtype: str, o: int = 16) -> list[TensorInfo]:
+        return [t(f"{prefix}.weight", mtype, (o, 16, 3, 3)), t(f"{prefix}.bias", mtype, (o,))]
+
+    pd = [x for i in range(2) for b in ("cls", "reg") for x in c(f"head.conv_feat.{b}_conv_{i}", "Conv2D")]
+    pd += [*c("head.retina_cls", "Conv2D", 12), *c("head.retina_reg", "Conv2D", 36)]
+    th = [x for b in ("classification", "regression") for i in range(2) for x in c(f"head.{b}_head.conv.{i}.0", "Conv2d")]
+    th += [*c("head.classification_head.cls_logits", "Conv2d", 12), *c("head.regression_head.bbox_reg", "Conv2d", 36)]
+    wm = match_weights(WeightSide("paddle", tuple(pd), conv), WeightSide("torch", tuple(th), tconv))
+    got = pairs(wm)
+    for b, head in (("cls", "classification"), ("reg", "regression")):
+        for i in range(2):
+            for local in ("weight", "bias"):
+                assert got[f"head.conv_feat.{b}_conv_{i}.{local}"] == f"head.{head}_head.conv.{i}.0.{local}", wm.text()

@@ -388,6 +388,10 @@ ROLE_SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"down_proj", "w2", "down"}),
     # a residual block's projection of its input (ResNet's ``downsample``, PaddleClas' ``short``)
     frozenset({"downsample", "shortcut", "short", "skip_proj", "proj_shortcut"}),
+    # a detection head's two branches: the class scores and the box regression (PaddleDetection's
+    # ``cls_conv_0``/``reg_conv_0`` against torchvision's ``classification_head``/``regression_head``)
+    frozenset({"cls", "classification"}),
+    frozenset({"reg", "regression"}),
 )
 
 # Roles that never stand for one another: an attention's query, key and value projections. Two

@@ -350,7 +350,11 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       "port_timesnet", "port_deformable_attn", "port_sam_decoder", "port_vqema_train",
                       # session 59 (set 50): paddle.vision twins at other depths and widths, each with two
                       # planted bugs, by a helper that never ran the tool, measured once on first contact
-                      "resnet34", "resnet101", "densenet169", "vgg16", "shufflenet_v2_x1_0"})
+                      "resnet34", "resnet101", "densenet169", "vgg16", "shufflenet_v2_x1_0",
+                      # session 60, set 51: a PaddleClas classifier and backbone (PP-LCNet, PP-HGNetV2)
+                      # against timm-style ports, RT-DETR's hybrid encoder and a RetinaNet FPN head
+                      # against the public torch code's layout, by helpers that never ran the tool
+                      "port_pplcnet", "port_hgnetv2", "port_rtdetr_encoder", "port_retinanet_head"})
 
 
 @dataclass(frozen=True)
