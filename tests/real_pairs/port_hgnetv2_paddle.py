@@ -203,7 +203,7 @@ class HGV2_Stage(nn.Layer):
             blocks_list.append(
                 HGV2_Block(in_channels=in_channels if i == 0 else out_channels, mid_channels=mid_channels,
                            out_channels=out_channels, kernel_size=kernel_size, layer_num=layer_num,
-                           identity=False if i == 0 else True, light_block=light_block, use_lab=use_lab)
+                           identity=i != 0, light_block=light_block, use_lab=use_lab)
             )
         self.blocks = nn.Sequential(*blocks_list)
 

@@ -184,7 +184,7 @@ class HighPerfGpuStage(nn.Module):
         blocks_list = []
         for i in range(block_num):
             blocks_list.append(HighPerfGpuBlock(
-                in_chs if i == 0 else out_chs, mid_chs, out_chs, layer_num, residual=False if i == 0 else True,
+                in_chs if i == 0 else out_chs, mid_chs, out_chs, layer_num, residual=i != 0,
                 kernel_size=kernel_size, light_block=light_block, use_lab=use_lab, cat_input_last=cat_input_last))
         self.blocks = nn.Sequential(*blocks_list)
 
