@@ -16,7 +16,6 @@ order, and the pair stays unmatched: a transfer refuses, naming both tensors.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +26,7 @@ from ..arrays import SPACE_TO_DEPTH_ORDERS, depth_fits, depth_from_kernel, kerne
 from ..trace._schema import Kind
 from ._weightmap import TensorInfo, WeightMap, WeightPair
 
-__all__ = ["DEPTH", "depth_as_b", "depth_fits", "depth_note", "depth_order", "depth_pair", "mark_depths"]
+__all__ = ["DEPTH", "depth_as_b", "depth_note", "depth_order", "mark_depths"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,12 +55,12 @@ def depth_order(trace: Any, info: TensorInfo, r: int) -> str | None:
         return None
     x = trace.read(stacked[0].seq).astype(np.float64)
     n, cr, h, w = x.shape
+    scale = max(float(np.max(np.abs(x))), 1e-30)
     found = set()
     for rec in (rec for m in chain for rec in firsts.get(m, [])):
         if tuple(rec.shape) != (n, cr // (r * r), h * r, w * r):
             continue
         image = trace.read(rec.seq).astype(np.float64)
-        scale = max(float(np.max(np.abs(x))), 1e-30)
         found |= {o for o in SPACE_TO_DEPTH_ORDERS if float(np.max(np.abs(space_to_depth(image, r, o) - x))) <= _SAME * scale}
         if found:
             break
@@ -88,11 +87,6 @@ def mark_depths(wm: WeightMap, order_of: Callable[[str, TensorInfo, int], str | 
         wm.mismatched = [m for m in wm.mismatched if a.name not in m and b.name not in m]
         logger.info("%s and %s: a convolution over %s's pixel phases (%s order, as its recorded input shows) against "
                     "the stride-%d convolution it equals", a.name, b.name, "A" if side == "a" else "B", order, r)
-
-
-def depth_pair(p: WeightPair, side: str, r: int, order: str) -> WeightPair:
-    """``p`` carrying a mapping file's ``*_depth``."""
-    return dataclasses.replace(p, depth=(side, r, order))
 
 
 def depth_as_b(p: WeightPair, arr: np.ndarray) -> np.ndarray:
