@@ -1024,6 +1024,15 @@ def test_a_kernel_over_pixel_phases_pairs_with_the_strided_kernel_it_equals_in_e
     assert rc == 2 and "stem.conv.weight [8, 12, 3, 3]" in text and "stem.0.weight [8, 3, 6, 6]" in text, text
     assert '"paddle_depth": {"block": 2, "order": ORDER}' in text and "Focus (YOLOv5)" in text, text  # the line to pin it
     assert "Traceback" not in text, text
+    # a mapping file pinning the phases with a block the kernels do not fit: one line, both shapes
+    mapping = tmp_path / "wrong-block.json"
+    mapping.write_text(json.dumps({"weights": [{"paddle": "stem.conv.weight", "torch": "stem.0.weight",
+                                                "paddle_depth": {"block": 3, "order": "CRD (PixelUnshuffle)"}}]}))
+    rc, doc, text = run(tmp_path / "wrong-block", "focus", "--mapping", str(mapping))
+    assert rc == 2 and not doc, text
+    (line,) = [x for x in text.splitlines() if "pixel phases" in x]
+    assert "wrong-block.json" in line and "[8, 12, 3, 3]" in line and "3x3 pixel phases" in line and "[8, 3, 6, 6]" in line, text
+    assert "Traceback" not in text, text
     rc, doc, text = run(tmp_path / "head", "focus", bug="torch_head_relu")
     assert rc == 1, text
     assert located(doc)[0] in ("", "head"), text
