@@ -2212,6 +2212,43 @@ def test_one_downsampling_module_against_a_copy_for_the_key_and_one_for_the_valu
     assert located(doc) == ("attn.norm", "mqa.key.1"), text
 
 
+# ------------------------------------------------------------------ rootnorm: one module of the root against a copy per layer, either way
+def test_one_norm_at_the_root_against_a_copy_in_every_layer_pairs_with_each_either_way(tmp_path: Path) -> None:
+    """One LayerNorm of paddle's root applied after every block against torch's norm in each
+    layer: the copies take its values (the session-start code refused: "cannot match 2 trace and
+    4 model trainable tensor(s)"); with torch first, paddle's one norm takes the first copy's
+    values and the other copy is compared with it. A norm epsilon is named at the shared norm and
+    the first copy, both ways; copies of torch's that hold other values are named at the copy
+    that differs; a residual torch's second layer forgets is named at that layer."""
+    rc, doc, text = run(tmp_path, "rootnorm")
+    assert rc == 0, text
+    (said,) = findings(doc, "module_copies")
+    assert "A's norm is one module where B keeps 2 copies of it (layers.0.ln, layers.1.ln)" in said, said
+    copies = {(e["paddle"], e["torch"]) for e in weight_map(tmp_path)["weights"] if e.get("how") == "copies"}
+    assert copies == {(f"norm.{w}", f"layers.{i}.ln.{w}") for i in (0, 1) for w in ("weight", "bias")}, copies
+    rc, doc, text = run(tmp_path / "eps", "rootnorm", bug="paddle_norm_eps")
+    assert rc == 1 and located(doc) == ("norm", "layers.0.ln"), text
+    rc, doc, text = run(tmp_path / "residual", "rootnorm", bug="torch_second_residual")
+    assert rc == 1 and located(doc)[1] == "layers.1", text
+
+    def reversed_run(out: Path, bug: str) -> tuple[int, dict[str, Any], str]:
+        proc = subprocess.run([sys.executable, "-m", "padiff_trace", "run", MODELS / "rootnorm_torch.py",
+                               MODELS / "rootnorm_paddle.py", "--out", out, "--force"], capture_output=True, text=True,
+                              env=dict(os.environ, PADIFF_BUG=bug), timeout=600)
+        report = out / "report" / "report.json"
+        return proc.returncode, json.loads(report.read_text()) if report.exists() else {}, proc.stderr + proc.stdout
+
+    rc, doc, text = reversed_run(tmp_path / "rev", "")
+    assert rc == 0, text
+    (said,) = findings(doc, "module_copies")
+    assert "B's norm is one module where A keeps 2 copies of it (layers.0.ln, layers.1.ln)" in said, said
+    rc, doc, text = reversed_run(tmp_path / "rev-eps", "paddle_norm_eps")
+    assert rc == 1 and located(doc) == ("layers.0.ln", "norm"), text
+    rc, doc, text = reversed_run(tmp_path / "rev-differ", "torch_norms_differ")
+    assert rc == 1 and located(doc) == ("layers.1.ln", "norm"), text
+    assert "layers.1.ln#0:weight" in text and "a weight or buffer of it" in text, text  # compared before the forward
+
+
 # ------------------------------------------------------------------ codebook: state the forward rewrites, results in another order
 def test_a_codebook_kept_as_buffers_against_a_frozen_parameter_and_a_loss_term_scaled_elsewhere_align(tmp_path: Path) -> None:
     """A quantizer whose forward rewrites its codebook (a moving average), trained two steps: two

@@ -137,19 +137,23 @@ def _comparison(report: ReportData) -> list[Finding]:
             + ("copied into the first, zeros into the others" if side == "a" else "their sum copied")
             + f"; compared as the sum){more}",
             "comparison"))
-    copies: dict[str, list[str]] = {}
+    # one module against copies of it, on either side: grouped by the side holding the one
+    copies: dict[tuple[str, str], list[str]] = {}
     for p in wm.pairs if wm is not None else []:
-        group = copies.setdefault(p.a.rpartition(".")[0], []) if p.how == "copies" else None
-        if group is not None and p.b.rpartition(".")[0] not in group:
-            group.append(p.b.rpartition(".")[0])
+        if p.how == "copies":
+            ma, mb = p.a.rpartition(".")[0], p.b.rpartition(".")[0]
+            for key, other in ((("A", ma), mb), (("B", mb), ma)):
+                if other not in (group := copies.setdefault(key, [])):
+                    group.append(other)
+    copies = {k: v for k, v in copies.items() if len(v) > 1}
     if copies:
-        single, kept = next(iter(copies.items()))
+        (one, single), kept = next(iter(copies.items()))
         more = f" (and {len(copies) - 1} more module(s) alike)" if len(copies) > 1 else ""
         out.append(Finding(
             "module_copies",
-            f"A's {single} is one module where B keeps {len(kept)} copies of it ({', '.join(kept)}): each copy holds "
-            f"its values, its calls pair with the first copy's, its gradient is compared with the sum of the "
-            f"copies'{more}",
+            f"{one}'s {single} is one module where {'B' if one == 'A' else 'A'} keeps {len(kept)} copies of it "
+            f"({', '.join(kept)}): each copy holds its values, its calls pair with the first copy's, its gradient "
+            f"is compared with the sum of the copies'{more}",
             "comparison"))
     bounds = [c for c in report.conventions if c.get("kind", "boundary") == "boundary"]
     if bounds:

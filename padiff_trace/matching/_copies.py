@@ -13,6 +13,9 @@ copies'), and its calls pair with the first copy's.
 The modules registered right after it and right after each copy, where they are again alike (the
 norm after each conv), are copies too. Two norms of one block that A has one of (a norm fewer)
 are no such branches: which is which is not known, and they stay refused.
+A module of A's root has B's whole model as its place (one norm applied after every block against
+a norm in each layer). The pass runs either way (``side``): where B holds the one module, it takes
+the values of A's first copy, and the other copies are compared with it, not copied over it.
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ def _state(side: list[MTensor], module: str) -> list[MTensor]:
 
 
 def pair_copies(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callable[[str, str], str],
-                counts: tuple[int, int] = _COPIES) -> bool:
+                counts: tuple[int, int] = _COPIES, side: str = "a") -> bool:
     """Tie each module of A left to the 2 to 4 alike copies left in its place in B, and the
     modules registered right after them that are alike again (module docstring). ``la``/``lb``:
     every tensor of each side; ``scope``: the module of the other side the pairs so far make a
@@ -107,12 +110,13 @@ def pair_copies(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callabl
     ma, mb = _modules(la), _modules(lb)
     tied = False
     for module, xs in ma.items():
-        place = scope(module, "a")
-        if not place or not _left(xs):
+        root = "." not in module  # a module of A's root: its place is B's whole model
+        place = scope(module, side)
+        if not (place or root) or not _left(xs):
             continue
         kind = _kind(xs)
-        copies = [m for m, ys in mb.items() if m.startswith(place + ".") and _left(ys) and _kind(ys) == kind]
-        rivals = [m for m, ts in ma.items() if m != module and _left(ts) and _kind(ts) == kind and scope(m, "a") == place]
+        copies = [m for m, ys in mb.items() if (root or m.startswith(place + ".")) and _left(ys) and _kind(ys) == kind]
+        rivals = [m for m, ts in ma.items() if m != module and _left(ts) and _kind(ts) == kind and scope(m, side) == place]
         if not counts[0] <= len(copies) <= counts[1] or rivals or (len(copies) > 1 and not _branches(mb, copies)):
             continue
         chain = [(module, copies)]
