@@ -2249,6 +2249,47 @@ def test_one_norm_at_the_root_against_a_copy_in_every_layer_pairs_with_each_eith
     assert "layers.1.ln#0:weight" in text and "a weight or buffer of it" in text, text  # compared before the forward
 
 
+# ------------------------------------------------------------------ padmask, poolgate, maptable: values say the other side's reading
+def test_a_padding_mask_of_the_other_polarity_with_broadcast_axes_is_a_convention(tmp_path: Path) -> None:
+    """A boolean ``[b, s]`` saying True = padding against ``[b, 1, 1, s]`` saying True = attend
+    (scaled-dot-product attention's): the other polarity, axes of size one aside. A scale bug in
+    torch's attention is named there; the session-start code blamed the mask, at the root."""
+    rc, doc, text = run(tmp_path, "padmask")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "scale", "padmask", bug="torch_scale_by_dim")
+    assert rc == 1 and located(doc) == ("attn", "attention"), text
+    (mask,) = [p for p in doc["pairs"] if p["a"]["module"] == "attn" and p["a"]["position"] == "args[1]"]
+    assert mask["passed"] and "other polarity" in mask["reason"], mask
+
+
+def test_map_channels_concatenated_in_another_order_are_read_so_by_every_gate_of_every_stage(tmp_path: Path) -> None:
+    """CBAM's spatial gate: ``[max, mean]`` pooled by a module of paddle's against ``[mean, max]``
+    inline in torch, in blocks of two numbered stages. The input channels of every gate's kernel
+    are taken in torch's order (one pairing, confirmed by the gates' calls, in both stages: the
+    session-start code diverged at the first gate); a tanh for the sigmoid in the last stage's
+    gate is named there."""
+    rc, doc, text = run(tmp_path, "poolgate")
+    assert rc == 0, text
+    assert "the 2 chunks of 2 features paddle concatenates as [0, 1] taken in torch's order [1, 0]" in text, text
+    used = json.loads(next(tmp_path.glob("pairing-*.json")).read_text())["weights"]
+    assert {e["paddle"] for e in used} == {"stage1.0.gate.weight", "stage1.1.gate.weight", "stage2.0.gate.weight"}, used
+    rc, doc, text = run(tmp_path / "tanh", "poolgate", bug="torch_gate_tanh")
+    assert rc == 1 and located(doc)[1] == "units.2.spatial", text
+
+
+def test_a_root_position_table_is_read_in_the_layout_the_values_confirm_with_a_bug_further_on(tmp_path: Path) -> None:
+    """A root table ``[1, h*w, c]`` added to tokens against ``[1, c, h, w]`` added to the map, with
+    c = h = w: two reshapes fit; the one moving the channels first is kept because the run goes
+    further (no call of the root can agree while a bug sits in a module, so the divergence moving
+    into one confirms it). The session-start code diverged at the root on the clean twin."""
+    rc, doc, text = run(tmp_path, "maptable")
+    assert rc == 0, text
+    assert "Net.pos_embed read in the axis order [0, 2, 1]" in text and "at <root> / <root>" in text, text
+    rc, doc, text = run(tmp_path / "relu", "maptable", bug="paddle_mlp_relu")
+    assert rc == 1 and located(doc)[0] == "mlp", text
+    assert "Net.pos_embed read in the axis order [0, 2, 1]" in text, text
+
+
 # ------------------------------------------------------------------ codebook: state the forward rewrites, results in another order
 def test_a_codebook_kept_as_buffers_against_a_frozen_parameter_and_a_loss_term_scaled_elsewhere_align(tmp_path: Path) -> None:
     """A quantizer whose forward rewrites its codebook (a moving average), trained two steps: two

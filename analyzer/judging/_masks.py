@@ -118,11 +118,13 @@ def _polarity(t: PairTable, i: int) -> int:
     say True = attend, torch's True = masked out): A == not B on every element passes, named."""
     try:
         ra, rb = t.record(i, 0), t.record(i, 1)
-        if ra.dtype != "bool" or rb.dtype != "bool" or ra.shape != rb.shape or not (ra.has_data and rb.has_data):
+        # (axes of size one aside: ``[b, s]`` against ``[b, 1, 1, s]`` kept for broadcasting)
+        if (ra.dtype != "bool" or rb.dtype != "bool" or squeezed(tuple(ra.shape)) != squeezed(tuple(rb.shape))
+                or not (ra.has_data and rb.has_data)):
             return 0
         if t.va.framework == t.vb.framework or ra.numel > _READ_LIMIT:
             return 0
-        a, b = ra.read(), rb.read()
+        a, b = ra.read(), rb.read().reshape(ra.shape)
     except (DamagedRecordError, KeyError, ValueError, TypeError, OSError):
         return 0
     if a.size == 0 or not np.array_equal(a, ~b) or a.all() or (~a).all():

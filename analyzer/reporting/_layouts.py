@@ -24,11 +24,12 @@ side's order (``alignment._slices.regroup_orders``).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from padiff_trace.matching import is_known_type
+from padiff_trace.matching import is_known_type, module_pattern
 
 from ._pairings import Alternative, _parent, _pattern, _shapes, packed_in_order
 
@@ -191,6 +192,9 @@ def _near(module: str, scope: str) -> bool:
     return module == scope or module.startswith(scope + ".") or scope.startswith(module.rpartition(".")[0] + ".")
 
 
+_NUMBERED = re.compile(r"[A-Za-z_]*\d+")  # a path component counting repeats: ``3``, ``layer2``, ``stage_4``
+
+
 def chunk_order(a: np.ndarray, b: np.ndarray, most: int = _MAX_CHUNKS) -> list[int] | None:
     """The order of ``a``'s chunks of the last axis that ``b`` holds (``b``'s chunk j is ``a``'s
     chunk ``order[j]``), for the fewest equal chunks (2 .. ``most``) where one exists and is not
@@ -230,12 +234,25 @@ def concat_alternatives(report: Report) -> list[Alternative]:
     ra, rb = d.pair.a, d.pair.b
     if not (hasattr(ra, "read") and hasattr(rb, "read")) or not ra.shape or not rb.shape:
         return []
-    order = chunk_order(np.asarray(ra.read()), np.asarray(rb.read()))
-    if order is None:
+    va, vb = np.asarray(ra.read()), np.asarray(rb.read())
+    order = chunk_order(va, vb)
+    n, channels = int(ra.shape[-1]), False
+    if order is None and va.ndim >= 3 and va.shape == vb.shape:  # a map's channels (axis 1: NCHW, NCL)
+        order = chunk_order(np.moveaxis(va, 1, -1), np.moveaxis(vb, 1, -1))
+        n, channels = int(ra.shape[1]), True
+    # the call that received the value reads it too (a convolution after a one-sided module that
+    # concatenated its input: the divergence is named at that module, its reader is beside it)
+    reader = ra.module if d.pair.role == "input" else None
+    if order is None or (channels and reader is None):
         return []
-    n, k = int(ra.shape[-1]), len(order)
+    k = len(order)
     c = n // k
     scope = d.located.a.call.module if d.located else ra.module
+    if _packed_producers(wm, scope, c):
+        return []
+    # the same module in every block (as the other pairings this module offers: a port
+    # concatenates one way throughout); the readers' calls then confirm it, block by block
+    in_scope, read_by = module_pattern(_repeats(scope)), module_pattern(_repeats(reader or ""))
     ka, kb = wm.side_keys()
     shapes = _shapes(report.a)
     ndim: dict[str, int] = {}
@@ -247,10 +264,13 @@ def concat_alternatives(report: Report) -> list[Alternative]:
         mod_a = p.a.rpartition(".")[0]
         shape = shapes.get(p.a)
         if (shape is None or p.a_part is not None or p.b_part is not None or not p.transfer or p.how == "reshape"
-                or not (not scope or mod_a == scope or mod_a.startswith(scope + "."))):
+                or not (not scope or _within_pattern(mod_a, in_scope) or (reader and read_by.match(mod_a)))):
             continue
         canon = tuple(shape[i] for i in p.a_perm) if p.a_perm is not None else tuple(shape)
         axis = 0 if len(canon) == 1 else 1
+        # a map's channels are read by the call that received them (a norm after it reads its own output)
+        if channels and not (read_by.match(mod_a) or (axis == 1 and _within_pattern(mod_a, read_by))):
+            continue
         if len(canon) <= axis or canon[axis] != n or (axis == 0 and ndim.get(mod_a, 1) > 1):
             continue  # not a reader of the value's axis (a bias sits on a matrix's output side)
         if p.how == "name":  # one name on both sides: a checkpoint both read as it is, so another order is a bug
@@ -263,4 +283,28 @@ def concat_alternatives(report: Report) -> list[Alternative]:
     said = (f"the {k} chunks of {n} features {ka} concatenates as {list(range(k))} taken in {kb}'s order {order} "
             f"by the weights that read them in {scope or '<root>'}")
     doc = {"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"}
-    return [Alternative(doc, said, _pattern(scope))]
+    readers = (_repeats(reader),) if reader and any(_within_pattern(e[ka].rpartition(".")[0], read_by)
+                                                     for e in entries) else ()
+    return [Alternative(doc, said, _pattern(scope), readers=readers, all_readers=True)]
+
+
+def _packed_producers(wm: Any, scope: str, size: int) -> bool:
+    """Whether modules inside ``scope`` (A's) are paired with parts of the other side's rows of
+    ``size`` each (two branches against one fused convolution): that pairing says which chunk of
+    their concatenation is which, and the values taking them in another order is the block's code,
+    not a convention."""
+    return any(p.axis == 0 and (p.a_part is not None or p.b_part is not None)
+               and (part := p.b_part or p.a_part) is not None and part[1] - part[0] == size
+               and (not scope or p.a == scope or p.a.startswith(scope + ".")) for p in wm.pairs)
+
+
+def _repeats(module: str) -> str:
+    """``module``'s path with every repeat a wildcard: block indices and numbered stages
+    (``layer1.0.cbam`` -> ``*.*.cbam``)."""
+    return ".".join("*" if _NUMBERED.fullmatch(c) else c for c in module.split(".")) if module else module
+
+
+def _within_pattern(module: str, rx: re.Pattern[str]) -> bool:
+    """Whether ``module`` or a module around it matches ``rx`` (a path pattern: every block)."""
+    parts = module.split(".")
+    return any(rx.match(".".join(parts[:i])) for i in range(1, len(parts) + 1))

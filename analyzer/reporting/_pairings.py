@@ -61,6 +61,9 @@ class Alternative:
     # otherwise further on (packed head by head: as many groups in every block, or heads of one
     # size): ``run`` tries each that goes further and keeps the one going furthest
     rivals: str = ""
+    # readers confirm it only where none of their calls with agreeing inputs differs (a pairing
+    # taken in every repeat, one of which may be the bug: the others' calls refute it)
+    all_readers: bool = False
 
 
 _DIGITS = re.compile(r"\d+")

@@ -61,7 +61,7 @@ def reshape_alternatives(report: Report) -> list[Alternative]:
     seen: set[tuple[str, str, tuple[int, ...]]] = set()
     for p in reshaped:
         mod = p.a.rpartition(".")[0]
-        if not named or mod != named:  # the layer holding it named: its inputs agree, its output differs
+        if mod != named:  # the layer holding it named (the root too): its inputs agree, its output differs
             continue
         now, fits = _orders(p, shapes_a[p.a], shapes_b[p.b])
         kind = (types.get(p.a, ""), p.a.rpartition(".")[2])

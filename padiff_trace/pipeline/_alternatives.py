@@ -276,12 +276,19 @@ def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrac
             mended = alt.unnamed and named is not None and analyzer.confirmed(other, named)[0] > 0
             # a matrix that received the value in another column order agrees once it reads it in that
             # order: the run is confirmed wherever the first divergence of either run was named
-            read = any(analyzer.confirmed(other, m)[0] for m in alt.readers)
+            read = any(g and not (alt.all_readers and b) for g, b in (analyzer.confirmed(other, m) for m in alt.readers))
             # or everything agrees under it (outputs, loss, gradients): no other pairing computes that
             whole = other.first_divergence is None and other.verdict == "ALIGNED"
             # or, where no call could confirm it, the divergence is no longer named there and comes later
             past = alone and further and not analyzer.named_alone(other, alt.holder)
-        if not (read or whole or past) and (alt.whole_only or not further
+            # or a weight the root holds (a position table added inline): no call of the root agrees
+            # while a bug sits anywhere; the divergence comes later and is named inside a module now
+            rooted = alt.holder == "" and further and _named_inside(other)
+            # or the module's calls settle it: none agreed under the names, all agree under this one
+            # (the divergence may then come earlier: a difference its calls hid is shown where made)
+            now_good, now_bad = analyzer.confirmed(other, alt.holder)
+            settled = bool(alt.holder) and not good and bad > 0 and now_good > 0 and not now_bad
+        if not (read or whole or past or rooted or settled) and (alt.whole_only or not further
                                     or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
@@ -306,18 +313,28 @@ def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrac
     return report, traces, None
 
 
+def _named_inside(report: Report) -> bool:
+    """Whether ``report``'s first divergence is located at a module of A, not the root's own code."""
+    d = report.first_divergence
+    return d is not None and d.located is not None and bool(d.located.a.call.module)
+
+
 def _kept(report: Report, traces: RunTraces, other: Report, alt: Any, path: Path, alt_ref: Path | None,
           alt_b: Path) -> tuple[Report, RunTraces, str]:
     """The run recorded with the pairing ``path`` kept in place of ``report``, saying so."""
     d = report.first_divergence
-    where = f" (at {d.located.a.call.module} / {d.located.b.call.module})" if d is not None and d.located else ""
+    where = (f" (at {d.located.a.call.module or '<root>'} / {d.located.b.call.module or '<root>'})"
+             if d is not None and d.located else "")
     for c in report.conventions:  # what the run being replaced already said (a pairing by call order)
         if c.get("kind") == "convention" and c["text"].startswith("weights paired"):
             other.add_convention(c["text"])
+    with _modules_first(other), _modules_first(report):
+        gain = ("this one goes further" if analyzer.divergence_key(other) > analyzer.divergence_key(report)
+                else "under this one its calls agree")
+    every = " in every block" if alt.holder else ""
     other.add_convention(
-        f"weights paired by the recorded values, not by their names: {alt.swapped} in every block; the pairing the "
-        f"names gave diverged{where}, this one goes further ({path.name}: the mapping used; B's first recording "
-        "kept beside)")
+        f"weights paired by the recorded values, not by their names: {alt.swapped}{every}; the pairing the names "
+        f"gave diverged{where}, {gain} ({path.name}: the mapping used; B's first recording kept beside)")
     report.close()
     return other, dataclasses.replace(traces, b=alt_b, reference_b=alt_ref or traces.reference_b), str(path)
 

@@ -354,7 +354,7 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # session 60, set 51: a PaddleClas classifier and backbone (PP-LCNet, PP-HGNetV2)
                       # against timm-style ports, RT-DETR's hybrid encoder and a RetinaNet FPN head
                       # against the public torch code's layout, by helpers that never ran the tool
-                      "port_pplcnet", "port_hgnetv2", "port_rtdetr_encoder", "port_retinanet_head"})
+                      "port_pplcnet", "port_dbnet", "port_svtr", "port_esm", "port_cbam_resnet", "port_fcos_train", "port_hgnetv2", "port_rtdetr_encoder", "port_retinanet_head"})
 
 
 @dataclass(frozen=True)
