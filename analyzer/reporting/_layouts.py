@@ -248,7 +248,7 @@ def concat_alternatives(report: Report) -> list[Alternative]:
     k = len(order)
     c = n // k
     scope = d.located.a.call.module if d.located else ra.module
-    if _packed_producers(wm, scope, c):
+    if _packed_producers(wm, scope, c) or (channels and _chunks_paired(report, va, k)):
         return []
     # the same module in every block (as the other pairings this module offers: a port
     # concatenates one way throughout); the readers' calls then confirm it, block by block
@@ -296,6 +296,41 @@ def _packed_producers(wm: Any, scope: str, size: int) -> bool:
     return any(p.axis == 0 and (p.a_part is not None or p.b_part is not None)
                and (part := p.b_part or p.a_part) is not None and part[1] - part[0] == size
                and (not scope or p.a == scope or p.a.startswith(scope + ".")) for p in wm.pairs)
+
+
+_MAX_READS = 256  # recorded values read to tell whether a chunk is one of them
+
+
+def _chunks_paired(report: Report, value: np.ndarray, k: int) -> bool:
+    """Whether a chunk of ``value``'s channels (axis 1, ``k`` chunks) is what a call paired with
+    the other side's received or returned (a branch's output, a block's input): the pairing of
+    that call says which chunk is which, and the value holding them in another order is the code
+    that concatenates them, not a convention. Chunks computed inline (pooled statistics) are
+    nobody's output, and their order is each port's own."""
+    t = report.pairs
+    if not len(t) or value.shape[1] % k:
+        return False
+    c = value.shape[1] // k
+    chunks = [value[:, i * c:(i + 1) * c].astype(np.float64) for i in range(k)]
+    shape = chunks[0].shape
+    tol = 1e-6 * max(float(np.abs(value).max()), 1e-30)
+    cp = t.col("cp")
+    rows = np.flatnonzero(t.role_mask("input", "output") & (cp >= 0)).tolist()
+    reads = 0
+    for i in rows:
+        rec = t.record(i, 0)
+        if tuple(getattr(rec, "shape", ())) != shape or not getattr(rec, "has_data", False):
+            continue
+        reads += 1
+        if reads > _MAX_READS:
+            return False
+        try:
+            got = np.asarray(rec.read(), dtype=np.float64)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if any(float(np.abs(got - ch).max()) <= tol for ch in chunks):
+            return True
+    return False
 
 
 def _repeats(module: str) -> str:

@@ -33,7 +33,6 @@ import os
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 STEM_CH, STAGE_CH, DEPTHS, N_CLASSES, RD_RATIO = 16, (16, 32), (2, 1), 10, 4

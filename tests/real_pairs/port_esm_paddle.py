@@ -99,22 +99,22 @@ class MultiheadAttention(nn.Layer):
         self.rot_emb = RotaryEmbedding(self.head_dim, flipped)
 
     def _heads(self, x):
-        b, l, _ = x.shape
-        return x.reshape([b, l, self.num_heads, self.head_dim]).transpose([0, 2, 1, 3]).reshape(
-            [b * self.num_heads, l, self.head_dim])
+        b, n, _ = x.shape
+        return x.reshape([b, n, self.num_heads, self.head_dim]).transpose([0, 2, 1, 3]).reshape(
+            [b * self.num_heads, n, self.head_dim])
 
     def forward(self, x, key_padding_mask):
-        b, l, c = x.shape
+        b, n, c = x.shape
         q = self.q_proj(x) * self.scaling
         k = self.k_proj(x)
         v = self.v_proj(x)
         q, k, v = self._heads(q), self._heads(k), self._heads(v)
         q, k = self.rot_emb(q, k)
-        w = paddle.bmm(q, k.transpose([0, 2, 1])).reshape([b, self.num_heads, l, l])
+        w = paddle.bmm(q, k.transpose([0, 2, 1])).reshape([b, self.num_heads, n, n])
         w = paddle.where(key_padding_mask[:, None, None, :], paddle.full_like(w, float("-inf")), w)
-        p = F.softmax(w, axis=-1).reshape([b * self.num_heads, l, l])
-        o = paddle.bmm(p, v).reshape([b, self.num_heads, l, self.head_dim]).transpose([0, 2, 1, 3])
-        return self.out_proj(o.reshape([b, l, c]))
+        p = F.softmax(w, axis=-1).reshape([b * self.num_heads, n, n])
+        o = paddle.bmm(p, v).reshape([b, self.num_heads, n, self.head_dim]).transpose([0, 2, 1, 3])
+        return self.out_proj(o.reshape([b, n, c]))
 
 
 class TransformerLayer(nn.Layer):

@@ -110,7 +110,7 @@ class MergeConv(nn.Module):
         self.ln = nn.LayerNorm(cout, eps=1e-6)
 
     def forward(self, x, hw):
-        b, n, c = x.shape
+        b, _n, c = x.shape
         x = x.transpose(1, 2).reshape(b, c, hw[0], hw[1])
         x = self.conv(x)
         return self.ln(x.flatten(2).transpose(1, 2))

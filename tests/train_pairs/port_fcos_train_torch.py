@@ -85,8 +85,11 @@ class FCOSHead(nn.Module):
             pred = self.bbox_pred(box_tower)
             bbox_reg.append(torch.exp(self.scales[level](pred[:, :4])))
             centerness.append(pred[:, 4:])
-        flat = lambda xs: torch.cat([x.permute(0, 2, 3, 1).flatten(1, 2) for x in xs], dim=1)
-        return flat(logits), flat(bbox_reg), flat(centerness)
+        return _flat(logits), _flat(bbox_reg), _flat(centerness)
+
+
+def _flat(xs):
+    return torch.cat([x.permute(0, 2, 3, 1).flatten(1, 2) for x in xs], dim=1)
 
 
 class FCOSDetector(nn.Module):
@@ -155,11 +158,11 @@ def compute_targets_for_locations(locations, targets):
     labels, reg_targets = [], []
     for bboxes, classes in targets:
         area = (bboxes[:, 2] - bboxes[:, 0]) * (bboxes[:, 3] - bboxes[:, 1])
-        l = xs[:, None] - bboxes[:, 0][None]
+        left = xs[:, None] - bboxes[:, 0][None]
         t = ys[:, None] - bboxes[:, 1][None]
         r = bboxes[:, 2][None] - xs[:, None]
         b = bboxes[:, 3][None] - ys[:, None]
-        reg = torch.stack([l, t, r, b], dim=2)
+        reg = torch.stack([left, t, r, b], dim=2)
         is_in_boxes = reg.min(dim=2)[0] > 0
         max_reg = reg.max(dim=2)[0]
         is_cared_in_the_level = (max_reg > sizes[:, [0]]) & (max_reg <= sizes[:, [1]])
