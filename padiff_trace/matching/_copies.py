@@ -20,12 +20,14 @@ the values of A's first copy, and the other copies are compared with it, not cop
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 
+from ._weightmap import WeightPair
 from ._weighttensors import MTensor
 
-__all__ = ["in_counterpart", "pair_copies"]
+__all__ = ["first_copy_only", "in_counterpart", "pair_copies", "pair_copies_either_way"]
 
 logger = logging.getLogger(__name__)
 
@@ -146,3 +148,23 @@ def pair_copies(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callabl
                 t.used = True
             tied = True
     return tied
+
+
+def pair_copies_either_way(la: list[MTensor], lb: list[MTensor], pair: Pair, scope: Callable[[str, str], str],
+                           counts: tuple[int, int] = _COPIES) -> bool:
+    """``pair_copies`` with A holding the one module, then B: whether any pair was made."""
+    return any([pair_copies(la, lb, pair, scope, counts), pair_copies(lb, la, pair, scope, counts, side="b")])
+
+
+def first_copy_only(pairs: list[WeightPair]) -> list[WeightPair]:
+    """``pairs`` with B's one module taking the values of A's first copy only (the one its calls
+    pair with): the other copies are compared with it, not copied over it, so copies that hold
+    other values show as a weight that differs at that copy."""
+    taken: set[str] = set()
+    out = []
+    for p in pairs:
+        again = p.how == "copies" and p.transfer and p.b in taken
+        if p.how == "copies" and p.transfer:
+            taken.add(p.b)
+        out.append(dataclasses.replace(p, transfer=False) if again else p)
+    return out

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from ..arrays._layout import axes_candidates, same_order_reshape, squeezed
 from . import _leftover as leftover
 from ._anchors import module_anchors, module_splits
-from ._copies import in_counterpart, pair_copies
+from ._copies import first_copy_only, in_counterpart, pair_copies_either_way
 from ._evidence import layers_apart, named_alike, trained_alike, weight_of
 from ._inorder import pair_in_order, subtree_place
 from ._knowledge import POINTWISE_AS
@@ -328,29 +328,15 @@ class _Matcher(MatchState):
             # (one order of the axes fits: where two do, nothing tells which, and nothing is guessed)
             leftover.pair_last_standing(last_a, last_b, self.take_axes, lambda x, y: True)
         # one module against copies of it; what they leave standing then pairs in its counterpart
-        # (either way: the side with the one module may be either)
-        if any([pair_copies(self.a, self.b, self.pair, self.counterpart()),
-                pair_copies(self.b, self.a, self.pair, self.counterpart(), side="b")]):
-            pair_copies(self.a, self.b, self.pair, self.counterpart(), (1, 1))
-            pair_copies(self.b, self.a, self.pair, self.counterpart(), (1, 1), side="b")
-            self.first_copy_only()
+        if pair_copies_either_way(self.a, self.b, self.pair, self.counterpart()):
+            pair_copies_either_way(self.a, self.b, self.pair, self.counterpart(), (1, 1))
+            self.map.pairs[:] = first_copy_only(self.map.pairs)
             for where in (in_counterpart(self.counterpart()), None):
                 leftover.pair_last_standing(self.live(self.a), self.live(self.b), self.take_axes, where or block)
                 leftover.pair_last_packed(self.live(self.a), self.live(self.b), self.pair_marked, where, self.turn)
         self.follow_modules()  # a module's buffers follow a weight the passes above paired (BatchNorm's statistics)
         for place in (partner_scopes(whole), None):  # state the model carries, in its partner layer first
             leftover.pair_last_state(self.live(self.a), self.live(self.b), self.take_axes, place)
-
-    def first_copy_only(self) -> None:
-        """B's one module takes the values of A's first copy (the one its calls pair with); the
-        other copies are compared with it, not copied over it: copies that hold other values show
-        as a weight that differs at the copy, not at the first."""
-        taken: set[str] = set()
-        for i, p in enumerate(self.map.pairs):
-            if p.how == "copies" and p.transfer:
-                if p.b in taken:
-                    self.map.pairs[i] = dataclasses.replace(p, transfer=False)
-                taken.add(p.b)
 
     def state_in_order(self) -> None:
         """State left once the copies are taken, alike on both sides: in registration order."""

@@ -289,7 +289,7 @@ def _try_pairings(kids: Children, say: Progress, report: Report, traces: RunTrac
             now_good, now_bad = analyzer.confirmed(other, alt.holder)
             settled = bool(alt.holder) and not good and bad > 0 and now_good > 0 and not now_bad
         if not (read or whole or past or rooted or settled) and (alt.whole_only or not further
-                                    or not (analyzer.confirmed(other, alt.holder)[0] or inside or mended)):
+                                    or not (now_good or inside or mended)):
             logger.info("the pairing in %s is confirmed by no call or diverges no later: the first run stands", path)
             other.close()
             continue
