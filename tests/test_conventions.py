@@ -1515,6 +1515,35 @@ def test_rotary_layouts_told_apart_by_a_table_handed_to_the_attention(tmp_path: 
     assert located(doc) == ("layers.1.mlp", "layers.1.feed_forward"), text
 
 
+# ------------------------------------------------------------------ fusedrope: rotary rows inside the other side's fused qkv
+def test_rotary_rows_reordered_inside_a_fused_qkv_with_biases_the_attention_holds(tmp_path: Path) -> None:
+    """Paddle applies one fused ``qkv`` Linear through ``F.linear`` with a bias assembled from the
+    attention's own ``q_bias`` and ``v_bias`` and rotates interleaved pairs by cosine and sine
+    buffers that repeat each angle twice in a row (names no table lists); torch keeps ``query``,
+    ``key``, ``value`` and rotates half-split pairs inline. The head size is read off the
+    buffers' values, q's and k's rows are reordered inside the fused tensor (its v rows kept)
+    and in ``q_bias``: the clean pair agrees, also with the written weight map as the mapping
+    file (an order of the fused tensor's rows beside its part); a ReLU in the second block's
+    feed-forward is named there, and a rotary base slip inline in torch's attention at it."""
+    rc, doc, text = run(tmp_path / "clean", "fusedrope")
+    assert rc == 0, text
+    assert "rotary pairs (j, j + 4)" in text, text
+    wm = json.loads((Path(doc["b"]["path"]) / "weightmap.json").read_text())  # the pairing the run kept
+    fused = {e["torch"]: (e["paddle_part"], e["paddle_blocks"][:8]) for e in wm["weights"]
+             if e.get("paddle") == "blocks.0.attn.qkv.weight"}
+    assert fused == {"layers.0.attention.query.weight": ([0, 16], [0, 2, 4, 6, 1, 3, 5, 7]),
+                     "layers.0.attention.key.weight": ([16, 32], [0, 2, 4, 6, 1, 3, 5, 7]),
+                     "layers.0.attention.value.weight": ([32, 48], [0, 2, 4, 6, 1, 3, 5, 7])}, fused
+    rc, text = run_pinned(tmp_path, "fusedrope", wm)
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "relu", "fusedrope", bug="paddle_mlp_relu")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.1", "layers.1.mlp.1"), text
+    rc, doc, text = run(tmp_path / "base", "fusedrope", bug="torch_rope_base")
+    assert rc == 1, text
+    assert located(doc)[1] == "layers.0.attention", text
+
+
 # ------------------------------------------------------------------ stacked: experts batched against a list
 def test_values_batched_on_one_side_are_compared_block_by_block_with_the_other_sides_calls(tmp_path: Path) -> None:
     """Paddle runs a list of expert modules and one gate Linear per task (softmax inline); torch

@@ -1074,9 +1074,22 @@ def test_gates_stacked_in_another_order_round_trip_through_a_mapping_file() -> N
     assert {p.a: p.a_blocks for p in again.pairs} == blocks
     with pytest.raises(MappingError, match="_blocks"):
         parse_mapping({"weights": [{"paddle": "x.weight", "torch": "y.weight", "paddle_blocks": [0, 0]}]}, "bad.json")
-    with pytest.raises(MappingError, match="_blocks"):
-        parse_mapping({"weights": [{"paddle": "x.weight", "torch": "y.weight", "paddle_part": [0, 8],
-                                    "paddle_blocks": [1, 0]}]}, "bad.json")
+    # a fused tensor's rows reordered, then cut (q rows in another rotary layout inside q|k|v):
+    # the order is the fused tensor's whole axis 0; on the second side it cannot act before the part
+    lin = {"Linear": ["paddle.nn.layer.common.Linear", "paddle.nn.layer.layers.Layer"]}
+    tlin = {"Linear": ["torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module"]}
+    fa = WeightSide("paddle", (t("attn.qkv.weight", "Linear", (4, 12)),), lin)
+    fb = WeightSide("torch", (t("attn.q.weight", "Linear", (4, 4)), t("attn.k.weight", "Linear", (4, 4)),
+                              t("attn.v.weight", "Linear", (4, 4))), tlin)
+    order = [0, 2, 1, 3, 4, 6, 5, 7, 8, 9, 10, 11]
+    fused = {"version": 1, "weights": [
+        {"paddle": "attn.qkv.weight", "torch": f"attn.{r}.weight", "paddle_part": [4 * i, 4 * i + 4],
+         "paddle_blocks": order} for i, r in enumerate("qkv")]}
+    wm = match_weights(fa, fb, *mapping_pins(parse_mapping(fused, "fused.json"), fa, fb))
+    assert {(p.b, p.a_part, p.a_blocks) for p in wm.pairs} == {
+        (f"attn.{r}.weight", (4 * i, 4 * i + 4), tuple(order)) for i, r in enumerate("qkv")}, wm.pairs
+    with pytest.raises(MappingError, match="other order"):
+        match_weights(fb, fa, *mapping_pins(parse_mapping(fused, "fused.json"), fb, fa))
 
 
 

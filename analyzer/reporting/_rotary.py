@@ -50,7 +50,8 @@ def _table_input(r: Any) -> int | None:
     """A head's feature count as a rotary table handed to a call says it, or None: a complex
     table of unit entries (``cis(t * f)``: ``head_dim / 2`` of them), or a cosine table whose
     first position is all ones (``cos(0 * f)``), ``head_dim`` wide when it repeats its halves
-    (``cat(freqs, freqs)``), ``head_dim / 2`` wide otherwise."""
+    (``cat(freqs, freqs)``) or each entry (``repeat(freqs, 2)``: interleaved pairs), ``head_dim / 2``
+    wide otherwise."""
     if not r.shape or len(r.shape) < 2 or r.numel > _MAX_TABLE or not r.has_data:
         return None
     if not (r.dtype.startswith("complex") or r.dtype.startswith("float")):
@@ -62,7 +63,8 @@ def _table_input(r: Any) -> int | None:
     rows = x.reshape(-1, x.shape[-2], last)[0]  # positions x features of the first batch entry
     if rows.shape[0] < 2 or not np.allclose(rows[0], 1.0, atol=1e-6) or np.abs(x).max() > 1.0 + 1e-6 or np.allclose(rows, 1.0):
         return None
-    repeated = last % 2 == 0 and np.allclose(rows[:, : last // 2], rows[:, last // 2:], atol=1e-6)
+    repeated = last % 2 == 0 and (np.allclose(rows[:, : last // 2], rows[:, last // 2:], atol=1e-6)
+                                  or np.allclose(rows[:, 0::2], rows[:, 1::2], atol=1e-6))  # each entry twice in a row
     return last if repeated else 2 * last
 
 
@@ -118,9 +120,10 @@ def _rotary_docs(report: Report, wm: Any, roles: set[str], hd: int, rot: int) ->
     shapes = _shapes(report.a)
     docs: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
     holders: list[str] = []
+    a_orders: dict[str, list[list[int]]] = {}  # A's fused q|k|v -> its rows' order in each direction
     for p in wm.pairs:
         mod_a, _, local = p.a.rpartition(".")
-        mod_b = p.b.rpartition(".")[0]
+        mod_b, _, local_b = p.b.rpartition(".")
         shape = shapes.get(p.a)
         if _head_vector(p, shape, hd, roles):  # a per-head norm of q or k: its features follow the rows
             for entries, a_half in zip(docs, (True, False)):
@@ -129,23 +132,40 @@ def _rotary_docs(report: Report, wm: Any, roles: set[str], hd: int, rot: int) ->
                     e.update({f"{kb}_part": list(p.b_part), "axis": p.axis or 0})
                 entries.append(e)
             continue
-        # B's share of a fused q|k|v (its rows cut once, along the output axis) against A's whole q or k
-        packed = p.b_part is not None and p.b_groups == 1 and p.axis == 0 and p.a_blocks is None and not p.indexed
-        if (shape is None or p.a_part is not None or (p.b_part is not None and not packed) or not p.transfer
-                or local not in ("weight", "bias") or p.how == "reshape" or len(shape) != {"weight": 2, "bias": 1}.get(local)
-                or mod_a.rpartition(".")[2].lower() not in roles
-                or (not packed and mod_b.rpartition(".")[2].lower() not in roles)):
+        # a side's share of a fused q|k|v (its rows cut once, along the output axis) against the
+        # other side's whole q or k; a projection is a module named for its role (``q_proj.weight``)
+        # or a tensor of the attention named so (EVA's ``q_bias``)
+        packed_b = p.b_part is not None and p.b_groups == 1 and p.axis == 0 and p.a_blocks is None and not p.indexed
+        packed_a = p.a_part is not None and p.a_groups == 1 and p.axis == 0 and p.a_blocks is None and not p.indexed
+        kind_a, kind_b = _projection(mod_a, local, roles), _projection(mod_b, local_b, roles)
+        kind = kind_b if packed_a else kind_a  # the whole q or k says what the tensor is
+        if (shape is None or (p.a_part is not None and not packed_a) or (p.b_part is not None and not packed_b)
+                or (packed_a and packed_b) or not p.transfer or p.how == "reshape" or kind is None
+                or len(shape) != {"weight": 2, "bias": 1}[kind] or (not packed_a and not packed_b and kind_b is None)):
             continue
-        rows = shape[p.a_perm[0]] if p.a_perm is not None else shape[0]
+        if packed_a:
+            assert p.a_part is not None
+            lo, hi = p.a_part
+            rows = hi - lo
+        else:
+            rows = shape[p.a_perm[0]] if p.a_perm is not None else shape[0]
         if rows % hd:
             return []  # not whole heads of this size: another model than the table says
-        holder = _pattern(_parent(mod_a))
+        holder = _pattern(mod_a if kind_a is not None and local != kind_a else _parent(mod_a))
         if holder not in holders:
             holders.append(holder)
-        if packed or rot < hd:  # A's rows reordered head by head into B's rotary layout (then into B's share)
+        if packed_a:  # A's fused tensor's rows reordered in this part (one order per tensor, every part)
+            full = shape[p.a_perm[0]] if p.a_perm is not None else shape[0]
+            orders = a_orders.setdefault(p.a, [list(range(full)), list(range(full))])
+            for order, a_half in zip(orders, (True, False)):
+                order[lo:hi] = [lo + i for i in rotary_rows(rows, hd, a_half, rot)]
+            for entries, order in zip(docs, orders):
+                entries.append({ka: p.a, kb: p.b, f"{ka}_blocks": order, f"{ka}_part": [lo, hi], "axis": 0})
+            continue
+        if packed_b or rot < hd:  # A's rows reordered head by head into B's rotary layout (then into B's share)
             for entries, a_half in zip(docs, (True, False)):
                 e = {ka: p.a, kb: p.b, f"{ka}_blocks": rotary_rows(rows, hd, a_half, rot)}
-                if packed:
+                if packed_b:
                     assert p.b_part is not None
                     e.update({f"{kb}_part": list(p.b_part), "axis": 0})
                 entries.append(e)
@@ -157,11 +177,16 @@ def _rotary_docs(report: Report, wm: Any, roles: set[str], hd: int, rot: int) ->
     if not holders or not docs[0] or not any(_pattern(ma).startswith(h) or h.startswith(_pattern(ma)) for h in holders):
         return []
     # the other parts of a fused tensor whose q and k rows are reordered (its v) keep their pairing
-    fused = {e[kb] for e in docs[0] if f"{ka}_blocks" in e}
+    fused = {e[kb] for e in docs[0] if f"{ka}_blocks" in e and f"{ka}_part" not in e}
     taken = {(e[ka], e[kb]) for e in docs[0]}
-    rest = [e for e in wm.to_json()["weights"] if e.get(kb) in fused and (e.get(ka), e.get(kb)) not in taken]
-    for entries in docs:
-        entries.extend({k: v for k, v in e.items() if k not in ("how", "confidence", "convert")} for e in rest)
+    rest = [e for e in wm.to_json()["weights"] if (e.get(kb) in fused or e.get(ka) in a_orders)
+            and (e.get(ka), e.get(kb)) not in taken]
+    for n, entries in enumerate(docs):
+        for e in rest:
+            kept = {k: v for k, v in e.items() if k not in ("how", "confidence", "convert")}
+            if e.get(ka) in a_orders:  # the same order of A's rows for every part of it
+                kept[f"{ka}_blocks"] = a_orders[e[ka]][n]
+            entries.append(kept)
     out = []
     part = f" (the first {rot} of {hd} features)" if rot < hd else ""
     for entries, (half, inter) in zip(docs, ((ka, kb), (kb, ka))):
@@ -169,6 +194,18 @@ def _rotary_docs(report: Report, wm: Any, roles: set[str], hd: int, rot: int) ->
         out.append(Alternative({"version": 1, "weights": entries, "note": f"written by padiff-trace run: {said}"},
                                said, holders[0]))
     return out
+
+
+def _projection(module: str, local: str, roles: set[str]) -> str | None:
+    """"weight" or "bias" where tensor ``local`` of ``module`` is a q or k projection's: the
+    module is named for the role (``q_proj.weight``), or the tensor itself is, beside its
+    attention's other tensors (``q_bias``, ``k_proj_weight``); None otherwise."""
+    if local in ("weight", "bias"):
+        return local if module.rpartition(".")[2].lower() in roles else None
+    words = local.lower().split("_")
+    if len(words) >= 2 and words[-1] in ("weight", "bias") and words[0] in roles:
+        return words[-1]
+    return None
 
 
 def _head_vector(p: Any, shape: tuple[int, ...] | None, hd: int, roles: set[str]) -> bool:

@@ -95,9 +95,9 @@ def parse_weights(raw: Any, source: str) -> tuple[WeightEntry, ...]:
         axes = {k: _axes_order(e[f"{k}_axes"], f"{source}: weights entry {i}: {k}_axes") for k in names if f"{k}_axes" in e}
         blocks = {k: _axes_order(e[f"{k}_blocks"], f"{source}: weights entry {i}: {k}_blocks") for k in names
                   if f"{k}_blocks" in e}
-        if any(len(o) < 2 for o in blocks.values()) or (axis == 0 and any(k in parts for k in blocks)):
+        if any(len(o) < 2 for o in blocks.values()):
             raise MappingError(f"{source}: weights entry {i}: *_blocks must be an order of two or more equal blocks of "
-                               f"axis 0, like [0, 1, 3, 2], on a side whose part (if any) cuts another axis")
+                               f"axis 0, like [0, 1, 3, 2] (a part of that side is cut after the blocks are reordered)")
         summed = e.get("sum", False)
         if not isinstance(summed, bool) or (summed and (skip or parts)):
             raise MappingError(f"{source}: weights entry {i}: sum must be true or false, on an entry pairing two whole "

@@ -354,7 +354,11 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # session 60, set 51: a PaddleClas classifier and backbone (PP-LCNet, PP-HGNetV2)
                       # against timm-style ports, RT-DETR's hybrid encoder and a RetinaNet FPN head
                       # against the public torch code's layout, by helpers that never ran the tool
-                      "port_pplcnet", "port_dbnet", "port_svtr", "port_esm", "port_cbam_resnet", "port_fcos_train", "port_hgnetv2", "port_rtdetr_encoder", "port_retinanet_head"})
+                      "port_pplcnet", "port_dbnet", "port_svtr", "port_esm", "port_cbam_resnet", "port_fcos_train", "port_hgnetv2", "port_rtdetr_encoder", "port_retinanet_head",
+                      # session 62, set 53: image restoration (NAFNet, Restormer), EVA-02, a differential
+                      # transformer, Hiera and a Switch MoE training port, by helpers that never ran the tool
+                      "port_nafnet", "port_restormer", "port_eva02", "port_diff_transformer", "port_hiera",
+                      "port_switch_moe_train"})
 
 
 @dataclass(frozen=True)
