@@ -2402,3 +2402,39 @@ def test_a_vector_against_the_same_elements_in_the_other_layout_and_shape(tmp_pa
         rc, doc, text = run(tmp_path / bug, "planeln", bug=bug)
         assert rc == 1, text
         assert located(doc) == where, text
+
+
+# ------------------------------------------------------------------ unrolled: maps in stages against unrolled tokens
+def test_maps_in_stages_against_unrolled_tokens_in_one_flat_list(tmp_path: Path) -> None:
+    """Paddle keeps a hierarchical ViT's tokens as maps ``[b, h, w, c]`` in raster order, its blocks
+    in stages with ``q`` beside a packed ``kv``, and pools by max over 2x2 windows; torch keeps
+    ``[b, n, c]`` unrolled (each window's pixels in four runs), its blocks in one list and q|k|v
+    in one Linear. The parts pair inside each block, the values are the same slices in another
+    order (a layout both models keep): the clean pair agrees; a ReLU in paddle's transition block
+    and a mean pool in torch's are named at those blocks."""
+    rc, doc, text = run(tmp_path / "clean", "unrolled")
+    assert rc == 0, text
+    assert "in another order" in text, text
+    rc, doc, text = run(tmp_path / "relu", "unrolled", bug="paddle_mlp_relu")
+    assert rc == 1, text
+    assert located(doc) == ("stages.1.blocks.0", "blocks.1.mlp.1"), text
+    rc, doc, text = run(tmp_path / "mean", "unrolled", bug="torch_pool_mean")
+    assert rc == 1, text
+    assert located(doc) == ("stages.1.blocks.0.attn", "blocks.1.attn"), text
+
+
+# ------------------------------------------------------------------ gatechunk: an activation module fed a cut-off half
+def test_an_activation_module_fed_half_of_a_map_its_block_cut_off(tmp_path: Path) -> None:
+    """Torch's gated feed-forward applies a GELU module to the half of the depthwise output its
+    code cuts off (Restormer's GDFN); paddle computes the GELU inline. The half is a share of a
+    value both sides compare, so the module's input counts as checked: a tanh GELU there is
+    named at that module (the library convention for one-sided activations), and paddle's
+    halves swapped at paddle's block."""
+    rc, doc, text = run(tmp_path / "clean", "gatechunk")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "tanh", "gatechunk", bug="torch_act_tanh")
+    assert rc == 1, text
+    assert located(doc) == ("blocks.0", "body.0.act"), text
+    rc, doc, text = run(tmp_path / "swap", "gatechunk", bug="paddle_gate_halves_swapped")
+    assert rc == 1, text
+    assert located(doc)[0] == "blocks.1", text

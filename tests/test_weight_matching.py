@@ -1582,3 +1582,33 @@ def test_a_detection_heads_class_and_box_convolutions_pair_by_their_branch_names
         for i in range(2):
             for local in ("weight", "bias"):
                 assert got[f"head.conv_feat.{b}_conv_{i}.{local}"] == f"head.{head}_head.conv.{i}.0.{local}", wm.text()
+
+
+def test_packed_parts_stay_in_the_repeat_their_block_partners_with() -> None:
+    """A hierarchical ViT: paddle's blocks in stages (``stages.1.blocks.0``) with a separate ``q``
+    beside a packed ``kv``, torch's in one flat list with one ``qkv``; widths double at each
+    stage, so a stage-1 ``kv`` [64 rows] has the size of stage 0's ``qkv`` [48] and ``proj`` [16]
+    side by side. The blocks' norms pair ``stages.1.blocks.0`` with ``blocks.1``: the parts of
+    its ``kv`` are looked for there, never in ``blocks.0``, the repeat before it in the list."""
+    def ln(prefix: str, n: int) -> list[TensorInfo]:
+        return [t(f"{prefix}.weight", "LayerNorm", (n,)), t(f"{prefix}.bias", "LayerNorm", (n,))]
+
+    pd: list[TensorInfo] = []
+    th: list[TensorInfo] = []
+    plan = [("stages.0.blocks.0", 16, 16, False), ("stages.1.blocks.0", 16, 32, True),
+            ("stages.1.blocks.1", 32, 32, False), ("stages.2.blocks.0", 32, 64, True)]
+    for i, (p, d_in, d, pool) in enumerate(plan):
+        pd += [*ln(f"{p}.ln1", d_in), *paddle_linear(f"{p}.attn.q", d_in, d), *paddle_linear(f"{p}.attn.kv", d_in, 2 * d),
+               *paddle_linear(f"{p}.attn.out", d, d), *ln(f"{p}.ln2", d), *paddle_linear(f"{p}.ffn.linear1", d, 4 * d),
+               *paddle_linear(f"{p}.ffn.linear2", 4 * d, d), *(paddle_linear(f"{p}.shortcut_proj", d_in, d) if pool else [])]
+        b = f"blocks.{i}"
+        th += [*ln(f"{b}.norm1", d_in), *torch_linear(f"{b}.attn.qkv", d_in, 3 * d), *torch_linear(f"{b}.attn.proj", d, d),
+               *ln(f"{b}.norm2", d), *torch_linear(f"{b}.mlp.fc1", d, 4 * d), *torch_linear(f"{b}.mlp.fc2", 4 * d, d),
+               *(torch_linear(f"{b}.proj", d_in, d) if pool else [])]
+    wm = match_weights(WeightSide("paddle", tuple(pd), PD), WeightSide("torch", tuple(th), TD))
+    got = {(p.a, p.b, p.b_part) for p in wm.pairs if ".attn." in p.a}
+    for i, (p, _, d, _) in enumerate(plan):
+        assert (f"{p}.attn.q.weight", f"blocks.{i}.attn.qkv.weight", (0, d)) in got, sorted(got)
+        assert (f"{p}.attn.kv.weight", f"blocks.{i}.attn.qkv.weight", (d, 3 * d)) in got, sorted(got)
+        assert (f"{p}.attn.out.weight", f"blocks.{i}.attn.proj.weight", None) in got, sorted(got)
+    assert not wm.unmatched_a and not wm.unmatched_b, (wm.unmatched_a, wm.unmatched_b)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from padiff_trace import DamagedRecordError
+from padiff_trace.arrays import same_order_reshape
 from padiff_trace.matching import canonical_type
 
 from ..alignment._calls import TraceView
@@ -101,8 +102,13 @@ class _Order:
 
 
 def _values(t: PairTable, i: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The two values of record pair ``i``, float64, in one shape: as they are, or the one with
+    more axes merged into the other's where the two shapes are one reshape apart (a map
+    ``[b, h, w, c]`` against its tokens ``[b, h*w, c]``: the same elements in the same order)."""
     ra, rb = t.record(i, 0), t.record(i, 1)
-    if (not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data) or tuple(ra.shape) != tuple(rb.shape)
+    sa, sb = tuple(ra.shape), tuple(rb.shape)
+    if (not (ra.is_tensor and rb.is_tensor and ra.has_data and rb.has_data)
+            or (sa != sb and not same_order_reshape(sa, sb))
             or t.perms.get(i) is not None or ra.numel > _READ_LIMIT or ra.numel < 2):
         return None
     try:
@@ -111,6 +117,8 @@ def _values(t: PairTable, i: int) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         return None
+    if sa != sb:
+        a, b = (a.reshape(sb), b) if len(sa) > len(sb) else (a, b.reshape(sa))
     return a, b
 
 

@@ -50,8 +50,18 @@ def share_found(other: TraceView, r: Record, among: Callable[[Record], bool] | N
                 continue
             if among is not None and not among(y):
                 continue
+            if y.numel > _MAX_READ:
+                continue
+            ax = _chunk_axis(tuple(r.shape), tuple(y.shape))
+            if ax is not None:  # the same axes, one of them cut (``chunk(2, dim=1)`` of a map's channels)
+                if x is None:
+                    x = np.asarray(r.read(), dtype=np.float64)
+                z = np.asarray(y.read(), dtype=np.float64)
+                if any(agrees(x, b, RELATION_REL) for b in np.split(z, z.shape[ax] // x.shape[ax], axis=ax)):
+                    return True
+                continue
             lead = tuple(y.shape[:-1])
-            if y.numel > _MAX_READ or not lead or tuple(r.shape[:len(lead)]) != lead:
+            if not lead or tuple(r.shape[:len(lead)]) != lead:
                 continue
             width = r.numel // max(math.prod(lead), 1)
             if x is None:
@@ -61,6 +71,17 @@ def share_found(other: TraceView, r: Record, among: Callable[[Record], bool] | N
             if any(agrees(xs, z[..., j * width:(j + 1) * width], RELATION_REL) for j in range(z.shape[-1] // width)):
                 return True
     return False
+
+
+def _chunk_axis(small: tuple[int, ...], big: tuple[int, ...]) -> int | None:
+    """The one axis, not the last, along which ``big`` holds whole blocks of ``small``'s size where
+    every other axis is the same; None otherwise (the last axis is read as merged trailing axes)."""
+    if len(small) != len(big) or len(small) < 2:
+        return None
+    cut = [k for k in range(len(small)) if small[k] != big[k]]
+    if len(cut) != 1 or cut[0] == len(small) - 1 or not small[cut[0]] or big[cut[0]] % small[cut[0]]:
+        return None
+    return cut[0]
 
 
 def _squeezed(a: np.ndarray) -> np.ndarray:

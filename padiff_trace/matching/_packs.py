@@ -46,9 +46,11 @@ def partner_place(whole: list[tuple[str, str]]) -> Callable[[MTensor, MTensor], 
             return True
         # a container the other side does without (a block's layers in a ``body`` Sequential,
         # partnered with the block itself): the parts may sit beside it, in its parent, where
-        # that parent has no partner of its own
-        outer = mine.rpartition(".")[0]
-        return bool(up and outer and outer not in theirs and (y.info.module + ".").startswith(outer + "."))
+        # that parent has no partner of its own; never where the partner is one repeat of a list
+        # (``blocks.1``): its parent holds the other repeats, no container of its layers
+        outer, _, last = mine.rpartition(".")
+        return bool(up and outer and not last.isdigit() and outer not in theirs
+                    and (y.info.module + ".").startswith(outer + "."))
 
     return near
 
