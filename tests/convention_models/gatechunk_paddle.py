@@ -4,7 +4,6 @@ projection), the GELU inline. The torch side (gatechunk_torch.py) applies the GE
 of its own (``act``) to the half it cut inline, as Restormer's GDFN does.
 
 PADIFF_BUG: paddle_gate_halves_swapped (this side: the GELU goes to the second half)."""
-import numpy as np
 import paddle
 import paddle.nn.functional as F
 from _common import bug, image
