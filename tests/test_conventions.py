@@ -2438,3 +2438,20 @@ def test_an_activation_module_fed_half_of_a_map_its_block_cut_off(tmp_path: Path
     rc, doc, text = run(tmp_path / "swap", "gatechunk", bug="paddle_gate_halves_swapped")
     assert rc == 1, text
     assert located(doc)[0] == "blocks.1", text
+
+
+# ------------------------------------------------------------------ cistable: rotary angles handed over as cos, sin against cis
+def test_rotary_angles_handed_as_cos_and_sin_against_a_complex_table(tmp_path: Path) -> None:
+    """Paddle computes the rotary angles once and hands every layer their cosines and sines;
+    torch hands a complex ``freqs_cis``. The cosines are the real part of the complex table:
+    another representation, compared as that part (not a difference that passes only while the
+    layer's outputs agree). So a scale bug in every attention, which keeps any call of one from
+    confirming the rotary pairing, is named at the first attention, not at the root that built
+    the tables."""
+    rc, doc, text = run(tmp_path / "clean", "cistable")
+    assert rc == 0, text
+    rc, doc, text = run(tmp_path / "scale", "cistable", bug="paddle_scale_by_dim")
+    assert rc == 1, text
+    assert located(doc) == ("layers.0.self_attn", "layers.0.attention"), text
+    tables = [p for p in doc["pairs"] if p["role"] == "input" and p["b"]["dtype"].startswith("complex")]
+    assert tables and all(p["passed"] and "real part" in p["reason"] for p in tables), tables
