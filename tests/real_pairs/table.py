@@ -358,7 +358,10 @@ HELD_OUT = frozenset({"t5", "mt5", "xlnet", "deberta", "mpnet", "pegasus", "funn
                       # session 62, set 53: image restoration (NAFNet, Restormer), EVA-02, a differential
                       # transformer, Hiera and a Switch MoE training port, by helpers that never ran the tool
                       "port_nafnet", "port_restormer", "port_eva02", "port_diff_transformer", "port_hiera",
-                      "port_switch_moe_train"})
+                      "port_switch_moe_train",
+                      # session 62, set 54: CSWin, TimeSformer, DaViT, VideoMAE, Baichuan, Persimmon, by
+                      # helpers that never ran the tool, measured once on first contact with the session's code
+                      "port_cswin", "port_timesformer", "port_davit", "port_videomae", "port_baichuan", "port_persimmon"})
 
 
 @dataclass(frozen=True)
