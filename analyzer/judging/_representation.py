@@ -27,6 +27,8 @@ from ._relations import agrees
 
 __all__ = ["absorb_representations"]
 
+_READ_LIMIT = 1 << 22  # elements: larger complex pairs are not read
+
 
 def absorb_representations(t: PairTable) -> None:
     """Input pairs of another representation pass, not compared (see the module docstring)."""
@@ -48,9 +50,6 @@ def absorb_representations(t: PairTable) -> None:
         t.set_verdict(i, True, f"another representation of the same data (A {ra.dtype} {list(ra.shape)}, B {rb.dtype} "
                                f"{list(rb.shape)}): not compared as numbers; the call is judged by its other inputs and "
                                "its outputs")
-
-
-_READ_LIMIT = 1 << 22  # elements: larger complex pairs are not read
 
 
 def _complex_part(t: PairTable, i: int) -> str | None:

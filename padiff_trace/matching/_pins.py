@@ -75,9 +75,10 @@ def apply_pins(pins: Sequence[WeightPin], module_pins: Sequence[tuple[str, str]]
              used=whole_a and whole_b, xg=p.a_groups, yg=p.b_groups, xi=p.a_index, yi=p.b_index)
         if p.offset:
             wm.pairs[-1] = dataclasses.replace(wm.pairs[-1], offset=p.offset)
-        if p.b_blocks is not None and p.b_part is not None and p.axis == 0:  # the order of B's rows before B's part:
-            raise MappingError(f"{p.source}: {tb.info.name}'s blocks beside a part of it along axis 0 cannot be "  # no
-                               f"applied to {ta.info.name}; compare the two traces in the other order")  # order of A's
+        # B's rows reordered before B's part is cut: no order of A's (whole) rows says that
+        if p.b_blocks is not None and p.b_part is not None and p.axis == 0:
+            raise MappingError(f"{p.source}: {tb.info.name}'s blocks beside a part of it along axis 0 cannot be "
+                               f"applied to {ta.info.name}; compare the two traces in the other order")
         if p.b_blocks is not None and p.a_part is not None and p.axis == 0:  # B's blocks would act after A's part
             raise MappingError(f"{p.source}: {tb.info.name}'s blocks beside a part of {ta.info.name} cannot be "
                                f"applied; give the blocks to {ta.info.name}'s side of the entry instead")

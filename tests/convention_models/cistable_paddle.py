@@ -2,13 +2,17 @@
 to every layer as a (cos, sin) pair; the torch side (cistable_torch.py) hands a complex
 ``freqs_cis`` instead (the same angles as cis).
 
+Only the tables' path differs from cisrope_paddle.py, whose feed-forward, inputs and loss it uses.
+
 PADIFF_BUG: paddle_scale_by_dim (this side: every attention scales its scores by 1/head_dim, not
 1/sqrt(head_dim): a bug in every attention, so no call of one confirms the rotary pairing)."""
-import numpy as np
 import paddle
 import paddle.nn.functional as F
-from _common import B, S, V, bug
+from _common import V, bug
+from cisrope_paddle import MLP, inputs, loss  # the same feed-forward, inputs and loss
 from paddle import nn
+
+__all__ = ["inputs", "loss", "model"]
 
 D, H, N = 16, 2, 2
 HD = D // H
@@ -44,26 +48,13 @@ class Attention(nn.Layer):
         return self.o_proj(y.transpose([0, 2, 1, 3]).reshape([b, s, D]))
 
 
-class MLP(nn.Layer):
-    def __init__(self, relu=False):
-        super().__init__()
-        self.gate_proj = nn.Linear(D, 2 * D, bias_attr=False)
-        self.up_proj = nn.Linear(D, 2 * D, bias_attr=False)
-        self.down_proj = nn.Linear(2 * D, D, bias_attr=False)
-        self.relu = relu
-
-    def forward(self, x):
-        g = self.gate_proj(x)
-        return self.down_proj((F.relu(g) if self.relu else F.silu(g)) * self.up_proj(x))
-
-
 class Block(nn.Layer):
-    def __init__(self, relu=False):
+    def __init__(self):
         super().__init__()
         self.input_norm = nn.LayerNorm(D)
         self.self_attn = Attention()
         self.post_norm = nn.LayerNorm(D)
-        self.mlp = MLP(relu)
+        self.mlp = MLP()
 
     def forward(self, x, table):
         x = x + self.self_attn(self.input_norm(x), table)
@@ -74,7 +65,7 @@ class Decoder(nn.Layer):
     def __init__(self):
         super().__init__()
         self.embed_tokens = nn.Embedding(V, D)
-        self.layers = nn.LayerList([Block() for i in range(N)])
+        self.layers = nn.LayerList([Block() for _ in range(N)])
         self.norm = nn.LayerNorm(D)
         self.lm_head = nn.Linear(D, V, bias_attr=False)
 
@@ -94,11 +85,3 @@ def model():
     net.lm_head.weight.set_value(net.embed_tokens.weight.numpy().T)  # the port of a tied model: a copy
     return net
 
-
-def inputs():
-    ids = np.random.default_rng(0).integers(1, V, size=(B, S)).astype("int64")
-    return (paddle.to_tensor(ids),), {}
-
-
-def loss(out):
-    return out.pow(2).mean()
